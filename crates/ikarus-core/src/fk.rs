@@ -1,0 +1,79 @@
+//! Forward kinematics: local poses to model space in one pass over the flat joint array.
+
+use crate::{JointId, LocalPose, ModelPose, Skeleton};
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// Computes `model_from_joint` for every joint from the local pose.
+///
+/// One loop in joint order: each joint's parent is already done, so every joint costs one
+/// affine product. Allocates nothing.
+///
+/// # Panics
+/// When `local` or `model` was sized for a different skeleton (a programming error).
+pub fn forward_kinematics(skeleton: &Skeleton, local: &LocalPose, model: &mut ModelPose) {
+    update_range(skeleton, local, model, 0..skeleton.len());
+}
+
+/// Recomputes `model_from_joint` for `joint` and its descendants only, assuming the rest of
+/// `model` is up to date — the partial update a solver uses after changing one joint.
+///
+/// # Panics
+/// When `local` or `model` was sized for a different skeleton.
+pub fn update_subtree(
+    skeleton: &Skeleton,
+    local: &LocalPose,
+    model: &mut ModelPose,
+    joint: JointId,
+) {
+    update_range(skeleton, local, model, skeleton.subtree(joint));
+}
+
+fn update_range(
+    skeleton: &Skeleton,
+    local: &LocalPose,
+    model: &mut ModelPose,
+    range: std::ops::Range<usize>,
+) {
+    let n = skeleton.len();
+    assert_eq!(local.len(), n, "local pose is for a different skeleton");
+    assert_eq!(model.len(), n, "model pose is for a different skeleton");
+    let parents = &skeleton.parent_indices()[..n];
+    let locals = &local.transforms()[..n];
+    let models = &mut model.transforms_mut()[..n];
+    for i in range {
+        let parent_from_joint = locals[i].to_affine();
+        models[i] = match parents[i] {
+            NO_PARENT => parent_from_joint,
+            p => models[p as usize] * parent_from_joint,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SkeletonBuilder, Transform};
+    use glam::{DQuat, DVec3};
+
+    #[test]
+    fn partial_update_matches_full() {
+        let mut b = SkeletonBuilder::new();
+        b.joint("a", None, Transform::from_translation(DVec3::Y))
+            .joint("b", Some("a"), Transform::from_translation(DVec3::X))
+            .joint("c", Some("b"), Transform::from_translation(DVec3::X))
+            .joint("d", Some("a"), Transform::from_translation(DVec3::Z));
+        let s = b.build().unwrap();
+        let mut pose = s.rest_pose();
+        let mut model = ModelPose::new(&s);
+        forward_kinematics(&s, &pose, &mut model);
+        let bj = s.joint("b").unwrap();
+        pose[bj].rotation = DQuat::from_rotation_z(std::f64::consts::FRAC_PI_2);
+        update_subtree(&s, &pose, &mut model, bj);
+        let mut full = ModelPose::new(&s);
+        forward_kinematics(&s, &pose, &mut full);
+        assert_eq!(model, full);
+        let c = model.position(s.joint("c").unwrap());
+        assert!((c - DVec3::new(1.0, 2.0, 0.0)).length() < 1e-12, "{c}");
+    }
+}

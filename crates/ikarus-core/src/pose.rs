@@ -1,0 +1,147 @@
+//! Per-frame state: local poses (the input of forward kinematics) and model poses (its output).
+
+use std::ops::{Index, IndexMut};
+
+use glam::{DAffine3, DQuat, DVec3};
+
+use crate::{JointId, Skeleton, Transform};
+
+/// Every joint's transform relative to its parent (`parent_from_joint`), indexed by [`JointId`].
+///
+/// The root's translation is the figure's position in model space.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LocalPose {
+    transforms: Vec<Transform>,
+}
+
+impl LocalPose {
+    /// The skeleton's rest pose (same as [`Skeleton::rest_pose`]).
+    pub fn new(skeleton: &Skeleton) -> Self {
+        skeleton.rest_pose()
+    }
+
+    /// A pose from one transform per joint, in the skeleton's joint order.
+    pub fn from_transforms(transforms: Vec<Transform>) -> Self {
+        Self { transforms }
+    }
+
+    /// Number of joints.
+    pub fn len(&self) -> usize {
+        self.transforms.len()
+    }
+
+    /// True when the pose has no joints.
+    pub fn is_empty(&self) -> bool {
+        self.transforms.is_empty()
+    }
+
+    /// The transforms, indexed by joint.
+    pub fn transforms(&self) -> &[Transform] {
+        &self.transforms
+    }
+
+    /// The transforms, mutable.
+    pub fn transforms_mut(&mut self) -> &mut [Transform] {
+        &mut self.transforms
+    }
+
+    /// True when every transform is finite.
+    pub fn is_finite(&self) -> bool {
+        self.transforms.iter().all(Transform::is_finite)
+    }
+
+    /// Writes the interpolation between `a` and `b` at `t` into `self` (see
+    /// [`Transform::interpolate`]). All three poses must have the same length.
+    pub fn set_interpolated(&mut self, a: &Self, b: &Self, t: f64) {
+        assert!(
+            a.len() == self.len() && b.len() == self.len(),
+            "poses of different skeletons"
+        );
+        for ((out, a), b) in self
+            .transforms
+            .iter_mut()
+            .zip(&a.transforms)
+            .zip(&b.transforms)
+        {
+            *out = a.interpolate(b, t);
+        }
+    }
+}
+
+impl Index<JointId> for LocalPose {
+    type Output = Transform;
+    #[inline]
+    fn index(&self, joint: JointId) -> &Transform {
+        &self.transforms[joint.index()]
+    }
+}
+
+impl IndexMut<JointId> for LocalPose {
+    #[inline]
+    fn index_mut(&mut self, joint: JointId) -> &mut Transform {
+        &mut self.transforms[joint.index()]
+    }
+}
+
+/// Every joint's transform in model space (`model_from_joint`), the output of
+/// [`fk::forward_kinematics`](crate::fk::forward_kinematics).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelPose {
+    model_from_joint: Vec<DAffine3>,
+}
+
+impl ModelPose {
+    /// A pose of identity transforms sized for the skeleton (run forward kinematics to fill it).
+    pub fn new(skeleton: &Skeleton) -> Self {
+        Self {
+            model_from_joint: vec![DAffine3::IDENTITY; skeleton.len()],
+        }
+    }
+
+    /// Number of joints.
+    pub fn len(&self) -> usize {
+        self.model_from_joint.len()
+    }
+
+    /// True when the pose has no joints.
+    pub fn is_empty(&self) -> bool {
+        self.model_from_joint.is_empty()
+    }
+
+    /// The joint's origin in model space.
+    #[inline]
+    pub fn position(&self, joint: JointId) -> DVec3 {
+        self.model_from_joint[joint.index()].translation
+    }
+
+    /// The joint's orientation in model space (scale and shear removed).
+    pub fn rotation(&self, joint: JointId) -> DQuat {
+        let m = &self.model_from_joint[joint.index()];
+        let (_, rotation, _) = m.to_scale_rotation_translation();
+        rotation.normalize()
+    }
+
+    /// All `model_from_joint` transforms, indexed by joint.
+    pub fn transforms(&self) -> &[DAffine3] {
+        &self.model_from_joint
+    }
+
+    /// Mutable access for forward kinematics and solvers that update model space directly.
+    pub fn transforms_mut(&mut self) -> &mut [DAffine3] {
+        &mut self.model_from_joint
+    }
+
+    /// Every joint's model-space position, indexed by joint.
+    pub fn positions(&self) -> impl ExactSizeIterator<Item = DVec3> + '_ {
+        self.model_from_joint.iter().map(|m| m.translation)
+    }
+}
+
+impl Index<JointId> for ModelPose {
+    type Output = DAffine3;
+    #[inline]
+    fn index(&self, joint: JointId) -> &DAffine3 {
+        &self.model_from_joint[joint.index()]
+    }
+}
