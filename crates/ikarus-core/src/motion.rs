@@ -91,6 +91,15 @@ impl Motion {
         &mut self.frames
     }
 
+    /// Multiplies every translation by `factor` (a change of length unit).
+    pub fn scale_lengths(&mut self, factor: f64) {
+        for frame in &mut self.frames {
+            for t in frame.transforms_mut() {
+                t.translation *= factor;
+            }
+        }
+    }
+
     /// One frame.
     pub fn frame(&self, index: usize) -> Option<&LocalPose> {
         self.frames.get(index)

@@ -191,6 +191,16 @@ impl Skeleton {
         Some(chain)
     }
 
+    /// A copy with every rest translation multiplied by `factor` (a change of length unit).
+    #[must_use]
+    pub fn scaled(&self, factor: f64) -> Skeleton {
+        let mut scaled = self.clone();
+        for rest in &mut scaled.rest {
+            rest.translation *= factor;
+        }
+        scaled
+    }
+
     /// Depth of the joint: 0 for a root.
     pub fn depth(&self, joint: JointId) -> usize {
         self.path_to_root(joint).count() - 1

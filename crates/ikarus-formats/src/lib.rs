@@ -1,1 +1,20 @@
-//! placeholder
+//! # ikarus-formats
+//!
+//! Reading and writing files at the boundary of ikarus. Every format converts to the core's
+//! conventions here (right-handed, +Y up, radians, quaternions; lengths in the file's unit times
+//! an optional scale) and nowhere else.
+//!
+//! - [`bvh`]: Biovision hierarchy + motion, read and write, any channel layout.
+//! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
+//!
+//! Parsers never panic on malformed input and never allocate from a count they have not checked
+//! against the input's size; errors name the file, line and column and what was expected.
+
+#![warn(missing_docs)]
+
+pub mod bvh;
+mod document;
+mod error;
+
+pub use document::{Document, open};
+pub use error::FormatError;

@@ -1,0 +1,72 @@
+//! Opening a skeleton (and its motion, if any) from a path or a built-in name.
+
+use std::path::Path;
+
+use ikarus_core::humanoid::{BUILTIN_HUMANOID, builtin_humanoid};
+use ikarus_core::{Motion, Skeleton};
+
+use crate::FormatError;
+use crate::bvh::{Bvh, BvhLayout, BvhReadOptions};
+
+/// A skeleton with its motion and, for BVH sources, the channel layout to write it back with.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The skeleton.
+    pub skeleton: Skeleton,
+    /// The motion; `None` for a skeleton without frames (the built-in humanoid).
+    pub motion: Option<Motion>,
+    /// How the skeleton's channels were laid out in the source file; `None` when it had none.
+    pub layout: Option<BvhLayout>,
+}
+
+impl Document {
+    /// The BVH layout of the source, or the default layout for the skeleton and motion.
+    pub fn layout_or_default(&self) -> BvhLayout {
+        self.layout
+            .clone()
+            .unwrap_or_else(|| BvhLayout::for_motion(&self.skeleton, self.motion.as_ref()))
+    }
+}
+
+/// Opens `source`: `builtin:humanoid`, or a file whose extension names its format (`.bvh`).
+/// Lengths are multiplied by `scale` (1 keeps the file's unit).
+///
+/// # Errors
+/// [`FormatError`] naming the file and, for parse errors, line and column.
+pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
+    if source == BUILTIN_HUMANOID {
+        let skeleton = builtin_humanoid();
+        let skeleton = if scale == 1.0 {
+            skeleton
+        } else {
+            crate::bvh::scaled_skeleton(&skeleton, scale)
+        };
+        return Ok(Document {
+            skeleton,
+            motion: None,
+            layout: None,
+        });
+    }
+    let path = Path::new(source);
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("bvh") => {
+            let bvh = Bvh::read(path, &BvhReadOptions { scale })?;
+            let motion = bvh.to_motion().map_err(|source| FormatError::Bvh {
+                path: path.to_owned(),
+                source,
+            })?;
+            Ok(Document {
+                motion: Some(motion),
+                layout: Some(bvh.layout.clone()),
+                skeleton: bvh.skeleton,
+            })
+        }
+        _ => Err(FormatError::UnknownFormat {
+            path: path.to_owned(),
+        }),
+    }
+}

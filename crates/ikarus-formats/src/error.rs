@@ -1,0 +1,33 @@
+//! Errors of file-level operations.
+
+use std::path::PathBuf;
+
+use crate::bvh::BvhError;
+
+/// An error reading or writing a file, naming the file (and line and column where they apply).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The file is not valid BVH.
+    #[error("{}:{source}", path.display())]
+    Bvh {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where (`line:column: message`).
+        source: BvhError,
+    },
+    /// The file's extension names no format ikarus reads.
+    #[error("{}: unknown file format (expected .bvh or `builtin:humanoid`)", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+}

@@ -1,0 +1,290 @@
+//! BVH against the real files in ../shared/data/bvh, and hand-written malformed input.
+
+use ikarus_core::{ModelPose, fk};
+use ikarus_formats::bvh::{Bvh, BvhError, BvhReadOptions};
+
+fn world_positions(bvh: &Bvh, frame: usize) -> Vec<ikarus_core::glam::DVec3> {
+    let mut pose = bvh.skeleton.rest_pose();
+    assert!(bvh.frame_pose(frame, &mut pose));
+    let mut model = ModelPose::new(&bvh.skeleton);
+    fk::forward_kinematics(&bvh.skeleton, &pose, &mut model);
+    model.positions().collect()
+}
+
+/// Size of the skeleton: the largest joint distance from the origin at rest and frame 0.
+fn size(bvh: &Bvh) -> f64 {
+    world_positions(bvh, 0)
+        .iter()
+        .map(|p| p.length())
+        .fold(1e-9, f64::max)
+}
+
+#[test]
+fn round_trip_reproduces_every_shared_file() {
+    let files = ikarus_testdata::files("bvh", "bvh", "round_trip_reproduces_every_shared_file");
+    if ikarus_testdata::data_dir().is_some() {
+        assert_eq!(files.len(), 10, "expected the ten shared BVH files");
+    }
+    for path in files {
+        let original = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
+        assert!(original.frame_count > 0, "{}", path.display());
+        // Through quaternions and back to each joint's Euler order.
+        let motion = original.to_motion().unwrap();
+        let written = Bvh::from_motion(&original.skeleton, &motion, original.layout.clone())
+            .unwrap()
+            .to_bvh_string();
+        let reread = Bvh::parse(written.as_bytes(), &BvhReadOptions::default())
+            .unwrap_or_else(|e| panic!("{}: re-reading failed: {e}", path.display()));
+        assert_eq!(
+            reread.skeleton.names(),
+            original.skeleton.names(),
+            "{}",
+            path.display()
+        );
+        assert_eq!(reread.layout, original.layout, "{}", path.display());
+        assert_eq!(reread.frame_count, original.frame_count);
+        assert_eq!(reread.frame_time, original.frame_time);
+        for j in original.skeleton.joints() {
+            assert_eq!(
+                reread.skeleton.rest(j).translation,
+                original.skeleton.rest(j).translation,
+                "{}: offset of {}",
+                path.display(),
+                original.skeleton.name(j)
+            );
+        }
+        let tolerance = 1e-6 * size(&original);
+        let mut worst: f64 = 0.0;
+        for frame in 0..original.frame_count {
+            let a = world_positions(&original, frame);
+            let b = world_positions(&reread, frame);
+            for (pa, pb) in a.iter().zip(&b) {
+                worst = worst.max((*pa - *pb).length());
+            }
+        }
+        assert!(
+            worst <= tolerance,
+            "{}: world positions moved by {worst} (tolerance {tolerance})",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn shared_files_match_their_documented_headers() {
+    // (file, joints incl. End Sites, channels per frame, frames) from ../shared/data/SOURCES.md.
+    let expected = [
+        ("bandainamco_ds1_run_normal_001.bvh", 22 + 5, 22 * 6, 24),
+        ("bandainamco_ds1_walk_normal_002.bvh", 22 + 5, 22 * 6, 31),
+        ("bvhmatlab_milad_all6ch_xyz_crlf.bvh", 59 + 13, 59 * 6, 422),
+        ("cmu_01_01_jump_cgspeed.bvh", 31 + 7, 6 + 30 * 3, 2752),
+        ("cmu_02_01_walk_cgspeed_crlf.bvh", 31 + 7, 6 + 30 * 3, 344),
+        ("mass_hik_run_crlf.bvh", 37 + 21, 6 + 36 * 3, 66),
+        ("mixamo_rig_test_freebvh.bvh", 55 + 15, 6 + 54 * 3, 69),
+        ("mocapbank_zxy_crlf.bvh", 19 + 5, 6 + 18 * 3, 455),
+        ("pfnn_hierarchy_30fps_crlf.bvh", 31 + 7, 6 + 30 * 3, 60),
+        (
+            "pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh",
+            23 + 7,
+            6 + 22 * 3,
+            1064,
+        ),
+    ];
+    let Some(dir) = ikarus_testdata::require("bvh", "shared_files_match_their_documented_headers")
+    else {
+        return;
+    };
+    for (file, joints, channels, frames) in expected {
+        let bvh = Bvh::read(&dir.join(file), &BvhReadOptions::default()).unwrap();
+        assert_eq!(bvh.skeleton.len(), joints, "{file}");
+        assert_eq!(bvh.layout.channel_count(), channels, "{file}");
+        assert_eq!(bvh.frame_count, frames, "{file}");
+        assert_eq!(bvh.values.len(), frames * channels, "{file}");
+    }
+}
+
+#[test]
+fn unit_scaling_scales_lengths_not_angles() {
+    let Some(dir) = ikarus_testdata::require("bvh", "unit_scaling_scales_lengths_not_angles")
+    else {
+        return;
+    };
+    let path = dir.join("mocapbank_zxy_crlf.bvh");
+    let cm = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
+    let m = Bvh::read(&path, &BvhReadOptions { scale: 0.01 }).unwrap();
+    for frame in [0, 100, 454] {
+        for (a, b) in world_positions(&cm, frame)
+            .iter()
+            .zip(world_positions(&m, frame))
+        {
+            assert!((*a * 0.01 - b).length() < 1e-12);
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Bvh, BvhError> {
+    Bvh::parse(text.as_bytes(), &BvhReadOptions::default())
+}
+
+const SMALL: &str = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\tJOINT Spine\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 5 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 2\nFrame Time: 0.5\n";
+
+#[test]
+fn accepts_layout_variations() {
+    let values = "1 2 3 0 0 90 0 0 0\n0 0 0 0 0 0 0 0 0\n";
+    let bvh = parse(&format!("{SMALL}{values}")).unwrap();
+    assert_eq!(bvh.skeleton.names(), ["Hips", "Spine", "Spine_End"]);
+    // Wrapped rows, CRLF, tabs, scientific notation, lowercase keywords.
+    let variant = format!("{SMALL}1 2 3\r\n0 0 9.0e1\t0 0 0\n0 0 0 0 0 0 0 0 0")
+        .replace('\n', "\r\n")
+        .replace("Frame Time:", "frame time:");
+    let other = parse(&variant).unwrap();
+    assert_eq!(other.values, bvh.values);
+    // Root translated to (1, 2, 3), rotated 90° about Y: Spine end at (1, 17, 3).
+    let p = world_positions(&bvh, 0);
+    assert!(
+        (p[2] - ikarus_core::glam::DVec3::new(1.0, 17.0, 3.0)).length() < 1e-12,
+        "{p:?}"
+    );
+    // Zero-channel joints and several roots.
+    let forest = "HIERARCHY\nROOT A\n{\nOFFSET 1 0 0\nCHANNELS 0\n}\nROOT B\n{\nOFFSET 0 1 0\nCHANNELS 1 Yrotation\n}\nMOTION\nFrames: 1\nFrame Time: 1\n45\n";
+    let bvh = parse(forest).unwrap();
+    assert_eq!(bvh.skeleton.roots().count(), 2);
+}
+
+#[test]
+fn malformed_input_names_line_and_column() {
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        (
+            SMALL.replace("HIERARCHY", "HIERARCHX"),
+            1,
+            1,
+            "expected HIERARCHY",
+        ),
+        (
+            SMALL.replace("CHANNELS 3 Z", "CHANNELS 4 Z"),
+            10,
+            3,
+            "channel name",
+        ),
+        (
+            SMALL.replace("CHANNELS 3", "CHANNELS 7"),
+            9,
+            12,
+            "channel count",
+        ),
+        (
+            SMALL.replace("OFFSET 0 10 0", "OFFSET 0 ten 0"),
+            8,
+            12,
+            "OFFSET component",
+        ),
+        (
+            format!("{SMALL}1 2 3 0 0 90 0 0 0\n0 0 0 0 x 0 0 0 0\n"),
+            20,
+            9,
+            "frame 1, channel 4",
+        ),
+        (
+            format!("{SMALL}1 2 3 0 0 90 0 0 0\n0 0 0 0 0 0 0 0\n"),
+            21,
+            1,
+            "truncated",
+        ),
+        (
+            format!("{SMALL}1 2 3 0 0 NaN 0 0 0\n0 0 0 0 0 0 0 0 0\n"),
+            19,
+            11,
+            "frame 0, channel 5",
+        ),
+        (
+            format!("{SMALL}1 2 3 0 0 1e999 0 0 0\n0 0 0 0 0 0 0 0 0\n"),
+            19,
+            11,
+            "finite",
+        ),
+        (
+            format!("{SMALL}1 2 3 0 0 0 0 0 0\n0 0 0 0 0 0 0 0 0 7\n"),
+            20,
+            19,
+            "end of file",
+        ),
+        (
+            SMALL.replace("Frames: 2", "Frames: 99999999999999"),
+            17,
+            9,
+            "remaining bytes",
+        ),
+        (
+            SMALL.replace("Frames: 2", "Frames: -2"),
+            17,
+            9,
+            "whole frame count",
+        ),
+        (
+            SMALL.replace("Frame Time: 0.5", "Frame Time: 0"),
+            18,
+            13,
+            "positive frame time",
+        ),
+        (
+            SMALL.replace("\t}\n}\nMOTION", "\t}\nMOTION"),
+            15,
+            1,
+            "expected } to close joint `Hips`",
+        ),
+        (
+            SMALL.replace("JOINT Spine", "JOINT Hips"),
+            6,
+            8,
+            "used twice",
+        ),
+        (
+            SMALL.replace(
+                "Xrotation Yrotation\n\tJOINT",
+                "Xrotation Xrotation\n\tJOINT",
+            ),
+            5,
+            63,
+            "repeated",
+        ),
+        (
+            "HIERARCHY\nROOT A\n{\nOFFSET 0 0\n".into(),
+            5,
+            1,
+            "OFFSET component",
+        ),
+        (String::new(), 1, 1, "expected HIERARCHY"),
+    ];
+    let mut wrong = Vec::new();
+    for (text, line, column, needle) in cases {
+        match parse(&text) {
+            Err(BvhError::Parse {
+                line: l,
+                column: c,
+                message,
+            }) if message.contains(needle) && (l, c) == (line, column) => {}
+            other => wrong.push(format!("{needle} (want {line}:{column}): got {other:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn deep_nesting_and_huge_joint_counts_fail_cleanly() {
+    let depth = 1_000_000;
+    let mut text = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\n");
+    for i in 0..depth {
+        text.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\n"));
+    }
+    let err = parse(&text).unwrap_err();
+    assert!(err.to_string().contains("more than 65536 joints"), "{err}");
+    // Deep but within the cap: parses without recursion.
+    let mut text = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\n"));
+    }
+    text.push_str(&"}\n".repeat(60_001));
+    text.push_str("MOTION\nFrames: 0\nFrame Time: 1\n");
+    let bvh = parse(&text).unwrap();
+    assert_eq!(bvh.skeleton.len(), 60_001);
+}
