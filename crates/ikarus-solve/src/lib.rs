@@ -1,1 +1,62 @@
-//! placeholder
+//! # ikarus-solve
+//!
+//! Inverse kinematics on [`ikarus_core`] skeletons. Every solver reads an [`IkTask`] (effectors
+//! with position and/or orientation goals in model space, an optional base joint), writes the
+//! pose it found into a `&mut LocalPose`, and returns a [`SolveReport`] whose residuals are
+//! recomputed by forward kinematics after solving — never the solver's own estimate.
+//!
+//! Runtime choice goes through one serde-tagged [`SolverConfig`] and [`solve`]; each solver
+//! lives in its own module with its own config struct.
+
+#![warn(missing_docs)]
+
+mod report;
+mod task;
+
+pub use report::{SolveReport, SolveStatus, measure};
+pub use task::{Effector, Goal, IkTask, TaskError, Tolerance};
+
+use ikarus_core::{LocalPose, Skeleton};
+use serde::{Deserialize, Serialize};
+
+/// Which solver to run and its parameters; the `kind` tag names it in task files
+/// (`{"kind": "none"}`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum SolverConfig {
+    /// Solves nothing: evaluates the start pose against the goals (0 iterations). Useful to
+    /// measure where a pose stands, and the baseline every solver is compared with.
+    #[default]
+    None,
+}
+
+impl SolverConfig {
+    /// The `kind` name of the solver.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+        }
+    }
+}
+
+/// Runs the configured solver on `pose` (the start pose on entry, the best pose found on exit).
+///
+/// Invalid goals (NaN or infinite) give [`SolveStatus::InvalidInput`] and leave the pose
+/// untouched.
+pub fn solve(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &SolverConfig,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    if let Err(reason) = task.validate(skeleton) {
+        return SolveReport::invalid(reason.to_string());
+    }
+    match config {
+        SolverConfig::None => {
+            let (position_error, rotation_error) = measure(skeleton, task, pose);
+            SolveReport::from_residuals(task, position_error, rotation_error, 0, false)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `ikarus convert`: between formats (BVH to BVH for now), with rescaling and resampling.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use ikarus_core::Motion;
+use ikarus_formats::bvh::Bvh;
+
+use crate::load;
+
+/// Arguments of `ikarus convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input: a .bvh file or `builtin:humanoid` (written as one rest-pose frame).
+    input: String,
+    /// Output file (.bvh).
+    output: PathBuf,
+    /// Multiply lengths by this factor (0.01: centimetres to metres).
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Resample to this many frames per second (slerp between frames).
+    #[arg(long)]
+    fps: Option<f64>,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> Result<()> {
+    let extension = args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if extension.as_deref() != Some("bvh") {
+        bail!(
+            "{}: unknown output format (expected a .bvh file name)",
+            args.output.display()
+        );
+    }
+    let document = load::open(&args.input, args.scale)?;
+    let motion = match &document.motion {
+        Some(motion) => motion.clone(),
+        None => {
+            let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)?;
+            motion.push(document.skeleton.rest_pose())?;
+            motion
+        }
+    };
+    let motion = match args.fps {
+        Some(fps) if fps.is_finite() && fps > 0.0 => motion
+            .resampled(1.0 / fps)
+            .with_context(|| format!("resampling to {fps} fps"))?,
+        Some(fps) => bail!("--fps {fps}: expected a finite positive frame rate"),
+        None => motion,
+    };
+    let progress = indicatif::ProgressBar::new_spinner().with_message(format!(
+        "writing {} frames to {}",
+        motion.len(),
+        args.output.display()
+    ));
+    progress.enable_steady_tick(std::time::Duration::from_millis(100));
+    let bvh = Bvh::from_motion(&document.skeleton, &motion, document.layout_or_default())?;
+    bvh.write(&args.output)?;
+    progress.finish_and_clear();
+    eprintln!(
+        "wrote {} ({} joints, {} frames at {:.3} fps)",
+        args.output.display(),
+        document.skeleton.len(),
+        motion.len(),
+        motion.frame_rate()
+    );
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! One module per subcommand.
+
+pub mod convert;
+pub mod demo;
+pub mod fk;
+pub mod info;
+pub mod solve;

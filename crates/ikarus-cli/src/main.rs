@@ -1,0 +1,49 @@
+//! `ikarus`: inverse kinematics for articulated figures from the command line.
+
+mod cmd;
+mod load;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Inverse kinematics for characters, motion capture and robots.
+#[derive(Parser)]
+#[command(name = "ikarus", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarise a skeleton or motion file: joints, channels, frames, rate, height, up axis.
+    Info(cmd::info::Args),
+    /// World position of every joint at one frame.
+    Fk(cmd::fk::Args),
+    /// Convert between formats, rescale lengths, resample frame rate.
+    Convert(cmd::convert::Args),
+    /// Solve an IK task described in JSON and write the report and pose as JSON.
+    Solve(cmd::solve::Args),
+    /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(args) => cmd::info::run(&args),
+        Command::Fk(args) => cmd::fk::run(&args),
+        Command::Convert(args) => cmd::convert::run(&args),
+        Command::Solve(args) => cmd::solve::run(&args),
+        Command::Demo(args) => cmd::demo::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line: the outermost context and its causes joined.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! What a solver reports, and the residuals measured by forward kinematics.
+
+use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
+use serde::{Deserialize, Serialize};
+
+use crate::IkTask;
+
+/// How a solve ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SolveStatus {
+    /// Every goal is met within the task's tolerances.
+    Converged,
+    /// The iteration budget ran out before every goal was met; the pose is the best found.
+    MaxIterations,
+    /// A goal is out of reach (too far, or excluded by limits); the pose is the closest found.
+    Unreachable,
+    /// The task was rejected (NaN/inf goal, unknown joint, ...); the pose is untouched.
+    InvalidInput,
+}
+
+/// The outcome of a solve. Residuals are measured by forward kinematics on the returned pose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SolveReport {
+    /// How it ended.
+    pub status: SolveStatus,
+    /// Largest effector position error (model space, the skeleton's length unit); infinite
+    /// (`null` in JSON) for invalid input.
+    pub position_error: f64,
+    /// Largest effector orientation error in radians (0 when no orientation goal).
+    pub rotation_error: f64,
+    /// Iterations (or restarts times iterations) the solver used.
+    pub iterations: u32,
+    /// True when a joint limit was active (binding) in the returned pose.
+    pub limits_active: bool,
+    /// Why the input was rejected, for [`SolveStatus::InvalidInput`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl SolveReport {
+    /// A report for a rejected task.
+    pub fn invalid(message: String) -> Self {
+        Self {
+            status: SolveStatus::InvalidInput,
+            position_error: f64::INFINITY,
+            rotation_error: f64::INFINITY,
+            iterations: 0,
+            limits_active: false,
+            message: Some(message),
+        }
+    }
+
+    /// A report from measured residuals: converged when both are within the task's tolerances,
+    /// otherwise `MaxIterations` (callers that can prove unreachability say `Unreachable`).
+    pub fn from_residuals(
+        task: &IkTask,
+        position_error: f64,
+        rotation_error: f64,
+        iterations: u32,
+        limits_active: bool,
+    ) -> Self {
+        let converged =
+            position_error <= task.tolerance.position && rotation_error <= task.tolerance.rotation;
+        Self {
+            status: if converged {
+                SolveStatus::Converged
+            } else {
+                SolveStatus::MaxIterations
+            },
+            position_error,
+            rotation_error,
+            iterations,
+            limits_active,
+            message: None,
+        }
+    }
+
+    /// True for [`SolveStatus::Converged`].
+    pub fn converged(&self) -> bool {
+        self.status == SolveStatus::Converged
+    }
+}
+
+/// Largest position and orientation errors of the task's effectors (weight > 0) for `pose`,
+/// by forward kinematics.
+pub fn measure(skeleton: &Skeleton, task: &IkTask, pose: &LocalPose) -> (f64, f64) {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    let mut position_error: f64 = 0.0;
+    let mut rotation_error: f64 = 0.0;
+    for e in task.effectors.iter().filter(|e| e.weight > 0.0) {
+        if let Some(p) = e.goal.position {
+            position_error = position_error.max((model.position(e.joint) - p).length());
+        }
+        if let Some(q) = e.goal.orientation {
+            let r = model.rotation(e.joint);
+            let d = (r.conjugate() * q).normalize();
+            rotation_error = rotation_error.max(2.0 * d.xyz().length().atan2(d.w.abs()));
+        }
+    }
+    (position_error, rotation_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Effector, Goal, SolverConfig, solve};
+    use glam::{DQuat, DVec3};
+    use ikarus_core::humanoid::builtin_humanoid;
+
+    #[test]
+    fn none_solver_reports_fk_residuals_and_rejects_nan() {
+        let s = builtin_humanoid();
+        let hand = s.joint("leftHand").unwrap();
+        let mut pose = s.rest_pose();
+        let mut task = IkTask {
+            effectors: vec![Effector {
+                joint: hand,
+                goal: Goal {
+                    position: Some(DVec3::new(0.70, 1.38, 0.3)),
+                    orientation: Some(DQuat::from_rotation_y(0.5)),
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        let report = solve(&s, &task, &SolverConfig::None, &mut pose);
+        assert_eq!(report.status, SolveStatus::MaxIterations);
+        assert!((report.position_error - 0.3).abs() < 1e-12);
+        assert!((report.rotation_error - 0.5).abs() < 1e-12);
+        task.effectors[0].goal.position = Some(DVec3::new(0.70, 1.38, 0.0));
+        task.effectors[0].goal.orientation = None;
+        assert!(solve(&s, &task, &SolverConfig::None, &mut pose).converged());
+        task.effectors[0].goal.position = Some(DVec3::new(f64::NAN, 0.0, 0.0));
+        let report = solve(&s, &task, &SolverConfig::None, &mut pose);
+        assert_eq!(report.status, SolveStatus::InvalidInput);
+        assert_eq!(pose, s.rest_pose());
+        let config: SolverConfig = serde_json::from_str(r#"{"kind":"none"}"#).unwrap();
+        assert_eq!(config, SolverConfig::None);
+        assert!(serde_json::from_str::<SolverConfig>(r#"{"kind":"magic"}"#).is_err());
+    }
+}

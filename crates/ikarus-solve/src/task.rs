@@ -1,0 +1,156 @@
+//! What a solver is asked to do.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::{JointId, Skeleton};
+use serde::{Deserialize, Serialize};
+
+/// Where an effector should be, in model space. Either part may be absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Goal {
+    /// Target position of the effector joint's origin, model space.
+    pub position: Option<DVec3>,
+    /// Target orientation of the effector joint, model space.
+    pub orientation: Option<DQuat>,
+}
+
+/// A joint with a goal and a weight relative to the other effectors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Effector {
+    /// The joint to move.
+    pub joint: JointId,
+    /// Where it should go.
+    pub goal: Goal,
+    /// Relative importance when goals conflict (1 = normal; 0 ignores the effector).
+    pub weight: f64,
+}
+
+/// When a residual counts as reached.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tolerance {
+    /// Largest position error that counts as reached, in the skeleton's length unit
+    /// (metres for built-in and scaled skeletons). Default 1e-4.
+    pub position: f64,
+    /// Largest orientation error that counts as reached, radians. Default 1e-3.
+    pub rotation: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Self {
+            position: 1e-4,
+            rotation: 1e-3,
+        }
+    }
+}
+
+/// An IK problem: effectors with goals, an optional base (support) joint that stays fixed, and
+/// the tolerances that decide convergence.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IkTask {
+    /// The effectors.
+    pub effectors: Vec<Effector>,
+    /// The joint that stays fixed in model space while the rest moves; `None` keeps the root
+    /// fixed.
+    pub base: Option<JointId>,
+    /// Convergence thresholds.
+    pub tolerance: Tolerance,
+}
+
+impl IkTask {
+    /// Checks joints exist in `skeleton`, goals and weights are finite, and orientations are
+    /// unit quaternions.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), TaskError> {
+        if self.effectors.is_empty() {
+            return Err(TaskError::NoEffectors);
+        }
+        let joint_ok = |j: JointId| j.index() < skeleton.len();
+        if let Some(base) = self.base.filter(|&b| !joint_ok(b)) {
+            return Err(TaskError::UnknownJoint { joint: base });
+        }
+        for e in &self.effectors {
+            if !joint_ok(e.joint) {
+                return Err(TaskError::UnknownJoint { joint: e.joint });
+            }
+            let name = skeleton.name(e.joint).to_owned();
+            if e.goal.position.is_none() && e.goal.orientation.is_none() {
+                return Err(TaskError::EmptyGoal { joint: name });
+            }
+            if e.goal.position.is_some_and(|p| !p.is_finite()) {
+                return Err(TaskError::NonFinite {
+                    joint: name,
+                    what: "position",
+                });
+            }
+            if let Some(q) = e.goal.orientation {
+                if !q.is_finite() {
+                    return Err(TaskError::NonFinite {
+                        joint: name,
+                        what: "orientation",
+                    });
+                }
+                if (q.length() - 1.0).abs() > 1e-6 {
+                    return Err(TaskError::NonUnitOrientation {
+                        joint: name,
+                        length: q.length(),
+                    });
+                }
+            }
+            if !(e.weight.is_finite() && e.weight >= 0.0) {
+                return Err(TaskError::NonFinite {
+                    joint: name,
+                    what: "weight",
+                });
+            }
+        }
+        if !(self.tolerance.position.is_finite() && self.tolerance.position >= 0.0)
+            || !(self.tolerance.rotation.is_finite() && self.tolerance.rotation >= 0.0)
+        {
+            return Err(TaskError::BadTolerance);
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong with a task.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The task has no effectors. Add at least one.
+    #[error("the task has no effectors")]
+    NoEffectors,
+    /// A joint id is not in the skeleton. Look joints up by name on the same skeleton.
+    #[error("joint {joint} is not in the skeleton")]
+    UnknownJoint {
+        /// The id.
+        joint: JointId,
+    },
+    /// An effector has neither a position nor an orientation goal.
+    #[error("effector `{joint}` has neither a position nor an orientation goal")]
+    EmptyGoal {
+        /// The effector's joint.
+        joint: String,
+    },
+    /// A goal or weight is NaN or infinite (or a weight is negative).
+    #[error("effector `{joint}` has a non-finite or negative {what}")]
+    NonFinite {
+        /// The effector's joint.
+        joint: String,
+        /// `position`, `orientation` or `weight`.
+        what: &'static str,
+    },
+    /// An orientation goal is not a unit quaternion. Normalize it.
+    #[error("effector `{joint}` orientation has length {length}; use a unit quaternion")]
+    NonUnitOrientation {
+        /// The effector's joint.
+        joint: String,
+        /// Its length.
+        length: f64,
+    },
+    /// A tolerance is negative or not finite.
+    #[error("tolerances must be finite and non-negative")]
+    BadTolerance,
+}
