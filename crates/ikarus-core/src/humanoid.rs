@@ -44,176 +44,78 @@ fn swing(
     })
 }
 
-/// Builds the built-in humanoid.
+/// A joint's limit in degrees, as written in the table below.
+enum Spec {
+    Free,
+    /// Hinge about the axis, range in degrees.
+    Hinge(DVec3, f64, f64),
+    /// Swing–twist: twist axis, swing axis, `u`, `v` and twist ranges in degrees.
+    Swing(DVec3, DVec3, (f64, f64), (f64, f64), (f64, f64)),
+}
+
+const X: DVec3 = DVec3::X;
+const Y: DVec3 = DVec3::Y;
+const Z: DVec3 = DVec3::Z;
+const NEG_X: DVec3 = DVec3::NEG_X;
+const NEG_Y: DVec3 = DVec3::NEG_Y;
+const NEG_Z: DVec3 = DVec3::NEG_Z;
+
+/// Name, parent, rest offset from the parent (metres) and limit of every joint.
 ///
-/// Sign conventions of the limits (angles about an axis follow the right-hand rule):
-/// spine segments bend forward for positive angles about +X; the left arm lies along +X, so its
-/// elbow flexes about −Y (the right elbow about +Y) and knees flex about +X.
+/// Spine segments: positive about +X bends forward, about twist × X = −Z leans left.
+/// Eyes look along +Z: positive about +X looks down, about +Y looks left.
+/// Left arm along +X: swing about +Y negative swings forward, about +Z positive raises; the
+/// right arm along −X is the mirror image (about +Y positive swings forward, about −Z positive
+/// raises). Legs along −Y: about +X negative swings forward (flexion), about twist × X = +Z
+/// positive moves the leg towards +X.
+#[rustfmt::skip]
+const JOINTS: [(&str, Option<&str>, [f64; 3], Spec); 26] = [
+    ("hips", None, [0.0, 0.95, 0.0], Spec::Free),
+    ("spine", Some("hips"), [0.0, 0.10, 0.0], Spec::Swing(Y, X, (-20.0, 40.0), (-25.0, 25.0), (-20.0, 20.0))),
+    ("chest", Some("spine"), [0.0, 0.12, 0.0], Spec::Swing(Y, X, (-15.0, 25.0), (-15.0, 15.0), (-20.0, 20.0))),
+    ("upperChest", Some("chest"), [0.0, 0.12, 0.0], Spec::Swing(Y, X, (-10.0, 15.0), (-10.0, 10.0), (-15.0, 15.0))),
+    ("neck", Some("upperChest"), [0.0, 0.13, 0.0], Spec::Swing(Y, X, (-40.0, 50.0), (-35.0, 35.0), (-50.0, 50.0))),
+    ("head", Some("neck"), [0.0, 0.10, 0.0], Spec::Swing(Y, X, (-30.0, 40.0), (-30.0, 30.0), (-40.0, 40.0))),
+    ("leftEye", Some("head"), [0.032, 0.07, 0.08], Spec::Swing(Z, X, (-25.0, 30.0), (-35.0, 35.0), (0.0, 0.0))),
+    ("rightEye", Some("head"), [-0.032, 0.07, 0.08], Spec::Swing(Z, X, (-25.0, 30.0), (-35.0, 35.0), (0.0, 0.0))),
+    ("leftShoulder", Some("upperChest"), [0.03, 0.09, 0.0], Spec::Swing(X, Y, (-20.0, 15.0), (-10.0, 30.0), (-10.0, 10.0))),
+    ("leftUpperArm", Some("leftShoulder"), [0.14, 0.0, 0.0], Spec::Swing(X, Y, (-110.0, 40.0), (-85.0, 90.0), (-90.0, 90.0))),
+    ("leftLowerArm", Some("leftUpperArm"), [0.28, 0.0, 0.0], Spec::Hinge(NEG_Y, 0.0, 150.0)),
+    ("leftHand", Some("leftLowerArm"), [0.25, 0.0, 0.0], Spec::Swing(X, Y, (-20.0, 35.0), (-80.0, 70.0), (-20.0, 20.0))),
+    ("leftMiddleProximal", Some("leftHand"), [0.09, 0.0, 0.0], Spec::Hinge(NEG_Z, -10.0, 90.0)),
+    ("rightShoulder", Some("upperChest"), [-0.03, 0.09, 0.0], Spec::Swing(NEG_X, Y, (-15.0, 20.0), (-10.0, 30.0), (-10.0, 10.0))),
+    ("rightUpperArm", Some("rightShoulder"), [-0.14, 0.0, 0.0], Spec::Swing(NEG_X, Y, (-40.0, 110.0), (-85.0, 90.0), (-90.0, 90.0))),
+    ("rightLowerArm", Some("rightUpperArm"), [-0.28, 0.0, 0.0], Spec::Hinge(Y, 0.0, 150.0)),
+    ("rightHand", Some("rightLowerArm"), [-0.25, 0.0, 0.0], Spec::Swing(NEG_X, Y, (-35.0, 20.0), (-80.0, 70.0), (-20.0, 20.0))),
+    ("rightMiddleProximal", Some("rightHand"), [-0.09, 0.0, 0.0], Spec::Hinge(Z, -10.0, 90.0)),
+    ("leftUpperLeg", Some("hips"), [0.09, -0.06, 0.0], Spec::Swing(NEG_Y, X, (-120.0, 30.0), (-20.0, 45.0), (-40.0, 40.0))),
+    ("leftLowerLeg", Some("leftUpperLeg"), [0.0, -0.42, 0.0], Spec::Hinge(X, 0.0, 150.0)),
+    ("leftFoot", Some("leftLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
+    ("leftToes", Some("leftFoot"), [0.0, -0.05, 0.13], Spec::Hinge(X, -50.0, 30.0)),
+    ("rightUpperLeg", Some("hips"), [-0.09, -0.06, 0.0], Spec::Swing(NEG_Y, X, (-120.0, 30.0), (-45.0, 20.0), (-40.0, 40.0))),
+    ("rightLowerLeg", Some("rightUpperLeg"), [0.0, -0.42, 0.0], Spec::Hinge(X, 0.0, 150.0)),
+    ("rightFoot", Some("rightLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
+    ("rightToes", Some("rightFoot"), [0.0, -0.05, 0.13], Spec::Hinge(X, -50.0, 30.0)),
+];
+
+/// Builds the built-in humanoid.
 pub fn builtin_humanoid() -> Skeleton {
-    let mut b = SkeletonBuilder::new();
-    let at = |x: f64, y: f64, z: f64| Transform::from_translation(DVec3::new(x, y, z));
-    let (x, y, z) = (DVec3::X, DVec3::Y, DVec3::Z);
-
-    b.joint("hips", None, at(0.0, 0.95, 0.0));
-    b.limited_joint(
-        "spine",
-        Some("hips"),
-        at(0.0, 0.10, 0.0),
-        swing(y, x, (-20.0, 40.0), (-25.0, 25.0), (-20.0, 20.0)),
-    );
-    b.limited_joint(
-        "chest",
-        Some("spine"),
-        at(0.0, 0.12, 0.0),
-        swing(y, x, (-15.0, 25.0), (-15.0, 15.0), (-20.0, 20.0)),
-    );
-    b.limited_joint(
-        "upperChest",
-        Some("chest"),
-        at(0.0, 0.12, 0.0),
-        swing(y, x, (-10.0, 15.0), (-10.0, 10.0), (-15.0, 15.0)),
-    );
-    b.limited_joint(
-        "neck",
-        Some("upperChest"),
-        at(0.0, 0.13, 0.0),
-        swing(y, x, (-40.0, 50.0), (-35.0, 35.0), (-50.0, 50.0)),
-    );
-    b.limited_joint(
-        "head",
-        Some("neck"),
-        at(0.0, 0.10, 0.0),
-        swing(y, x, (-30.0, 40.0), (-30.0, 30.0), (-40.0, 40.0)),
-    );
-    // Eyes look along +Z: positive about +X looks down, positive about +Y looks to the left.
-    b.limited_joint(
-        "leftEye",
-        Some("head"),
-        at(0.032, 0.07, 0.08),
-        swing(z, x, (-25.0, 30.0), (-35.0, 35.0), (0.0, 0.0)),
-    );
-    b.limited_joint(
-        "rightEye",
-        Some("head"),
-        at(-0.032, 0.07, 0.08),
-        swing(z, x, (-25.0, 30.0), (-35.0, 35.0), (0.0, 0.0)),
-    );
-
-    // Left arm along +X. Swing about +Y: negative swings forward; about +Z: positive raises.
-    b.limited_joint(
-        "leftShoulder",
-        Some("upperChest"),
-        at(0.03, 0.09, 0.0),
-        swing(x, y, (-20.0, 15.0), (-10.0, 30.0), (-10.0, 10.0)),
-    );
-    b.limited_joint(
-        "leftUpperArm",
-        Some("leftShoulder"),
-        at(0.14, 0.0, 0.0),
-        swing(x, y, (-110.0, 40.0), (-85.0, 90.0), (-90.0, 90.0)),
-    );
-    b.limited_joint(
-        "leftLowerArm",
-        Some("leftUpperArm"),
-        at(0.28, 0.0, 0.0),
-        hinge(-y, 0.0, 150.0),
-    );
-    b.limited_joint(
-        "leftHand",
-        Some("leftLowerArm"),
-        at(0.25, 0.0, 0.0),
-        swing(x, y, (-20.0, 35.0), (-80.0, 70.0), (-20.0, 20.0)),
-    );
-    b.limited_joint(
-        "leftMiddleProximal",
-        Some("leftHand"),
-        at(0.09, 0.0, 0.0),
-        hinge(-z, -10.0, 90.0),
-    );
-    // Right arm along −X, mirrored: swing about +Y positive swings forward; about −Z positive raises.
-    b.limited_joint(
-        "rightShoulder",
-        Some("upperChest"),
-        at(-0.03, 0.09, 0.0),
-        swing(-x, y, (-15.0, 20.0), (-10.0, 30.0), (-10.0, 10.0)),
-    );
-    b.limited_joint(
-        "rightUpperArm",
-        Some("rightShoulder"),
-        at(-0.14, 0.0, 0.0),
-        swing(-x, y, (-40.0, 110.0), (-85.0, 90.0), (-90.0, 90.0)),
-    );
-    b.limited_joint(
-        "rightLowerArm",
-        Some("rightUpperArm"),
-        at(-0.28, 0.0, 0.0),
-        hinge(y, 0.0, 150.0),
-    );
-    b.limited_joint(
-        "rightHand",
-        Some("rightLowerArm"),
-        at(-0.25, 0.0, 0.0),
-        swing(-x, y, (-35.0, 20.0), (-80.0, 70.0), (-20.0, 20.0)),
-    );
-    b.limited_joint(
-        "rightMiddleProximal",
-        Some("rightHand"),
-        at(-0.09, 0.0, 0.0),
-        hinge(z, -10.0, 90.0),
-    );
-
-    // Legs along −Y. Swing about +X: negative swings the leg forward (flexion);
-    // about twist × X = +Z: positive moves the leg towards +X.
-    b.limited_joint(
-        "leftUpperLeg",
-        Some("hips"),
-        at(0.09, -0.06, 0.0),
-        swing(-y, x, (-120.0, 30.0), (-20.0, 45.0), (-40.0, 40.0)),
-    );
-    b.limited_joint(
-        "leftLowerLeg",
-        Some("leftUpperLeg"),
-        at(0.0, -0.42, 0.0),
-        hinge(x, 0.0, 150.0),
-    );
-    b.limited_joint(
-        "leftFoot",
-        Some("leftLowerLeg"),
-        at(0.0, -0.40, 0.0),
-        swing(y, x, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0)),
-    );
-    b.limited_joint(
-        "leftToes",
-        Some("leftFoot"),
-        at(0.0, -0.05, 0.13),
-        hinge(x, -50.0, 30.0),
-    );
-    b.limited_joint(
-        "rightUpperLeg",
-        Some("hips"),
-        at(-0.09, -0.06, 0.0),
-        swing(-y, x, (-120.0, 30.0), (-45.0, 20.0), (-40.0, 40.0)),
-    );
-    b.limited_joint(
-        "rightLowerLeg",
-        Some("rightUpperLeg"),
-        at(0.0, -0.42, 0.0),
-        hinge(x, 0.0, 150.0),
-    );
-    b.limited_joint(
-        "rightFoot",
-        Some("rightLowerLeg"),
-        at(0.0, -0.40, 0.0),
-        swing(y, x, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0)),
-    );
-    b.limited_joint(
-        "rightToes",
-        Some("rightFoot"),
-        at(0.0, -0.05, 0.13),
-        hinge(x, -50.0, 30.0),
-    );
-
-    b.build()
+    let mut builder = SkeletonBuilder::new();
+    for (name, parent, offset, spec) in &JOINTS {
+        let limit = match *spec {
+            Spec::Free => JointLimit::Free,
+            Spec::Hinge(axis, min, max) => hinge(axis, min, max),
+            Spec::Swing(t, s, u, v, twist) => swing(t, s, u, v, twist),
+        };
+        builder.limited_joint(
+            name,
+            *parent,
+            Transform::from_translation(DVec3::from_array(*offset)),
+            limit,
+        );
+    }
+    builder
+        .build()
         .expect("the built-in humanoid is a valid skeleton (covered by tests)")
 }
 

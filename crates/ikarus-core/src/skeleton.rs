@@ -343,23 +343,7 @@ impl SkeletonBuilder {
                 }
             }
         }
-        // Depth-first order from the roots; a joint never reached hangs on a parent cycle.
-        let mut order = Vec::with_capacity(n);
-        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
-        while let Some(j) = stack.pop() {
-            order.push(j);
-            stack.extend(children[j].iter().rev());
-        }
-        if order.len() != n {
-            let mut reached = vec![false; n];
-            for &j in &order {
-                reached[j] = true;
-            }
-            let first = reached.iter().position(|r| !r).unwrap_or(0);
-            return Err(SkeletonError::Cycle {
-                joint: self.joints[first].name.clone(),
-            });
-        }
+        let order = self.depth_first_order(&roots, &children)?;
         let mut new_index = vec![0u32; n];
         for (new, &old) in order.iter().enumerate() {
             new_index[old] = new as u32;
@@ -395,6 +379,34 @@ impl SkeletonBuilder {
             subtree_end,
             by_name,
         })
+    }
+}
+
+impl SkeletonBuilder {
+    /// Depth-first order from the roots; a joint never reached hangs on a parent cycle.
+    fn depth_first_order(
+        &self,
+        roots: &[usize],
+        children: &[Vec<usize>],
+    ) -> Result<Vec<usize>, SkeletonError> {
+        let n = self.joints.len();
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            stack.extend(children[j].iter().rev());
+        }
+        if order.len() != n {
+            let mut reached = vec![false; n];
+            for &j in &order {
+                reached[j] = true;
+            }
+            let first = reached.iter().position(|r| !r).unwrap_or(0);
+            return Err(SkeletonError::Cycle {
+                joint: self.joints[first].name.clone(),
+            });
+        }
+        Ok(order)
     }
 }
 

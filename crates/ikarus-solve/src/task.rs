@@ -106,9 +106,8 @@ impl IkTask {
                 });
             }
         }
-        if !(self.tolerance.position.is_finite() && self.tolerance.position >= 0.0)
-            || !(self.tolerance.rotation.is_finite() && self.tolerance.rotation >= 0.0)
-        {
+        let valid = |t: f64| t.is_finite() && t >= 0.0;
+        if !(valid(self.tolerance.position) && valid(self.tolerance.rotation)) {
             return Err(TaskError::BadTolerance);
         }
         Ok(())

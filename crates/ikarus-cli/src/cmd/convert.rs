@@ -37,13 +37,12 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     let document = load::open(&args.input, args.scale)?;
-    let motion = match &document.motion {
-        Some(motion) => motion.clone(),
-        None => {
-            let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)?;
-            motion.push(document.skeleton.rest_pose())?;
-            motion
-        }
+    let motion = if let Some(motion) = &document.motion {
+        motion.clone()
+    } else {
+        let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)?;
+        motion.push(document.skeleton.rest_pose())?;
+        motion
     };
     let motion = match args.fps {
         Some(fps) if fps.is_finite() && fps > 0.0 => motion

@@ -7,7 +7,7 @@
 //!   trips keep it. The joint's [`JointChannels::end_site`] flag remembers which is which.
 //! - `OFFSET` is the rest translation; rest rotations are identity.
 //! - Position channels replace the matching component of the offset (the Biovision and
-//!   MotionBuilder reading: root `OFFSET`s holding a world position and the all-6-channel files
+//!   `MotionBuilder` reading: root `OFFSET`s holding a world position and the all-6-channel files
 //!   whose translation channels repeat the offsets both come out right).
 //! - Rotation channels are degrees, applied in the order listed as intrinsic rotations:
 //!   `Zrotation Xrotation Yrotation` is `Rz · Rx · Ry`. Euler angles exist only in this module.

@@ -60,245 +60,8 @@ impl Bvh {
             cursor.pos = 3;
         }
         cursor.expect_keyword("HIERARCHY")?;
-        let mut joints: Vec<ParsedJoint> = Vec::new();
-        let mut stack: Vec<usize> = Vec::new();
-        let mut names: HashSet<String> = HashSet::new();
-        loop {
-            let (start, token) = cursor
-                .token()
-                .ok_or_else(|| cursor.error_here("expected ROOT, JOINT, End Site, OFFSET, CHANNELS, } or MOTION, found end of file"))?;
-            if eq(token, "ROOT") || eq(token, "JOINT") {
-                let is_root = eq(token, "ROOT");
-                if is_root != stack.is_empty() {
-                    let message = if is_root {
-                        "expected JOINT or }, found ROOT inside another joint"
-                    } else {
-                        "expected ROOT or MOTION, found JOINT outside any ROOT"
-                    };
-                    return Err(cursor.error_at(start, message.into()));
-                }
-                if let Some(&top) = stack.last() {
-                    joints[top].check_body_ready(&cursor, start)?;
-                }
-                let (name_start, name) = cursor.rest_of_line();
-                let (name, brace) = strip_brace(name);
-                if name.is_empty() {
-                    return Err(cursor.error_at(
-                        name_start,
-                        format!("expected a joint name after {}", show(token)),
-                    ));
-                }
-                if joints.len() >= MAX_JOINTS {
-                    return Err(cursor.error_at(start, format!("more than {MAX_JOINTS} joints")));
-                }
-                let name = String::from_utf8_lossy(name).into_owned();
-                if !names.insert(name.clone()) {
-                    return Err(cursor.error_at(
-                        name_start,
-                        format!(
-                            "joint name `{name}` is used twice; BVH joint names must be unique"
-                        ),
-                    ));
-                }
-                joints.push(ParsedJoint::new(name, stack.last().copied(), false));
-                stack.push(joints.len() - 1);
-                if !brace {
-                    cursor.expect_token("{")?;
-                }
-            } else if eq(token, "End") {
-                let Some(&top) = stack.last() else {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected ROOT or MOTION, found End Site outside any ROOT".into(),
-                    ));
-                };
-                joints[top].check_body_ready(&cursor, start)?;
-                let (site_start, rest) = cursor.rest_of_line();
-                let (rest, brace) = strip_brace(rest);
-                if !eq(rest, "Site") {
-                    return Err(cursor.error_at(
-                        site_start,
-                        format!("expected `Site` after End, found {}", show(rest)),
-                    ));
-                }
-                if joints[top].end_site {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected OFFSET or }, found End Site inside an End Site".into(),
-                    ));
-                }
-                if joints.len() >= MAX_JOINTS {
-                    return Err(cursor.error_at(start, format!("more than {MAX_JOINTS} joints")));
-                }
-                let name = format!("{}_End", joints[top].name);
-                joints.push(ParsedJoint::new(name, Some(top), true));
-                stack.push(joints.len() - 1);
-                if !brace {
-                    cursor.expect_token("{")?;
-                }
-            } else if eq(token, "OFFSET") {
-                let Some(&top) = stack.last() else {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected ROOT or MOTION, found OFFSET outside any joint".into(),
-                    ));
-                };
-                if joints[top].offset.is_some() {
-                    return Err(cursor.error_at(
-                        start,
-                        format!("joint `{}` has a second OFFSET", joints[top].name),
-                    ));
-                }
-                let mut offset = DVec3::ZERO;
-                for k in 0..3 {
-                    offset[k] = cursor.number("an OFFSET component")? * scale;
-                }
-                joints[top].offset = Some(offset);
-            } else if eq(token, "CHANNELS") {
-                let Some(&top) = stack.last() else {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected ROOT or MOTION, found CHANNELS outside any joint".into(),
-                    ));
-                };
-                let joint = &mut joints[top];
-                if joint.end_site {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected OFFSET or }, found CHANNELS in an End Site".into(),
-                    ));
-                }
-                if joint.channels_seen {
-                    return Err(cursor.error_at(
-                        start,
-                        format!("joint `{}` has a second CHANNELS line", joint.name),
-                    ));
-                }
-                joint.channels_seen = true;
-                let (count_start, count) = cursor.token().ok_or_else(|| {
-                    cursor.error_here("expected a channel count, found end of file")
-                })?;
-                let n = match parse_u64(count) {
-                    Some(n) if n <= 6 => n,
-                    _ => {
-                        return Err(cursor.error_at(
-                            count_start,
-                            format!(
-                                "expected a channel count from 0 to 6, found {}",
-                                show(count)
-                            ),
-                        ));
-                    }
-                };
-                for _ in 0..n {
-                    let (c_start, name) = cursor.token().ok_or_else(|| {
-                        cursor.error_here("expected a channel name, found end of file")
-                    })?;
-                    let Some(channel) = Channel::from_name(name) else {
-                        return Err(cursor.error_at(
-                            c_start,
-                            format!(
-                                "expected a channel name (Xposition ... Zrotation), found {}",
-                                show(name)
-                            ),
-                        ));
-                    };
-                    if joint.channels.contains(&channel) {
-                        return Err(cursor.error_at(
-                            c_start,
-                            format!(
-                                "channel {} repeated in joint `{}`",
-                                channel.name(),
-                                joint.name
-                            ),
-                        ));
-                    }
-                    joint.channels.push(channel);
-                }
-            } else if token == b"}" {
-                let Some(top) = stack.pop() else {
-                    return Err(cursor.error_at(
-                        start,
-                        "expected ROOT or MOTION, found } with no open joint".into(),
-                    ));
-                };
-                if joints[top].offset.is_none() {
-                    return Err(cursor.error_at(
-                        start,
-                        format!("expected OFFSET in joint `{}` before }}", joints[top].name),
-                    ));
-                }
-            } else if eq(token, "MOTION") {
-                if let Some(&top) = stack.last() {
-                    return Err(cursor.error_at(
-                        start,
-                        format!(
-                            "expected }} to close joint `{}`, found MOTION",
-                            joints[top].name
-                        ),
-                    ));
-                }
-                if joints.is_empty() {
-                    return Err(cursor
-                        .error_at(start, "expected ROOT, found MOTION before any joint".into()));
-                }
-                break;
-            } else {
-                return Err(cursor.error_at(
-                    start,
-                    format!(
-                        "expected ROOT, JOINT, End Site, OFFSET, CHANNELS, }} or MOTION, found {}",
-                        show(token)
-                    ),
-                ));
-            }
-        }
-
-        // Frames: N
-        let (frames_start, token) = cursor
-            .token()
-            .ok_or_else(|| cursor.error_here("expected `Frames:`, found end of file"))?;
-        let frame_token = if eq(token, "Frames:") {
-            cursor.token()
-        } else if eq(token, "Frames") {
-            cursor.expect_token(":")?;
-            cursor.token()
-        } else {
-            return Err(cursor.error_at(
-                frames_start,
-                format!("expected `Frames:`, found {}", show(token)),
-            ));
-        };
-        let (count_start, count) = frame_token
-            .ok_or_else(|| cursor.error_here("expected a frame count, found end of file"))?;
-        let frame_count = parse_u64(count).ok_or_else(|| {
-            cursor.error_at(
-                count_start,
-                format!("expected a whole frame count, found {}", show(count)),
-            )
-        })?;
-        // Frame Time: t
-        cursor.expect_keyword("Frame")?;
-        let (time_start, token) = cursor
-            .token()
-            .ok_or_else(|| cursor.error_here("expected `Time:`, found end of file"))?;
-        if eq(token, "Time") {
-            cursor.expect_token(":")?;
-        } else if !eq(token, "Time:") {
-            return Err(cursor.error_at(
-                time_start,
-                format!("expected `Time:`, found {}", show(token)),
-            ));
-        }
-        let time_start = cursor.skip_ws();
-        let frame_time = cursor.number("a frame time in seconds")?;
-        if frame_time <= 0.0 {
-            return Err(cursor.error_at(
-                time_start,
-                format!("expected a positive frame time, found {frame_time}"),
-            ));
-        }
-
+        let (mut joints, mut names) = parse_hierarchy(&mut cursor, scale)?;
+        let (frame_count, count_start, frame_time) = parse_motion_header(&mut cursor)?;
         let layout = BvhLayout {
             joints: joints
                 .iter()
@@ -308,100 +71,386 @@ impl Bvh {
                 })
                 .collect(),
         };
+        let values = parse_values(&mut cursor, &layout, frame_count, count_start, scale)?;
         let channel_count = layout.channel_count();
-        let total = usize::try_from(frame_count)
-            .ok()
-            .and_then(|f| f.checked_mul(channel_count));
-        // Every value needs at least one character and a separator: refuse counts the
-        // remaining input cannot hold before allocating for them.
-        let remaining = bytes.len() - cursor.pos;
-        let total = match total {
-            Some(t) if t <= remaining / 2 + 1 => t,
-            _ => {
-                return Err(cursor.error_at(count_start, format!(
-                    "Frames: {frame_count} with {channel_count} channels per frame needs more values than the {remaining} remaining bytes can hold"
-                )));
-            }
-        };
-        if channel_count == 0 && frame_count > 1_000_000 {
-            return Err(cursor.error_at(
-                count_start,
-                format!("expected at most 1000000 frames without channels, found {frame_count}"),
-            ));
-        }
-        let position_scaled: Vec<bool> = layout
-            .joints
-            .iter()
-            .flat_map(|j| j.channels.iter().map(|c| !c.is_rotation()))
-            .collect();
-        let mut values = Vec::with_capacity(total);
-        let mut k = 0;
-        while values.len() < total {
-            let start = cursor.skip_ws();
-            let Some((value, end)) = parse_f64(bytes, start) else {
-                return Err(cursor.value_error(start, values.len(), channel_count, total));
-            };
-            if !bytes.get(end).is_none_or(|c| is_ws(*c)) {
-                return Err(cursor.value_error(start, values.len(), channel_count, total));
-            }
-            if !value.is_finite() {
-                return Err(cursor.error_at(
-                    start,
-                    format!(
-                        "expected a finite number, found {}",
-                        show(&bytes[start..end])
-                    ),
-                ));
-            }
-            values.push(if position_scaled[k] {
-                value * scale
-            } else {
-                value
-            });
-            k += 1;
-            if k == channel_count {
-                k = 0;
-            }
-            cursor.pos = end;
-        }
-        if let Some((start, token)) = cursor.token() {
-            return Err(cursor.error_at(start, format!(
-                "expected end of file after {frame_count} frames of {channel_count} values, found {}",
-                show(token)
-            )));
-        }
-
-        let mut builder = SkeletonBuilder::new();
-        for j in 0..joints.len() {
-            if joints[j].end_site {
-                // Give the synthetic End Site name a suffix if a joint already has it.
-                let base = joints[j].name.clone();
-                let mut n = 1;
-                while !names.insert(joints[j].name.clone()) {
-                    n += 1;
-                    joints[j].name = format!("{base}{n}");
-                }
-            }
-            builder.push(RawJoint {
-                name: joints[j].name.clone(),
-                parent: joints[j].parent.map(|p| joints[p].name.clone()),
-                rest: Transform::from_translation(joints[j].offset.unwrap_or_default()),
-                limit: ikarus_core::JointLimit::Free,
-            });
-        }
-        let skeleton = builder
-            .build()
+        let skeleton = build_skeleton(&mut joints, &mut names)
             .map_err(|e| cursor.error_at(0, e.to_string()))?;
         Ok(Bvh {
             skeleton,
             layout,
             frame_time,
-            frame_count: total
+            frame_count: values
+                .len()
                 .checked_div(channel_count)
                 .unwrap_or(frame_count as usize),
             values,
         })
     }
+}
+
+/// `ROOT`/`JOINT`/`End Site` blocks up to and including `MOTION`.
+fn parse_hierarchy(
+    cursor: &mut Cursor<'_>,
+    scale: f64,
+) -> Result<(Vec<ParsedJoint>, HashSet<String>), BvhError> {
+    let mut h = Hierarchy::default();
+    loop {
+        let (start, token) = cursor.token().ok_or_else(|| {
+            cursor.error_here(
+                "expected ROOT, JOINT, End Site, OFFSET, CHANNELS, } or MOTION, found end of file",
+            )
+        })?;
+        if eq(token, "ROOT") || eq(token, "JOINT") {
+            h.open_joint(cursor, start, eq(token, "ROOT"))?;
+        } else if eq(token, "End") {
+            h.open_end_site(cursor, start)?;
+        } else if eq(token, "OFFSET") {
+            let joint = h.top_mut(cursor, start, "OFFSET")?;
+            if joint.offset.is_some() {
+                let message = format!("joint `{}` has a second OFFSET", joint.name);
+                return Err(cursor.error_at(start, message));
+            }
+            let mut offset = DVec3::ZERO;
+            for k in 0..3 {
+                offset[k] = cursor.number("an OFFSET component")? * scale;
+            }
+            joint.offset = Some(offset);
+        } else if eq(token, "CHANNELS") {
+            let joint = h.top_mut(cursor, start, "CHANNELS")?;
+            parse_channels(cursor, start, joint)?;
+        } else if token == b"}" {
+            let Some(top) = h.stack.pop() else {
+                let message = "expected ROOT or MOTION, found } with no open joint";
+                return Err(cursor.error_at(start, message.into()));
+            };
+            if h.joints[top].offset.is_none() {
+                let message = format!(
+                    "expected OFFSET in joint `{}` before }}",
+                    h.joints[top].name
+                );
+                return Err(cursor.error_at(start, message));
+            }
+        } else if eq(token, "MOTION") {
+            if let Some(&top) = h.stack.last() {
+                let message = format!(
+                    "expected }} to close joint `{}`, found MOTION",
+                    h.joints[top].name
+                );
+                return Err(cursor.error_at(start, message));
+            }
+            if h.joints.is_empty() {
+                let message = "expected ROOT, found MOTION before any joint";
+                return Err(cursor.error_at(start, message.into()));
+            }
+            return Ok((h.joints, h.names));
+        } else {
+            let message = format!(
+                "expected ROOT, JOINT, End Site, OFFSET, CHANNELS, }} or MOTION, found {}",
+                show(token)
+            );
+            return Err(cursor.error_at(start, message));
+        }
+    }
+}
+
+/// The hierarchy read so far: joints in file order, the open blocks, the names used.
+#[derive(Default)]
+struct Hierarchy {
+    joints: Vec<ParsedJoint>,
+    stack: Vec<usize>,
+    names: HashSet<String>,
+}
+
+impl Hierarchy {
+    /// The innermost open joint, for a keyword that must be inside one.
+    fn top_mut(
+        &mut self,
+        cursor: &Cursor<'_>,
+        start: usize,
+        keyword: &str,
+    ) -> Result<&mut ParsedJoint, BvhError> {
+        match self.stack.last() {
+            Some(&top) => Ok(&mut self.joints[top]),
+            None => Err(cursor.error_at(
+                start,
+                format!("expected ROOT or MOTION, found {keyword} outside any joint"),
+            )),
+        }
+    }
+
+    fn push(
+        &mut self,
+        cursor: &mut Cursor<'_>,
+        start: usize,
+        joint: ParsedJoint,
+        brace: bool,
+    ) -> Result<(), BvhError> {
+        if self.joints.len() >= MAX_JOINTS {
+            return Err(cursor.error_at(start, format!("more than {MAX_JOINTS} joints")));
+        }
+        self.joints.push(joint);
+        self.stack.push(self.joints.len() - 1);
+        if !brace {
+            cursor.expect_token("{")?;
+        }
+        Ok(())
+    }
+
+    fn open_joint(
+        &mut self,
+        cursor: &mut Cursor<'_>,
+        start: usize,
+        is_root: bool,
+    ) -> Result<(), BvhError> {
+        if is_root != self.stack.is_empty() {
+            let message = if is_root {
+                "expected JOINT or }, found ROOT inside another joint"
+            } else {
+                "expected ROOT or MOTION, found JOINT outside any ROOT"
+            };
+            return Err(cursor.error_at(start, message.into()));
+        }
+        if let Some(&top) = self.stack.last() {
+            self.joints[top].check_body_ready(cursor, start)?;
+        }
+        let (name_start, name) = cursor.rest_of_line();
+        let (name, brace) = strip_brace(name);
+        if name.is_empty() {
+            let keyword = if is_root { "ROOT" } else { "JOINT" };
+            return Err(
+                cursor.error_at(name_start, format!("expected a joint name after {keyword}"))
+            );
+        }
+        let name = String::from_utf8_lossy(name).into_owned();
+        if !self.names.insert(name.clone()) {
+            let message =
+                format!("joint name `{name}` is used twice; BVH joint names must be unique");
+            return Err(cursor.error_at(name_start, message));
+        }
+        let joint = ParsedJoint::new(name, self.stack.last().copied(), false);
+        self.push(cursor, start, joint, brace)
+    }
+
+    fn open_end_site(&mut self, cursor: &mut Cursor<'_>, start: usize) -> Result<(), BvhError> {
+        let parent = self.top_mut(cursor, start, "End Site")?;
+        parent.check_body_ready(cursor, start)?;
+        if parent.end_site {
+            let message = "expected OFFSET or }, found End Site inside an End Site";
+            return Err(cursor.error_at(start, message.into()));
+        }
+        let name = format!("{}_End", parent.name);
+        let (site_start, rest) = cursor.rest_of_line();
+        let (rest, brace) = strip_brace(rest);
+        if !eq(rest, "Site") {
+            let message = format!("expected `Site` after End, found {}", show(rest));
+            return Err(cursor.error_at(site_start, message));
+        }
+        let joint = ParsedJoint::new(name, self.stack.last().copied(), true);
+        self.push(cursor, start, joint, brace)
+    }
+}
+
+/// `CHANNELS n name...` for `joint`.
+fn parse_channels(
+    cursor: &mut Cursor<'_>,
+    start: usize,
+    joint: &mut ParsedJoint,
+) -> Result<(), BvhError> {
+    if joint.end_site {
+        let message = "expected OFFSET or }, found CHANNELS in an End Site";
+        return Err(cursor.error_at(start, message.into()));
+    }
+    if joint.channels_seen {
+        let message = format!("joint `{}` has a second CHANNELS line", joint.name);
+        return Err(cursor.error_at(start, message));
+    }
+    joint.channels_seen = true;
+    let (count_start, count) = cursor
+        .token()
+        .ok_or_else(|| cursor.error_here("expected a channel count, found end of file"))?;
+    let n = match parse_u64(count) {
+        Some(n) if n <= 6 => n,
+        _ => {
+            let message = format!(
+                "expected a channel count from 0 to 6, found {}",
+                show(count)
+            );
+            return Err(cursor.error_at(count_start, message));
+        }
+    };
+    for _ in 0..n {
+        let (c_start, name) = cursor
+            .token()
+            .ok_or_else(|| cursor.error_here("expected a channel name, found end of file"))?;
+        let Some(channel) = Channel::from_name(name) else {
+            let message = format!(
+                "expected a channel name (Xposition ... Zrotation), found {}",
+                show(name)
+            );
+            return Err(cursor.error_at(c_start, message));
+        };
+        if joint.channels.contains(&channel) {
+            let message = format!(
+                "channel {} repeated in joint `{}`",
+                channel.name(),
+                joint.name
+            );
+            return Err(cursor.error_at(c_start, message));
+        }
+        joint.channels.push(channel);
+    }
+    Ok(())
+}
+
+/// `Frames: N` and `Frame Time: t`; returns N, where N starts, and t.
+fn parse_motion_header(cursor: &mut Cursor<'_>) -> Result<(u64, usize, f64), BvhError> {
+    // Frames: N
+    let (frames_start, token) = cursor
+        .token()
+        .ok_or_else(|| cursor.error_here("expected `Frames:`, found end of file"))?;
+    let frame_token = if eq(token, "Frames:") {
+        cursor.token()
+    } else if eq(token, "Frames") {
+        cursor.expect_token(":")?;
+        cursor.token()
+    } else {
+        return Err(cursor.error_at(
+            frames_start,
+            format!("expected `Frames:`, found {}", show(token)),
+        ));
+    };
+    let (count_start, count) = frame_token
+        .ok_or_else(|| cursor.error_here("expected a frame count, found end of file"))?;
+    let frame_count = parse_u64(count).ok_or_else(|| {
+        cursor.error_at(
+            count_start,
+            format!("expected a whole frame count, found {}", show(count)),
+        )
+    })?;
+    // Frame Time: t
+    cursor.expect_keyword("Frame")?;
+    let (time_start, token) = cursor
+        .token()
+        .ok_or_else(|| cursor.error_here("expected `Time:`, found end of file"))?;
+    if eq(token, "Time") {
+        cursor.expect_token(":")?;
+    } else if !eq(token, "Time:") {
+        return Err(cursor.error_at(
+            time_start,
+            format!("expected `Time:`, found {}", show(token)),
+        ));
+    }
+    let time_start = cursor.skip_ws();
+    let frame_time = cursor.number("a frame time in seconds")?;
+    if frame_time <= 0.0 {
+        return Err(cursor.error_at(
+            time_start,
+            format!("expected a positive frame time, found {frame_time}"),
+        ));
+    }
+
+    Ok((frame_count, count_start, frame_time))
+}
+
+/// The frame values: exactly `frame_count` rows of the layout's channels, nothing after them.
+fn parse_values(
+    cursor: &mut Cursor<'_>,
+    layout: &BvhLayout,
+    frame_count: u64,
+    count_start: usize,
+    scale: f64,
+) -> Result<Vec<f64>, BvhError> {
+    let bytes = cursor.bytes;
+    let channel_count = layout.channel_count();
+    let total = usize::try_from(frame_count)
+        .ok()
+        .and_then(|f| f.checked_mul(channel_count));
+    // Every value needs at least one character and a separator: refuse counts the
+    // remaining input cannot hold before allocating for them.
+    let remaining = bytes.len() - cursor.pos;
+    let total = match total {
+        Some(t) if t <= remaining / 2 + 1 => t,
+        _ => {
+            return Err(cursor.error_at(count_start, format!(
+                "Frames: {frame_count} with {channel_count} channels per frame needs more values than the {remaining} remaining bytes can hold"
+            )));
+        }
+    };
+    if channel_count == 0 && frame_count > 1_000_000 {
+        return Err(cursor.error_at(
+            count_start,
+            format!("expected at most 1000000 frames without channels, found {frame_count}"),
+        ));
+    }
+    let position_scaled: Vec<bool> = layout
+        .joints
+        .iter()
+        .flat_map(|j| j.channels.iter().map(|c| !c.is_rotation()))
+        .collect();
+    let mut values = Vec::with_capacity(total);
+    let mut k = 0;
+    while values.len() < total {
+        let start = cursor.skip_ws();
+        let Some((value, end)) = parse_f64(bytes, start) else {
+            return Err(cursor.value_error(start, values.len(), channel_count, total));
+        };
+        if !bytes.get(end).is_none_or(|c| is_ws(*c)) {
+            return Err(cursor.value_error(start, values.len(), channel_count, total));
+        }
+        if !value.is_finite() {
+            return Err(cursor.error_at(
+                start,
+                format!(
+                    "expected a finite number, found {}",
+                    show(&bytes[start..end])
+                ),
+            ));
+        }
+        values.push(if position_scaled[k] {
+            value * scale
+        } else {
+            value
+        });
+        k += 1;
+        if k == channel_count {
+            k = 0;
+        }
+        cursor.pos = end;
+    }
+    if let Some((start, token)) = cursor.token() {
+        return Err(cursor.error_at(start, format!(
+            "expected end of file after {frame_count} frames of {channel_count} values, found {}",
+            show(token)
+        )));
+    }
+
+    Ok(values)
+}
+
+/// The skeleton, with End Site names made unique.
+fn build_skeleton(
+    joints: &mut [ParsedJoint],
+    names: &mut HashSet<String>,
+) -> Result<ikarus_core::Skeleton, ikarus_core::SkeletonError> {
+    let mut builder = SkeletonBuilder::new();
+    for j in 0..joints.len() {
+        if joints[j].end_site {
+            // Give the synthetic End Site name a suffix if a joint already has it.
+            let base = joints[j].name.clone();
+            let mut n = 1;
+            while !names.insert(joints[j].name.clone()) {
+                n += 1;
+                joints[j].name = format!("{base}{n}");
+            }
+        }
+        builder.push(RawJoint {
+            name: joints[j].name.clone(),
+            parent: joints[j].parent.map(|p| joints[p].name.clone()),
+            rest: Transform::from_translation(joints[j].offset.unwrap_or_default()),
+            limit: ikarus_core::JointLimit::Free,
+        });
+    }
+    builder.build()
 }
 
 struct ParsedJoint {
@@ -590,6 +639,8 @@ impl<'a> Cursor<'a> {
     fn error_at(&self, pos: usize, message: String) -> BvhError {
         let pos = pos.min(self.bytes.len());
         let before = &self.bytes[..pos];
+        // Only on the error path, so the naive count is fine.
+        #[allow(clippy::naive_bytecount)]
         let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
         let line_start = before
             .iter()

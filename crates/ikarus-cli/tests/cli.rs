@@ -1,0 +1,346 @@
+//! The `ikarus` binary end to end, against the shared BVH files and an independent FK.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use glam::{DMat4, DQuat, DVec3};
+use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use serde_json::Value;
+
+fn ikarus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args(args)
+        .output()
+        .expect("the ikarus binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = ikarus(args);
+    assert!(
+        out.status.success(),
+        "ikarus {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = ikarus(args);
+    assert!(!out.status.success(), "ikarus {args:?} should fail");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.trim().lines().count(), 1, "one-line error: {stderr}");
+    stderr
+}
+
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ikarus-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// World positions by an independent walk: channel values straight to 4×4 matrices.
+fn naive_positions(bvh: &Bvh, frame: usize) -> Vec<DVec3> {
+    let values = bvh.frame_values(frame).unwrap();
+    let mut k = 0;
+    let mut world: Vec<DMat4> = Vec::new();
+    for (j, entry) in bvh.skeleton.joints().zip(&bvh.layout.joints) {
+        let mut t = bvh.skeleton.rest(j).translation;
+        let mut r = DMat4::IDENTITY;
+        for c in &entry.channels {
+            let v = values[k];
+            k += 1;
+            match c.name() {
+                "Xposition" => t.x = v,
+                "Yposition" => t.y = v,
+                "Zposition" => t.z = v,
+                "Xrotation" => r *= DMat4::from_rotation_x(v.to_radians()),
+                "Yrotation" => r *= DMat4::from_rotation_y(v.to_radians()),
+                _ => r *= DMat4::from_rotation_z(v.to_radians()),
+            }
+        }
+        let local = DMat4::from_translation(t) * r;
+        world.push(match bvh.skeleton.parent(j) {
+            Some(p) => world[p.index()] * local,
+            None => local,
+        });
+    }
+    world.iter().map(|m| m.w_axis.truncate()).collect()
+}
+
+fn json_positions(json: &Value) -> Vec<(String, DVec3)> {
+    json["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let p: Vec<f64> = j["position"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            (
+                j["name"].as_str().unwrap().to_owned(),
+                DVec3::new(p[0], p[1], p[2]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn info_and_fk_work_on_every_shared_file() {
+    for path in ikarus_testdata::files("bvh", "bvh", "info_and_fk_work_on_every_shared_file") {
+        let file = path.to_str().unwrap();
+        let bvh = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
+        let info: Value = serde_json::from_str(&ok(&["info", file, "--json"])).unwrap();
+        assert_eq!(
+            info["frames"].as_u64().unwrap() as usize,
+            bvh.frame_count,
+            "{file}"
+        );
+        assert_eq!(
+            info["channels"].as_u64().unwrap() as usize,
+            bvh.layout.channel_count()
+        );
+        assert_eq!(info["up_axis"], "+Y", "{file}: all shared files are Y-up");
+        assert!(ok(&["info", file]).contains("up axis:"));
+        let last = bvh.frame_count - 1;
+        for frame in [0, last / 2, last] {
+            let out = ok(&["fk", file, "--frame", &frame.to_string(), "--json"]);
+            let joints = json_positions(&serde_json::from_str(&out).unwrap());
+            let expected = naive_positions(&bvh, frame);
+            assert_eq!(joints.len(), expected.len());
+            for ((name, p), (j, q)) in joints.iter().zip(bvh.skeleton.joints().zip(&expected)) {
+                assert_eq!(name, bvh.skeleton.name(j));
+                assert!(
+                    (*p - *q).length() < 1e-9 * (1.0 + q.length()),
+                    "{file} {name}: {p} vs {q}"
+                );
+            }
+        }
+        let err = fails(&["fk", file, "--frame", &bvh.frame_count.to_string()]);
+        assert!(err.contains("does not exist"), "{err}");
+        assert!(ok(&["fk", file]).lines().count() == bvh.skeleton.len() + 1);
+    }
+}
+
+#[test]
+fn fk_scale_scales_positions() {
+    let Some(dir) = ikarus_testdata::require("bvh", "fk_scale_scales_positions") else {
+        return;
+    };
+    let file = dir.join("mocapbank_zxy_crlf.bvh");
+    let file = file.to_str().unwrap();
+    let cm = json_positions(
+        &serde_json::from_str(&ok(&["fk", file, "--frame", "7", "--json"])).unwrap(),
+    );
+    let m = json_positions(
+        &serde_json::from_str(&ok(&[
+            "fk", file, "--frame", "7", "--json", "--scale", "0.01",
+        ]))
+        .unwrap(),
+    );
+    for ((_, a), (_, b)) in cm.iter().zip(&m) {
+        assert!((*a * 0.01 - *b).length() < 1e-12);
+    }
+}
+
+#[test]
+fn convert_resamples_and_rescales() {
+    let Some(dir) = ikarus_testdata::require("bvh", "convert_resamples_and_rescales") else {
+        return;
+    };
+    let input = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let out = temp_dir("convert").join("walk30.bvh");
+    ok(&[
+        "convert",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--fps",
+        "30",
+        "--scale",
+        "0.056444",
+    ]);
+    let original = Bvh::read(&input, &BvhReadOptions::default()).unwrap();
+    let converted = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    // 344 frames at 120 fps span 343/120 s; at 30 fps that is 86 steps (the last one clamped).
+    assert_eq!(converted.frame_count, 87);
+    assert!((converted.frame_time - 1.0 / 30.0).abs() < 1e-12);
+    // Frame k at 30 fps lies at source position k/30/frame_time (just past 4k: the file's
+    // frame time .0083333 is not exactly 1/120). Slerp between nearby frames is within a
+    // fraction of a millimetre of lerping the independently computed joint positions.
+    for k in [0, 10, 85] {
+        let position =
+            (k as f64 / 30.0 / original.frame_time).min((original.frame_count - 1) as f64);
+        let i = position.floor() as usize;
+        let f = position - i as f64;
+        let a = naive_positions(&original, i);
+        let b = naive_positions(&original, (i + 1).min(original.frame_count - 1));
+        let c = naive_positions(&converted, k);
+        for ((p, q), r) in a.iter().zip(&b).zip(&c) {
+            let expected = p.lerp(*q, f) * 0.056_444;
+            assert!(
+                (expected - *r).length() < 1e-4,
+                "frame {k}: {expected} vs {r}"
+            );
+        }
+    }
+    let err = fails(&["convert", input.to_str().unwrap(), "out.xyz"]);
+    assert!(err.contains("unknown output format"), "{err}");
+}
+
+#[test]
+fn up_axis_guess_follows_a_z_up_file() {
+    let Some(dir) = ikarus_testdata::require("bvh", "up_axis_guess_follows_a_z_up_file") else {
+        return;
+    };
+    // Rotate the whole figure +90° about X (Y up becomes Z up) through the root's channels.
+    let input = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
+    let bvh = Bvh::read(&input, &BvhReadOptions::default()).unwrap();
+    let mut motion = bvh.to_motion().unwrap();
+    let turn = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    let root = bvh.skeleton.roots().next().unwrap();
+    for frame in motion.frames_mut() {
+        frame[root].rotation = turn * frame[root].rotation;
+        frame[root].translation = turn * frame[root].translation;
+    }
+    let out = temp_dir("zup").join("zup.bvh");
+    Bvh::from_motion(&bvh.skeleton, &motion, bvh.layout.clone())
+        .unwrap()
+        .write(&out)
+        .unwrap();
+    let info: Value =
+        serde_json::from_str(&ok(&["info", out.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(info["up_axis"], "+Z");
+}
+
+#[test]
+fn malformed_files_give_one_line_with_file_line_and_column() {
+    let dir = temp_dir("malformed");
+    let path = dir.join("bad.bvh");
+    std::fs::write(&path, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 zero 0\n}\n").unwrap();
+    let err = fails(&["info", path.to_str().unwrap()]);
+    assert!(
+        err.contains("bad.bvh:4:12: expected an OFFSET component"),
+        "{err}"
+    );
+    let err = fails(&["fk", dir.join("missing.bvh").to_str().unwrap()]);
+    assert!(err.contains("missing.bvh"), "{err}");
+    let err = fails(&["info", dir.join("model.xyz").to_str().unwrap()]);
+    assert!(err.contains("unknown file format"), "{err}");
+}
+
+fn write_task(dir: &Path, name: &str, task: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, task).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn solve_reports_fk_residuals_and_rejects_bad_tasks() {
+    let dir = temp_dir("solve");
+    let task = write_task(
+        &dir,
+        "task.json",
+        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "none"},
+        "effectors": [{"joint": "leftHand", "position": [0.7, 1.38, 0.25], "orientation": [0, 0, 0, 1]}]}"#,
+    );
+    let out = dir.join("out.json");
+    ok(&["solve", &task, "--out", out.to_str().unwrap()]);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(result["report"]["status"], "max_iterations");
+    assert_eq!(result["report"]["solver"], "none");
+    assert!((result["report"]["position_error"].as_f64().unwrap() - 0.25).abs() < 1e-12);
+    assert_eq!(result["report"]["rotation_error"].as_f64().unwrap(), 0.0);
+    assert!(result["report"]["time_ns"].as_u64().is_some());
+    let joints = json_positions(&result);
+    let fk: Value = serde_json::from_str(&ok(&["fk", "builtin:humanoid", "--json"])).unwrap();
+    assert_eq!(joints, json_positions(&fk));
+    assert_eq!(
+        result["joints"][0]["rotation"],
+        serde_json::json!([0.0, 0.0, 0.0, 1.0])
+    );
+
+    let unknown = write_task(
+        &dir,
+        "unknown.json",
+        r#"{"skeleton": "builtin:humanoid", "effectors": [{"joint": "tail", "position": [0, 0, 0]}]}"#,
+    );
+    assert!(fails(&["solve", &unknown]).contains("no joint named `tail`"));
+    let syntax = write_task(
+        &dir,
+        "syntax.json",
+        "{\"skeleton\": \"builtin:humanoid\",\n \"effectors\": [}",
+    );
+    let err = fails(&["solve", &syntax]);
+    assert!(err.contains("syntax.json:2:"), "{err}");
+    let kind = write_task(
+        &dir,
+        "kind.json",
+        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "magic"}, "effectors": []}"#,
+    );
+    assert!(fails(&["solve", &kind]).contains("magic"));
+    let huge = write_task(
+        &dir,
+        "huge.json",
+        r#"{"skeleton": "builtin:humanoid", "effectors": [{"joint": "head", "position": [1e999, 0, 0]}]}"#,
+    );
+    let out = ikarus(&["solve", &huge]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().is_some(), "no crash");
+    assert!(
+        !out.status.success() || text.contains("invalid_input"),
+        "{text}"
+    );
+    let empty = write_task(
+        &dir,
+        "empty.json",
+        r#"{"skeleton": "builtin:humanoid", "effectors": []}"#,
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &empty])).unwrap();
+    assert_eq!(result["report"]["status"], "invalid_input");
+    assert!(result["report"]["position_error"].is_null());
+}
+
+#[test]
+fn solve_starts_from_a_bvh_frame_relative_to_the_task() {
+    let Some(dir) =
+        ikarus_testdata::require("bvh", "solve_starts_from_a_bvh_frame_relative_to_the_task")
+    else {
+        return;
+    };
+    let file = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
+    let tmp = temp_dir("solve-bvh");
+    let task = write_task(
+        &tmp,
+        "task.json",
+        &format!(
+            r#"{{"skeleton": "{}", "frame": 12, "effectors": [{{"joint": "LeftHand", "position": [0, 0, 0]}}]}}"#,
+            file.to_str().unwrap()
+        ),
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
+    let fk: Value = serde_json::from_str(&ok(&[
+        "fk",
+        file.to_str().unwrap(),
+        "--frame",
+        "12",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(json_positions(&result), json_positions(&fk));
+}
+
+#[test]
+fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
+    let out = temp_dir("demo").join("demo.bvh");
+    let text = ok(&["demo", "--out", out.to_str().unwrap(), "--frames", "20"]);
+    assert!(
+        text.contains("solver") && text.contains("residual") && text.contains("none"),
+        "{text}"
+    );
+    let bvh = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    assert_eq!(bvh.frame_count, 20);
+    assert_eq!(bvh.skeleton.len(), 26);
+}
