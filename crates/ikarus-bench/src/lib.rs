@@ -1,1 +1,38 @@
-//! placeholder
+//! Shared fixtures for the benchmarks: the real files from `../shared/data`.
+
+use std::path::PathBuf;
+
+use ikarus_core::{JointLimit, RawJoint, Skeleton, SkeletonBuilder};
+use ikarus_formats::bvh::Bvh;
+
+/// Path of a shared BVH file.
+///
+/// # Panics
+/// When the shared data is missing: benchmarks measure real files only.
+pub fn bvh_path(name: &str) -> PathBuf {
+    ikarus_testdata::require("bvh", "benchmark")
+        .expect("benchmarks need ../shared/data (or IKARUS_SHARED_DATA)")
+        .join(name)
+}
+
+/// The skeleton without its End Site leaves (the 31-joint CMU skeleton proper).
+///
+/// # Panics
+/// Never for a parsed BVH (its joints already form a valid skeleton).
+pub fn without_end_sites(bvh: &Bvh) -> Skeleton {
+    let s = &bvh.skeleton;
+    let mut builder = SkeletonBuilder::new();
+    for (j, entry) in s.joints().zip(&bvh.layout.joints) {
+        if !entry.end_site {
+            builder.push(RawJoint {
+                name: s.name(j).to_owned(),
+                parent: s.parent(j).map(|p| s.name(p).to_owned()),
+                rest: *s.rest(j),
+                limit: JointLimit::Free,
+            });
+        }
+    }
+    builder
+        .build()
+        .expect("a subset of a valid skeleton is valid")
+}

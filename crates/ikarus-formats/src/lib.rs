@@ -18,3 +18,8 @@ mod error;
 
 pub use document::{Document, open};
 pub use error::FormatError;
+
+/// The README's library example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

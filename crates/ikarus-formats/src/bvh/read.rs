@@ -376,10 +376,12 @@ fn parse_values(
             )));
         }
     };
-    if channel_count == 0 && frame_count > 1_000_000 {
+    if channel_count == 0 && frame_count > 10_000 {
         return Err(cursor.error_at(
             count_start,
-            format!("expected at most 1000000 frames without channels, found {frame_count}"),
+            format!(
+                "expected at most 10000 frames in a file without channels, found {frame_count}"
+            ),
         ));
     }
     let position_scaled: Vec<bool> = layout

@@ -1,0 +1,46 @@
+//! BVH parsing and writing throughput on the 2 MB CMU jump file.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ikarus_bench::bvh_path;
+use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use std::hint::black_box;
+
+fn bench_bvh(c: &mut Criterion) {
+    let bytes = std::fs::read(bvh_path("cmu_01_01_jump_cgspeed.bvh")).expect("CMU jump file");
+    let options = BvhReadOptions::default();
+    let parsed = Bvh::parse(&bytes, &options).expect("parses");
+    let motion = parsed.to_motion().expect("converts");
+    let written = Bvh::from_motion(&parsed.skeleton, &motion, parsed.layout.clone())
+        .expect("fits")
+        .to_bvh_string();
+
+    let mut group = c.benchmark_group("bvh");
+    group.sample_size(30);
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    // Every value parsed into f64 (264,198 values), hierarchy built.
+    group.bench_function("parse_cmu_jump", |b| {
+        b.iter(|| Bvh::parse(black_box(&bytes), &options).expect("parses"));
+    });
+    // Parsing plus Euler-to-quaternion conversion of every frame into a Motion.
+    group.bench_function("parse_to_motion_cmu_jump", |b| {
+        b.iter(|| {
+            Bvh::parse(black_box(&bytes), &options)
+                .expect("parses")
+                .to_motion()
+                .expect("converts")
+        });
+    });
+    group.throughput(Throughput::Bytes(written.len() as u64));
+    // Quaternion motion to Euler channels to text.
+    group.bench_function("write_cmu_jump", |b| {
+        b.iter(|| {
+            Bvh::from_motion(&parsed.skeleton, black_box(&motion), parsed.layout.clone())
+                .expect("fits")
+                .to_bvh_string()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_bvh);
+criterion_main!(benches);
