@@ -5,8 +5,10 @@
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use proptest::prelude::*;
 
-/// Crashing inputs found by `cargo fuzz run bvh` (none so far) plus hand-picked edge cases.
+/// Crashing inputs found by `cargo fuzz run bvh`, then hand-picked edge cases.
 const REGRESSIONS: &[&[u8]] = &[
+    // Fuzz crash 8c2366f4: a joint name ending in `{` was written back and re-read as the brace.
+    b"HIERARCHY\x0aROOT H{\x0a\x09OFFSET 4 0 0\x0a\x09JOINT Spi\x09{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\x0a\x09\x09OFFSET 0 10 0\x0a\x09\x09\x0a\x09}\x0a}\x0aMOTION\x0aFrames: 8\x0aFrame Time:\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0c\x0d2",
     b"",
     b"HIERARCHY",
     b"HIERARCHY\nROOT",

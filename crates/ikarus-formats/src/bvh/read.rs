@@ -221,6 +221,10 @@ impl Hierarchy {
                 cursor.error_at(name_start, format!("expected a joint name after {keyword}"))
             );
         }
+        if let Some(brace) = name.iter().position(|&c| c == b'{' || c == b'}') {
+            let message = "expected a joint name without braces (a lone `{` opens the block)";
+            return Err(cursor.error_at(name_start + brace, message.into()));
+        }
         let name = String::from_utf8_lossy(name).into_owned();
         if !self.names.insert(name.clone()) {
             let message =
