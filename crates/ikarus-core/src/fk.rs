@@ -1,5 +1,7 @@
 //! Forward kinematics: local poses to model space in one pass over the flat joint array.
 
+use glam::{DAffine3, DMat3, DVec3};
+
 use crate::{JointId, LocalPose, ModelPose, Skeleton};
 
 const NO_PARENT: u32 = u32::MAX;
@@ -40,13 +42,37 @@ fn update_range(
     assert_eq!(model.len(), n, "model pose is for a different skeleton");
     let parents = &skeleton.parent_indices()[..n];
     let locals = &local.transforms()[..n];
-    let models = &mut model.transforms_mut()[..n];
+    let matrices = &mut model.model_from_joint[..n];
+    let rotations = &mut model.rotations[..n];
+    let rigid = &mut model.rigid[..n];
     for i in range {
-        let parent_from_joint = locals[i].to_affine();
-        models[i] = match parents[i] {
-            NO_PARENT => parent_from_joint,
-            p => models[p as usize] * parent_from_joint,
-        };
+        let l = &locals[i];
+        let unit_scale = l.scale == DVec3::ONE;
+        match parents[i] {
+            NO_PARENT => {
+                matrices[i] = l.to_affine();
+                rotations[i] = l.rotation;
+                rigid[i] = unit_scale;
+            }
+            p => {
+                let p = p as usize;
+                let rotation = rotations[p] * l.rotation;
+                rotations[i] = rotation;
+                let parent = matrices[p];
+                if unit_scale && rigid[p] {
+                    // Rigid path: the model rotation is the quaternion product, cheaper than
+                    // a 3×3 matrix product.
+                    matrices[i] = DAffine3::from_mat3_translation(
+                        DMat3::from_quat(rotation),
+                        parent.transform_point3(l.translation),
+                    );
+                    rigid[i] = true;
+                } else {
+                    matrices[i] = parent * l.to_affine();
+                    rigid[i] = false;
+                }
+            }
+        }
     }
 }
 

@@ -86,9 +86,18 @@ impl IndexMut<JointId> for LocalPose {
 
 /// Every joint's transform in model space (`model_from_joint`), the output of
 /// [`fk::forward_kinematics`](crate::fk::forward_kinematics).
+///
+/// Besides the affine transforms it keeps each joint's model-space rotation as a quaternion
+/// (the product of the local rotations from the root), so solvers read orientations without
+/// decomposing matrices. Where a scale other than 1 lies on the path from the root, the rotation
+/// is extracted from the matrix instead.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelPose {
-    model_from_joint: Vec<DAffine3>,
+    pub(crate) model_from_joint: Vec<DAffine3>,
+    /// Model-space rotation per joint; exact where `rigid`.
+    pub(crate) rotations: Vec<DQuat>,
+    /// True when every transform from the root to the joint has unit scale.
+    pub(crate) rigid: Vec<bool>,
 }
 
 impl ModelPose {
@@ -96,6 +105,8 @@ impl ModelPose {
     pub fn new(skeleton: &Skeleton) -> Self {
         Self {
             model_from_joint: vec![DAffine3::IDENTITY; skeleton.len()],
+            rotations: vec![DQuat::IDENTITY; skeleton.len()],
+            rigid: vec![true; skeleton.len()],
         }
     }
 
@@ -115,21 +126,20 @@ impl ModelPose {
         self.model_from_joint[joint.index()].translation
     }
 
-    /// The joint's orientation in model space (scale and shear removed).
+    /// The joint's orientation in model space (scale, mirroring and shear removed).
+    #[inline]
     pub fn rotation(&self, joint: JointId) -> DQuat {
-        let m = &self.model_from_joint[joint.index()];
-        let (_, rotation, _) = m.to_scale_rotation_translation();
+        let i = joint.index();
+        if self.rigid[i] {
+            return self.rotations[i];
+        }
+        let (_, rotation, _) = self.model_from_joint[i].to_scale_rotation_translation();
         rotation.normalize()
     }
 
     /// All `model_from_joint` transforms, indexed by joint.
     pub fn transforms(&self) -> &[DAffine3] {
         &self.model_from_joint
-    }
-
-    /// Mutable access for forward kinematics and solvers that update model space directly.
-    pub fn transforms_mut(&mut self) -> &mut [DAffine3] {
-        &mut self.model_from_joint
     }
 
     /// Every joint's model-space position, indexed by joint.

@@ -81,6 +81,19 @@ proptest! {
                 m = to_mat4(&pose[i]) * m;
                 k = parents[i];
             }
+            // Where every scale on the path is 1, the model rotation is the naive matrix's 3×3.
+            let mut rigid = true;
+            let mut k = Some(input);
+            while let Some(i) = k {
+                rigid &= pose[i].scale == DVec3::ONE;
+                k = parents[i];
+            }
+            if rigid {
+                let r = glam::DMat3::from_quat(model.rotation(j));
+                let naive = glam::DMat3::from_mat4(m);
+                prop_assert!((r - naive).abs_diff_eq(glam::DMat3::ZERO, 1e-9),
+                    "rotation of {}: {r} vs {naive}", skeleton.name(j));
+            }
             let got = DMat4::from(model[j]);
             for c in 0..4 {
                 let diff: DVec4 = got.col(c) - m.col(c);

@@ -14,7 +14,7 @@ pub struct Args {
     /// Frame to evaluate (0 = first; the rest pose for skeletons without motion).
     #[arg(long, default_value_t = 0)]
     frame: usize,
-    /// Print JSON: {"joints":[{"name":..., "position":[x,y,z]}, ...]}.
+    /// Print JSON: `{"joints":[{"name":..., "position":[x,y,z]}, ...]}`.
     #[arg(long)]
     json: bool,
     /// Multiply lengths by this factor (e.g. 0.01 for centimetres to metres).
