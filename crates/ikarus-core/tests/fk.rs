@@ -61,7 +61,7 @@ proptest! {
                 name: format!("j{i}"),
                 parent: p.map(|p| format!("j{p}")),
                 rest: *r,
-                limit: Default::default(),
+                limit: ikarus_core::JointLimit::Free,
             });
         }
         let skeleton = b.build().unwrap();

@@ -1,4 +1,5 @@
 //! The builder rejects every class of invalid input and names the offending joint.
+#![allow(clippy::match_same_arms)] // one arm per corruption class, even where two check the same field
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{

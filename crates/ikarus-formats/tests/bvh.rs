@@ -1,5 +1,7 @@
 //! BVH against the real files in ../shared/data/bvh, and hand-written malformed input.
 
+use std::fmt::Write as _;
+
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::bvh::{Bvh, BvhError, BvhReadOptions};
 
@@ -152,6 +154,7 @@ fn accepts_layout_variations() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a table of cases
 fn malformed_input_names_line_and_column() {
     let cases: Vec<(String, usize, usize, &str)> = vec![
         (
@@ -274,14 +277,14 @@ fn deep_nesting_and_huge_joint_counts_fail_cleanly() {
     let depth = 1_000_000;
     let mut text = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\n");
     for i in 0..depth {
-        text.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\n"));
+        write!(text, "JOINT j{i}\n{{\nOFFSET 0 1 0\n").unwrap();
     }
     let err = parse(&text).unwrap_err();
     assert!(err.to_string().contains("more than 65536 joints"), "{err}");
     // Deep but within the cap: parses without recursion.
     let mut text = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\n");
     for i in 0..60_000 {
-        text.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\n"));
+        write!(text, "JOINT j{i}\n{{\nOFFSET 0 1 0\n").unwrap();
     }
     text.push_str(&"}\n".repeat(60_001));
     text.push_str("MOTION\nFrames: 0\nFrame Time: 1\n");

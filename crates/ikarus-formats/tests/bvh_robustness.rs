@@ -4,6 +4,7 @@
 
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use proptest::prelude::*;
+use std::fmt::Write as _;
 
 /// Crashing inputs found by `cargo fuzz run bvh`, then hand-picked edge cases.
 const REGRESSIONS: &[&[u8]] = &[
@@ -122,7 +123,7 @@ proptest! {
         let mut text = String::from("HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\nJOINT Spine\n{\nOFFSET 0 10 0\nCHANNELS 3 Yrotation Zrotation Xrotation\nEnd Site\n{\nOFFSET 0 5 0\n}\n}\n}\nMOTION\nFrames: 3\nFrame Time: 0.25\n");
         for row in values.chunks(9) {
             for v in row {
-                text.push_str(&format!("{v} "));
+                write!(text, "{v} ").unwrap();
             }
             text.push('\n');
         }

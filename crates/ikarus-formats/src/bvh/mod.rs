@@ -401,7 +401,7 @@ mod tests {
             // Independent check: the product of axis rotations in channel order.
             let mut back = DQuat::IDENTITY;
             for (c, v) in channels.iter().zip(&values) {
-                back = back * DQuat::from_axis_angle(c.axis(), v.to_radians());
+                back *= DQuat::from_axis_angle(c.axis(), v.to_radians());
             }
             prop_assert!(back.dot(q).abs() > 1.0 - 1e-12, "{q} -> {values:?} -> {back}");
             let t = channels_to_transform(DVec3::ZERO, &channels, &values);
