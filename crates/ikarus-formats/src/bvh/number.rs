@@ -14,17 +14,7 @@ const POW10: [f64; 23] = [
 #[inline]
 pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     let mut i = start;
-    let negative = match bytes.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = take_sign(bytes, &mut i);
     let mut mantissa: u64 = 0;
     let mut significant = 0u32; // significant digits in the mantissa
     let mut dropped = false; // digits beyond 19 significant ones
@@ -72,17 +62,7 @@ pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     }
     if let Some(b'e' | b'E') = bytes.get(i) {
         i += 1;
-        let exp_negative = match bytes.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
+        let exp_negative = take_sign(bytes, &mut i);
         let digits_start = i;
         let mut e: i64 = 0;
         while let Some(&c) = bytes.get(i) {
@@ -113,6 +93,22 @@ pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
         return Some((parsed, i));
     };
     Some((if negative { -value } else { value }, i))
+}
+
+/// Skips an optional `+` or `-` at `*i`; true for `-`.
+#[inline]
+fn take_sign(bytes: &[u8], i: &mut usize) -> bool {
+    match bytes.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    }
 }
 
 /// Parses an unsigned decimal integer; `None` unless it is all digits and fits in a `u64`.
