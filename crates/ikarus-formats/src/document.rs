@@ -35,12 +35,7 @@ impl Document {
 /// [`FormatError`] naming the file and, for parse errors, line and column.
 pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
-        let skeleton = builtin_humanoid();
-        let skeleton = if scale == 1.0 {
-            skeleton
-        } else {
-            crate::bvh::scaled_skeleton(&skeleton, scale)
-        };
+        let skeleton = builtin_humanoid().scaled(scale);
         return Ok(Document {
             skeleton,
             motion: None,

@@ -119,10 +119,10 @@ pub fn solve_file(task_file: &TaskFile, task_dir: &Path) -> Result<Output> {
     let source = resolve(&task_file.skeleton, task_dir);
     let document = load::open(&source, task_file.scale)?;
     let skeleton = &document.skeleton;
-    let mut pose = load::frame_pose(&document, task_file.frame.unwrap_or(0))?;
-    if task_file.frame.is_none() {
-        pose = skeleton.rest_pose();
-    }
+    let mut pose = match task_file.frame {
+        Some(frame) => load::frame_pose(&document, frame)?,
+        None => skeleton.rest_pose(),
+    };
     let task = build_task(skeleton, task_file)?;
     let start = Instant::now();
     let report = ikarus_solve::solve(skeleton, &task, &task_file.solver, &mut pose);

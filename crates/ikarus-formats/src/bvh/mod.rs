@@ -297,11 +297,6 @@ impl Bvh {
     }
 }
 
-/// A copy of `skeleton` with every rest translation multiplied by `scale`.
-pub fn scaled_skeleton(skeleton: &Skeleton, scale: f64) -> Skeleton {
-    skeleton.scaled(scale)
-}
-
 /// The local transform given by a joint's channel values; components without a position
 /// channel keep the offset.
 pub fn channels_to_transform(offset: DVec3, channels: &[Channel], values: &[f64]) -> Transform {
