@@ -46,7 +46,9 @@ mod skeleton;
 mod transform;
 
 pub use glam;
-pub use limit::{HingeLimit, JointLimit, SwingTwistLimit, swing_twist};
+pub use limit::{
+    EulerLimit, EulerOrder, HingeLimit, JointLimit, MmdLimit, SwingTwistLimit, swing_twist,
+};
 pub use motion::{Motion, MotionError};
 pub use pose::{LocalPose, ModelPose};
 pub use skeleton::{JointId, MAX_JOINTS, RawJoint, Skeleton, SkeletonBuilder, SkeletonError};

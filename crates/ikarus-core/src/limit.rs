@@ -1,15 +1,24 @@
-//! Joint limits as model data.
+//! Joint limits as model data, with one projection onto the legal set.
 //!
 //! Every limit constrains a joint's rotation **relative to its rest rotation**, expressed in the
 //! joint's rest frame: `delta = rest.rotation⁻¹ * local.rotation`. The rest pose is therefore
 //! always legal when every range contains zero.
 //!
-//! This module holds the data and a "how far outside" measure ([`JointLimit::violation`]);
-//! projection onto the legal set belongs to the shared limit mechanism of the solvers.
+//! Each limit answers three questions about a `delta`:
+//! - [`JointLimit::contains`]: is it legal?
+//! - [`JointLimit::project`]: the legal rotation the solvers use instead (idempotent, identity
+//!   on legal rotations, continuous across ±180°; see each variant for the exact rule);
+//! - [`JointLimit::violation`]: how far outside, in radians.
+//!
+//! [`JointLimit::unlocked_part`] removes from a rotation the directions a joint can never move
+//! in; the MMD-style CCD of seed 001 uses it to stop residual rotations from oscillating.
 
-use std::f64::consts::PI;
+use std::f64::consts::{PI, TAU};
 
-use glam::{DQuat, DVec3};
+use glam::{DQuat, DVec3, EulerRot};
+
+/// Angles within this many radians of a bound count as inside.
+const ANGLE_TOLERANCE: f64 = 1e-9;
 
 /// A hinge: rotation only about `axis`, by an angle in `[min, max]` radians.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,6 +53,88 @@ pub struct SwingTwistLimit {
     pub twist: (f64, f64),
 }
 
+/// An intrinsic Tait–Bryan rotation order about the rest frame's axes: `Xyz` means
+/// `delta = Rx(a) · Ry(b) · Rz(c)` (column vectors), `a`, `b`, `c` being the first, second and
+/// third angle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum EulerOrder {
+    /// `Rx · Ry · Rz`.
+    Xyz,
+    /// `Rx · Rz · Ry`.
+    Xzy,
+    /// `Ry · Rx · Rz`.
+    Yxz,
+    /// `Ry · Rz · Rx`.
+    Yzx,
+    /// `Rz · Rx · Ry`.
+    Zxy,
+    /// `Rz · Ry · Rx`.
+    Zyx,
+}
+
+impl EulerOrder {
+    /// The same order as a glam [`EulerRot`] (intrinsic).
+    pub fn to_euler_rot(self) -> EulerRot {
+        match self {
+            Self::Xyz => EulerRot::XYZ,
+            Self::Xzy => EulerRot::XZY,
+            Self::Yxz => EulerRot::YXZ,
+            Self::Yzx => EulerRot::YZX,
+            Self::Zxy => EulerRot::ZXY,
+            Self::Zyx => EulerRot::ZYX,
+        }
+    }
+
+    /// The rest-frame axis index (0 = X, 1 = Y, 2 = Z) of the first, second and third angle.
+    pub fn axes(self) -> [usize; 3] {
+        match self {
+            Self::Xyz => [0, 1, 2],
+            Self::Xzy => [0, 2, 1],
+            Self::Yxz => [1, 0, 2],
+            Self::Yzx => [1, 2, 0],
+            Self::Zxy => [2, 0, 1],
+            Self::Zyx => [2, 1, 0],
+        }
+    }
+}
+
+/// Per-axis Euler ranges (seed 002): the rotation is legal when **either** of its two Euler
+/// decompositions in `order` lies inside the ranges. A rotation has the decomposition
+/// `(a, b, c)` with the middle angle `b` in `[-π/2, π/2]` and the equivalent
+/// `(a + π, π − b, c + π)`; at the fold `b = ±π/2` only `a ± c` is determined, and any split
+/// inside the ranges counts (the seed's cases 3 and 4).
+///
+/// Projection clamps each decomposition's angles to their ranges (to the nearer bound on the
+/// circle) and keeps the candidate closest to the input rotation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct EulerLimit {
+    /// The rotation order the angles refer to.
+    pub order: EulerOrder,
+    /// Smallest first, second and third angle, radians, each in `[-π, π]`.
+    pub min: [f64; 3],
+    /// Largest first, second and third angle, radians, each in `[min, π]`.
+    pub max: [f64; 3],
+}
+
+/// The MMD (Miku Miku Dance) IK angle limit (seed 001), per rest-frame axis: the quaternion's `x`, `y`,
+/// `z` components (taken with `w ≥ 0`) must lie within `[sin(min/2), sin(max/2)]` of the axis.
+///
+/// Projection clamps those three components and recomputes `w ≥ 0` so the quaternion stays
+/// unit (the seed renormalises; recomputing `w` keeps a clamped component exactly at its bound,
+/// which makes the projection idempotent). Both signs of the quaternion are tried and the
+/// result closer to the input wins, so the projection does not jump at 180°.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct MmdLimit {
+    /// Lower angle about the rest frame's X, Y and Z axes, radians, each in `[-π, π]`.
+    pub min: DVec3,
+    /// Upper angle about X, Y and Z, radians, each in `[min, π]`.
+    pub max: DVec3,
+}
+
 /// The legal rotations of one joint, relative to its rest rotation (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -55,10 +146,16 @@ pub enum JointLimit {
     Free,
     /// Only the rest rotation.
     Locked,
-    /// One rotational degree of freedom (elbows, knees).
+    /// One rotational degree of freedom (elbows, knees). Projection keeps the twist about the
+    /// axis (the nearest rotation about it) and clamps its angle.
     Hinge(HingeLimit),
-    /// Swing cone/ellipse plus twist range (shoulders, hips, spine).
+    /// Swing cone/ellipse plus twist range (shoulders, hips, spine). Projection clamps the
+    /// twist angle and scales the swing vector radially onto the ellipse.
     SwingTwist(SwingTwistLimit),
+    /// Per-axis Euler ranges accepting both decompositions (seed 002).
+    Euler(EulerLimit),
+    /// MMD quaternion-component limits (seed 001).
+    Mmd(MmdLimit),
 }
 
 impl JointLimit {
@@ -89,11 +186,40 @@ impl JointLimit {
                 check_range("swing_v range", s.swing_v, true)?;
                 check_range("twist range", s.twist, false)
             }
+            Self::Euler(e) => {
+                for (i, name) in ["first", "second", "third"].into_iter().enumerate() {
+                    check_range(&format!("{name} Euler range"), (e.min[i], e.max[i]), false)?;
+                }
+                Ok(())
+            }
+            Self::Mmd(m) => {
+                for (i, name) in ["x", "y", "z"].into_iter().enumerate() {
+                    check_range(&format!("MMD {name} range"), (m.min[i], m.max[i]), false)?;
+                }
+                let (lo, hi) = mmd_bounds(m);
+                if DVec3::ZERO.clamp(lo, hi).length_squared() > 1.0 {
+                    return Err("MMD ranges admit no rotation together".into());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// True when `delta` (the rotation relative to rest, see the module docs) is legal, within
+    /// 1e-9 rad.
+    pub fn contains(&self, delta: DQuat) -> bool {
+        match self {
+            Self::Euler(e) => euler_contains(e, delta),
+            Self::Mmd(m) => mmd_contains(m, delta) || mmd_contains(m, -delta),
+            _ => self.violation(delta) <= ANGLE_TOLERANCE,
         }
     }
 
     /// How far `delta` (the rotation relative to rest, see the module docs) lies outside the
     /// limit, in radians; 0 when legal.
+    ///
+    /// Hinge and swing–twist limits measure the excess angle per component (off-axis swing plus
+    /// range excess); Euler and MMD limits measure the angle from `delta` to its projection.
     pub fn violation(&self, delta: DQuat) -> f64 {
         match self {
             Self::Free => 0.0,
@@ -106,29 +232,292 @@ impl JointLimit {
             Self::SwingTwist(s) => {
                 let (swing, twist) = swing_twist(delta, s.twist_axis);
                 let twist_angle = signed_angle_about(twist, s.twist_axis);
-                let v_axis = s.twist_axis.cross(s.swing_axis);
-                let rotvec = swing.to_scaled_axis();
-                let (su, sv) = (rotvec.dot(s.swing_axis), rotvec.dot(v_axis));
-                let a = if su >= 0.0 { s.swing_u.1 } else { -s.swing_u.0 };
-                let b = if sv >= 0.0 { s.swing_v.1 } else { -s.swing_v.0 };
-                let radius = (su * su + sv * sv).sqrt();
-                let swing_excess = if radius == 0.0 {
-                    0.0
-                } else if a <= 0.0 || b <= 0.0 {
-                    // Degenerate ellipse: only the axis with a positive limit is open.
-                    let along = if a <= 0.0 { su.abs() } else { sv.abs() };
-                    let limit = if a <= 0.0 { b.max(0.0) } else { a };
-                    along + outside((su * su + sv * sv - along * along).sqrt(), 0.0, limit)
-                } else {
-                    // Ellipse radius in the swing's direction.
-                    let (c, sn) = (su / radius, sv / radius);
-                    let limit = a * b / ((b * c).powi(2) + (a * sn).powi(2)).sqrt();
-                    (radius - limit).max(0.0)
-                };
+                let (su, sv) = swing_components(s, swing);
+                let (pu, pv) = project_swing(s, su, sv);
+                let swing_excess = (su - pu).hypot(sv - pv);
                 swing_excess + outside(twist_angle, s.twist.0, s.twist.1)
+            }
+            Self::Euler(_) | Self::Mmd(_) => {
+                if self.contains(delta) {
+                    0.0
+                } else {
+                    angle_between(delta, self.project(delta))
+                }
             }
         }
     }
+
+    /// The legal rotation used in place of `delta` (see each variant for the rule). Returns
+    /// `delta` itself when it is legal, so projecting twice changes nothing.
+    pub fn project(&self, delta: DQuat) -> DQuat {
+        match self {
+            Self::Free => delta,
+            Self::Locked => DQuat::IDENTITY,
+            Self::Hinge(h) => {
+                let (_, twist) = swing_twist(delta, h.axis);
+                let angle = signed_angle_about(twist, h.axis);
+                let clamped = clamp_circular(angle, h.min, h.max);
+                if clamped == angle && self.contains(delta) {
+                    return delta;
+                }
+                DQuat::from_axis_angle(h.axis, clamped)
+            }
+            Self::SwingTwist(s) => {
+                if self.contains(delta) {
+                    return delta;
+                }
+                let (swing, twist) = swing_twist(delta, s.twist_axis);
+                let angle = signed_angle_about(twist, s.twist_axis);
+                let twist = DQuat::from_axis_angle(
+                    s.twist_axis,
+                    clamp_circular(angle, s.twist.0, s.twist.1),
+                );
+                let (su, sv) = swing_components(s, swing);
+                let (pu, pv) = project_swing(s, su, sv);
+                let v_axis = s.twist_axis.cross(s.swing_axis);
+                DQuat::from_scaled_axis(s.swing_axis * pu + v_axis * pv) * twist
+            }
+            Self::Euler(e) => {
+                if euler_contains(e, delta) {
+                    return delta;
+                }
+                euler_project(e, delta)
+            }
+            Self::Mmd(m) => {
+                if self.contains(delta) {
+                    return delta;
+                }
+                let a = mmd_clamp(m, delta);
+                let b = mmd_clamp(m, -delta);
+                if angle_between(delta, a) <= angle_between(delta, b) {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+
+    /// The part of `rotation` (rest frame) about directions this limit does not lock entirely:
+    /// identity for [`JointLimit::Locked`], the twist about the axis for a hinge, and for Euler
+    /// and MMD limits the quaternion with the components of fully locked axes (range `[0, 0]`)
+    /// zeroed and renormalised, as seed 001 does with the residual rotation.
+    pub fn unlocked_part(&self, rotation: DQuat) -> DQuat {
+        let zero_axes = |locked: [bool; 3]| {
+            let mut v = rotation.xyz();
+            for (i, &l) in locked.iter().enumerate() {
+                if l {
+                    v[i] = 0.0;
+                }
+            }
+            let q = DQuat::from_xyzw(v.x, v.y, v.z, rotation.w);
+            let n = q.length();
+            if n < 1e-12 { DQuat::IDENTITY } else { q / n }
+        };
+        match self {
+            Self::Free => rotation,
+            Self::Locked => DQuat::IDENTITY,
+            Self::Hinge(h) => swing_twist(rotation, h.axis).1,
+            Self::SwingTwist(s) => {
+                let swing_locked = s.swing_u == (0.0, 0.0) && s.swing_v == (0.0, 0.0);
+                let twist_locked = s.twist == (0.0, 0.0);
+                let (swing, twist) = swing_twist(rotation, s.twist_axis);
+                match (swing_locked, twist_locked) {
+                    (true, true) => DQuat::IDENTITY,
+                    (true, false) => twist,
+                    (false, true) => swing,
+                    (false, false) => rotation,
+                }
+            }
+            Self::Euler(e) => {
+                let mut locked = [false; 3];
+                for (k, &axis) in e.order.axes().iter().enumerate() {
+                    locked[axis] = e.min[k] == 0.0 && e.max[k] == 0.0;
+                }
+                zero_axes(locked)
+            }
+            Self::Mmd(m) => zero_axes([0, 1, 2].map(|i| m.min[i] == 0.0 && m.max[i] == 0.0)),
+        }
+    }
+}
+
+/// Swing rotation vector components `(s_u, s_v)` of a swing–twist limit.
+fn swing_components(s: &SwingTwistLimit, swing: DQuat) -> (f64, f64) {
+    let v_axis = s.twist_axis.cross(s.swing_axis);
+    let rotvec = swing.to_scaled_axis();
+    (rotvec.dot(s.swing_axis), rotvec.dot(v_axis))
+}
+
+/// The swing components scaled radially onto the per-quadrant ellipse (unchanged inside it).
+/// A zero semi-axis closes that half: the point moves onto the open axis and is clamped there.
+fn project_swing(s: &SwingTwistLimit, su: f64, sv: f64) -> (f64, f64) {
+    let a = if su >= 0.0 { s.swing_u.1 } else { -s.swing_u.0 };
+    let b = if sv >= 0.0 { s.swing_v.1 } else { -s.swing_v.0 };
+    let radius = su.hypot(sv);
+    if radius == 0.0 {
+        return (0.0, 0.0);
+    }
+    match (a > 0.0, b > 0.0) {
+        (false, false) => (0.0, 0.0),
+        (false, true) => (0.0, sv.clamp(-b, b)),
+        (true, false) => (su.clamp(-a, a), 0.0),
+        (true, true) => {
+            let (c, sn) = (su / radius, sv / radius);
+            let limit = a * b / ((b * c).powi(2) + (a * sn).powi(2)).sqrt();
+            if radius <= limit {
+                (su, sv)
+            } else {
+                (c * limit, sn * limit)
+            }
+        }
+    }
+}
+
+/// The two Euler decompositions of `delta`: glam's (middle angle in `[-π/2, π/2]`) and the
+/// equivalent `(a + π, π − b, c + π)`, all wrapped to `(-π, π]`.
+fn euler_decompositions(order: EulerOrder, delta: DQuat) -> [[f64; 3]; 2] {
+    let (a, b, c) = delta.to_euler(order.to_euler_rot());
+    [
+        [wrap_angle(a), wrap_angle(b), wrap_angle(c)],
+        [wrap_angle(a + PI), wrap_angle(PI - b), wrap_angle(c + PI)],
+    ]
+}
+
+fn euler_in_ranges(e: &EulerLimit, angles: [f64; 3]) -> bool {
+    (0..3).all(|i| in_circular_range(angles[i], e.min[i], e.max[i]))
+}
+
+fn euler_contains(e: &EulerLimit, delta: DQuat) -> bool {
+    let rot = e.order.to_euler_rot();
+    let decompositions = euler_decompositions(e.order, delta);
+    if decompositions.iter().any(|&d| euler_in_ranges(e, d)) {
+        return true;
+    }
+    let [a, b, c] = decompositions[0];
+    if b.cos() > 1e-6 {
+        return false;
+    }
+    // At the fold only a + c or a − c is determined (seed 002, cases 3 and 4): the family
+    // (a + t, b, c − σt) is one rotation. Find σ, then look for a t putting both angles inside
+    // their ranges; if such t exist, one of them puts an angle on a bound.
+    let sigma = if delta.angle_between(DQuat::from_euler(rot, a + 0.5, b, c - 0.5)) < 1e-6 {
+        1.0
+    } else {
+        -1.0
+    };
+    for middle in [b, wrap_angle(PI - b)] {
+        if !in_circular_range(middle, e.min[1], e.max[1]) {
+            continue;
+        }
+        let (a0, c0) = if middle == b {
+            (a, c)
+        } else {
+            (a + PI, c + PI)
+        };
+        let candidates = [
+            e.min[0] - a0,
+            e.max[0] - a0,
+            (c0 - e.min[2]) * sigma,
+            (c0 - e.max[2]) * sigma,
+        ];
+        if candidates.iter().any(|&t| {
+            in_circular_range(wrap_angle(a0 + t), e.min[0], e.max[0])
+                && in_circular_range(wrap_angle(c0 - sigma * t), e.min[2], e.max[2])
+        }) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Clamps each decomposition's angles to the ranges and keeps the candidate nearest `delta`.
+fn euler_project(e: &EulerLimit, delta: DQuat) -> DQuat {
+    let rot = e.order.to_euler_rot();
+    let mut best = DQuat::IDENTITY;
+    let mut best_distance = f64::INFINITY;
+    for d in euler_decompositions(e.order, delta) {
+        let clamped: [f64; 3] = std::array::from_fn(|i| clamp_circular(d[i], e.min[i], e.max[i]));
+        let candidate = DQuat::from_euler(rot, clamped[0], clamped[1], clamped[2]);
+        let distance = angle_between(delta, candidate);
+        if distance < best_distance {
+            best = candidate;
+            best_distance = distance;
+        }
+    }
+    best
+}
+
+fn mmd_bounds(m: &MmdLimit) -> (DVec3, DVec3) {
+    let half_sine = |v: DVec3| DVec3::new((v.x * 0.5).sin(), (v.y * 0.5).sin(), (v.z * 0.5).sin());
+    (half_sine(m.min), half_sine(m.max))
+}
+
+fn mmd_contains(m: &MmdLimit, q: DQuat) -> bool {
+    if q.w < 0.0 {
+        return false;
+    }
+    let (lo, hi) = mmd_bounds(m);
+    let v = q.xyz();
+    let eps = 0.5 * ANGLE_TOLERANCE;
+    (0..3).all(|i| v[i] >= lo[i] - eps && v[i] <= hi[i] + eps)
+}
+
+/// Clamps `q`'s vector part to the MMD bounds and recomputes `w ≥ 0`.
+fn mmd_clamp(m: &MmdLimit, q: DQuat) -> DQuat {
+    let (lo, hi) = mmd_bounds(m);
+    let v = q.xyz().clamp(lo, hi);
+    let n2 = v.length_squared();
+    if n2 <= 1.0 {
+        return DQuat::from_xyzw(v.x, v.y, v.z, (1.0 - n2).sqrt());
+    }
+    // Outside the unit ball: walk from v towards the box's point nearest the origin (inside
+    // the ball, see `validate`) until the ball's surface; the segment stays in the box.
+    let near = DVec3::ZERO.clamp(lo, hi);
+    let d = v - near;
+    let (a, b, c) = (
+        d.length_squared(),
+        2.0 * near.dot(d),
+        near.length_squared() - 1.0,
+    );
+    let t = ((-b + (b * b - 4.0 * a * c).max(0.0).sqrt()) / (2.0 * a)).clamp(0.0, 1.0);
+    let v = (near + d * t).normalize_or_zero();
+    DQuat::from_xyzw(v.x, v.y, v.z, 0.0)
+}
+
+/// `angle` wrapped to `(-π, π]`.
+fn wrap_angle(angle: f64) -> f64 {
+    let wrapped = angle - TAU * ((angle + PI) / TAU).floor();
+    if wrapped <= -PI {
+        wrapped + TAU
+    } else {
+        wrapped
+    }
+}
+
+/// True when `angle` lies in `[min, max]` (within the tolerance), treating angles modulo 2π.
+fn in_circular_range(angle: f64, min: f64, max: f64) -> bool {
+    [angle, angle - TAU, angle + TAU]
+        .iter()
+        .any(|&a| a >= min - ANGLE_TOLERANCE && a <= max + ANGLE_TOLERANCE)
+}
+
+/// `angle` if it is in `[min, max]`, otherwise the bound nearer to it on the circle (so that
+/// angles just past +π and just past −π, the same rotation, clamp alike).
+fn clamp_circular(angle: f64, min: f64, max: f64) -> f64 {
+    if let Some(inside) = [angle, angle - TAU, angle + TAU]
+        .into_iter()
+        .find(|&a| a >= min - ANGLE_TOLERANCE && a <= max + ANGLE_TOLERANCE)
+    {
+        return inside.clamp(min, max);
+    }
+    let to_min = wrap_angle(angle - min).abs();
+    let to_max = wrap_angle(angle - max).abs();
+    if to_min <= to_max { min } else { max }
+}
+
+/// Angle of the rotation taking `a` to `b`, in `[0, π]`.
+fn angle_between(a: DQuat, b: DQuat) -> f64 {
+    rotation_angle(a.conjugate() * b)
 }
 
 fn check_unit(what: &str, axis: DVec3) -> Result<(), String> {
