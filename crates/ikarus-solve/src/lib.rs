@@ -10,9 +10,15 @@
 
 #![warn(missing_docs)]
 
+pub mod align;
+pub mod ccd;
+pub mod driver;
+pub mod path;
 mod report;
 mod task;
 
+pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
+pub use driver::{IterationSettings, Workspace};
 pub use report::{SolveReport, SolveStatus, measure};
 pub use task::{Effector, Goal, IkTask, TaskError, Tolerance};
 
@@ -29,6 +35,9 @@ pub enum SolverConfig {
     /// measure where a pose stands, and the baseline every solver is compared with.
     #[default]
     None,
+    /// Cyclic coordinate descent ([`ccd`]): `{"kind": "ccd", "variant": "classic" | "mmd",
+    /// "damping": "none" | "length", "iteration": {"max_iterations": 64, ...}}`.
+    Ccd(CcdConfig),
 }
 
 impl SolverConfig {
@@ -36,6 +45,7 @@ impl SolverConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::None => "none",
+            Self::Ccd(_) => "ccd",
         }
     }
 }
@@ -58,5 +68,6 @@ pub fn solve(
             let (position_error, rotation_error) = measure(skeleton, task, pose);
             SolveReport::from_residuals(task, position_error, rotation_error, 0, false)
         }
+        SolverConfig::Ccd(config) => ccd::solve(skeleton, task, config, pose),
     }
 }

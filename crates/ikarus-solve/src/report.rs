@@ -35,6 +35,10 @@ pub struct SolveReport {
     pub iterations: u32,
     /// True when a joint limit was active (binding) in the returned pose.
     pub limits_active: bool,
+    /// Names of the joints whose limit ended active: the solver pushed against it and the
+    /// joint rests on its boundary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub active_limits: Vec<String>,
     /// Why the input was rejected, for [`SolveStatus::InvalidInput`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -49,6 +53,7 @@ impl SolveReport {
             rotation_error: f64::INFINITY,
             iterations: 0,
             limits_active: false,
+            active_limits: Vec::new(),
             message: Some(message),
         }
     }
@@ -74,6 +79,7 @@ impl SolveReport {
             rotation_error,
             iterations,
             limits_active,
+            active_limits: Vec::new(),
             message: None,
         }
     }
@@ -89,6 +95,11 @@ impl SolveReport {
 pub fn measure(skeleton: &Skeleton, task: &IkTask, pose: &LocalPose) -> (f64, f64) {
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, pose, &mut model);
+    residuals(task, &model)
+}
+
+/// Largest position and orientation errors of the task's effectors (weight > 0) in `model`.
+pub(crate) fn residuals(task: &IkTask, model: &ModelPose) -> (f64, f64) {
     let mut position_error: f64 = 0.0;
     let mut rotation_error: f64 = 0.0;
     for e in task.effectors.iter().filter(|e| e.weight > 0.0) {

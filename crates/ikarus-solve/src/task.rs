@@ -149,6 +149,18 @@ pub enum TaskError {
         /// Its length.
         length: f64,
     },
+    /// An effector and the base joint are in different trees of a forest; pick a base in the
+    /// effector's tree.
+    #[error("effector `{effector}` and base `{base}` are not connected")]
+    Disconnected {
+        /// The effector's joint.
+        effector: String,
+        /// The base joint.
+        base: String,
+    },
+    /// More than 65,536 effectors.
+    #[error("a task holds at most 65,536 effectors")]
+    TooManyEffectors,
     /// A tolerance is negative or not finite.
     #[error("tolerances must be finite and non-negative")]
     BadTolerance,

@@ -1,0 +1,384 @@
+//! The shared iteration driver: one loop for every iterative solver.
+//!
+//! A solver supplies an [`IterativeStep`]: one sweep over the [`JointPath`] that asks the
+//! [`Iteration`] context to turn joints. The driver owns everything else, the same way for every
+//! solver:
+//! - the loop: at most [`IterationSettings::max_iterations`] sweeps, stopping as soon as every
+//!   goal is within the task's tolerances or when a sweep moves no joint by more than
+//!   [`IterationSettings::min_step`] (nothing moves any more);
+//! - every joint update: the per-step angle clamp, the joint limit projection
+//!   ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the partial forward
+//!   kinematics; with a base joint on the far side of the root, the inverse rotation and the
+//!   root move that keeps the base in place (seed 004: `M = M_base · M'_base⁻¹`);
+//! - the best pose seen (the returned pose is never worse than the start or any sweep), the
+//!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
+
+use glam::{DAffine3, DQuat, DVec3};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use serde::{Deserialize, Serialize};
+
+use crate::path::{JointPath, PathJoint, Side};
+use crate::report::residuals;
+use crate::{IkTask, SolveReport, SolveStatus};
+
+/// Loop parameters shared by the iterative solvers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IterationSettings {
+    /// Most sweeps over the path. More reach tighter tolerances on hard targets and cost time
+    /// on unreachable ones. Default 64.
+    pub max_iterations: u32,
+    /// Largest rotation one joint may make in one step, radians. Small values give smoother,
+    /// slower convergence (and less jitter frame to frame); π disables the clamp. Default π.
+    pub max_step_angle: f64,
+    /// A sweep whose largest joint rotation is below this (radians) ends the solve: nothing
+    /// moves any more. Default 1e-12.
+    pub min_step: f64,
+    /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
+    /// values between interpolate each path joint's rotation (then re-apply its limit).
+    /// Default 1.
+    pub blend: f64,
+}
+
+impl Default for IterationSettings {
+    fn default() -> Self {
+        Self {
+            max_iterations: 64,
+            max_step_angle: std::f64::consts::PI,
+            min_step: 1e-12,
+            blend: 1.0,
+        }
+    }
+}
+
+impl IterationSettings {
+    /// Checks the values are usable.
+    ///
+    /// # Errors
+    /// A sentence naming the bad parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.max_step_angle.is_finite() && self.max_step_angle > 0.0) {
+            return Err(format!(
+                "max_step_angle {} must be positive and finite",
+                self.max_step_angle
+            ));
+        }
+        if !(self.min_step.is_finite() && self.min_step >= 0.0) {
+            return Err(format!(
+                "min_step {} must be finite and >= 0",
+                self.min_step
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.blend) {
+            return Err(format!("blend {} must be in [0, 1]", self.blend));
+        }
+        Ok(())
+    }
+}
+
+/// Buffers of the driver, sized for one skeleton and reused across solves: with a warm
+/// workspace a solve allocates nothing (except the names of active limits in the report).
+#[derive(Clone, Debug, Default)]
+pub struct Workspace {
+    model: Option<ModelPose>,
+    input: Vec<ikarus_core::Transform>,
+    best: Vec<ikarus_core::Transform>,
+    active: Vec<bool>,
+    path: JointPath,
+}
+
+impl Workspace {
+    /// An empty workspace; it sizes itself on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// One solver's sweep over the path.
+pub trait IterativeStep {
+    /// Called once before the first sweep (after the path is built and the start pose
+    /// projected onto the limits), e.g. to precompute per-joint weights.
+    fn prepare(&mut self, _ctx: &mut Iteration<'_>) {}
+
+    /// One sweep: turn path joints through `ctx`.
+    fn sweep(&mut self, ctx: &mut Iteration<'_>);
+}
+
+/// What a step sees and changes during one sweep.
+pub struct Iteration<'a> {
+    skeleton: &'a Skeleton,
+    task: &'a IkTask,
+    settings: &'a IterationSettings,
+    pose: &'a mut LocalPose,
+    model: &'a mut ModelPose,
+    path: &'a JointPath,
+    active: &'a mut [bool],
+    /// Where the base joint must stay, model space.
+    base_target: Option<(JointId, DAffine3, DQuat)>,
+    largest_step: f64,
+}
+
+impl Iteration<'_> {
+    /// The skeleton.
+    pub fn skeleton(&self) -> &Skeleton {
+        self.skeleton
+    }
+
+    /// The task.
+    pub fn task(&self) -> &IkTask {
+        self.task
+    }
+
+    /// The path joints, tip first.
+    pub fn path(&self) -> &JointPath {
+        self.path
+    }
+
+    /// The current model pose (kept up to date after every joint update).
+    pub fn model(&self) -> &ModelPose {
+        self.model
+    }
+
+    /// The current local pose.
+    pub fn pose(&self) -> &LocalPose {
+        self.pose
+    }
+
+    /// Turns path joint `pj` so that its effector side turns by `model_rotation` (a rotation
+    /// in model space about the joint's origin). The driver clamps the angle to
+    /// [`IterationSettings::max_step_angle`], inverts it for a base-side joint (and moves the
+    /// root to keep the base fixed), projects the joint onto its limit and updates forward
+    /// kinematics. Returns the model-space rotation the effector side actually made.
+    pub fn rotate(&mut self, pj: PathJoint, model_rotation: DQuat) -> DQuat {
+        let r = clamp_angle(model_rotation, self.settings.max_step_angle);
+        let parent = self
+            .skeleton
+            .parent(pj.joint)
+            .map_or(DQuat::IDENTITY, |p| self.model.rotation(p));
+        let r_joint = match pj.side {
+            Side::Effector => r,
+            Side::Base => r.conjugate(),
+        };
+        let old = self.pose[pj.joint].rotation;
+        let requested = (parent.conjugate() * r_joint * parent * old).normalize();
+        let applied = self.set_rotation(pj, requested);
+        let change = parent * applied * old.conjugate() * parent.conjugate();
+        match pj.side {
+            Side::Effector => change,
+            Side::Base => change.conjugate(),
+        }
+    }
+
+    /// Sets path joint `pj`'s local rotation (parent space) to the projection of `requested`
+    /// onto its limit, updates forward kinematics (and the root, for a base-side joint), and
+    /// returns the rotation applied. Records whether the limit was binding. The per-step clamp
+    /// does not apply here.
+    pub fn set_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let joint = pj.joint;
+        let rest = self.skeleton.rest(joint).rotation;
+        let limit = self.skeleton.limit(joint);
+        let delta = rest.conjugate() * requested;
+        let projected = limit.project(delta);
+        let new = if projected == delta {
+            requested
+        } else {
+            (rest * projected).normalize()
+        };
+        self.active[joint.index()] = !limit.is_free() && projected != delta;
+        let old = self.pose[joint].rotation;
+        self.largest_step = self.largest_step.max(old.angle_between(new));
+        self.pose[joint].rotation = new;
+        self.refresh(pj);
+        new
+    }
+
+    /// Forward kinematics after a change at `pj`, and the root move for base-side joints.
+    fn refresh(&mut self, pj: PathJoint) {
+        match (pj.side, self.base_target, self.path.root()) {
+            (Side::Base, Some((base, target, target_rotation)), Some(root)) => {
+                fk::update_subtree(self.skeleton, self.pose, self.model, root);
+                let rotation =
+                    (target_rotation * self.model.rotation(base).conjugate()).normalize();
+                let translation = target.translation - rotation * self.model.position(base);
+                let root_local = &mut self.pose[root];
+                root_local.rotation = (rotation * root_local.rotation).normalize();
+                root_local.translation = rotation * root_local.translation + translation;
+                fk::update_subtree(self.skeleton, self.pose, self.model, root);
+            }
+            _ => fk::update_subtree(self.skeleton, self.pose, self.model, pj.joint),
+        }
+    }
+}
+
+fn clamp_angle(q: DQuat, max_angle: f64) -> DQuat {
+    let q = if q.w < 0.0 { -q } else { q };
+    let angle = 2.0 * q.xyz().length().atan2(q.w);
+    if angle <= max_angle || angle == 0.0 {
+        return q;
+    }
+    DQuat::IDENTITY.slerp(q, max_angle / angle)
+}
+
+/// Runs `step` on `task` with the shared loop (see the module docs). `pose` is the start pose
+/// on entry and the best pose found on exit.
+pub fn run<S: IterativeStep>(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    settings: &IterationSettings,
+    workspace: &mut Workspace,
+    pose: &mut LocalPose,
+    step: &mut S,
+) -> SolveReport {
+    if let Err(reason) = task.validate(skeleton) {
+        return SolveReport::invalid(reason.to_string());
+    }
+    if let Err(reason) = settings.validate() {
+        return SolveReport::invalid(reason);
+    }
+    if pose.len() != skeleton.len() || !pose.is_finite() {
+        return SolveReport::invalid("the start pose is not a finite pose of this skeleton".into());
+    }
+    if let Err(reason) = workspace.path.rebuild(skeleton, task) {
+        return SolveReport::invalid(reason.to_string());
+    }
+    let n = skeleton.len();
+    let model = workspace
+        .model
+        .get_or_insert_with(|| ModelPose::new(skeleton));
+    if model.len() != n {
+        *model = ModelPose::new(skeleton);
+    }
+    workspace.active.clear();
+    workspace.active.resize(n, false);
+    workspace.input.clear();
+    workspace.input.extend_from_slice(pose.transforms());
+
+    fk::forward_kinematics(skeleton, pose, model);
+    let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
+    let mut ctx = Iteration {
+        skeleton,
+        task,
+        settings,
+        pose,
+        model,
+        path: &workspace.path,
+        active: &mut workspace.active,
+        base_target,
+        largest_step: 0.0,
+    };
+    // Start from a legal pose: every path joint on its limit.
+    for &pj in ctx.path.joints() {
+        let rotation = ctx.pose[pj.joint].rotation;
+        ctx.set_rotation(pj, rotation);
+    }
+    let score = |(p, r): (f64, f64)| {
+        p / task.tolerance.position.max(1e-300) + r / task.tolerance.rotation.max(1e-300)
+    };
+    let converged =
+        |(p, r): (f64, f64)| p <= task.tolerance.position && r <= task.tolerance.rotation;
+    let mut current = residuals(task, ctx.model);
+    let mut best_score = score(current);
+    workspace.best.clear();
+    workspace.best.extend_from_slice(ctx.pose.transforms());
+    step.prepare(&mut ctx);
+    let mut iterations = 0;
+    while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
+        ctx.largest_step = 0.0;
+        step.sweep(&mut ctx);
+        iterations += 1;
+        current = residuals(task, ctx.model);
+        let s = score(current);
+        if s < best_score {
+            best_score = s;
+            workspace.best.copy_from_slice(ctx.pose.transforms());
+        }
+        if ctx.largest_step < settings.min_step {
+            break;
+        }
+    }
+    pose.transforms_mut().copy_from_slice(&workspace.best);
+    if settings.blend < 1.0 {
+        blend(skeleton, workspace, task, pose, settings.blend);
+    }
+    let model = workspace.model.as_mut().expect("sized above");
+    fk::forward_kinematics(skeleton, pose, model);
+    let (position_error, rotation_error) = residuals(task, model);
+    let mut report =
+        SolveReport::from_residuals(task, position_error, rotation_error, iterations, false);
+    let path = &workspace.path;
+    for pj in path.joints() {
+        let j = pj.joint;
+        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
+        let limit = skeleton.limit(j);
+        // Active: the solver pushed against the limit and the joint sits on its boundary.
+        if workspace.active[j.index()] && limit.contains(delta) {
+            report.active_limits.push(skeleton.name(j).to_owned());
+        }
+    }
+    report.limits_active = !report.active_limits.is_empty();
+    if report.status == SolveStatus::MaxIterations
+        && out_of_reach(skeleton, task, pose, model, path)
+    {
+        report.status = SolveStatus::Unreachable;
+    }
+    report
+}
+
+/// Interpolates every path joint (and the root, when the base moved it) between the input
+/// pose and the solution, then re-applies limits and the base constraint.
+fn blend(skeleton: &Skeleton, workspace: &Workspace, task: &IkTask, pose: &mut LocalPose, t: f64) {
+    let root = task.base.and(workspace.path.root());
+    let joints = workspace.path.joints().iter().map(|p| p.joint).chain(root);
+    for j in joints {
+        let input = workspace.input[j.index()];
+        let solved = pose[j];
+        pose[j] = input.interpolate(&solved, t);
+        let rest = skeleton.rest(j).rotation;
+        let projected = skeleton
+            .limit(j)
+            .project(rest.conjugate() * pose[j].rotation);
+        pose[j].rotation = (rest * projected).normalize();
+    }
+}
+
+/// True when a position goal is farther from the path's fixed pivot than the chain can reach.
+/// Only decided without a base joint and for uniformly scaled chains, where bone lengths do
+/// not change with rotation.
+fn out_of_reach(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    pose: &LocalPose,
+    model: &ModelPose,
+    path: &JointPath,
+) -> bool {
+    if task.base.is_some() {
+        return false;
+    }
+    let uniform = |j: JointId| {
+        skeleton.path_to_root(j).all(|a| {
+            let s = pose[a].scale;
+            s.x == s.y && s.y == s.z
+        })
+    };
+    task.effectors.iter().enumerate().any(|(i, e)| {
+        let Some(target) = e.goal.position else {
+            return false;
+        };
+        if e.weight <= 0.0 || !uniform(e.joint) {
+            return false;
+        }
+        // Joints that move this effector, tip first; the last one's parent side is fixed.
+        let mut reach = 0.0;
+        let mut previous: DVec3 = model.position(e.joint);
+        let mut pivot = None;
+        for (k, pj) in path.joints().iter().enumerate() {
+            if path.affects(k).contains(&(i as u16)) {
+                let p = model.position(pj.joint);
+                reach += (previous - p).length();
+                previous = p;
+                pivot = Some(p);
+            }
+        }
+        pivot.is_some_and(|p| (target - p).length() > reach + task.tolerance.position)
+    })
+}

@@ -1,0 +1,528 @@
+//! CCD against forward-kinematics ground truth: reachable targets made by FK of legal poses,
+//! the seed variants (MMD limits, length damping, base joint through the root), bad input.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::{
+    HingeLimit, JointId, JointLimit, LocalPose, MmdLimit, ModelPose, Skeleton, SkeletonBuilder,
+    Transform, fk,
+};
+use ikarus_solve::{
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
+    Tolerance, ccd, measure,
+};
+
+/// splitmix64: a deterministic generator for test poses.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+    fn rotation(&mut self, max_angle: f64) -> DQuat {
+        let axis = DVec3::new(
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+        );
+        DQuat::from_axis_angle(axis.normalize(), self.range(-max_angle, max_angle))
+    }
+}
+
+fn model(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut m = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut m);
+    m
+}
+
+/// A random legal pose: each listed joint turned randomly, then projected onto its limit.
+fn random_pose(
+    skeleton: &Skeleton,
+    joints: &[JointId],
+    rng: &mut Rng,
+    max_angle: f64,
+) -> LocalPose {
+    let mut pose = skeleton.rest_pose();
+    for &j in joints {
+        let rest = skeleton.rest(j).rotation;
+        let delta = skeleton.limit(j).project(rng.rotation(max_angle));
+        pose[j].rotation = rest * delta;
+    }
+    pose
+}
+
+fn assert_legal(skeleton: &Skeleton, pose: &LocalPose) {
+    assert!(pose.is_finite());
+    for j in skeleton.joints() {
+        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
+        assert!(
+            skeleton.limit(j).contains(delta),
+            "{} outside its limit by {}",
+            skeleton.name(j),
+            skeleton.limit(j).violation(delta)
+        );
+    }
+}
+
+fn position_task(joint: JointId, target: DVec3) -> IkTask {
+    IkTask {
+        effectors: vec![Effector {
+            joint,
+            goal: Goal {
+                position: Some(target),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    }
+}
+
+fn config(variant: CcdVariant, damping: CcdDamping, max_iterations: u32) -> CcdConfig {
+    CcdConfig {
+        variant,
+        damping,
+        iteration: IterationSettings {
+            max_iterations,
+            ..IterationSettings::default()
+        },
+    }
+}
+
+#[test]
+fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
+    let s = builtin_humanoid();
+    let names = ["leftShoulder", "leftUpperArm", "leftLowerArm"];
+    let arm: Vec<JointId> = names.iter().map(|n| s.joint(n).unwrap()).collect();
+    let hand = s.joint("leftHand").unwrap();
+    let mut rng = Rng(7);
+    let mut converged = 0;
+    for _ in 0..200 {
+        let truth = random_pose(&s, &arm, &mut rng, 1.5);
+        let target = model(&s, &truth).position(hand);
+        let task = position_task(hand, target);
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(
+            &s,
+            &task,
+            &config(CcdVariant::Classic, CcdDamping::None, 200),
+            &mut pose,
+        );
+        assert_legal(&s, &pose);
+        let (measured, _) = measure(&s, &task, &pose);
+        assert_eq!(report.position_error, measured);
+        assert_eq!(report.converged(), measured <= task.tolerance.position);
+        converged += usize::from(report.converged());
+    }
+    assert!(converged >= 190, "{converged}/200 converged");
+}
+
+#[test]
+fn position_and_orientation_goals_are_met() {
+    let s = builtin_humanoid();
+    let names = ["leftUpperArm", "leftLowerArm", "leftHand"];
+    let arm: Vec<JointId> = names.iter().map(|n| s.joint(n).unwrap()).collect();
+    let hand = s.joint("leftHand").unwrap();
+    let mut rng = Rng(11);
+    let mut converged = 0;
+    for _ in 0..100 {
+        let truth = random_pose(&s, &arm, &mut rng, 1.2);
+        let m = model(&s, &truth);
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: hand,
+                goal: Goal {
+                    position: Some(m.position(hand)),
+                    orientation: Some(m.rotation(hand)),
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(
+            &s,
+            &task,
+            &config(CcdVariant::Classic, CcdDamping::None, 500),
+            &mut pose,
+        );
+        assert_legal(&s, &pose);
+        let (p, r) = measure(&s, &task, &pose);
+        assert_eq!((report.position_error, report.rotation_error), (p, r));
+        if report.converged() {
+            assert!(p <= 1e-4 && r <= 1e-3);
+            converged += 1;
+        }
+    }
+    assert!(converged >= 98, "{converged}/100 converged");
+}
+
+/// A leg like MMD's: thigh (free), knee limited to bending about x in [0.5°, 180°] with y and z
+/// locked, ankle effector.
+fn mmd_leg() -> Skeleton {
+    let mut b = SkeletonBuilder::new();
+    b.joint(
+        "hip",
+        None,
+        Transform::from_translation(DVec3::new(0.0, 1.0, 0.0)),
+    )
+    .joint("thigh", Some("hip"), Transform::IDENTITY)
+    .limited_joint(
+        "knee",
+        Some("thigh"),
+        Transform::from_translation(DVec3::new(0.0, -0.45, 0.0)),
+        JointLimit::Mmd(MmdLimit {
+            min: DVec3::new(0.5f64.to_radians(), 0.0, 0.0),
+            max: DVec3::new(std::f64::consts::PI, 0.0, 0.0),
+        }),
+    )
+    .joint(
+        "ankle",
+        Some("knee"),
+        Transform::from_translation(DVec3::new(0.0, -0.42, 0.0)),
+    );
+    b.build().unwrap()
+}
+
+#[test]
+fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
+    let s = mmd_leg();
+    let (thigh, knee, ankle) = (
+        s.joint("thigh").unwrap(),
+        s.joint("knee").unwrap(),
+        s.joint("ankle").unwrap(),
+    );
+    let mut rng = Rng(3);
+    let mut converged = 0;
+    for _ in 0..200 {
+        let mut truth = s.rest_pose();
+        truth[thigh].rotation = rng.rotation(1.0);
+        truth[knee].rotation = DQuat::from_rotation_x(rng.range(0.2, 2.5));
+        let target = model(&s, &truth).position(ankle);
+        let task = position_task(ankle, target);
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(
+            &s,
+            &task,
+            &config(CcdVariant::Mmd, CcdDamping::None, 200),
+            &mut pose,
+        );
+        assert_legal(&s, &pose);
+        // The knee only ever turns about x, positively.
+        let q = pose[knee].rotation;
+        assert!(q.y.abs() < 1e-12 && q.z.abs() < 1e-12 && q.x >= 0.0, "{q}");
+        converged += usize::from(report.converged());
+    }
+    assert!(converged >= 190, "{converged}/200 converged");
+}
+
+#[test]
+fn length_damping_scales_the_first_step_by_the_remaining_length() {
+    // Three bones of 0.3, 0.2, 0.1 m along +X; the tip joint (last bone, 0.1 of 0.6 m) gets
+    // w = 0.1 / 0.6 of its undamped first rotation.
+    let mut b = SkeletonBuilder::new();
+    b.joint("root", None, Transform::IDENTITY)
+        .joint("a", Some("root"), Transform::IDENTITY)
+        .joint("b", Some("a"), Transform::from_translation(DVec3::X * 0.3))
+        .joint("c", Some("b"), Transform::from_translation(DVec3::X * 0.2))
+        .joint(
+            "tip",
+            Some("c"),
+            Transform::from_translation(DVec3::X * 0.1),
+        );
+    let s = b.build().unwrap();
+    let (c, tip) = (s.joint("c").unwrap(), s.joint("tip").unwrap());
+    let task = position_task(tip, DVec3::new(0.4, 0.3, 0.1));
+    let mut turned = [0.0; 2];
+    for (i, damping) in [CcdDamping::None, CcdDamping::Length]
+        .into_iter()
+        .enumerate()
+    {
+        let mut pose = s.rest_pose();
+        let mut cfg = config(CcdVariant::Classic, damping, 1);
+        cfg.iteration.max_iterations = 1;
+        // Only the first joint's step matters: read it from a one-joint task on `c`'s turn.
+        let mut only_c = task.clone();
+        only_c.base = None;
+        let _ = ccd::solve(&s, &only_c, &cfg, &mut pose);
+        turned[i] = pose[c].rotation.angle_between(DQuat::IDENTITY);
+    }
+    assert!(turned[0] > 0.1);
+    assert!(
+        (turned[1] / turned[0] - 0.1 / 0.6).abs() < 1e-9,
+        "{turned:?}"
+    );
+}
+
+#[test]
+fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
+    let s = builtin_humanoid();
+    let (hand, foot, hips) = (
+        s.joint("leftHand").unwrap(),
+        s.joint("rightFoot").unwrap(),
+        s.joint("hips").unwrap(),
+    );
+    let rest = model(&s, &s.rest_pose());
+    let mut rng = Rng(5);
+    let mut converged = 0;
+    for _ in 0..50 {
+        // Reachable: a random legal pose of the leg, spine and arm, re-rooted so the foot is
+        // where it is at rest.
+        let movers: Vec<JointId> = [
+            "rightUpperLeg",
+            "rightLowerLeg",
+            "rightFoot",
+            "spine",
+            "chest",
+            "leftUpperArm",
+            "leftLowerArm",
+        ]
+        .iter()
+        .map(|n| s.joint(n).unwrap())
+        .collect();
+        let mut truth = random_pose(&s, &movers, &mut rng, 0.5);
+        let m = model(&s, &truth);
+        let fix = rest[foot] * m[foot].inverse();
+        let (_, r, _) = fix.to_scale_rotation_translation();
+        truth[hips].rotation = (r * truth[hips].rotation).normalize();
+        truth[hips].translation = fix.transform_point3(truth[hips].translation);
+        let target = model(&s, &truth).position(hand);
+        let mut task = position_task(hand, target);
+        task.base = Some(foot);
+        task.tolerance = Tolerance {
+            position: 1e-4,
+            rotation: 1e-3,
+        };
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(
+            &s,
+            &task,
+            &config(CcdVariant::Classic, CcdDamping::None, 300),
+            &mut pose,
+        );
+        assert_legal(&s, &pose);
+        let after = model(&s, &pose);
+        assert!((after.position(foot) - rest.position(foot)).length() < 1e-9);
+        let d = after.rotation(foot).conjugate() * rest.rotation(foot);
+        let turned = 2.0 * d.xyz().length().atan2(d.w.abs());
+        assert!(turned < 1e-9, "foot turned by {turned}");
+        converged += usize::from(report.converged());
+    }
+    assert!(converged >= 45, "{converged}/50 converged");
+    // The root really moves: reaching far down with the foot planted bends the body.
+    let mut task = position_task(hand, rest.position(hand) + DVec3::new(0.0, -0.6, 0.3));
+    task.base = Some(foot);
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    assert!(report.converged(), "{report:?}");
+    assert!((pose[hips].translation - s.rest(hips).translation).length() > 0.05);
+}
+
+#[test]
+fn two_hands_at_once() {
+    let s = builtin_humanoid();
+    let movers: Vec<JointId> = [
+        "spine",
+        "leftUpperArm",
+        "leftLowerArm",
+        "rightUpperArm",
+        "rightLowerArm",
+    ]
+    .iter()
+    .map(|n| s.joint(n).unwrap())
+    .collect();
+    let hands = [s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap()];
+    let mut rng = Rng(9);
+    let mut converged = 0;
+    for _ in 0..50 {
+        let truth = random_pose(&s, &movers, &mut rng, 0.7);
+        let m = model(&s, &truth);
+        let task = IkTask {
+            effectors: hands
+                .iter()
+                .map(|&h| Effector {
+                    joint: h,
+                    goal: Goal {
+                        position: Some(m.position(h)),
+                        orientation: None,
+                    },
+                    weight: 1.0,
+                })
+                .collect(),
+            tolerance: Tolerance {
+                position: 1e-3,
+                rotation: 1e-3,
+            },
+            ..IkTask::default()
+        };
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(
+            &s,
+            &task,
+            &config(CcdVariant::Classic, CcdDamping::None, 500),
+            &mut pose,
+        );
+        assert_legal(&s, &pose);
+        converged += usize::from(report.converged());
+    }
+    assert!(converged >= 40, "{converged}/50 converged");
+}
+
+#[test]
+fn unreachable_and_invalid_targets() {
+    let s = builtin_humanoid();
+    let hand = s.joint("leftHand").unwrap();
+    let shoulder = s.joint("leftUpperArm").unwrap();
+    let rest = model(&s, &s.rest_pose());
+    // 3 m out along the arm and up: the arm points at it, the report says unreachable.
+    let target = rest.position(shoulder) + DVec3::new(2.0, 2.0, 1.0);
+    let task = position_task(hand, target);
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    assert_eq!(report.status, SolveStatus::Unreachable);
+    assert_legal(&s, &pose);
+    let m = model(&s, &pose);
+    let reach = (rest.position(hand) - rest.position(shoulder)).length();
+    let best = (target - m.position(shoulder)).length() - reach;
+    assert!(
+        report.position_error < best + 0.05,
+        "{} vs {best}",
+        report.position_error
+    );
+    for bad in [f64::NAN, f64::INFINITY] {
+        let task = position_task(hand, DVec3::new(bad, 1.0, 0.0));
+        let mut pose = s.rest_pose();
+        let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+        assert_eq!(report.status, SolveStatus::InvalidInput);
+        assert_eq!(pose, s.rest_pose());
+    }
+    let mut cfg = CcdConfig::default();
+    cfg.iteration.blend = 2.0;
+    let report = ccd::solve(&s, &position_task(hand, target), &cfg, &mut pose);
+    assert_eq!(report.status, SolveStatus::InvalidInput);
+}
+
+#[test]
+fn blend_zero_keeps_the_input_and_half_moves_part_way() {
+    let s = builtin_humanoid();
+    let hand = s.joint("leftHand").unwrap();
+    let rest = model(&s, &s.rest_pose());
+    let task = position_task(hand, rest.position(hand) + DVec3::new(-0.1, -0.2, 0.2));
+    let mut cfg = CcdConfig::default();
+    cfg.iteration.blend = 0.0;
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(&s, &task, &cfg, &mut pose);
+    assert!(!report.converged());
+    assert!(
+        pose.transforms()
+            .iter()
+            .zip(s.rest_pose().transforms())
+            .all(|(a, b)| a.rotation.angle_between(b.rotation) < 1e-12)
+    );
+    cfg.iteration.blend = 0.5;
+    let mut half = s.rest_pose();
+    let report = ccd::solve(&s, &task, &cfg, &mut half);
+    let error = report.position_error;
+    assert!(error > 1e-3 && error < 0.3, "{error}");
+}
+
+#[test]
+fn hinge_limits_hold_and_are_reported_active() {
+    let mut b = SkeletonBuilder::new();
+    b.joint("root", None, Transform::IDENTITY)
+        .limited_joint(
+            "a",
+            Some("root"),
+            Transform::IDENTITY,
+            JointLimit::Hinge(HingeLimit {
+                axis: DVec3::Z,
+                min: -0.3,
+                max: 0.3,
+            }),
+        )
+        .limited_joint(
+            "b",
+            Some("a"),
+            Transform::from_translation(DVec3::X),
+            JointLimit::Hinge(HingeLimit {
+                axis: DVec3::Z,
+                min: 0.0,
+                max: 0.5,
+            }),
+        )
+        .joint("tip", Some("b"), Transform::from_translation(DVec3::X));
+    let s = b.build().unwrap();
+    let tip = s.joint("tip").unwrap();
+    // Straight up is far outside the limits: best effort, both hinges at their upper bounds.
+    let task = position_task(tip, DVec3::new(0.0, 2.0, 0.0));
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    assert!(!report.converged());
+    assert_legal(&s, &pose);
+    assert!(
+        (pose[s.joint("a").unwrap()]
+            .rotation
+            .angle_between(DQuat::from_rotation_z(0.3)))
+            < 1e-9
+    );
+    assert!(
+        (pose[s.joint("b").unwrap()]
+            .rotation
+            .angle_between(DQuat::from_rotation_z(0.5)))
+            < 1e-9
+    );
+    assert!(report.limits_active);
+    assert_eq!(report.active_limits, vec!["b".to_owned(), "a".to_owned()]);
+}
+
+#[test]
+fn real_cmu_skeleton_reaches_poses_of_its_own_motion() {
+    let Some(dir) =
+        ikarus_testdata::require("bvh", "real_cmu_skeleton_reaches_poses_of_its_own_motion")
+    else {
+        return;
+    };
+    let doc = ikarus_formats::open(
+        dir.join("cmu_01_01_jump_cgspeed.bvh").to_str().unwrap(),
+        0.056_444,
+    )
+    .unwrap();
+    let s = &doc.skeleton;
+    let motion = doc.motion.as_ref().unwrap();
+    let hand = s
+        .joint("LeftHand")
+        .expect("CMU skeletons name the left hand LeftHand");
+    let mut converged = 0;
+    let frames = motion.frames().len();
+    for k in 0..40 {
+        let truth = &motion.frames()[(k * 37) % frames];
+        let target = model(s, truth).position(hand);
+        // Start from another frame so the arm has to move.
+        let mut pose = motion.frames()[(k * 37 + frames / 2) % frames].clone();
+        // Keep the body where the truth has it: solve only the arm (the base is the spine).
+        for j in s.joints() {
+            if !s.is_ancestor_or_self(s.joint("LeftShoulder").unwrap(), j) {
+                pose[j] = truth[j];
+            }
+        }
+        let task = position_task(hand, target);
+        let report = ccd::solve(
+            s,
+            &task,
+            &config(CcdVariant::Classic, CcdDamping::Length, 300),
+            &mut pose,
+        );
+        assert!(pose.is_finite());
+        let (measured, _) = measure(s, &task, &pose);
+        assert_eq!(measured, report.position_error);
+        converged += usize::from(report.converged());
+    }
+    assert!(converged >= 36, "{converged}/40 converged");
+}
