@@ -1,4 +1,7 @@
-//! Shared fixtures for the benchmarks: the real files from `../shared/data`.
+//! Shared fixtures for the benchmarks: the real files from `../shared/data` and the TRAC-IK
+//! protocol arm ([`iiwa`]).
+
+pub mod iiwa;
 
 use std::path::PathBuf;
 
@@ -35,4 +38,17 @@ pub fn without_end_sites(bvh: &Bvh) -> Skeleton {
     builder
         .build()
         .expect("a subset of a valid skeleton is valid")
+}
+
+/// The CCD settings the TRAC-IK protocol bench and its correctness test use: classic CCD,
+/// limits on, at most 200 sweeps shared by up to 8 random restarts when a start stalls.
+pub fn trac_ik_ccd_config() -> ikarus_solve::CcdConfig {
+    ikarus_solve::CcdConfig {
+        iteration: ikarus_solve::IterationSettings {
+            max_iterations: 1000,
+            restarts: 8,
+            ..ikarus_solve::IterationSettings::default()
+        },
+        ..ikarus_solve::CcdConfig::default()
+    }
 }

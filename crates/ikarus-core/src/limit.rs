@@ -32,6 +32,20 @@ pub struct HingeLimit {
     pub max: f64,
 }
 
+impl HingeLimit {
+    /// The angle of `delta` about the axis in `(-π, π]` (the twist part; any swing is
+    /// ignored).
+    pub fn angle(&self, delta: DQuat) -> f64 {
+        // The twist part is (axis · (axis · v), w) up to a positive scale, which atan2 ignores.
+        wrap_angle(2.0 * delta.xyz().dot(self.axis).atan2(delta.w))
+    }
+
+    /// True when the range covers the whole circle (a continuous joint).
+    pub fn is_full_circle(&self) -> bool {
+        self.max - self.min >= TAU - ANGLE_TOLERANCE
+    }
+}
+
 /// A swing–twist limit: the rotation is split into a twist about `twist_axis` and a swing about
 /// an axis perpendicular to it. The swing, written as a rotation vector `s = angle · axis`, has
 /// components `s_u` about `swing_axis` and `s_v` about `twist_axis × swing_axis`; it must lie in
@@ -254,10 +268,12 @@ impl JointLimit {
             Self::Free => delta,
             Self::Locked => DQuat::IDENTITY,
             Self::Hinge(h) => {
-                let (_, twist) = swing_twist(delta, h.axis);
+                let (swing, twist) = swing_twist(delta, h.axis);
                 let angle = signed_angle_about(twist, h.axis);
                 let clamped = clamp_circular(angle, h.min, h.max);
-                if clamped == angle && self.contains(delta) {
+                // Legal: on the axis (swing below the tolerance angle) and inside the range.
+                let half = 0.5 * ANGLE_TOLERANCE;
+                if clamped == angle && swing.xyz().length_squared() <= half * half {
                     return delta;
                 }
                 DQuat::from_axis_angle(h.axis, clamped)

@@ -34,14 +34,21 @@ impl Alignment {
 
     /// Adds a pair with weight `weight ≥ 0`.
     pub fn add(&mut self, from: DVec3, to: DVec3, weight: f64) {
-        if weight <= 0.0 || from == DVec3::ZERO || to == DVec3::ZERO {
+        // A vector of (almost) zero length has no direction to align.
+        let (from_length, to_length) = (from.length(), to.length());
+        let tiny = 1e-12 * from_length.max(to_length);
+        if !(weight > 0.0) || from_length <= tiny || to_length <= tiny {
             return;
         }
-        let (wf, t) = (from * weight, to);
-        self.profile += DMat3::from_cols(t * wf.x, t * wf.y, t * wf.z);
-        self.bound += weight * from.length() * to.length();
-        if self.pairs == 0 {
-            self.first = (from, to);
+        self.bound += weight * from_length * to_length;
+        match self.pairs {
+            // One pair is kept as it is (the common case is solved without the matrix).
+            0 => self.first = (from * weight, to),
+            1 => {
+                let (f, t) = self.first;
+                self.profile = outer(t, f) + outer(to, from * weight);
+            }
+            _ => self.profile += outer(to, from * weight),
         }
         self.pairs += 1;
     }
@@ -68,11 +75,23 @@ impl Alignment {
 
     /// The best rotation angle about the unit `axis`: `atan2(Σ w n·(f × t), Σ w f⊥·t⊥)`.
     pub fn angle_about(&self, axis: DVec3) -> f64 {
-        let b = &self.profile;
-        let cross = self.cross_sum();
-        let dot = b.x_axis.x + b.y_axis.y + b.z_axis.z;
-        let along = axis.dot(*b * axis);
-        axis.dot(cross).atan2(dot - along)
+        let (sine, cosine) = if self.pairs == 1 {
+            let (f, t) = self.first;
+            (axis.dot(f.cross(t)), f.dot(t) - axis.dot(f) * axis.dot(t))
+        } else {
+            let b = &self.profile;
+            let dot = b.x_axis.x + b.y_axis.y + b.z_axis.z;
+            (axis.dot(self.cross_sum()), dot - axis.dot(*b * axis))
+        };
+        // Vectors (nearly) along the axis carry little information about the angle: the best
+        // angle swings wildly with tiny target changes while turning moves the effector
+        // little. Scale the step down smoothly when the in-plane parts are under 5% of the
+        // vectors (a singular wrist), and to zero when they vanish.
+        let leverage = (sine * sine + cosine * cosine).sqrt() / self.bound.max(f64::MIN_POSITIVE);
+        if leverage <= 1e-12 {
+            return 0.0;
+        }
+        sine.atan2(cosine) * (leverage / 0.05).min(1.0)
     }
 
     /// `Σ w · from × to`.
@@ -130,6 +149,11 @@ impl Alignment {
         }
         DQuat::from_xyzw(v.x, v.y, v.z, v.w).normalize()
     }
+}
+
+/// `a ⊗ b` (column vectors: `a bᵀ`).
+fn outer(a: DVec3, b: DVec3) -> DMat3 {
+    DMat3::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
 #[cfg(test)]

@@ -198,20 +198,18 @@ impl IterativeStep for CcdStep<'_> {
                     }
                 }
             }
-            let hinge = match skeleton.limit(pj.joint) {
-                JointLimit::Hinge(h) if !mmd => Some(h.axis),
-                _ => None,
-            };
-            let mut rotation = match hinge {
-                Some(axis) => {
-                    let parent = skeleton
-                        .parent(pj.joint)
-                        .map_or(DQuat::IDENTITY, |p| model.rotation(p));
-                    let axis = (parent * skeleton.rest(pj.joint).rotation * axis).normalize();
-                    DQuat::from_axis_angle(axis, alignment.angle_about(axis))
-                }
-                None => alignment.rotation(),
-            };
+            if let (JointLimit::Hinge(h), false) = (skeleton.limit(pj.joint), mmd) {
+                // The best angle about the hinge's model-space axis, turned along its range.
+                let parent = skeleton
+                    .parent(pj.joint)
+                    .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+                let axis = (parent * skeleton.rest(pj.joint).rotation * h.axis).normalize();
+                let angle = alignment.angle_about(axis) * self.weights[k];
+                let h = *h;
+                ctx.rotate_hinge(pj, &h, angle);
+                continue;
+            }
+            let mut rotation = alignment.rotation();
             if mmd {
                 rotation = (rotation * residual).normalize();
             }

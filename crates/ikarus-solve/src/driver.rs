@@ -14,7 +14,7 @@
 //!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
 
 use glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_core::{HingeLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
 use crate::path::{JointPath, PathJoint, Side};
@@ -34,6 +34,16 @@ pub struct IterationSettings {
     /// A sweep whose largest joint rotation is below this (radians) ends the solve: nothing
     /// moves any more. Default 1e-12.
     pub min_step: f64,
+    /// Random restarts allowed when the solve stalls (nothing moves, or the residual shrinks by
+    /// less than 10% over `stall_window` sweeps): the path joints jump to a random legal pose
+    /// and the sweeps go on within the same `max_iterations` budget; the best pose over all
+    /// starts is kept. 0 (the default) never jumps, which interactive use wants; a few restarts
+    /// lift the success rate on hard robot targets (TRAC-IK does the same).
+    pub restarts: u32,
+    /// Sweeps over which progress is judged for a restart. Default 16.
+    pub stall_window: u32,
+    /// Seed of the restart generator (solves are deterministic). Default 0.
+    pub seed: u64,
     /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
     /// values between interpolate each path joint's rotation (then re-apply its limit).
     /// Default 1.
@@ -46,6 +56,9 @@ impl Default for IterationSettings {
             max_iterations: 64,
             max_step_angle: std::f64::consts::PI,
             min_step: 1e-12,
+            restarts: 0,
+            stall_window: 16,
+            seed: 0,
             blend: 1.0,
         }
     }
@@ -68,6 +81,9 @@ impl IterationSettings {
                 "min_step {} must be finite and >= 0",
                 self.min_step
             ));
+        }
+        if self.stall_window == 0 {
+            return Err("stall_window must be at least 1".into());
         }
         if !(0.0..=1.0).contains(&self.blend) {
             return Err(format!("blend {} must be in [0, 1]", self.blend));
@@ -169,6 +185,38 @@ impl Iteration<'_> {
         }
     }
 
+    /// Turns the hinge path joint `pj` (whose limit is `hinge`) so its effector side turns by
+    /// `angle` radians about the hinge axis. Unlike [`Iteration::rotate`] followed by the
+    /// projection, the joint moves along its range and stops at the bound it runs into, the
+    /// way a real hinge does, so a warm-started solve never jumps across the forbidden arc.
+    /// Returns the angle actually turned (effector side).
+    pub fn rotate_hinge(&mut self, pj: PathJoint, hinge: &HingeLimit, angle: f64) -> f64 {
+        let step = angle.clamp(-self.settings.max_step_angle, self.settings.max_step_angle);
+        let step = match pj.side {
+            Side::Effector => step,
+            Side::Base => -step,
+        };
+        let joint = pj.joint;
+        let rest = self.skeleton.rest(joint).rotation;
+        let current = hinge.angle(rest.conjugate() * self.pose[joint].rotation);
+        let wanted = current + step;
+        let new_angle = if hinge.is_full_circle() {
+            wanted
+        } else {
+            wanted.clamp(hinge.min, hinge.max)
+        };
+        self.active[joint.index()] = new_angle != wanted;
+        let turned = new_angle - current;
+        self.largest_step = self.largest_step.max(turned.abs());
+        self.pose[joint].rotation =
+            (rest * DQuat::from_axis_angle(hinge.axis, new_angle)).normalize();
+        self.refresh(pj);
+        match pj.side {
+            Side::Effector => turned,
+            Side::Base => -turned,
+        }
+    }
+
     /// Sets path joint `pj`'s local rotation (parent space) to the projection of `requested`
     /// onto its limit, updates forward kinematics (and the root, for a base-side joint), and
     /// returns the rotation applied. Records whether the limit was binding. The per-step clamp
@@ -186,7 +234,13 @@ impl Iteration<'_> {
         };
         self.active[joint.index()] = !limit.is_free() && projected != delta;
         let old = self.pose[joint].rotation;
-        self.largest_step = self.largest_step.max(old.angle_between(new));
+        // Chord length, the angle to first order (no trigonometry in the inner loop).
+        let chord = if old.dot(new) < 0.0 {
+            old + new
+        } else {
+            old - new
+        };
+        self.largest_step = self.largest_step.max(2.0 * chord.length());
         self.pose[joint].rotation = new;
         self.refresh(pj);
         new
@@ -282,6 +336,10 @@ pub fn run<S: IterativeStep>(
     workspace.best.extend_from_slice(ctx.pose.transforms());
     step.prepare(&mut ctx);
     let mut iterations = 0;
+    let mut restarts = 0;
+    let mut rng = SplitMix(settings.seed);
+    // Best score at the start of the current stall window, and the sweep that opened it.
+    let mut window = (best_score, 0);
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
         ctx.largest_step = 0.0;
         step.sweep(&mut ctx);
@@ -292,8 +350,26 @@ pub fn run<S: IterativeStep>(
             best_score = s;
             workspace.best.copy_from_slice(ctx.pose.transforms());
         }
-        if ctx.largest_step < settings.min_step {
-            break;
+        let still = ctx.largest_step < settings.min_step;
+        // Stalled: over the window the score shrank by less than 10%.
+        let stalled = restarts < settings.restarts
+            && iterations - window.1 >= settings.stall_window
+            && s > 0.9 * window.0;
+        if iterations - window.1 >= settings.stall_window {
+            window = (s, iterations);
+        }
+        if still || stalled {
+            if restarts == settings.restarts {
+                break;
+            }
+            // Start again from a random legal pose of the path joints.
+            restarts += 1;
+            for &pj in ctx.path.joints() {
+                let rotation = ctx.skeleton.rest(pj.joint).rotation * rng.rotation();
+                ctx.set_rotation(pj, rotation);
+            }
+            current = residuals(task, ctx.model);
+            window = (score(current), iterations);
         }
     }
     pose.transforms_mut().copy_from_slice(&workspace.best);
@@ -305,6 +381,7 @@ pub fn run<S: IterativeStep>(
     let (position_error, rotation_error) = residuals(task, model);
     let mut report =
         SolveReport::from_residuals(task, position_error, rotation_error, iterations, false);
+    report.restarts = restarts;
     let path = &workspace.path;
     for pj in path.joints() {
         let j = pj.joint;
@@ -381,4 +458,30 @@ fn out_of_reach(
         }
         pivot.is_some_and(|p| (target - p).length() > reach + task.tolerance.position)
     })
+}
+
+/// splitmix64: the deterministic generator of restart poses.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A uniformly distributed rotation (Shoemake's method).
+    fn rotation(&mut self) -> DQuat {
+        let (u1, u2, u3) = (self.next_f64(), self.next_f64(), self.next_f64());
+        let tau = std::f64::consts::TAU;
+        let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+        DQuat::from_xyzw(
+            a * (tau * u2).sin(),
+            a * (tau * u2).cos(),
+            b * (tau * u3).sin(),
+            b * (tau * u3).cos(),
+        )
+    }
 }

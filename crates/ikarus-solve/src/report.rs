@@ -31,8 +31,11 @@ pub struct SolveReport {
     pub position_error: f64,
     /// Largest effector orientation error in radians (0 when no orientation goal).
     pub rotation_error: f64,
-    /// Iterations (or restarts times iterations) the solver used.
+    /// Iterations the solver used, over all restarts.
     pub iterations: u32,
+    /// Random restarts the solver used (0 when it never restarted).
+    #[serde(default)]
+    pub restarts: u32,
     /// True when a joint limit was active (binding) in the returned pose.
     pub limits_active: bool,
     /// Names of the joints whose limit ended active: the solver pushed against it and the
@@ -52,6 +55,7 @@ impl SolveReport {
             position_error: f64::INFINITY,
             rotation_error: f64::INFINITY,
             iterations: 0,
+            restarts: 0,
             limits_active: false,
             active_limits: Vec::new(),
             message: Some(message),
@@ -78,6 +82,7 @@ impl SolveReport {
             position_error,
             rotation_error,
             iterations,
+            restarts: 0,
             limits_active,
             active_limits: Vec::new(),
             message: None,
