@@ -41,7 +41,7 @@ pub fn without_end_sites(bvh: &Bvh) -> Skeleton {
 }
 
 /// The CCD settings the TRAC-IK protocol bench and its correctness test use: classic CCD,
-/// limits on, at most 200 sweeps shared by up to 8 random restarts when a start stalls.
+/// limits on, at most 1,000 sweeps shared by up to 8 restarts when a start stalls.
 pub fn trac_ik_ccd_config() -> ikarus_solve::CcdConfig {
     ikarus_solve::CcdConfig {
         iteration: ikarus_solve::IterationSettings {

@@ -200,10 +200,8 @@ impl IterativeStep for CcdStep<'_> {
             }
             if let (JointLimit::Hinge(h), false) = (skeleton.limit(pj.joint), mmd) {
                 // The best angle about the hinge's model-space axis, turned along its range.
-                let parent = skeleton
-                    .parent(pj.joint)
-                    .map_or(DQuat::IDENTITY, |p| model.rotation(p));
-                let axis = (parent * skeleton.rest(pj.joint).rotation * h.axis).normalize();
+                // The joint's own rotation about the axis leaves the axis where it is.
+                let axis = (model.rotation(pj.joint) * h.axis).normalize();
                 let angle = alignment.angle_about(axis) * self.weights[k];
                 let h = *h;
                 ctx.rotate_hinge(pj, &h, angle);

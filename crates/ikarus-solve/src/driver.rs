@@ -34,11 +34,12 @@ pub struct IterationSettings {
     /// A sweep whose largest joint rotation is below this (radians) ends the solve: nothing
     /// moves any more. Default 1e-12.
     pub min_step: f64,
-    /// Random restarts allowed when the solve stalls (nothing moves, or the residual shrinks by
-    /// less than 10% over `stall_window` sweeps): the path joints jump to a random legal pose
-    /// and the sweeps go on within the same `max_iterations` budget; the best pose over all
-    /// starts is kept. 0 (the default) never jumps, which interactive use wants; a few restarts
-    /// lift the success rate on hard robot targets (TRAC-IK does the same).
+    /// Restarts allowed when the solve stalls (nothing moves, or the residual shrinks by less
+    /// than 10% over `stall_window` sweeps): every path joint of the best pose so far is kicked
+    /// by a random rotation (0.5 rad at the first restart, doubling up to π) and the sweeps go
+    /// on within the same `max_iterations` budget; the best pose over all starts is kept. The
+    /// first kick unfolds a chain stuck straight; later ones leave local minima, as TRAC-IK's
+    /// random restarts do. Default 4; 0 never jumps.
     pub restarts: u32,
     /// Sweeps over which progress is judged for a restart. Default 16.
     pub stall_window: u32,
@@ -56,7 +57,7 @@ impl Default for IterationSettings {
             max_iterations: 64,
             max_step_angle: std::f64::consts::PI,
             min_step: 1e-12,
-            restarts: 0,
+            restarts: 4,
             stall_window: 16,
             seed: 0,
             blend: 1.0,
@@ -362,10 +363,15 @@ pub fn run<S: IterativeStep>(
             if restarts == settings.restarts {
                 break;
             }
-            // Start again from a random legal pose of the path joints.
+            // Start again from the best pose kicked by random rotations, small first (enough
+            // to unfold a straight chain), then larger, the last ones uniform.
             restarts += 1;
+            let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
+            ctx.pose.transforms_mut().copy_from_slice(&workspace.best);
+            fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
             for &pj in ctx.path.joints() {
-                let rotation = ctx.skeleton.rest(pj.joint).rotation * rng.rotation();
+                let turn = DQuat::IDENTITY.slerp(rng.rotation(), kick / std::f64::consts::PI);
+                let rotation = ctx.pose[pj.joint].rotation * turn;
                 ctx.set_rotation(pj, rotation);
             }
             current = residuals(task, ctx.model);

@@ -12,7 +12,10 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
-use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig};
+use ikarus_solve::{
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
+    SolverConfig,
+};
 
 /// Arguments of `ikarus demo`.
 #[derive(clap::Args)]
@@ -25,9 +28,24 @@ pub struct Args {
     frames: usize,
 }
 
-/// Every solver the demo runs, in table order.
-fn solvers() -> Vec<SolverConfig> {
-    vec![SolverConfig::None]
+/// Every solver the demo runs, in table order, with its table label.
+fn solvers() -> Vec<(&'static str, SolverConfig)> {
+    let ccd = |variant, damping| {
+        SolverConfig::Ccd(CcdConfig {
+            variant,
+            damping,
+            iteration: IterationSettings {
+                max_iterations: 200,
+                ..IterationSettings::default()
+            },
+        })
+    };
+    vec![
+        ("none", SolverConfig::None),
+        ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
+        ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),
+        ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None)),
+    ]
 }
 
 /// The demo tasks: a name and effectors built from the rest pose's model positions.
@@ -68,6 +86,14 @@ fn tasks(skeleton: &Skeleton) -> Result<Vec<(&'static str, IkTask)>> {
             "rightFoot steps 25 cm forward, 10 cm up",
             IkTask {
                 effectors: vec![reach("rightFoot", DVec3::new(0.0, 0.1, 0.25))?],
+                ..IkTask::default()
+            },
+        ),
+        (
+            "leftHand down 40 cm, rightFoot planted (base)",
+            IkTask {
+                effectors: vec![reach("leftHand", DVec3::new(0.0, -0.4, 0.2))?],
+                base: Some(skeleton.try_joint("rightFoot")?),
                 ..IkTask::default()
             },
         ),
@@ -167,14 +193,29 @@ struct Row {
 
 fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for config in solvers() {
+    for (label, config) in solvers() {
         for (name, task) in tasks(skeleton)? {
             let mut pose = skeleton.rest_pose();
             let start = Instant::now();
             let report = ikarus_solve::solve(skeleton, &task, &config, &mut pose);
             let micros = start.elapsed().as_secs_f64() * 1e6;
+            // The demo checks what it shows: residuals by FK, every joint inside its limit.
+            let (measured, _) = ikarus_solve::measure(skeleton, &task, &pose);
+            ensure!(
+                measured == report.position_error,
+                "{label} reports {} but FK measures {measured}",
+                report.position_error
+            );
+            for j in skeleton.joints() {
+                let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
+                ensure!(
+                    skeleton.limit(j).contains(delta),
+                    "{label} left {} outside its limit on `{name}`",
+                    skeleton.name(j)
+                );
+            }
             rows.push(Row {
-                solver: config.kind(),
+                solver: label,
                 task: name,
                 status: report.status,
                 residual: report.position_error,
@@ -188,7 +229,7 @@ fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "\n{:<8} {:<45} {:<10} {:<15} {:>12} {:>10} {:>10}",
+        "\n{:<11} {:<46} {:<10} {:<15} {:>12} {:>10} {:>10}",
         "solver", "task", "converged", "status", "residual [m]", "iterations", "time [us]"
     );
     for r in rows {
@@ -197,7 +238,7 @@ fn print_table(rows: &[Row]) {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
         println!(
-            "{:<8} {:<45} {:<10} {:<15} {:>12.3e} {:>10} {:>10.1}",
+            "{:<11} {:<46} {:<10} {:<15} {:>12.3e} {:>10} {:>10.1}",
             r.solver,
             r.task,
             if r.status == SolveStatus::Converged {
