@@ -6,7 +6,7 @@ use glam::DVec3;
 use ikarus_bench::iiwa;
 use ikarus_core::{LocalPose, ModelPose, fk};
 use ikarus_solve::ccd::{self, CcdWorkspace};
-use ikarus_solve::{CcdConfig, Effector, Goal, IkTask, Tolerance};
+use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
 
 fn task(flange: ikarus_core::JointId, target: DVec3) -> IkTask {
     IkTask {

@@ -37,7 +37,7 @@ impl Alignment {
         // A vector of (almost) zero length has no direction to align.
         let (from_length, to_length) = (from.length(), to.length());
         let tiny = 1e-12 * from_length.max(to_length);
-        if !(weight > 0.0) || from_length <= tiny || to_length <= tiny {
+        if weight.is_nan() || weight <= 0.0 || from_length <= tiny || to_length <= tiny {
             return;
         }
         self.bound += weight * from_length * to_length;

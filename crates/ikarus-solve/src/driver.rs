@@ -247,6 +247,18 @@ impl Iteration<'_> {
         new
     }
 
+    /// Restores `best`, then turns every path joint by a random rotation of up to `angle`
+    /// radians (projected onto its limit).
+    fn kick(&mut self, best: &[ikarus_core::Transform], rng: &mut SplitMix, angle: f64) {
+        self.pose.transforms_mut().copy_from_slice(best);
+        fk::forward_kinematics(self.skeleton, self.pose, self.model);
+        for &pj in self.path.joints() {
+            let turn = DQuat::IDENTITY.slerp(rng.rotation(), angle / std::f64::consts::PI);
+            let rotation = self.pose[pj.joint].rotation * turn;
+            self.set_rotation(pj, rotation);
+        }
+    }
+
     /// Forward kinematics after a change at `pj`, and the root move for base-side joints.
     fn refresh(&mut self, pj: PathJoint) {
         match (pj.side, self.base_target, self.path.root()) {
@@ -367,13 +379,7 @@ pub fn run<S: IterativeStep>(
             // to unfold a straight chain), then larger, the last ones uniform.
             restarts += 1;
             let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
-            ctx.pose.transforms_mut().copy_from_slice(&workspace.best);
-            fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
-            for &pj in ctx.path.joints() {
-                let turn = DQuat::IDENTITY.slerp(rng.rotation(), kick / std::f64::consts::PI);
-                let rotation = ctx.pose[pj.joint].rotation * turn;
-                ctx.set_rotation(pj, rotation);
-            }
+            ctx.kick(&workspace.best, &mut rng, kick);
             current = residuals(task, ctx.model);
             window = (score(current), iterations);
         }
@@ -382,20 +388,31 @@ pub fn run<S: IterativeStep>(
     if settings.blend < 1.0 {
         blend(skeleton, workspace, task, pose, settings.blend);
     }
-    let model = workspace.model.as_mut().expect("sized above");
+    let mut report = finish(skeleton, task, workspace, pose, iterations);
+    report.restarts = restarts;
+    report
+}
+
+/// The report of the returned pose: residuals by FK, active limits, unreachable when proven.
+fn finish(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    workspace: &mut Workspace,
+    pose: &LocalPose,
+    iterations: u32,
+) -> SolveReport {
+    let model = workspace.model.as_mut().expect("sized by run");
     fk::forward_kinematics(skeleton, pose, model);
     let (position_error, rotation_error) = residuals(task, model);
     let mut report =
         SolveReport::from_residuals(task, position_error, rotation_error, iterations, false);
-    report.restarts = restarts;
     let path = &workspace.path;
+    // Active: the joint's last update asked for more than its limit allows.
     for pj in path.joints() {
-        let j = pj.joint;
-        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
-        let limit = skeleton.limit(j);
-        // Active: the solver pushed against the limit and the joint sits on its boundary.
-        if workspace.active[j.index()] && limit.contains(delta) {
-            report.active_limits.push(skeleton.name(j).to_owned());
+        if workspace.active[pj.joint.index()] {
+            report
+                .active_limits
+                .push(skeleton.name(pj.joint).to_owned());
         }
     }
     report.limits_active = !report.active_limits.is_empty();

@@ -4,86 +4,15 @@
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{
-    HingeLimit, JointId, JointLimit, LocalPose, MmdLimit, ModelPose, Skeleton, SkeletonBuilder,
-    Transform, fk,
+    HingeLimit, JointId, JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform,
 };
+mod common;
+
+use common::{Rng, assert_legal, model, position_task, random_pose};
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
     Tolerance, ccd, measure,
 };
-
-/// splitmix64: a deterministic generator for test poses.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-    fn rotation(&mut self, max_angle: f64) -> DQuat {
-        let axis = DVec3::new(
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-        );
-        DQuat::from_axis_angle(axis.normalize(), self.range(-max_angle, max_angle))
-    }
-}
-
-fn model(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
-    let mut m = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut m);
-    m
-}
-
-/// A random legal pose: each listed joint turned randomly, then projected onto its limit.
-fn random_pose(
-    skeleton: &Skeleton,
-    joints: &[JointId],
-    rng: &mut Rng,
-    max_angle: f64,
-) -> LocalPose {
-    let mut pose = skeleton.rest_pose();
-    for &j in joints {
-        let rest = skeleton.rest(j).rotation;
-        let delta = skeleton.limit(j).project(rng.rotation(max_angle));
-        pose[j].rotation = rest * delta;
-    }
-    pose
-}
-
-fn assert_legal(skeleton: &Skeleton, pose: &LocalPose) {
-    assert!(pose.is_finite());
-    for j in skeleton.joints() {
-        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
-        assert!(
-            skeleton.limit(j).contains(delta),
-            "{} outside its limit by {}",
-            skeleton.name(j),
-            skeleton.limit(j).violation(delta)
-        );
-    }
-}
-
-fn position_task(joint: JointId, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint,
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    }
-}
 
 fn config(variant: CcdVariant, damping: CcdDamping, max_iterations: u32) -> CcdConfig {
     CcdConfig {

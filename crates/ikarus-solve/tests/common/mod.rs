@@ -1,0 +1,80 @@
+//! Helpers shared by the solver tests: a deterministic generator, FK, legality checks.
+
+#![allow(dead_code)]
+
+use glam::{DQuat, DVec3};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_solve::{Effector, Goal, IkTask};
+
+/// splitmix64: a deterministic generator for test poses.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+    pub fn rotation(&mut self, max_angle: f64) -> DQuat {
+        let axis = DVec3::new(
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+        );
+        DQuat::from_axis_angle(axis.normalize(), self.range(-max_angle, max_angle))
+    }
+}
+
+pub fn model(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut m = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut m);
+    m
+}
+
+/// A random legal pose: each listed joint turned randomly, then projected onto its limit.
+pub fn random_pose(
+    skeleton: &Skeleton,
+    joints: &[JointId],
+    rng: &mut Rng,
+    max_angle: f64,
+) -> LocalPose {
+    let mut pose = skeleton.rest_pose();
+    for &j in joints {
+        let rest = skeleton.rest(j).rotation;
+        let delta = skeleton.limit(j).project(rng.rotation(max_angle));
+        pose[j].rotation = rest * delta;
+    }
+    pose
+}
+
+pub fn assert_legal(skeleton: &Skeleton, pose: &LocalPose) {
+    assert!(pose.is_finite());
+    for j in skeleton.joints() {
+        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
+        assert!(
+            skeleton.limit(j).contains(delta),
+            "{} outside its limit by {}",
+            skeleton.name(j),
+            skeleton.limit(j).violation(delta)
+        );
+    }
+}
+
+pub fn position_task(joint: JointId, target: DVec3) -> IkTask {
+    IkTask {
+        effectors: vec![Effector {
+            joint,
+            goal: Goal {
+                position: Some(target),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    }
+}
