@@ -333,6 +333,43 @@ fn solve_starts_from_a_bvh_frame_relative_to_the_task() {
 }
 
 #[test]
+fn solve_runs_ccd_with_a_base_joint_and_checks_it_against_fk() {
+    let dir = temp_dir("solve-ccd");
+    // The left hand 30 cm lower and 20 cm forward with the right foot planted: the path runs
+    // through the hips, which move.
+    let task = write_task(
+        &dir,
+        "ccd.json",
+        r#"{"skeleton": "builtin:humanoid",
+        "solver": {"kind": "ccd", "variant": "mmd", "damping": "length",
+                   "iteration": {"max_iterations": 300, "max_step_angle": 0.5}},
+        "base": "rightFoot",
+        "effectors": [{"joint": "leftHand", "position": [0.7, 1.08, 0.2]}]}"#,
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
+    assert_eq!(result["report"]["solver"], "ccd");
+    assert_eq!(result["report"]["status"], "converged", "{result}");
+    let joints = json_positions(&result);
+    let at = |name: &str| joints.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!((at("leftHand") - DVec3::new(0.7, 1.08, 0.2)).length() <= 1e-4);
+    let fk: Value = serde_json::from_str(&ok(&["fk", "builtin:humanoid", "--json"])).unwrap();
+    let rest = json_positions(&fk);
+    let rest_at = |name: &str| rest.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!((at("rightFoot") - rest_at("rightFoot")).length() < 1e-9);
+    assert!(
+        (at("hips") - rest_at("hips")).length() > 1e-3,
+        "the root moved"
+    );
+    let unknown_field = write_task(
+        &dir,
+        "typo.json",
+        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "ccd", "varient": "mmd"},
+        "effectors": [{"joint": "leftHand", "position": [0.7, 1.08, 0.2]}]}"#,
+    );
+    assert!(fails(&["solve", &unknown_field]).contains("varient"));
+}
+
+#[test]
 fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
     let out = temp_dir("demo").join("demo.bvh");
     let text = ok(&["demo", "--out", out.to_str().unwrap(), "--frames", "20"]);
@@ -340,6 +377,11 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
         text.contains("solver") && text.contains("residual") && text.contains("none"),
         "{text}"
     );
+    for solver in ["ccd ", "ccd/length", "ccd/mmd"] {
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(solver)).collect();
+        assert_eq!(rows.len(), 5, "{text}");
+        assert!(rows.iter().all(|r| r.contains(" yes ")), "{text}");
+    }
     let bvh = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
     assert_eq!(bvh.frame_count, 20);
     assert_eq!(bvh.skeleton.len(), 26);
