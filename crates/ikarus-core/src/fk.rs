@@ -1,8 +1,8 @@
 //! Forward kinematics: local poses to model space in one pass over the flat joint array.
 
-use glam::{DAffine3, DMat3, DVec3};
+use glam::{DAffine3, DMat3, DQuat, DVec3};
 
-use crate::{JointId, LocalPose, ModelPose, Skeleton};
+use crate::{JointId, LocalPose, ModelPose, Skeleton, Transform};
 
 const NO_PARENT: u32 = u32::MAX;
 
@@ -29,6 +29,51 @@ pub fn update_subtree(
     joint: JointId,
 ) {
     update_range(skeleton, local, model, skeleton.subtree(joint));
+}
+
+/// After `joint`'s local transform changed from `old` to `local[joint]`, moves `descendant`
+/// (the joint itself or one in its subtree) rigidly along with it, without recomputing the
+/// joints in between — the cheap update an iterative solver uses for its effectors while it
+/// works from the tip toward the root. Every other joint of the subtree (and `joint` itself,
+/// unless it is the descendant) is left stale: run [`forward_kinematics`] or
+/// [`update_subtree`] before reading them. Call it once per distinct descendant.
+///
+/// # Panics
+/// When the poses were sized for a different skeleton.
+pub fn carry_descendant(
+    skeleton: &Skeleton,
+    local: &LocalPose,
+    model: &mut ModelPose,
+    joint: JointId,
+    old: &Transform,
+    descendant: JointId,
+) {
+    let new = &local[joint];
+    let parent = skeleton.parent(joint).map(JointId::index);
+    let parent_rotation = parent.map_or(DQuat::IDENTITY, |p| model.rotations[p]);
+    // The change of the joint's model rotation, as a model-space rotation.
+    let turn =
+        parent_rotation * new.rotation * old.rotation.conjugate() * parent_rotation.conjugate();
+    let d = descendant.index();
+    model.rotations[d] = turn * model.rotations[d];
+    let parent_rigid = parent.is_none_or(|p| model.rigid[p]);
+    if parent_rigid && new.scale == old.scale && new.translation == old.translation {
+        let pivot = parent.map_or(new.translation, |p| {
+            model.model_from_joint[p].transform_point3(new.translation)
+        });
+        let m = &mut model.model_from_joint[d];
+        let matrix = if model.rigid[d] {
+            DMat3::from_quat(model.rotations[d])
+        } else {
+            DMat3::from_quat(turn) * m.matrix3
+        };
+        *m = DAffine3::from_mat3_translation(matrix, pivot + turn * (m.translation - pivot));
+    } else {
+        let parent_affine = parent.map_or(DAffine3::IDENTITY, |p| model.model_from_joint[p]);
+        let motion =
+            parent_affine * new.to_affine() * old.to_affine().inverse() * parent_affine.inverse();
+        model.model_from_joint[d] = motion * model.model_from_joint[d];
+    }
 }
 
 fn update_range(
@@ -101,5 +146,46 @@ mod tests {
         assert_eq!(model, full);
         let c = model.position(s.joint("c").unwrap());
         assert!((c - DVec3::new(1.0, 2.0, 0.0)).length() < 1e-12, "{c}");
+    }
+
+    #[test]
+    fn carried_descendant_matches_full_fk_rigid_and_scaled() {
+        for root_scale in [
+            DVec3::ONE,
+            DVec3::new(1.0, 2.0, 0.5),
+            DVec3::new(-1.0, 1.0, 1.0),
+        ] {
+            let mut b = SkeletonBuilder::new();
+            b.joint(
+                "a",
+                None,
+                Transform {
+                    translation: DVec3::Y,
+                    rotation: DQuat::from_rotation_z(0.4),
+                    scale: root_scale,
+                },
+            )
+            .joint("b", Some("a"), Transform::from_translation(DVec3::X))
+            .joint(
+                "c",
+                Some("b"),
+                Transform::from_translation(DVec3::new(0.3, 1.0, 0.2)),
+            )
+            .joint("d", Some("c"), Transform::from_translation(DVec3::Z));
+            let s = b.build().unwrap();
+            let (bj, dj) = (s.joint("b").unwrap(), s.joint("d").unwrap());
+            let mut pose = s.rest_pose();
+            pose[s.joint("c").unwrap()].rotation = DQuat::from_rotation_x(0.7);
+            let mut model = ModelPose::new(&s);
+            forward_kinematics(&s, &pose, &mut model);
+            let old = pose[bj];
+            pose[bj].rotation = DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), 1.1);
+            carry_descendant(&s, &pose, &mut model, bj, &old, dj);
+            let mut full = ModelPose::new(&s);
+            forward_kinematics(&s, &pose, &mut full);
+            assert!(model[dj].abs_diff_eq(full[dj], 1e-12), "{root_scale}");
+            let dot = model.rotations[dj.index()].dot(full.rotations[dj.index()]);
+            assert!((dot.abs() - 1.0).abs() < 1e-12, "{dot}");
+        }
     }
 }

@@ -133,6 +133,10 @@ pub struct Iteration<'a> {
     /// Where the base joint must stay, model space.
     base_target: Option<(JointId, DAffine3, DQuat)>,
     largest_step: f64,
+    /// During a sweep: effector-side updates carry only the effectors.
+    lazy: bool,
+    /// Some joints' model transforms are out of date.
+    stale: bool,
 }
 
 impl Iteration<'_> {
@@ -209,9 +213,10 @@ impl Iteration<'_> {
         self.active[joint.index()] = new_angle != wanted;
         let turned = new_angle - current;
         self.largest_step = self.largest_step.max(turned.abs());
+        let old = self.pose[joint];
         self.pose[joint].rotation =
             (rest * DQuat::from_axis_angle(hinge.axis, new_angle)).normalize();
-        self.refresh(pj);
+        self.refresh(pj, &old);
         match pj.side {
             Side::Effector => turned,
             Side::Base => -turned,
@@ -234,7 +239,8 @@ impl Iteration<'_> {
             (rest * projected).normalize()
         };
         self.active[joint.index()] = !limit.is_free() && projected != delta;
-        let old = self.pose[joint].rotation;
+        let old_transform = self.pose[joint];
+        let old = old_transform.rotation;
         // Chord length, the angle to first order (no trigonometry in the inner loop).
         let chord = if old.dot(new) < 0.0 {
             old + new
@@ -243,7 +249,7 @@ impl Iteration<'_> {
         };
         self.largest_step = self.largest_step.max(2.0 * chord.length());
         self.pose[joint].rotation = new;
-        self.refresh(pj);
+        self.refresh(pj, &old_transform);
         new
     }
 
@@ -259,8 +265,30 @@ impl Iteration<'_> {
         }
     }
 
-    /// Forward kinematics after a change at `pj`, and the root move for base-side joints.
-    fn refresh(&mut self, pj: PathJoint) {
+    /// Forward kinematics after a change at `pj` (whose local transform was `old`), and the
+    /// root move for base-side joints. During a sweep an effector-side change only carries the
+    /// effectors along (see [`fk::carry_descendant`]): the step works from the tip toward the
+    /// root and never reads the joints in between, which the driver recomputes after the sweep.
+    fn refresh(&mut self, pj: PathJoint, old: &ikarus_core::Transform) {
+        if self.lazy && pj.side == Side::Effector {
+            let effectors = &self.task.effectors;
+            for (i, e) in effectors.iter().enumerate() {
+                let first = effectors[..i].iter().all(|f| f.joint != e.joint);
+                if first && self.skeleton.is_ancestor_or_self(pj.joint, e.joint) {
+                    fk::carry_descendant(
+                        self.skeleton,
+                        self.pose,
+                        self.model,
+                        pj.joint,
+                        old,
+                        e.joint,
+                    );
+                }
+            }
+            self.stale = true;
+            return;
+        }
+        self.stale = false;
         match (pj.side, self.base_target, self.path.root()) {
             (Side::Base, Some((base, target, target_rotation)), Some(root)) => {
                 fk::update_subtree(self.skeleton, self.pose, self.model, root);
@@ -332,6 +360,8 @@ pub fn run<S: IterativeStep>(
         active: &mut workspace.active,
         base_target,
         largest_step: 0.0,
+        lazy: false,
+        stale: false,
     };
     // Start from a legal pose: every path joint on its limit.
     for &pj in ctx.path.joints() {
@@ -355,7 +385,13 @@ pub fn run<S: IterativeStep>(
     let mut window = (best_score, 0);
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
         ctx.largest_step = 0.0;
+        ctx.lazy = true;
         step.sweep(&mut ctx);
+        ctx.lazy = false;
+        if ctx.stale {
+            fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
+            ctx.stale = false;
+        }
         iterations += 1;
         current = residuals(task, ctx.model);
         let s = score(current);
