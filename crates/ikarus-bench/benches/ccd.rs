@@ -9,29 +9,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use glam::DVec3;
 use ikarus_bench::{iiwa, trac_ik_ccd_config};
-use ikarus_core::{JointId, ModelPose, fk};
+use ikarus_core::{ModelPose, fk};
 use ikarus_solve::ccd::{self, CcdWorkspace};
-use ikarus_solve::{CcdConfig, Effector, Goal, IkTask, Tolerance};
-
-fn task(flange: JointId, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint: flange,
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        base: None,
-        tolerance: Tolerance {
-            position: 1e-5,
-            rotation: 1e-3,
-        },
-    }
-}
+use ikarus_solve::{CcdConfig, IkTask};
 
 fn protocol(config: &CcdConfig, label: &str) {
     let s = iiwa::skeleton();
@@ -42,7 +23,7 @@ fn protocol(config: &CcdConfig, label: &str) {
     let mut times = Vec::with_capacity(samples.len());
     let (mut mm, mut fine) = (0, 0);
     for (_, target) in &samples {
-        let t = task(flange, *target);
+        let t = iiwa::task(&s, *target);
         let mut pose = s.rest_pose();
         let start = Instant::now();
         let report = ccd::solve_with(&s, &t, config, &mut workspace, &mut pose);
@@ -66,7 +47,6 @@ fn protocol(config: &CcdConfig, label: &str) {
 
 fn jitter(config: &CcdConfig) {
     let s = iiwa::skeleton();
-    let flange = s.joint("flange").expect("iiwa flange");
     let joints = iiwa::joints(&s);
     let mut workspace = CcdWorkspace::new();
     let mut pose = s.rest_pose();
@@ -76,7 +56,7 @@ fn jitter(config: &CcdConfig) {
         let previous = pose.clone();
         let report = ccd::solve_with(
             &s,
-            &task(flange, iiwa::jitter_target(k)),
+            &iiwa::task(&s, iiwa::jitter_target(k)),
             config,
             &mut workspace,
             &mut pose,
@@ -112,10 +92,9 @@ fn bench_ccd(c: &mut Criterion) {
     jitter(&interactive);
 
     let s = iiwa::skeleton();
-    let flange = s.joint("flange").expect("iiwa flange");
     let samples = iiwa::samples(&s, 100, 7);
     let mut workspace = CcdWorkspace::new();
-    let tasks: Vec<IkTask> = samples.iter().map(|(_, t)| task(flange, *t)).collect();
+    let tasks: Vec<IkTask> = samples.iter().map(|(_, t)| iiwa::task(&s, *t)).collect();
     let mut group = c.benchmark_group("ccd");
     group.bench_function("iiwa_100_targets_per_solve_mean", |b| {
         let mut k = 0;

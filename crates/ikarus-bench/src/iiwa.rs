@@ -7,6 +7,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{
     HingeLimit, JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform, fk,
 };
+use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
 
 /// Hinge axes of joints 1..7 in their rest frames.
 pub const AXES: [DVec3; 7] = [
@@ -65,6 +66,28 @@ pub fn joints(skeleton: &Skeleton) -> [JointId; 7] {
 pub fn set_q(skeleton: &Skeleton, q: &[f64; 7], pose: &mut LocalPose) {
     for (i, j) in joints(skeleton).into_iter().enumerate() {
         pose[j].rotation = DQuat::from_axis_angle(AXES[i], q[i]);
+    }
+}
+
+/// The protocol's task: the flange to `target`, position only, tolerance 1e-5 m.
+///
+/// # Panics
+/// When `skeleton` is not [`skeleton()`].
+pub fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
+    IkTask {
+        effectors: vec![Effector {
+            joint: skeleton.joint("flange").expect("iiwa flange"),
+            goal: Goal {
+                position: Some(target),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        base: None,
+        tolerance: Tolerance {
+            position: 1e-5,
+            rotation: 1e-3,
+        },
     }
 }
 

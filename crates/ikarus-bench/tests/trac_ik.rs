@@ -2,29 +2,9 @@
 //! CCD must put at least 99% of 10,000 reachable targets within 1 mm, every pose legal. The
 //! times are measured by `benches/ccd.rs`, not here.
 
-use glam::DVec3;
 use ikarus_bench::iiwa;
 use ikarus_core::{LocalPose, ModelPose, fk};
 use ikarus_solve::ccd::{self, CcdWorkspace};
-use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
-
-fn task(flange: ikarus_core::JointId, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint: flange,
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        base: None,
-        tolerance: Tolerance {
-            position: 1e-5,
-            rotation: 1e-3,
-        },
-    }
-}
 
 #[test]
 fn limited_ccd_solves_99_percent_within_1_mm() {
@@ -38,7 +18,7 @@ fn limited_ccd_solves_99_percent_within_1_mm() {
     let mut iterations = Vec::new();
     for (_, target) in &samples {
         let mut pose: LocalPose = s.rest_pose();
-        let t = task(flange, *target);
+        let t = iiwa::task(&s, *target);
         let report = ccd::solve_with(&s, &t, &config, &mut workspace, &mut pose);
         fk::forward_kinematics(&s, &pose, &mut model);
         let error = (model.position(flange) - *target).length();
