@@ -101,6 +101,8 @@ pub struct Workspace {
     input: Vec<ikarus_core::Transform>,
     best: Vec<ikarus_core::Transform>,
     active: Vec<bool>,
+    /// Hinge angle per joint as last set by `rotate_hinge` (NaN: unknown, read the pose).
+    hinge_angles: Vec<f64>,
     path: JointPath,
 }
 
@@ -130,6 +132,7 @@ pub struct Iteration<'a> {
     model: &'a mut ModelPose,
     path: &'a JointPath,
     active: &'a mut [bool],
+    hinge_angles: &'a mut [f64],
     /// Where the base joint must stay, model space.
     base_target: Option<(JointId, DAffine3, DQuat)>,
     largest_step: f64,
@@ -203,7 +206,12 @@ impl Iteration<'_> {
         };
         let joint = pj.joint;
         let rest = self.skeleton.rest(joint).rotation;
-        let current = hinge.angle(rest.conjugate() * self.pose[joint].rotation);
+        let cached = self.hinge_angles[joint.index()];
+        let current = if cached.is_nan() {
+            hinge.angle(rest.conjugate() * self.pose[joint].rotation)
+        } else {
+            cached
+        };
         let wanted = current + step;
         let new_angle = if hinge.is_full_circle() {
             wanted
@@ -211,6 +219,7 @@ impl Iteration<'_> {
             wanted.clamp(hinge.min, hinge.max)
         };
         self.active[joint.index()] = new_angle != wanted;
+        self.hinge_angles[joint.index()] = new_angle;
         let turned = new_angle - current;
         self.largest_step = self.largest_step.max(turned.abs());
         let old = self.pose[joint];
@@ -239,6 +248,7 @@ impl Iteration<'_> {
             (rest * projected).normalize()
         };
         self.active[joint.index()] = !limit.is_free() && projected != delta;
+        self.hinge_angles[joint.index()] = f64::NAN;
         let old_transform = self.pose[joint];
         let old = old_transform.rotation;
         // Chord length, the angle to first order (no trigonometry in the inner loop).
@@ -345,6 +355,8 @@ pub fn run<S: IterativeStep>(
     }
     workspace.active.clear();
     workspace.active.resize(n, false);
+    workspace.hinge_angles.clear();
+    workspace.hinge_angles.resize(n, f64::NAN);
     workspace.input.clear();
     workspace.input.extend_from_slice(pose.transforms());
 
@@ -358,6 +370,7 @@ pub fn run<S: IterativeStep>(
         model,
         path: &workspace.path,
         active: &mut workspace.active,
+        hinge_angles: &mut workspace.hinge_angles,
         base_target,
         largest_step: 0.0,
         lazy: false,
