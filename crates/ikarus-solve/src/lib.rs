@@ -12,6 +12,7 @@
 
 mod report;
 mod task;
+pub mod two_bone;
 
 pub use report::{SolveReport, SolveStatus, measure};
 pub use task::{Effector, Goal, IkTask, TaskError, Tolerance};
