@@ -166,8 +166,8 @@ pub struct TwoBoneOutput {
     /// (`local.rotation *= mid_correction`).
     pub mid_correction: DQuat,
     /// True when the corrected pose puts the end joint on the target: the target is within
-    /// reach (between fully folded and the unsoftened full reach, within 1e-12 relative),
-    /// outside the soften zone, and `weight` is 1.
+    /// reach (between fully folded and full extension, within 1e-12 relative), softening
+    /// did not hold the end back (by more than 1e-12 relative), and `weight` is 1.
     pub reached: bool,
 }
 
@@ -240,7 +240,7 @@ pub fn recover_pole(start: DVec3, mid: DVec3, end: DVec3) -> Option<DVec3> {
     let to_mid = mid - start;
     let line2 = line.length_squared();
     let mid2 = to_mid.length_squared();
-    if !(line2 > 0.0 && mid2 > 0.0) || !line2.is_finite() || !mid2.is_finite() {
+    if !(line2.is_normal() && mid2.is_normal()) {
         return None;
     }
     let normal = to_mid - line * (line.dot(to_mid) / line2);
@@ -250,10 +250,10 @@ pub fn recover_pole(start: DVec3, mid: DVec3, end: DVec3) -> Option<DVec3> {
 
 #[allow(clippy::too_many_lines)] // one straight-line computation, split only by its comments
 fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneOutput {
-    let weight = settings.weight.min(1.0);
-    if !(weight > 0.0) || settings.soften.is_nan() {
-        return TwoBoneOutput::IDENTITY;
+    if settings.weight.is_nan() || settings.weight <= 0.0 || settings.soften.is_nan() {
+        return TwoBoneOutput::IDENTITY; // weight ≤ 0 or NaN, soften NaN
     }
+    let weight = settings.weight.min(1.0);
 
     // start_from_model: rows r0..r2 / det (the adjugate), applied as dot products.
     let m = input.start_joint.matrix3;
@@ -261,7 +261,7 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
     let r1 = m.z_axis.cross(m.x_axis);
     let r2 = m.x_axis.cross(m.y_axis);
     let det = m.x_axis.dot(r0);
-    if !(det.abs() > 0.0) {
+    if !det.is_normal() {
         return TwoBoneOutput::IDENTITY;
     }
     let inv_det = det.recip();
@@ -276,9 +276,6 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
         Pole::Vector(v) => v,
         Pole::Hint(h) => h - origin,
     };
-    if !(a + e + t + pole_model).is_finite() {
-        return TwoBoneOutput::IDENTITY;
-    }
     let pole_model = if settings.twist_angle == 0.0 {
         pole_model
     } else {
@@ -292,12 +289,16 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
     let mm = input.mid_joint.matrix3;
     let det_mid = mm.determinant();
     let axis_len2 = input.mid_axis.length_squared();
-    if !(det_mid.abs() > 0.0 && axis_len2 > 0.0 && axis_len2.is_finite()) {
+    if !(det_mid.is_normal() && axis_len2.is_normal()) {
         return TwoBoneOutput::IDENTITY;
     }
     let axis_mid = input.mid_axis / axis_len2.sqrt();
     let n = to_start(mm * axis_mid);
     let n = n * ((n.length_squared().sqrt()).recip() * (det_mid * det).signum());
+    // One check for every non-finite input (NaN and infinity propagate into these).
+    if !(a + e + t + p + n).is_finite() {
+        return TwoBoneOutput::IDENTITY;
+    }
 
     // Hinge: d² = base + 2ρ cos φ, with (ρ cos φ, ρ sin φ) = (cos_now, sin_now).
     let a2 = a.length_squared();
@@ -324,7 +325,7 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
         if x > da && ds > 0.0 {
             let aim = da - ds * (-(x - da) / ds).exp_m1();
             aim2 = aim * aim;
-            softened = true;
+            softened = x - aim > REACH_TOLERANCE * full;
         }
     }
 
@@ -402,7 +403,7 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
 /// `pole` turned by `angle` about `axis` (only its part normal to `axis` matters).
 fn twist(pole: DVec3, axis: DVec3, angle: f64) -> DVec3 {
     let axis2 = axis.length_squared();
-    if !(axis2 > 0.0) {
+    if axis2 == 0.0 {
         return pole;
     }
     let k = axis / axis2.sqrt();
@@ -504,7 +505,7 @@ impl TwoBoneChain {
             }
         }
         let length2 = mid_axis.length_squared();
-        if !(length2 > 0.0 && length2.is_finite()) {
+        if !length2.is_normal() {
             return Err(TwoBoneChainError::BadAxis {
                 joint: skeleton.name(mid).to_owned(),
                 axis: mid_axis,
