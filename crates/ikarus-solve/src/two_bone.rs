@@ -255,61 +255,55 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
     }
     let weight = settings.weight.min(1.0);
 
-    // start_from_model: rows r0..r2 / det (the adjugate), applied as dot products.
-    let m = input.start_joint.matrix3;
-    let r0 = m.y_axis.cross(m.z_axis);
-    let r1 = m.z_axis.cross(m.x_axis);
-    let r2 = m.x_axis.cross(m.y_axis);
-    let det = m.x_axis.dot(r0);
-    if !det.is_normal() {
-        return TwoBoneOutput::IDENTITY;
+    // `start_from_model` up to its determinant (adjugate rows, no division): the problem only
+    // compares lengths within start space, so that space's scale is irrelevant.
+    let mid_matrix = input.mid_joint.matrix3;
+    let (rows, det_start) = adjugate_rows(&input.start_joint.matrix3);
+    let det_mid = mid_matrix.determinant();
+    if !(det_start.is_normal() && det_mid.is_normal()) {
+        return TwoBoneOutput::IDENTITY; // singular or non-finite transform
     }
-    let inv_det = det.recip();
-    let to_start = |v: DVec3| DVec3::new(r0.dot(v), r1.dot(v), r2.dot(v)) * inv_det;
+    let axis = unit_or_nan(input.mid_axis);
 
     let origin = input.start_joint.translation;
-    let a = to_start(input.mid_joint.translation - origin);
-    let e = to_start(input.end_joint.translation - origin);
-    let target_model = input.target - origin;
-    let t = to_start(target_model);
-    let pole_model = match input.pole {
+    let to_mid = input.mid_joint.translation - origin;
+    let mid_to_end = input.end_joint.translation - input.mid_joint.translation;
+    let to_target = input.target - origin;
+    let pole = match input.pole {
         Pole::Vector(v) => v,
         Pole::Hint(h) => h - origin,
     };
-    let pole_model = if settings.twist_angle == 0.0 {
-        pole_model
+    let pole = if settings.twist_angle == 0.0 {
+        pole
     } else {
-        twist(pole_model, target_model, settings.twist_angle)
+        twist(pole, to_target, settings.twist_angle)
     };
-    let p = to_start(pole_model);
-    let b = e - a;
-
-    // The hinge axis in start space. Axes are pseudovectors: through a mirroring map they
-    // flip, so the sign follows det(start_from_mid).
-    let mm = input.mid_joint.matrix3;
-    let det_mid = mm.determinant();
-    let axis_len2 = input.mid_axis.length_squared();
-    if !(det_mid.is_normal() && axis_len2.is_normal()) {
-        return TwoBoneOutput::IDENTITY;
-    }
-    let axis_mid = input.mid_axis / axis_len2.sqrt();
-    let n = to_start(mm * axis_mid);
-    let n = n * ((n.length_squared().sqrt()).recip() * (det_mid * det).signum());
     // One check for every non-finite input (NaN and infinity propagate into these).
-    if !(a + e + t + p + n).is_finite() {
+    if !(to_mid + mid_to_end + to_target + pole + axis).is_finite() {
         return TwoBoneOutput::IDENTITY;
     }
 
-    // Hinge: d² = base + 2ρ cos φ, with (ρ cos φ, ρ sin φ) = (cos_now, sin_now).
+    // Start space. `axis_s` is the hinge axis seen from the start joint, not normalized: its
+    // square root is only needed late, so it runs alongside the hinge computation. The hinge
+    // turns about `sign · axis_s / |axis_s|`, `sign` = sign(det mid): axes are pseudovectors.
+    let a = apply_rows(rows, to_mid);
+    let b = apply_rows(rows, mid_to_end);
+    let t = apply_rows(rows, to_target);
+    let p = apply_rows(rows, pole);
+    let axis_s = apply_rows(rows, mid_matrix * axis);
+    let inv_axis2 = axis_s.length_squared().recip();
+    let inv_axis = inv_axis2.sqrt() * det_mid.signum();
+
+    // Hinge: d² = base + 2ρ cos φ with (ρ cos φ, ρ sin φ) = (cos_now, sin_now), φ the flexion.
     let a2 = a.length_squared();
     let b2 = b.length_squared();
-    let a_par = a.dot(n);
-    let b_par = b.dot(n);
-    let cos_now = a.dot(b) - a_par * b_par;
-    let n_cross_b = n.cross(b);
-    let sin_now = -a.dot(n_cross_b); // n · (a × b)
-    let rho2 = cos_now * cos_now + sin_now * sin_now;
-    let base = a2 + b2 + 2.0 * a_par * b_par;
+    let a_axis = a.dot(axis_s);
+    let b_axis = b.dot(axis_s);
+    let par_par = a_axis * b_axis * inv_axis2; // (a·n)(b·n)
+    let a_x_b_axis = a.cross(b).dot(axis_s);
+    let cos_now = a.dot(b) - par_par;
+    let rho2 = cos_now * cos_now + a_x_b_axis * a_x_b_axis * inv_axis2;
+    let base = a2 + b2 + 2.0 * par_par;
     let size2 = a2 + b2;
     let x2 = t.length_squared();
 
@@ -329,14 +323,16 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
         }
     }
 
-    // Target flexion: (ρ cos φ*, ρ sin φ*) with φ* in [0, π], clamped to the reachable range.
+    // Target flexion (ρ cos φ*, ρ sin φ*) with φ* in [0, π], clamped to the reachable range.
+    let sin_now = a_x_b_axis * inv_axis;
     let half_gap = 0.5 * (aim2 - base);
-    let tolerance = 0.5 * REACH_TOLERANCE * (base + 2.0 * rho2.sqrt());
+    // Half the tolerance on d², relative to |a|² + |b|² (≥ half the largest d²).
+    let tolerance = REACH_TOLERANCE * size2;
     let flexible = rho2 > DEGENERATE * size2 * size2;
-    let (cos_aim, sin_aim, in_range) = if !flexible {
-        (0.0, 0.0, half_gap.abs() <= tolerance)
+    let (cos_new, sin_new, in_range) = if !flexible {
+        (cos_now, sin_now, half_gap.abs() <= tolerance)
     } else if half_gap * half_gap <= rho2 {
-        let sin = ((rho2 - half_gap * half_gap).max(0.0)).sqrt();
+        let sin = (rho2 - half_gap * half_gap).sqrt();
         (half_gap, sin, true)
     } else {
         let rho = rho2.sqrt();
@@ -347,41 +343,60 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
         )
     };
 
-    // Mid correction ψ = φ* − φ: (cos ψ, sin ψ)·ρ², then the half angle for the quaternion.
-    let (mid_correction, b_new) = if flexible {
-        let x = cos_aim * cos_now + sin_aim * sin_now;
-        let y = sin_aim * cos_now - cos_aim * sin_now;
-        let (half_cos, half_sin) = if x >= 0.0 {
-            let s = (2.0 * rho2 * (rho2 + x)).sqrt().recip();
-            ((rho2 + x) * s, y * s)
-        } else {
-            let s = (2.0 * rho2 * (rho2 - x)).sqrt().recip();
-            (y * s, (rho2 - x) * s)
-        };
-        let inv_rho2 = rho2.recip();
-        let along = n * b_par;
-        let b_new = along + (b - along) * (x * inv_rho2) + n_cross_b * (y * inv_rho2);
-        let q = DQuat::from_xyzw(
-            axis_mid.x * half_sin,
-            axis_mid.y * half_sin,
-            axis_mid.z * half_sin,
-            half_cos,
-        );
-        (q, b_new)
+    // Mid correction ψ = φ* − φ about `axis`, from (cos ψ, sin ψ) by the half-angle formulas.
+    let (cos_psi, sin_psi) = if flexible {
+        let inv = rho2.recip();
+        (
+            (cos_new * cos_now + sin_new * sin_now) * inv,
+            (sin_new * cos_now - cos_new * sin_now) * inv,
+        )
     } else {
-        (DQuat::IDENTITY, b)
+        (1.0, 0.0)
     };
+    let (half_cos, half_sin) = if cos_psi >= 0.0 {
+        let s = (2.0 * (1.0 + cos_psi)).sqrt().recip();
+        ((1.0 + cos_psi) * s, sin_psi * s)
+    } else {
+        let s = (2.0 * (1.0 - cos_psi)).sqrt().recip();
+        (sin_psi * s, (1.0 - cos_psi) * s) // the same rotation, quaternion possibly negated
+    };
+    let mid_correction = DQuat::from_xyzw(
+        axis.x * half_sin,
+        axis.y * half_sin,
+        axis.z * half_sin,
+        half_cos,
+    );
+
+    // The corrected chain: b turned by ψ about the unit axis n (Rodrigues).
+    let along = axis_s * (b_axis * inv_axis2); // (b·n) n
+    let across = axis_s.cross(b) * inv_axis; // n × b
+    let e_new = a + along + (b - along) * cos_psi + across * sin_psi;
 
     // Start correction: frame (start→end, bend normal) onto (start→target, pole-plane normal).
-    let e_new = a + b_new;
-    let e2 = e_new.length_squared();
+    // The frames' norms come from scalars known before `e_new` (|e'|² = base + 2ρ cos φ*,
+    // |e' × a|² from the parts along and across the axis), so no square root waits for it.
+    let e2 = base + 2.0 * cos_new;
+    let a_par2 = a_axis * a_axis * inv_axis2;
+    let b_par2 = b_axis * b_axis * inv_axis2;
+    let normal2 = sin_new * sin_new + a_par2 * (b2 - b_par2) + b_par2 * (a2 - a_par2)
+        - 2.0 * par_par * cos_new;
+    let normal_aim = t.cross(p);
+    let normal_aim2 = normal_aim.length_squared();
     let can_aim = e2 > DEGENERATE * size2 && x2 > DEGENERATE * size2;
-    let start_correction = if can_aim {
-        let normal_now = bend_normal(e_new, e2, a, a2, n);
-        let normal_aim = plane_normal(t, x2, p, normal_now);
-        rotation_between_frames(e_new, e2, normal_now, t, x2, normal_aim)
-    } else {
+    let start_correction = if !can_aim {
         DQuat::IDENTITY
+    } else if normal2 > DEGENERATE * e2 * a2 && normal_aim2 > DEGENERATE * x2 * p.length_squared()
+    {
+        let scale_u = (e2 * x2).sqrt().recip();
+        let scale_v = (normal2 * normal_aim2).sqrt().recip();
+        let normal_now = e_new.cross(a);
+        rotation_between_frames(
+            [e_new, normal_now, e_new.cross(normal_now)],
+            [t, normal_aim, t.cross(normal_aim)],
+            [scale_u, scale_v, scale_u * scale_v],
+        )
+    } else {
+        aim_degenerate(e_new, a, axis_s * inv_axis, t, p)
     };
 
     let reached = in_range && !softened && weight >= 1.0 && (can_aim || x2 <= tolerance);
@@ -400,66 +415,84 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
     }
 }
 
+/// Rows of the adjugate (`det · m⁻¹`) and the determinant.
+#[inline]
+fn adjugate_rows(m: &DMat3) -> ([DVec3; 3], f64) {
+    let r0 = m.y_axis.cross(m.z_axis);
+    let r1 = m.z_axis.cross(m.x_axis);
+    let r2 = m.x_axis.cross(m.y_axis);
+    ([r0, r1, r2], m.x_axis.dot(r0))
+}
+
+#[inline]
+fn apply_rows(rows: [DVec3; 3], v: DVec3) -> DVec3 {
+    DVec3::new(rows[0].dot(v), rows[1].dot(v), rows[2].dot(v))
+}
+
+/// `v` itself when it is of unit length (to 1e-12), else normalized (NaN for zero).
+#[inline]
+fn unit_or_nan(v: DVec3) -> DVec3 {
+    let length2 = v.length_squared();
+    if (length2 - 1.0).abs() <= 1e-12 {
+        v
+    } else {
+        v * length2.sqrt().recip()
+    }
+}
+
 /// `pole` turned by `angle` about `axis` (only its part normal to `axis` matters).
 fn twist(pole: DVec3, axis: DVec3, angle: f64) -> DVec3 {
     let axis2 = axis.length_squared();
     if axis2 == 0.0 {
         return pole;
     }
-    let k = axis / axis2.sqrt();
+    let k = axis * axis2.sqrt().recip();
     let (sin, cos) = angle.sin_cos();
     pole * cos + k.cross(pole) * sin
 }
 
-/// Normal of the plane (start, mid, end) oriented as `end × mid`; for a straight or folded
-/// chain, the limit of that normal as the hinge flexes positively: `−axis`, made normal to
-/// `end`.
-fn bend_normal(end: DVec3, end2: f64, mid: DVec3, mid2: f64, axis: DVec3) -> DVec3 {
-    let normal = end.cross(mid);
-    if normal.length_squared() > DEGENERATE * end2 * mid2 {
-        return normal;
-    }
-    let normal = end * (end.dot(axis) / end2) - axis;
-    if normal.length_squared() > DEGENERATE {
-        normal
-    } else {
-        end.any_orthogonal_vector()
-    }
-}
-
-/// Normal of the plane holding `aim` and `pole`, oriented `aim × pole`; for a pole along `aim`
-/// (or zero), the direction normal to `aim` closest to `fallback`.
-fn plane_normal(aim: DVec3, aim2: f64, pole: DVec3, fallback: DVec3) -> DVec3 {
-    let normal = aim.cross(pole);
-    if normal.length_squared() > DEGENERATE * aim2 * pole.length_squared() {
-        return normal;
-    }
-    let normal = fallback - aim * (aim.dot(fallback) / aim2);
-    if normal.length_squared() > DEGENERATE * fallback.length_squared() {
-        normal
-    } else {
-        aim.any_orthogonal_vector()
-    }
-}
-
-/// The rotation taking the orthonormal frame `(u, v, u × v)` (normalized) onto
-/// `(u', v', u' × v')`; `v ⊥ u` and `v' ⊥ u'`. Three square roots in all.
-fn rotation_between_frames(
-    u: DVec3,
-    u2: f64,
-    v: DVec3,
-    u_aim: DVec3,
-    u_aim2: f64,
-    v_aim: DVec3,
-) -> DQuat {
-    let s_u = (u2 * u_aim2).sqrt().recip();
-    let s_v = (v.length_squared() * v_aim.length_squared()).sqrt().recip();
-    let s_w = s_u * s_v;
-    let w = u.cross(v);
-    let w_aim = u_aim.cross(v_aim);
-    // Σ column_i(aim frame) · column_i(frame)ᵀ, column by column.
-    let col = |k: usize| u_aim * (u[k] * s_u) + v_aim * (v[k] * s_v) + w_aim * (w[k] * s_w);
+/// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
+/// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion.
+#[inline(always)]
+fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
+    let col = |k: usize| {
+        to[0] * (from[0][k] * scales[0])
+            + to[1] * (from[1][k] * scales[1])
+            + to[2] * (from[2][k] * scales[2])
+    };
     DQuat::from_mat3(&DMat3::from_cols(col(0), col(1), col(2)))
+}
+
+/// The start correction when a plane is missing: a straight or folded chain (its bend normal
+/// is then the limit as the hinge flexes, `−axis`), or a pole along start→target (the target
+/// plane is then the one closest to the chain's). All vectors in start space, `axis` unit.
+#[cold]
+fn aim_degenerate(end: DVec3, mid: DVec3, axis: DVec3, aim: DVec3, pole: DVec3) -> DQuat {
+    let end2 = end.length_squared();
+    let aim2 = aim.length_squared();
+    let mut normal = end.cross(mid);
+    if normal.length_squared() <= DEGENERATE * end2 * mid.length_squared() {
+        normal = end * (end.dot(axis) / end2) - axis;
+        if normal.length_squared() <= DEGENERATE {
+            normal = end.any_orthogonal_vector();
+        }
+    }
+    let mut normal_aim = aim.cross(pole);
+    if normal_aim.length_squared() <= DEGENERATE * aim2 * pole.length_squared() {
+        normal_aim = normal - aim * (aim.dot(normal) / aim2);
+        if normal_aim.length_squared() <= DEGENERATE * normal.length_squared() {
+            normal_aim = aim.any_orthogonal_vector();
+        }
+    }
+    let scale_u = (end2 * aim2).sqrt().recip();
+    let scale_v = (normal.length_squared() * normal_aim.length_squared())
+        .sqrt()
+        .recip();
+    rotation_between_frames(
+        [end, normal, end.cross(normal)],
+        [aim, normal_aim, aim.cross(normal_aim)],
+        [scale_u, scale_v, scale_u * scale_v],
+    )
 }
 
 /// A start → mid → end chain of a [`Skeleton`] with the mid joint's hinge axis, validated
