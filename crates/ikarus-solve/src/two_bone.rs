@@ -278,53 +278,50 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
     } else {
         twist(pole, to_target, settings.twist_angle)
     };
-    // One check for every non-finite input (NaN and infinity propagate into these).
-    if !(to_mid + mid_to_end + to_target + pole + axis).is_finite() {
-        return TwoBoneOutput::IDENTITY;
-    }
 
-    // Start space. `axis_s` is the hinge axis seen from the start joint, not normalized: its
-    // square root is only needed late, so it runs alongside the hinge computation. The hinge
-    // turns about `sign · axis_s / |axis_s|`, `sign` = sign(det mid): axes are pseudovectors.
+    // Start space. `axis_s` (N) is the hinge axis seen from the start joint, not normalized:
+    // the hinge scalars below carry powers of |N|² instead, so no division or square root
+    // heads the dependency chain. The hinge turns about n = sign · N / |N|, sign = sign(det
+    // mid) (axes are pseudovectors).
     let a = apply_rows(rows, to_mid);
     let b = apply_rows(rows, mid_to_end);
     let t = apply_rows(rows, to_target);
     let p = apply_rows(rows, pole);
     let axis_s = apply_rows(rows, mid_matrix * axis);
-    let inv_axis2 = axis_s.length_squared().recip();
-    let inv_axis = inv_axis2.sqrt() * det_mid.signum();
+    let n2 = axis_s.length_squared();
 
-    // Hinge: d² = base + 2ρ cos φ with (ρ cos φ, ρ sin φ) = (cos_now, sin_now), φ the flexion.
+    // Hinge: d² = base + 2ρ cos φ with (ρ cos φ, ρ sin φ) = (cos_now, sin_now), φ the flexion;
+    // every quantity here is scaled by |N|² (squared ones by |N|⁴).
     let a2 = a.length_squared();
     let b2 = b.length_squared();
-    let a_axis = a.dot(axis_s);
-    let b_axis = b.dot(axis_s);
-    let par_par = a_axis * b_axis * inv_axis2; // (a·n)(b·n)
-    let a_x_b_axis = a.cross(b).dot(axis_s);
-    let cos_now = a.dot(b) - par_par;
-    let rho2 = cos_now * cos_now + a_x_b_axis * a_x_b_axis * inv_axis2;
-    let base = a2 + b2 + 2.0 * par_par;
-    let size2 = a2 + b2;
+    let a_n = a.dot(axis_s);
+    let b_n = b.dot(axis_s);
+    let a_x_b_n = a.cross(b).dot(axis_s);
+    let cos_now = a.dot(b) * n2 - a_n * b_n;
+    let rho2 = cos_now * cos_now + a_x_b_n * a_x_b_n * n2;
+    let size2 = (a2 + b2) * n2;
+    let base = size2 + 2.0 * a_n * b_n;
     let x2 = t.length_squared();
+    let mut aim2 = x2 * n2;
 
-    // Distance aimed at, softened near full extension.
-    let mut aim2 = x2;
+    // Distance aimed at, softened near full extension (in start-space units).
     let mut softened = false;
     let soften = settings.soften;
     if soften < 1.0 {
-        let full = (base + 2.0 * rho2.sqrt()).max(0.0).sqrt();
+        let full = ((base + 2.0 * rho2.sqrt()) / n2).max(0.0).sqrt();
         let da = full * soften.max(0.0);
         let ds = full - da;
         let x = x2.sqrt();
         if x > da && ds > 0.0 {
             let aim = da - ds * (-(x - da) / ds).exp_m1();
-            aim2 = aim * aim;
+            aim2 = aim * aim * n2;
             softened = x - aim > REACH_TOLERANCE * full;
         }
     }
 
     // Target flexion (ρ cos φ*, ρ sin φ*) with φ* in [0, π], clamped to the reachable range.
-    let sin_now = a_x_b_axis * inv_axis;
+    let inv_n = n2.sqrt().recip().copysign(det_mid);
+    let sin_now = a_x_b_n * n2 * inv_n;
     let half_gap = 0.5 * (aim2 - base);
     // Half the tolerance on d², relative to |a|² + |b|² (≥ half the largest d²).
     let tolerance = REACH_TOLERANCE * size2;
@@ -367,39 +364,44 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
         half_cos,
     );
 
-    // The corrected chain: b turned by ψ about the unit axis n (Rodrigues).
-    let along = axis_s * (b_axis * inv_axis2); // (b·n) n
-    let across = axis_s.cross(b) * inv_axis; // n × b
+    // The corrected chain: b turned by ψ about n (Rodrigues).
+    let along = axis_s * (b_n * inv_n * inv_n); // (b·n) n
+    let across = axis_s.cross(b) * inv_n; // n × b
     let e_new = a + along + (b - along) * cos_psi + across * sin_psi;
 
     // Start correction: frame (start→end, bend normal) onto (start→target, pole-plane normal).
     // The frames' norms come from scalars known before `e_new` (|e'|² = base + 2ρ cos φ*,
     // |e' × a|² from the parts along and across the axis), so no square root waits for it.
     let e2 = base + 2.0 * cos_new;
-    let a_par2 = a_axis * a_axis * inv_axis2;
-    let b_par2 = b_axis * b_axis * inv_axis2;
-    let normal2 = sin_new * sin_new + a_par2 * (b2 - b_par2) + b_par2 * (a2 - a_par2)
-        - 2.0 * par_par * cos_new;
+    let normal2 = sin_new * sin_new + a_n * a_n * (b2 * n2 - b_n * b_n)
+        + b_n * b_n * (a2 * n2 - a_n * a_n)
+        - 2.0 * a_n * b_n * cos_new;
     let normal_aim = t.cross(p);
     let normal_aim2 = normal_aim.length_squared();
-    let can_aim = e2 > DEGENERATE * size2 && x2 > DEGENERATE * size2;
-    let start_correction = if !can_aim {
-        DQuat::IDENTITY
-    } else if normal2 > DEGENERATE * e2 * a2 && normal_aim2 > DEGENERATE * x2 * p.length_squared()
+    let can_aim = e2 > DEGENERATE * size2 && x2 * n2 > DEGENERATE * size2;
+    let start_correction = if can_aim
+        && normal2 > DEGENERATE * e2 * a2 * n2
+        && normal_aim2 > DEGENERATE * x2 * p.length_squared()
     {
-        let scale_u = (e2 * x2).sqrt().recip();
-        let scale_v = (normal2 * normal_aim2).sqrt().recip();
+        let scale_u = (n2 / (e2 * x2)).sqrt();
+        let scale_v = n2 / (normal2 * normal_aim2).sqrt();
         let normal_now = e_new.cross(a);
         rotation_between_frames(
             [e_new, normal_now, e_new.cross(normal_now)],
             [t, normal_aim, t.cross(normal_aim)],
             [scale_u, scale_v, scale_u * scale_v],
         )
+    } else if !(a + b + t + p + axis_s).is_finite() {
+        // Non-finite input lands here (its comparisons above are false) or gives NaN, which
+        // `solve` turns into identity.
+        return TwoBoneOutput::IDENTITY;
+    } else if can_aim {
+        aim_degenerate(e_new, a, axis_s * inv_n, t, p)
     } else {
-        aim_degenerate(e_new, a, axis_s * inv_axis, t, p)
+        DQuat::IDENTITY
     };
 
-    let reached = in_range && !softened && weight >= 1.0 && (can_aim || x2 <= tolerance);
+    let reached = in_range && !softened && weight >= 1.0 && (can_aim || x2 * n2 <= tolerance);
     if weight < 1.0 {
         TwoBoneOutput {
             start_correction: DQuat::IDENTITY.slerp(start_correction, weight),
