@@ -16,8 +16,9 @@
 //!
 //! [`solve`] is a pure function of the model-space transforms:
 //!
-//! 1. Everything is expressed in the start joint's space (`start_from_model`, the inverse of the
-//!    start transform), where the start correction is a plain rotation.
+//! 1. Everything is expressed in the start joint's space, where the start correction is a plain
+//!    rotation. `start_from_model` is applied up to a factor, as the adjugate of the start
+//!    transform (no division): lengths are only compared within that space.
 //! 2. The mid joint rotates about `mid_axis` only (a hinge). With `a` the start→mid bone, `b` the
 //!    mid→end bone and `n` the hinge axis (all in start space), the distance start→end is
 //!    `d² = |a|² + |b|² + 2(a·n)(b·n) + 2ρ cos φ` where `ρ = |a⊥||b⊥|` (components normal to
@@ -56,6 +57,31 @@
 //! orientation; a bone along the hinge axis (or of zero length) keeps the mid joint as it is.
 //! NaN or infinite input, a singular start or mid transform or a zero `mid_axis` give
 //! identity corrections and `reached = false`. The solver never panics and never returns NaN.
+//!
+//! Cost: about 67 ns per solve (f64, x86-64 baseline; no `acos`/`atan2`, six square roots and
+//! six divisions on the common path); see `BENCHMARKS.md`.
+//!
+//! ## Example
+//!
+//! ```
+//! use ikarus_core::glam::{DAffine3, DVec3};
+//! use ikarus_solve::two_bone::{solve, Pole, TwoBoneInput, TwoBoneSettings};
+//!
+//! // A straight arm along +X (two 1 m bones) whose elbow flexes about +Z.
+//! let input = TwoBoneInput {
+//!     start_joint: DAffine3::IDENTITY,
+//!     mid_joint: DAffine3::from_translation(DVec3::X),
+//!     end_joint: DAffine3::from_translation(DVec3::X * 2.0),
+//!     target: DVec3::new(1.0, 1.0, 0.0),
+//!     pole: Pole::Vector(DVec3::new(1.0, -1.0, 0.0)), // elbow towards +X −Y
+//!     mid_axis: DVec3::Z,
+//! };
+//! let out = solve(&input, &TwoBoneSettings::default());
+//! assert!(out.reached);
+//! // Rigid chain: the corrected end is start · (mid offset + mid · end offset).
+//! let end = out.start_correction * (DVec3::X + out.mid_correction * DVec3::X);
+//! assert!((end - input.target).length() < 1e-12);
+//! ```
 //!
 //! Seeds: ozz-animation `IKTwoBoneJob` (start-space formulation, pole and twist semantics,
 //! soften, weight), Unity Animation Rigging `TwoBoneIKConstraint` (hint position). The code is
