@@ -16,6 +16,7 @@ pub mod driver;
 pub mod path;
 mod report;
 mod task;
+pub mod two_bone;
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
 pub use driver::{IterationSettings, Workspace};

@@ -1,0 +1,128 @@
+//! Two-bone IK on the CMU left arm (`LeftArm` → `LeftForeArm` → `LeftHand`) of real captured poses
+//! from `cmu_01_01_jump_cgspeed.bvh`: one pure solve, a batch of 1024 varied problems, and the
+//! skeleton-level `solve_chain` (FK + solve + apply) for context.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ikarus_bench::bvh_path;
+use ikarus_core::glam::DVec3;
+use ikarus_core::{ModelPose, fk};
+use ikarus_solve::two_bone::{
+    Pole, TwoBoneChain, TwoBoneInput, TwoBoneOutput, TwoBoneSettings, solve, solve_batch,
+    solve_chain,
+};
+use std::hint::black_box;
+
+/// CMU units to metres: (1 / 0.45) inch.
+const CMU_TO_METRES: f64 = 0.0254 / 0.45;
+const BATCH: usize = 1024;
+
+/// `SplitMix64`, for reproducible targets and poles.
+struct Rng(u64);
+
+impl Rng {
+    fn unit_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn direction(&mut self) -> DVec3 {
+        loop {
+            let v = DVec3::new(self.unit_f64(), self.unit_f64(), self.unit_f64()) * 2.0 - 1.0;
+            if (1e-6..=1.0).contains(&v.length_squared()) {
+                return v.normalize();
+            }
+        }
+    }
+}
+
+fn bench_two_bone(c: &mut Criterion) {
+    let path = bvh_path("cmu_01_01_jump_cgspeed.bvh");
+    let document = ikarus_formats::open(path.to_str().expect("UTF-8 path"), CMU_TO_METRES)
+        .expect("CMU jump file opens");
+    let skeleton = &document.skeleton;
+    let motion = document.motion.as_ref().expect("BVH has motion");
+    let [start, mid, end] =
+        ["LeftArm", "LeftForeArm", "LeftHand"].map(|n| skeleton.joint(n).expect("CMU names"));
+
+    // One problem per captured frame (cycling), each with the elbow's bend axis of its frame,
+    // a reachable target and a random pole.
+    let mut rng = Rng(2026);
+    let mut model = ModelPose::new(skeleton);
+    let mut problems = Vec::with_capacity(BATCH);
+    for frame in (0..motion.len()).cycle().step_by(7) {
+        if problems.len() == BATCH {
+            break;
+        }
+        let pose = motion.frame(frame).expect("frame").clone();
+        fk::forward_kinematics(skeleton, &pose, &mut model);
+        let (s, m, e) = (
+            model.position(start),
+            model.position(mid),
+            model.position(end),
+        );
+        let Some(bend) = (m - s).cross(e - m).try_normalize() else {
+            continue;
+        };
+        let axis_local = model.rotation(mid).inverse() * bend;
+        let axis_rest = skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * axis_local);
+        let chain = TwoBoneChain::new(skeleton, start, mid, end, axis_rest).expect("valid chain");
+        let (l1, l2) = ((m - s).length(), (e - m).length());
+        let reach = (l1 - l2).abs() + rng.unit_f64() * (l1 + l2 - (l1 - l2).abs());
+        let target = s + rng.direction() * reach;
+        let input = chain.input(
+            skeleton,
+            &pose,
+            &model,
+            target,
+            Pole::Vector(rng.direction()),
+        );
+        problems.push((frame, pose, chain, input));
+    }
+    let inputs: Vec<TwoBoneInput> = problems.iter().map(|p| p.3).collect();
+    let settings = TwoBoneSettings::default();
+
+    let mut group = c.benchmark_group("two_bone");
+    // Frame 1000's arm (the FK bench's pose), pure function on model transforms.
+    let (_, pose_1000, chain_1000, input_1000) = problems
+        .iter()
+        .find(|p| p.0 >= 1000)
+        .expect("a frame past 1000")
+        .clone();
+    group.bench_function("solve_cmu_left_arm", |b| {
+        b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
+    });
+
+    let mut outputs = vec![TwoBoneOutput::default(); BATCH];
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group.bench_function("solve_batch_1024_cmu_frames", |b| {
+        b.iter(|| solve_batch(black_box(&inputs), black_box(&settings), &mut outputs));
+    });
+
+    // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
+    group.throughput(Throughput::Elements(1));
+    let target = input_1000.target;
+    let pole = input_1000.pole;
+    let mut pose = pose_1000.clone();
+    group.bench_function("solve_chain_cmu_left_arm_with_fk", |b| {
+        b.iter(|| {
+            pose.transforms_mut()
+                .copy_from_slice(pose_1000.transforms());
+            solve_chain(
+                skeleton,
+                &chain_1000,
+                black_box(target),
+                pole,
+                &settings,
+                &mut pose,
+                &mut model,
+            )
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_two_bone);
+criterion_main!(benches);
