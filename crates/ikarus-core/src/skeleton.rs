@@ -141,6 +141,16 @@ impl Skeleton {
         &self.limits
     }
 
+    /// The first joint of `pose` outside its limit (see [`JointLimit::contains`]) and by how
+    /// many radians ([`JointLimit::violation`]); `None` when every joint is legal.
+    pub fn limit_violation(&self, pose: &LocalPose) -> Option<(JointId, f64)> {
+        self.joints().find_map(|j| {
+            let delta = self.rest(j).rotation.conjugate() * pose[j].rotation;
+            let limit = self.limit(j);
+            (!limit.contains(delta)).then(|| (j, limit.violation(delta)))
+        })
+    }
+
     /// The joint and all its descendants as a contiguous index range.
     #[inline]
     pub fn subtree(&self, joint: JointId) -> Range<usize> {

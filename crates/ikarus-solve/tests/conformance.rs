@@ -191,15 +191,8 @@ fn check(
     {
         return Err(fail(format!("non-finite output, report {report:?}")));
     }
-    for j in s.joints() {
-        let delta = s.rest(j).rotation.conjugate() * pose[j].rotation;
-        if !s.limit(j).contains(delta) {
-            return Err(fail(format!(
-                "{} outside its limit by {} rad",
-                s.name(j),
-                s.limit(j).violation(delta)
-            )));
-        }
+    if let Some((j, by)) = s.limit_violation(&pose) {
+        return Err(fail(format!("{} outside its limit by {by} rad", s.name(j))));
     }
     let (p, r) = measure(s, task, &pose);
     if (p, r) != (report.position_error, report.rotation_error) {

@@ -154,12 +154,9 @@ pub fn run(args: &Args) -> Result<()> {
 
     let motion = generate_motion(&skeleton, args.frames)?;
     for (k, frame) in motion.frames().iter().enumerate() {
-        for j in skeleton.joints() {
-            let delta = skeleton.rest(j).rotation.conjugate() * frame[j].rotation;
-            let violation = skeleton.limit(j).violation(delta);
-            ensure!(
-                violation < 1e-9,
-                "demo motion leaves the limit of {} at frame {k} by {violation} rad",
+        if let Some((j, by)) = skeleton.limit_violation(frame) {
+            anyhow::bail!(
+                "demo motion leaves the limit of {} at frame {k} by {by} rad",
                 skeleton.name(j)
             );
         }
@@ -206,11 +203,9 @@ fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
                 "{label} reports {} but FK measures {measured}",
                 report.position_error
             );
-            for j in skeleton.joints() {
-                let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
-                ensure!(
-                    skeleton.limit(j).contains(delta),
-                    "{label} left {} outside its limit on `{name}`",
+            if let Some((j, by)) = skeleton.limit_violation(&pose) {
+                anyhow::bail!(
+                    "{label} left {} outside its limit by {by} rad on `{name}`",
                     skeleton.name(j)
                 );
             }

@@ -54,14 +54,8 @@ pub fn random_pose(
 
 pub fn assert_legal(skeleton: &Skeleton, pose: &LocalPose) {
     assert!(pose.is_finite());
-    for j in skeleton.joints() {
-        let delta = skeleton.rest(j).rotation.conjugate() * pose[j].rotation;
-        assert!(
-            skeleton.limit(j).contains(delta),
-            "{} outside its limit by {}",
-            skeleton.name(j),
-            skeleton.limit(j).violation(delta)
-        );
+    if let Some((j, by)) = skeleton.limit_violation(pose) {
+        panic!("{} outside its limit by {by}", skeleton.name(j));
     }
 }
 
