@@ -60,6 +60,21 @@ pub struct CcdConfig {
     pub iteration: IterationSettings,
 }
 
+impl CcdConfig {
+    /// A configuration with the given rule, damping and sweep budget, other loop parameters
+    /// at their defaults.
+    pub fn new(variant: CcdVariant, damping: CcdDamping, max_iterations: u32) -> Self {
+        Self {
+            variant,
+            damping,
+            iteration: IterationSettings {
+                max_iterations,
+                ..IterationSettings::default()
+            },
+        }
+    }
+}
+
 /// Reusable buffers for [`solve_with`].
 #[derive(Clone, Debug, Default)]
 pub struct CcdWorkspace {

@@ -3,33 +3,19 @@
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{
-    HingeLimit, JointId, JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform,
-};
+use ikarus_core::{HingeLimit, JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
 mod common;
 
-use common::{Rng, assert_legal, model, position_task, random_pose};
+use common::{Rng, assert_legal, joints, model, position_task, random_pose};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
-    Tolerance, ccd, measure,
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, Tolerance, ccd, measure,
 };
-
-fn config(variant: CcdVariant, damping: CcdDamping, max_iterations: u32) -> CcdConfig {
-    CcdConfig {
-        variant,
-        damping,
-        iteration: IterationSettings {
-            max_iterations,
-            ..IterationSettings::default()
-        },
-    }
-}
 
 #[test]
 fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
     let s = builtin_humanoid();
     let names = ["leftShoulder", "leftUpperArm", "leftLowerArm"];
-    let arm: Vec<JointId> = names.iter().map(|n| s.joint(n).unwrap()).collect();
+    let arm = joints(&s, &names);
     let hand = s.joint("leftHand").unwrap();
     let mut rng = Rng(7);
     let mut converged = 0;
@@ -41,7 +27,7 @@ fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
         let report = ccd::solve(
             &s,
             &task,
-            &config(CcdVariant::Classic, CcdDamping::None, 200),
+            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 200),
             &mut pose,
         );
         assert_legal(&s, &pose);
@@ -57,7 +43,7 @@ fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
 fn position_and_orientation_goals_are_met() {
     let s = builtin_humanoid();
     let names = ["leftUpperArm", "leftLowerArm", "leftHand"];
-    let arm: Vec<JointId> = names.iter().map(|n| s.joint(n).unwrap()).collect();
+    let arm = joints(&s, &names);
     let hand = s.joint("leftHand").unwrap();
     let mut rng = Rng(11);
     let mut converged = 0;
@@ -79,7 +65,7 @@ fn position_and_orientation_goals_are_met() {
         let report = ccd::solve(
             &s,
             &task,
-            &config(CcdVariant::Classic, CcdDamping::None, 500),
+            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
             &mut pose,
         );
         assert_legal(&s, &pose);
@@ -140,7 +126,7 @@ fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
         let report = ccd::solve(
             &s,
             &task,
-            &config(CcdVariant::Mmd, CcdDamping::None, 200),
+            &CcdConfig::new(CcdVariant::Mmd, CcdDamping::None, 200),
             &mut pose,
         );
         assert_legal(&s, &pose);
@@ -175,7 +161,7 @@ fn length_damping_scales_the_first_step_by_the_remaining_length() {
         .enumerate()
     {
         let mut pose = s.rest_pose();
-        let mut cfg = config(CcdVariant::Classic, damping, 1);
+        let mut cfg = CcdConfig::new(CcdVariant::Classic, damping, 1);
         cfg.iteration.max_iterations = 1;
         // Only the first joint's step matters: read it from a one-joint task on `c`'s turn.
         let mut only_c = task.clone();
@@ -204,18 +190,18 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
     for _ in 0..50 {
         // Reachable: a random legal pose of the leg, spine and arm, re-rooted so the foot is
         // where it is at rest.
-        let movers: Vec<JointId> = [
-            "rightUpperLeg",
-            "rightLowerLeg",
-            "rightFoot",
-            "spine",
-            "chest",
-            "leftUpperArm",
-            "leftLowerArm",
-        ]
-        .iter()
-        .map(|n| s.joint(n).unwrap())
-        .collect();
+        let movers = joints(
+            &s,
+            &[
+                "rightUpperLeg",
+                "rightLowerLeg",
+                "rightFoot",
+                "spine",
+                "chest",
+                "leftUpperArm",
+                "leftLowerArm",
+            ],
+        );
         let mut truth = random_pose(&s, &movers, &mut rng, 0.5);
         let m = model(&s, &truth);
         let fix = rest[foot] * m[foot].inverse();
@@ -233,7 +219,7 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
         let report = ccd::solve(
             &s,
             &task,
-            &config(CcdVariant::Classic, CcdDamping::None, 300),
+            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 300),
             &mut pose,
         );
         assert_legal(&s, &pose);
@@ -257,16 +243,16 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
 #[test]
 fn two_hands_at_once() {
     let s = builtin_humanoid();
-    let movers: Vec<JointId> = [
-        "spine",
-        "leftUpperArm",
-        "leftLowerArm",
-        "rightUpperArm",
-        "rightLowerArm",
-    ]
-    .iter()
-    .map(|n| s.joint(n).unwrap())
-    .collect();
+    let movers = joints(
+        &s,
+        &[
+            "spine",
+            "leftUpperArm",
+            "leftLowerArm",
+            "rightUpperArm",
+            "rightLowerArm",
+        ],
+    );
     let hands = [s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap()];
     let mut rng = Rng(9);
     let mut converged = 0;
@@ -295,7 +281,7 @@ fn two_hands_at_once() {
         let report = ccd::solve(
             &s,
             &task,
-            &config(CcdVariant::Classic, CcdDamping::None, 500),
+            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
             &mut pose,
         );
         assert_legal(&s, &pose);
@@ -445,7 +431,7 @@ fn real_cmu_skeleton_reaches_poses_of_its_own_motion() {
         let report = ccd::solve(
             s,
             &task,
-            &config(CcdVariant::Classic, CcdDamping::Length, 300),
+            &CcdConfig::new(CcdVariant::Classic, CcdDamping::Length, 300),
             &mut pose,
         );
         assert!(pose.is_finite());

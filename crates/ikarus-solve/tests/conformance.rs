@@ -18,21 +18,12 @@ use ikarus_core::{
     SwingTwistLimit, Transform,
 };
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
-    SolverConfig, measure, solve,
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig, measure,
+    solve,
 };
 
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
-    let ccd = |variant, damping| {
-        SolverConfig::Ccd(CcdConfig {
-            variant,
-            damping,
-            iteration: IterationSettings {
-                max_iterations: 48,
-                ..IterationSettings::default()
-            },
-        })
-    };
+    let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 48));
     vec![
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
         ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),

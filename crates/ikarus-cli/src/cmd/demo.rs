@@ -13,8 +13,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, IterationSettings, SolveStatus,
-    SolverConfig,
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig,
 };
 
 /// Arguments of `ikarus demo`.
@@ -30,16 +29,7 @@ pub struct Args {
 
 /// Every solver the demo runs, in table order, with its table label.
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
-    let ccd = |variant, damping| {
-        SolverConfig::Ccd(CcdConfig {
-            variant,
-            damping,
-            iteration: IterationSettings {
-                max_iterations: 200,
-                ..IterationSettings::default()
-            },
-        })
-    };
+    let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 200));
     vec![
         ("none", SolverConfig::None),
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),

@@ -72,3 +72,11 @@ pub fn position_task(joint: JointId, target: DVec3) -> IkTask {
         ..IkTask::default()
     }
 }
+
+/// The joints with these names.
+pub fn joints(skeleton: &Skeleton, names: &[&str]) -> Vec<JointId> {
+    names
+        .iter()
+        .map(|n| skeleton.joint(n).unwrap_or_else(|| panic!("no joint {n}")))
+        .collect()
+}
