@@ -1,0 +1,1193 @@
+//! Analytic IK for a 7-DOF limb — shoulder (3 DOF), elbow (1 DOF hinge), wrist (3 DOF) — with
+//! the elbow's swivel angle as the free parameter (seed 000; Tolani, Goswami and Badler,
+//! "Real-time inverse kinematics techniques for anthropomorphic limbs", Graphical Models 62(5),
+//! 2000).
+//!
+//! ## Conventions
+//!
+//! - Column vectors, right-handed, radians, quaternions `[x, y, z, w]` (glam [`DQuat`]), f64.
+//!   The seed's Direct3D row-major layout and degrees are not used.
+//! - Everything the pure functions read and return is in the **limb frame**: the shoulder's
+//!   parent frame moved to the shoulder joint, i.e. the frame the shoulder's *local* rotation is
+//!   expressed in. The shoulder sits at its origin. [`Limb7Chain`] converts from model space.
+//! - Joint rotations are **local rotations** (absolute, not corrections): the shoulder's is
+//!   `limb_from_shoulder`, the elbow's is a hinge angle about [`Limb7Geometry::elbow_axis`], the
+//!   wrist's is its local rotation in its parent frame.
+//!
+//! ## The limb
+//!
+//! [`Limb7Geometry`] describes the chain at elbow angle 0 whatever its rest orientations and bone
+//! lengths: the elbow's position in the shoulder frame (`upper`), the elbow's frame relative to
+//! the shoulder (`elbow_frame`), the hinge axis and range, the wrist's position in the elbow
+//! frame (`lower`) and the wrist's parent frame relative to the elbow (`wrist_frame`). The seed's
+//! limb (bones along +Z, elbow about +Y, 0..180°) is one instance; the arms and legs of the
+//! built-in humanoid and of BVH skeletons are others ([`Limb7Chain`] reads them off a skeleton).
+//!
+//! ## The solution (seed 000, Fig. 4)
+//!
+//! 1. **Elbow.** The shoulder–wrist distance depends only on the elbow angle θ:
+//!    `d² = |a|² + |b|² + 2(a·m)(b·m) + 2ρ cos(θ − θ₀)` with `a` the upper bone, `b` the lower
+//!    bone at θ = 0 and `m` the hinge axis (shoulder frame), `ρ = |a⊥||b⊥|` (parts normal to
+//!    `m`) and `θ₀` the angle of the straightest pose. The law of cosines gives two angles; the
+//!    one inside the hinge range is taken (nearest to `elbow_hint` when both are).
+//! 2. **Swivel circle.** With `n̂` the unit shoulder→target axis, the elbow lies on a circle about
+//!    `n̂` with centre `c = (a·ŵ) n̂` and radius `r = |a − (a·ŵ)ŵ|` (`ŵ` the shoulder→wrist
+//!    direction of the bent limb in the shoulder frame).
+//! 3. **Swivel angle φ.** The elbow is at `c + r (cos φ û + sin φ v̂)` with
+//!    `û = normalize(s − (s·n̂) n̂)`, `v̂ = n̂ × û`, where `s` is
+//!    [`Limb7Geometry::swivel_reference`]: **φ = 0 puts the elbow on the side of the reference
+//!    direction, and φ grows right-handedly about the shoulder→target axis.** The seed's
+//!    reference is its limb frame's −X, "the way the elbow moves as the target approaches the
+//!    shoulder"; [`Limb7Chain`] uses that same rule on the rest pose (so for the built-in
+//!    humanoid's arms φ = 0 points the elbow backwards, for its legs the knee forwards). When
+//!    the axis is parallel to the reference the secondary reference (perpendicular to both the
+//!    reference and the rest upper bone) takes over; every fixed reference has such a pair of
+//!    directions (a hairy-ball fact), the seed's included.
+//! 4. **Shoulder.** The rotation taking (ŵ, elbow offset) in the shoulder frame to (n̂, elbow
+//!    direction at φ) in the limb frame. When the limb is straight (`r = 0`) the bend plane (the
+//!    one holding the hinge axis' normal) carries the swivel, so the angle stays continuous
+//!    through full extension.
+//! 5. **Wrist** (orientation goals): the rotation that remains,
+//!    `wrist = (shoulder · elbow_frame · hinge(θ) · wrist_frame)⁻¹ · goal` (the seed's
+//!    `mR2 = mGoalRot · R1ᵀ · Ryᵀ`).
+//!
+//! ## Beyond the seed (as in the paper)
+//!
+//! - [`Limb7::feasible_swivels`]: given shoulder and wrist [`JointLimit`]s, the swivel
+//!   interval(s) in which both joints stay legal. The paper solves Euler-angle limits in closed
+//!   form; here every limit kind is supported by sampling the circle at
+//!   [`SWIVEL_SAMPLES`] points and bisecting each sign change of legality to 1e-12 rad. An
+//!   interval narrower than one sample step (2π/256 ≈ 1.4°) between two illegal samples can be
+//!   missed; everything reported is legal.
+//! - [`SwivelPolicy`]: a fixed swivel, keep the current one, the feasible swivel nearest to a
+//!   wish, or the middle of the feasible interval.
+//! - [`Limb7::swivel_from_positions`] and [`Limb7::swivel_from_pose`] recover the swivel angle
+//!   (the seed's `GetSwivel`).
+//!
+//! ## Unreachable targets and bad input
+//!
+//! A target beyond the reach allowed by the hinge range gives the closest pose — the elbow at
+//! the angle whose shoulder–wrist distance is nearest the target's, the limb pointing at the
+//! target — with `reached = false`; the wrist still takes the goal orientation. A target at the
+//! shoulder keeps the current axis. Non-finite input gives [`Limb7Error::NonFinite`]; zero-length
+//! bones and zero axes are refused by [`Limb7::new`]. Nothing panics or returns NaN.
+//!
+//! ## Example
+//!
+//! ```
+//! use ikarus_core::glam::{DQuat, DVec3};
+//! use ikarus_solve::limb7::{Limb7, Limb7Geometry};
+//!
+//! // The seed's limb: two 1 m bones along +Z, elbow about +Y from 0 to 180°, reference −X.
+//! let limb = Limb7::new(Limb7Geometry::seed(1.0, 1.0)).unwrap();
+//! let target = DVec3::new(0.3, 0.2, 1.5);
+//! let solution = limb.solve_position(target, 0.4, None).unwrap();
+//! assert!(solution.reached);
+//! let (elbow, wrist, _) = limb.forward(solution.shoulder, solution.elbow_angle, DQuat::IDENTITY);
+//! assert!((wrist - target).length() < 1e-12);
+//! let swivel = limb.swivel_from_positions(target, elbow).unwrap();
+//! assert!((swivel - 0.4).abs() < 1e-12);
+//! ```
+
+use std::f64::consts::{PI, TAU};
+
+use glam::{DAffine3, DMat3, DQuat, DVec3};
+use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
+
+/// Samples around the swivel circle used by [`Limb7::feasible_swivels`] before bisection.
+pub const SWIVEL_SAMPLES: usize = 256;
+
+/// Relative size below which a length or a direction counts as degenerate.
+const DEGENERATE: f64 = 1e-12;
+
+/// Relative tolerance on distances for "within reach".
+const REACH_TOLERANCE: f64 = 1e-12;
+
+/// The kinematics of a 7-DOF limb at elbow angle 0, in the shoulder's frame (see the module
+/// docs). All fields are plain data; [`Limb7::new`] validates them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limb7Geometry {
+    /// The elbow joint's position in the shoulder frame (after the shoulder's local rotation),
+    /// metres. Must be non-zero.
+    pub upper: DVec3,
+    /// Rotation of the elbow's hinge frame relative to the shoulder frame at elbow angle 0
+    /// (fixed joints in between and the elbow's rest rotation). Identity for the seed.
+    pub elbow_frame: DQuat,
+    /// The elbow's hinge axis in the hinge frame, any non-zero length; positive angles flex.
+    pub elbow_axis: DVec3,
+    /// The elbow's range `[min, max]` in radians, `max − min ≤ 2π` (the seed: `[0, π]`).
+    pub elbow_range: [f64; 2],
+    /// The wrist joint's position in the elbow frame (after the hinge rotation), metres. Must
+    /// be non-zero.
+    pub lower: DVec3,
+    /// Rotation of the wrist's parent frame relative to the elbow frame (fixed joints between
+    /// elbow and wrist); identity when the wrist is the elbow's child.
+    pub wrist_frame: DQuat,
+    /// The swivel reference direction `s` in the limb frame (any non-zero length): swivel 0
+    /// puts the elbow on its side of the shoulder→target axis.
+    pub swivel_reference: DVec3,
+}
+
+impl Limb7Geometry {
+    /// The seed's limb: bones of the given lengths along +Z, the elbow flexing about +Y over
+    /// `[0, π]`, swivel reference −X (the seed's `vA`).
+    pub fn seed(upper_length: f64, lower_length: f64) -> Self {
+        Self {
+            upper: DVec3::Z * upper_length,
+            elbow_frame: DQuat::IDENTITY,
+            elbow_axis: DVec3::Y,
+            elbow_range: [0.0, PI],
+            lower: DVec3::Z * lower_length,
+            wrist_frame: DQuat::IDENTITY,
+            swivel_reference: DVec3::NEG_X,
+        }
+    }
+}
+
+/// A validated 7-DOF limb with its law-of-cosines constants precomputed: build once, solve many
+/// times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limb7 {
+    geometry: Limb7Geometry,
+    /// Unit hinge axis in the hinge frame.
+    axis: DVec3,
+    /// Unit hinge axis in the shoulder frame.
+    m: DVec3,
+    /// Lower bone at θ = 0 in the shoulder frame.
+    b0: DVec3,
+    /// Constant part of d²: |a|² + |b|² + 2(a·m)(b·m).
+    d2_const: f64,
+    /// Amplitude of the cosine term: 2|a⊥||b⊥|.
+    two_rho: f64,
+    /// Angle of the straightest pose.
+    theta0: f64,
+    /// Smallest and largest reachable squared distance within the hinge range.
+    d2_min: f64,
+    d2_max: f64,
+    /// Unit swivel reference and the secondary reference, limb frame.
+    reference: DVec3,
+    reference2: DVec3,
+    /// Angle (about ŵ) from `normalize(m × ŵ)` to the elbow offset, for straight limbs.
+    straight_beta: f64,
+}
+
+/// What went wrong with a limb or a goal.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Limb7Error {
+    /// A bone has zero (or non-finite) length. Give the joints distinct positions.
+    #[error("the {bone} bone has zero or non-finite length; give the joints distinct positions")]
+    ZeroLengthBone {
+        /// `"upper"` or `"lower"`.
+        bone: &'static str,
+    },
+    /// The elbow axis or swivel reference is zero or non-finite, or a frame is not a rotation.
+    #[error("{what} is zero or not finite; give a non-zero direction or a unit quaternion")]
+    BadDirection {
+        /// Which field.
+        what: &'static str,
+    },
+    /// The elbow range is empty, reversed, wider than 2π or not finite.
+    #[error("elbow range [{min}, {max}] is invalid; need finite min ≤ max with max − min ≤ 2π")]
+    BadRange {
+        /// The minimum given.
+        min: f64,
+        /// The maximum given.
+        max: f64,
+    },
+    /// The elbow's axis makes the shoulder–wrist distance independent of the elbow angle (a
+    /// bone along the axis): the limb cannot reach by bending. Use a two-bone or CCD solver.
+    #[error("a bone lies along the elbow axis; bending the elbow does not change the reach")]
+    NoReach,
+    /// A target, orientation or swivel is NaN or infinite. The pose is left as it was.
+    #[error("the goal or swivel is NaN or infinite")]
+    NonFinite,
+}
+
+/// One solution of the limb. Joint rotations are local (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limb7Solution {
+    /// The shoulder's local rotation (`limb_from_shoulder`).
+    pub shoulder: DQuat,
+    /// The elbow's hinge angle, radians, inside the range.
+    pub elbow_angle: f64,
+    /// The elbow's hinge rotation (`hinge frame` rotation by `elbow_angle` about the axis);
+    /// the elbow's local rotation is its rest rotation times this.
+    pub elbow_hinge: DQuat,
+    /// The wrist's local rotation when an orientation was asked for.
+    pub wrist: Option<DQuat>,
+    /// The swivel angle used, radians in `(-π, π]`.
+    pub swivel: f64,
+    /// The wrist reaches the target position (within 1e-12 relative).
+    pub reached: bool,
+}
+
+/// One feasible swivel interval `[start, end]`, radians, counter-clockwise from `start` (it may
+/// wrap through ±π, in which case `end < start`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SwivelInterval {
+    /// First feasible swivel.
+    pub start: f64,
+    /// Last feasible swivel.
+    pub end: f64,
+}
+
+impl SwivelInterval {
+    /// The whole circle.
+    pub const FULL: Self = Self {
+        start: -PI,
+        end: PI,
+    };
+
+    /// Angular width in `[0, 2π]`.
+    pub fn width(&self) -> f64 {
+        if self.is_full() {
+            TAU
+        } else {
+            (self.end - self.start).rem_euclid(TAU)
+        }
+    }
+
+    /// True for the whole circle.
+    pub fn is_full(&self) -> bool {
+        self.start == -PI && self.end == PI
+    }
+
+    /// True when `swivel` lies in the interval (angles compared on the circle).
+    pub fn contains(&self, swivel: f64) -> bool {
+        self.is_full() || (swivel - self.start).rem_euclid(TAU) <= self.width()
+    }
+
+    /// The middle of the interval, in `(-π, π]`.
+    pub fn middle(&self) -> f64 {
+        wrap(self.start + 0.5 * self.width())
+    }
+
+    /// The interval's closest swivel to `swivel` (itself when inside), and the angular
+    /// distance.
+    pub fn nearest(&self, swivel: f64) -> (f64, f64) {
+        if self.contains(swivel) {
+            return (wrap(swivel), 0.0);
+        }
+        let to_start = circular_distance(swivel, self.start);
+        let to_end = circular_distance(swivel, self.end);
+        if to_start <= to_end {
+            (self.start, to_start)
+        } else {
+            (self.end, to_end)
+        }
+    }
+}
+
+/// The shoulder and wrist limits that bound the swivel (each acts on `rest⁻¹ · local`, as
+/// every [`JointLimit`] does).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limb7Limits<'a> {
+    /// The shoulder's limit.
+    pub shoulder: &'a JointLimit,
+    /// The shoulder's rest rotation.
+    pub shoulder_rest: DQuat,
+    /// The wrist's limit (checked only when an orientation goal fixes the wrist).
+    pub wrist: &'a JointLimit,
+    /// The wrist's rest rotation.
+    pub wrist_rest: DQuat,
+}
+
+/// How the swivel angle is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SwivelPolicy {
+    /// Exactly this swivel (radians), limits or not.
+    Fixed(f64),
+    /// The swivel of the current pose (the elbow keeps its side as the target moves).
+    KeepCurrent,
+    /// This swivel if feasible, otherwise the nearest feasible one.
+    NearestFeasible(f64),
+    /// The middle of the feasible interval holding the current swivel (or of the nearest one).
+    MiddleOfFeasible,
+}
+
+impl Default for SwivelPolicy {
+    /// `KeepCurrent`.
+    fn default() -> Self {
+        Self::KeepCurrent
+    }
+}
+
+impl Limb7 {
+    /// Validates the geometry and precomputes the constants.
+    ///
+    /// # Errors
+    /// Zero-length bones, zero axis or reference, non-unit frames, a bad range, or a limb whose
+    /// reach does not depend on the elbow.
+    pub fn new(geometry: Limb7Geometry) -> Result<Self, Limb7Error> {
+        let g = geometry;
+        let a = g.upper;
+        let a_len = a.length();
+        if !(a_len.is_finite() && a_len > 0.0) {
+            return Err(Limb7Error::ZeroLengthBone { bone: "upper" });
+        }
+        let b_len = g.lower.length();
+        if !(b_len.is_finite() && b_len > 0.0) {
+            return Err(Limb7Error::ZeroLengthBone { bone: "lower" });
+        }
+        let [lo, hi] = g.elbow_range;
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi && hi - lo <= TAU + 1e-12) {
+            return Err(Limb7Error::BadRange { min: lo, max: hi });
+        }
+        for (what, q) in [
+            ("elbow_frame", g.elbow_frame),
+            ("wrist_frame", g.wrist_frame),
+        ] {
+            if !q.is_finite() || (q.length_squared() - 1.0).abs() > 1e-9 {
+                return Err(Limb7Error::BadDirection { what });
+            }
+        }
+        let axis = unit(g.elbow_axis).ok_or(Limb7Error::BadDirection { what: "elbow_axis" })?;
+        let reference = unit(g.swivel_reference).ok_or(Limb7Error::BadDirection {
+            what: "swivel_reference",
+        })?;
+        let m = g.elbow_frame * axis;
+        let b0 = g.elbow_frame * g.lower;
+        let (a_par, b_par) = (a.dot(m), b0.dot(m));
+        let (a_perp, b_perp) = (a - a_par * m, b0 - b_par * m);
+        let cos_part = a_perp.dot(b_perp);
+        let sin_part = a_perp.dot(m.cross(b_perp));
+        let rho = a_perp.length() * b_perp.length();
+        if rho <= DEGENERATE * a_len * b_len {
+            return Err(Limb7Error::NoReach);
+        }
+        let theta0 = sin_part.atan2(cos_part);
+        let d2_const = a.length_squared() + g.lower.length_squared() + 2.0 * a_par * b_par;
+        let mut limb = Self {
+            geometry: g,
+            axis,
+            m,
+            b0,
+            d2_const,
+            two_rho: 2.0 * rho,
+            theta0,
+            d2_min: 0.0,
+            d2_max: 0.0,
+            reference,
+            reference2: DVec3::ZERO,
+            straight_beta: 0.0,
+        };
+        // Reach over the range: its ends and the extremes of the cosine inside it.
+        let (mut d2_min, mut d2_max) = (f64::INFINITY, f64::NEG_INFINITY);
+        for theta in limb.critical_angles() {
+            let d2 = limb.d2(theta);
+            d2_min = d2_min.min(d2);
+            d2_max = d2_max.max(d2);
+        }
+        limb.d2_min = d2_min.max(0.0);
+        limb.d2_max = d2_max;
+        // Secondary reference: perpendicular to the reference and, as far as possible, to the
+        // upper bone at rest.
+        limb.reference2 = unit(reference.cross(a))
+            .or_else(|| unit(reference.cross(DVec3::X)))
+            .or_else(|| unit(reference.cross(DVec3::Y)))
+            .unwrap_or(DVec3::Z);
+        // The elbow offset's angle from m × ŵ in a well-bent pose, reused when straight.
+        let theta_bent = limb.bent_angle();
+        let w = a + limb.hinge_in_shoulder(theta_bent) * b0;
+        if let (Some(w_hat), Some(k)) = (unit(w), unit(m.cross(w))) {
+            let offset = a - a.dot(w_hat) * w_hat;
+            limb.straight_beta = offset.dot(w_hat.cross(k)).atan2(offset.dot(k));
+        }
+        Ok(limb)
+    }
+
+    /// The geometry this limb was built from.
+    pub fn geometry(&self) -> &Limb7Geometry {
+        &self.geometry
+    }
+
+    /// The shortest and longest shoulder–wrist distances the hinge range allows, metres.
+    pub fn reach(&self) -> (f64, f64) {
+        (self.d2_min.sqrt(), self.d2_max.sqrt())
+    }
+
+    /// True when the wrist can reach `target` (limb frame) within the elbow's range (the
+    /// seed's `IsSolution`, with the range's shortest reach as the inner bound).
+    pub fn is_reachable(&self, target: DVec3) -> bool {
+        let d2 = target.length_squared();
+        d2.is_finite()
+            && d2 <= self.d2_max * (1.0 + REACH_TOLERANCE)
+            && d2 >= self.d2_min * (1.0 - REACH_TOLERANCE)
+    }
+
+    /// Solves shoulder and elbow so the wrist reaches `target` (limb frame, metres) with the
+    /// elbow at `swivel` (radians; see the module docs for the reference); the wrist is left
+    /// alone (the seed's first `Solve`). `elbow_hint` picks between two legal elbow angles
+    /// (the current angle; `None` prefers the larger).
+    ///
+    /// # Errors
+    /// [`Limb7Error::NonFinite`] for a NaN or infinite target or swivel.
+    pub fn solve_position(
+        &self,
+        target: DVec3,
+        swivel: f64,
+        elbow_hint: Option<f64>,
+    ) -> Result<Limb7Solution, Limb7Error> {
+        if !target.is_finite() || !swivel.is_finite() || !elbow_hint.unwrap_or(0.0).is_finite() {
+            return Err(Limb7Error::NonFinite);
+        }
+        Ok(self.solve_unchecked(target, swivel, elbow_hint))
+    }
+
+    /// Solves all seven joints so the wrist reaches `target` with `orientation` (the wrist's
+    /// rotation in the limb frame, `limb_from_wrist`) and the elbow at `swivel` (the seed's
+    /// second `Solve`).
+    ///
+    /// # Errors
+    /// [`Limb7Error::NonFinite`] for a NaN or infinite goal or swivel, or a zero quaternion.
+    pub fn solve_pose(
+        &self,
+        target: DVec3,
+        orientation: DQuat,
+        swivel: f64,
+        elbow_hint: Option<f64>,
+    ) -> Result<Limb7Solution, Limb7Error> {
+        let goal = unit_quat(orientation).ok_or(Limb7Error::NonFinite)?;
+        let mut solution = self.solve_position(target, swivel, elbow_hint)?;
+        solution.wrist = Some(self.wrist_for(&solution, goal));
+        Ok(solution)
+    }
+
+    /// The wrist's local rotation that gives it the limb-frame orientation `goal` on top of the
+    /// shoulder and elbow of `solution`.
+    pub fn wrist_for(&self, solution: &Limb7Solution, goal: DQuat) -> DQuat {
+        let before_wrist = solution.shoulder
+            * self.geometry.elbow_frame
+            * solution.elbow_hinge
+            * self.geometry.wrist_frame;
+        (before_wrist.conjugate() * goal).normalize()
+    }
+
+    /// Forward kinematics of the limb: the elbow's and wrist's positions and the wrist's
+    /// orientation in the limb frame, for a shoulder rotation, an elbow angle and a wrist
+    /// rotation.
+    pub fn forward(
+        &self,
+        shoulder: DQuat,
+        elbow_angle: f64,
+        wrist: DQuat,
+    ) -> (DVec3, DVec3, DQuat) {
+        let g = &self.geometry;
+        let elbow_rotation =
+            shoulder * g.elbow_frame * DQuat::from_axis_angle(self.axis, elbow_angle);
+        let elbow = shoulder * g.upper;
+        let wrist_position = elbow + elbow_rotation * g.lower;
+        (
+            elbow,
+            wrist_position,
+            elbow_rotation * g.wrist_frame * wrist,
+        )
+    }
+
+    /// The swivel angle of a pose given by the wrist's and elbow's positions (limb frame): the
+    /// seed's `GetSwivel`, measured about the shoulder→wrist axis. `None` when the elbow lies
+    /// on that axis (a straight limb: use [`swivel_from_pose`](Self::swivel_from_pose)) or the
+    /// wrist is at the shoulder.
+    pub fn swivel_from_positions(&self, wrist: DVec3, elbow: DVec3) -> Option<f64> {
+        let n = unit(wrist)?;
+        let offset = elbow - elbow.dot(n) * n;
+        if offset.length_squared() <= (DEGENERATE * elbow.length()).powi(2) {
+            return None;
+        }
+        let (u, v) = self.swivel_basis(n);
+        Some(offset.dot(v).atan2(offset.dot(u)))
+    }
+
+    /// The swivel angle of a pose given by the shoulder's local rotation and the elbow angle,
+    /// measured about the shoulder→wrist axis; defined for straight limbs too (the bend plane
+    /// carries it, as in [`solve_position`](Self::solve_position)).
+    pub fn swivel_from_pose(&self, shoulder: DQuat, elbow_angle: f64) -> f64 {
+        let w = self.geometry.upper + self.hinge_in_shoulder(elbow_angle) * self.b0;
+        let Some(w_hat) = unit(w) else {
+            return 0.0;
+        };
+        let k = self.elbow_direction(w, w_hat);
+        let n = shoulder * w_hat;
+        let (u, v) = self.swivel_basis(n);
+        let dir = shoulder * k;
+        dir.dot(v).atan2(dir.dot(u))
+    }
+
+    /// The feasible swivel intervals for a goal: every swivel in them keeps the shoulder (and,
+    /// with an `orientation`, the wrist) inside `limits`. Sorted by start; empty when no swivel
+    /// is feasible; `[SwivelInterval::FULL]` when all are. The elbow's own range is not a
+    /// function of the swivel and is not part of the answer (see
+    /// [`is_reachable`](Self::is_reachable)). `include` lists swivels sampled besides the
+    /// regular grid (the current and the wished swivel, say), so that a narrow interval holding
+    /// one of them is never missed.
+    ///
+    /// # Errors
+    /// [`Limb7Error::NonFinite`] for a NaN or infinite goal.
+    pub fn feasible_swivels(
+        &self,
+        target: DVec3,
+        orientation: Option<DQuat>,
+        limits: &Limb7Limits<'_>,
+        elbow_hint: Option<f64>,
+        include: &[f64],
+    ) -> Result<Vec<SwivelInterval>, Limb7Error> {
+        if !target.is_finite() || !elbow_hint.unwrap_or(0.0).is_finite() {
+            return Err(Limb7Error::NonFinite);
+        }
+        let goal = match orientation {
+            Some(q) => Some(unit_quat(q).ok_or(Limb7Error::NonFinite)?),
+            None => None,
+        };
+        let legal = |swivel: f64| {
+            let s = self.solve_unchecked(target, swivel, elbow_hint);
+            limits
+                .shoulder
+                .contains(limits.shoulder_rest.conjugate() * s.shoulder)
+                && goal.is_none_or(|goal| {
+                    let wrist = self.wrist_for(&s, goal);
+                    limits.wrist.contains(limits.wrist_rest.conjugate() * wrist)
+                })
+        };
+        let step = TAU / SWIVEL_SAMPLES as f64;
+        let mut angles: Vec<f64> = (0..SWIVEL_SAMPLES)
+            .map(|i| -PI + step * i as f64)
+            .chain(include.iter().filter(|a| a.is_finite()).map(|&a| {
+                let a = wrap(a);
+                if a >= PI { -PI } else { a }
+            }))
+            .collect();
+        angles.sort_by(f64::total_cmp);
+        angles.dedup();
+        let samples: Vec<bool> = angles.iter().map(|&a| legal(a)).collect();
+        if samples.iter().all(|&ok| ok) {
+            return Ok(vec![SwivelInterval::FULL]);
+        }
+        // Boundaries between consecutive samples, refined by bisection.
+        let refine = |mut inside: f64, mut outside: f64| {
+            for _ in 0..60 {
+                let mid = 0.5 * (inside + outside);
+                if legal(mid) {
+                    inside = mid;
+                } else {
+                    outside = mid;
+                }
+                if (inside - outside).abs() < 1e-13 {
+                    break;
+                }
+            }
+            wrap(inside)
+        };
+        let mut starts = Vec::new();
+        let mut ends = Vec::new();
+        for i in 0..angles.len() {
+            let j = (i + 1) % angles.len();
+            let (a, b) = (angles[i], if j == 0 { angles[0] + TAU } else { angles[j] });
+            match (samples[i], samples[j]) {
+                (false, true) => starts.push(refine(b, a)),
+                (true, false) => ends.push(refine(a, b)),
+                _ => {}
+            }
+        }
+        // Pair each start with the next end counter-clockwise.
+        let mut intervals: Vec<SwivelInterval> = starts
+            .iter()
+            .map(|&start| {
+                let end = ends
+                    .iter()
+                    .copied()
+                    .min_by(|x, y| {
+                        (x - start)
+                            .rem_euclid(TAU)
+                            .total_cmp(&(y - start).rem_euclid(TAU))
+                    })
+                    .unwrap_or(start);
+                SwivelInterval { start, end }
+            })
+            .collect();
+        intervals.sort_by(|x, y| x.start.total_cmp(&y.start));
+        Ok(intervals)
+    }
+
+    /// Picks the swivel for `policy`: `current` is the current pose's swivel, `feasible` the
+    /// feasible intervals (only read by the feasible policies; empty means none is feasible, in
+    /// which case the wish or the current swivel is kept).
+    pub fn choose_swivel(policy: SwivelPolicy, current: f64, feasible: &[SwivelInterval]) -> f64 {
+        let nearest = |wish: f64| {
+            feasible
+                .iter()
+                .map(|interval| interval.nearest(wish))
+                .min_by(|x, y| x.1.total_cmp(&y.1))
+                .map_or(wrap(wish), |(swivel, _)| swivel)
+        };
+        match policy {
+            SwivelPolicy::Fixed(swivel) => wrap(swivel),
+            SwivelPolicy::KeepCurrent => wrap(current),
+            SwivelPolicy::NearestFeasible(wish) => nearest(wish),
+            SwivelPolicy::MiddleOfFeasible => feasible
+                .iter()
+                .min_by(|x, y| x.nearest(current).1.total_cmp(&y.nearest(current).1))
+                .map_or(wrap(current), SwivelInterval::middle),
+        }
+    }
+
+    fn solve_unchecked(
+        &self,
+        target: DVec3,
+        swivel: f64,
+        elbow_hint: Option<f64>,
+    ) -> Limb7Solution {
+        let g = &self.geometry;
+        let d2_target = target.length_squared();
+        let (theta, reached_elbow) = self.elbow_angle_for(d2_target, elbow_hint);
+        let hinge = DQuat::from_axis_angle(self.axis, theta);
+        let w = g.upper + g.elbow_frame * (hinge * g.lower);
+        let w_len2 = w.length_squared();
+        let w_hat = w / w_len2.sqrt();
+        // The shoulder→target axis; a target at the shoulder keeps the limb's own axis.
+        let n = if d2_target > (DEGENERATE * DEGENERATE) * self.d2_max {
+            target / d2_target.sqrt()
+        } else {
+            w_hat
+        };
+        let (u, v) = self.swivel_basis(n);
+        let (sin, cos) = swivel.sin_cos();
+        let elbow_dir = cos * u + sin * v;
+        let k = self.elbow_direction(w, w_hat);
+        // Rotation taking (ŵ, k, ŵ×k) to (n, e, n×e).
+        let from = DMat3::from_cols(w_hat, k, w_hat.cross(k));
+        let to = DMat3::from_cols(n, elbow_dir, n.cross(elbow_dir));
+        let shoulder = DQuat::from_mat3(&(to * from.transpose())).normalize();
+        let reached = reached_elbow
+            && (w_len2 - d2_target).abs() <= 4.0 * REACH_TOLERANCE * self.d2_max.max(d2_target);
+        Limb7Solution {
+            shoulder,
+            elbow_angle: theta,
+            elbow_hinge: hinge,
+            wrist: None,
+            swivel: wrap(swivel),
+            reached,
+        }
+    }
+
+    /// Elbow angle whose reach is `d2` (or nearest to it in range), and whether it is exact.
+    fn elbow_angle_for(&self, d2: f64, hint: Option<f64>) -> (f64, bool) {
+        let [lo, hi] = self.geometry.elbow_range;
+        let c = (d2 - self.d2_const) / self.two_rho;
+        if (-1.0..=1.0).contains(&c) {
+            let delta = c.acos();
+            let mut best: Option<f64> = None;
+            for candidate in [self.theta0 + delta, self.theta0 - delta] {
+                if let Some(theta) = into_range(candidate, lo, hi) {
+                    best = Some(match (best, hint) {
+                        (None, _) => theta,
+                        (Some(b), Some(h)) => {
+                            if circular_distance(theta, h) < circular_distance(b, h) {
+                                theta
+                            } else {
+                                b
+                            }
+                        }
+                        (Some(b), None) => b.max(theta),
+                    });
+                }
+            }
+            if let Some(theta) = best {
+                return (theta, true);
+            }
+        }
+        // Out of reach within the range: the critical angle whose distance is nearest.
+        let target = d2.sqrt();
+        let theta = self
+            .critical_angles()
+            .min_by(|x, y| {
+                (self.d2(*x).max(0.0).sqrt() - target)
+                    .abs()
+                    .total_cmp(&(self.d2(*y).max(0.0).sqrt() - target).abs())
+            })
+            .unwrap_or(lo);
+        let exact = (self.d2(theta) - d2).abs() <= REACH_TOLERANCE * self.d2_max.max(d2);
+        (theta, exact)
+    }
+
+    /// The range's ends and the cosine's extremes inside it.
+    fn critical_angles(&self) -> impl Iterator<Item = f64> + '_ {
+        let [lo, hi] = self.geometry.elbow_range;
+        [lo, hi, self.theta0, self.theta0 + PI]
+            .into_iter()
+            .enumerate()
+            .filter_map(move |(i, theta)| {
+                if i < 2 {
+                    Some(theta)
+                } else {
+                    into_range(theta, lo, hi)
+                }
+            })
+    }
+
+    fn d2(&self, theta: f64) -> f64 {
+        self.d2_const + self.two_rho * (theta - self.theta0).cos()
+    }
+
+    /// An elbow angle well inside the range and away from straight, for reference frames.
+    fn bent_angle(&self) -> f64 {
+        let [lo, hi] = self.geometry.elbow_range;
+        let middle = 0.5 * (lo + hi);
+        if hi - lo < 1e-6 {
+            // A locked elbow: bend off straight as far as possible by hand.
+            return self.theta0 + PI / 2.0;
+        }
+        middle
+    }
+
+    fn hinge_in_shoulder(&self, theta: f64) -> DQuat {
+        DQuat::from_axis_angle(self.m, theta)
+    }
+
+    /// The unit direction (shoulder frame, normal to ŵ) from the shoulder→wrist axis to the
+    /// elbow; for a straight limb the bend plane's direction with the same offset angle.
+    fn elbow_direction(&self, w: DVec3, w_hat: DVec3) -> DVec3 {
+        let a = self.geometry.upper;
+        let offset = a - a.dot(w_hat) * w_hat;
+        // Below 1e-6 of the bone the offset's direction is mostly rounding; the bend plane
+        // gives the same direction in the limit.
+        if offset.length_squared() > 1e-12 * a.length_squared() {
+            let offset = offset - offset.dot(w_hat) * w_hat;
+            return offset / offset.length();
+        }
+        let k = unit(self.m.cross(w)).unwrap_or_else(|| w_hat.any_orthonormal_vector());
+        let (sin, cos) = self.straight_beta.sin_cos();
+        cos * k + sin * w_hat.cross(k)
+    }
+
+    /// `(û, v̂)`: the reference projected normal to `n`, and `n × û`.
+    fn swivel_basis(&self, n: DVec3) -> (DVec3, DVec3) {
+        let project = |s: DVec3| {
+            let p = s - s.dot(n) * n;
+            let len2 = p.length_squared();
+            (len2 > 1e-12).then(|| p / len2.sqrt())
+        };
+        let u = project(self.reference)
+            .or_else(|| project(self.reference2))
+            .unwrap_or_else(|| n.any_orthonormal_vector());
+        (u, n.cross(u))
+    }
+}
+
+/// Solves many limbs at once: `out[i]` is [`Limb7::solve_pose`] of `limbs[i]` for
+/// `targets[i]`, `orientations[i]` and `swivels[i]` (no hint). Allocates nothing; the shortest
+/// slice sets the count.
+pub fn solve_batch(
+    limbs: &[Limb7],
+    targets: &[DVec3],
+    orientations: &[DQuat],
+    swivels: &[f64],
+    out: &mut [Result<Limb7Solution, Limb7Error>],
+) {
+    for ((((limb, &target), &orientation), &swivel), slot) in limbs
+        .iter()
+        .zip(targets)
+        .zip(orientations)
+        .zip(swivels)
+        .zip(out.iter_mut())
+    {
+        *slot = limb.solve_pose(target, orientation, swivel, None);
+    }
+}
+
+/// A shoulder → elbow → wrist chain of a [`Skeleton`] solved as a 7-DOF limb. The elbow must
+/// carry a [`JointLimit::Hinge`] (its axis and range are the limb's); joints between shoulder
+/// and elbow or elbow and wrist are kept fixed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limb7Chain {
+    /// The shoulder (hip) joint.
+    pub shoulder: JointId,
+    /// The elbow (knee) joint.
+    pub elbow: JointId,
+    /// The wrist (ankle) joint.
+    pub wrist: JointId,
+    /// Unit elbow hinge axis in the elbow's rest frame; positive angles flex.
+    pub elbow_axis: DVec3,
+    /// The elbow's range `[min, max]`, radians.
+    pub elbow_range: [f64; 2],
+    /// Swivel reference in the limb frame (the shoulder's parent frame); by default the way
+    /// the elbow moves as the wrist approaches the shoulder in the rest pose.
+    pub swivel_reference: DVec3,
+}
+
+/// A goal for [`solve_chain`], in model space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limb7Goal {
+    /// Where the wrist should be, model space, metres.
+    pub position: DVec3,
+    /// The wrist's model-space orientation, if it is to be solved too.
+    pub orientation: Option<DQuat>,
+}
+
+/// What [`solve_chain`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limb7Report {
+    /// The wrist reached the goal (position, and orientation when given) with every limb joint
+    /// inside its limit.
+    pub reached: bool,
+    /// The swivel used, radians.
+    pub swivel: f64,
+    /// The feasible swivel intervals (computed for the feasible policies and whenever the
+    /// chosen swivel left a joint outside its limit).
+    pub feasible: Option<Vec<SwivelInterval>>,
+    /// Joints whose limit had to be enforced after the analytic solve (names).
+    pub limited: Vec<String>,
+}
+
+/// Why a chain or a goal is refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Limb7ChainError {
+    /// A joint id is not in the skeleton.
+    #[error("joint {joint} is not in the skeleton")]
+    UnknownJoint {
+        /// The id.
+        joint: JointId,
+    },
+    /// The joints are not ordered shoulder → elbow → wrist down one branch. Pass them in that
+    /// order (e.g. upper arm, lower arm, hand).
+    #[error(
+        "`{ancestor}` is not a proper ancestor of `{joint}`; pass shoulder, elbow, wrist down one branch"
+    )]
+    NotAChain {
+        /// The joint that should be the ancestor.
+        ancestor: String,
+        /// The joint that should descend from it.
+        joint: String,
+    },
+    /// The elbow has no hinge limit. Give it a `JointLimit::Hinge`, or solve with a two-bone or
+    /// CCD solver.
+    #[error("`{joint}` has no hinge limit; a 7-DOF limb needs a hinge elbow")]
+    NoHinge {
+        /// The elbow.
+        joint: String,
+    },
+    /// The limb's geometry is unusable in this pose.
+    #[error("limb `{joint}`: {source}")]
+    Geometry {
+        /// The shoulder.
+        joint: String,
+        /// Why.
+        source: Limb7Error,
+    },
+}
+
+impl Limb7Chain {
+    /// A chain whose elbow axis and range are the elbow's [`JointLimit::Hinge`] (the built-in
+    /// humanoid's elbows and knees), with the default swivel reference (see the field).
+    ///
+    /// # Errors
+    /// Unknown joints, joints not in order down one branch, an elbow without a hinge limit, or
+    /// a rest pose with zero-length bones.
+    pub fn new(
+        skeleton: &Skeleton,
+        shoulder: JointId,
+        elbow: JointId,
+        wrist: JointId,
+    ) -> Result<Self, Limb7ChainError> {
+        if elbow.index() >= skeleton.len() {
+            return Err(Limb7ChainError::UnknownJoint { joint: elbow });
+        }
+        let JointLimit::Hinge(hinge) = skeleton.limit(elbow) else {
+            return Err(Limb7ChainError::NoHinge {
+                joint: skeleton.name(elbow).to_owned(),
+            });
+        };
+        Self::with_hinge(
+            skeleton,
+            [shoulder, elbow, wrist],
+            hinge.axis,
+            [hinge.min, hinge.max],
+        )
+    }
+
+    /// A chain with an explicit elbow axis (elbow rest frame) and range (radians), for
+    /// skeletons without limits such as BVH files; the default swivel reference.
+    ///
+    /// # Errors
+    /// Unknown joints, joints not in order down one branch, a bad axis or range, or a rest pose
+    /// with zero-length bones.
+    pub fn with_hinge(
+        skeleton: &Skeleton,
+        [shoulder, elbow, wrist]: [JointId; 3],
+        elbow_axis: DVec3,
+        elbow_range: [f64; 2],
+    ) -> Result<Self, Limb7ChainError> {
+        for joint in [shoulder, elbow, wrist] {
+            if joint.index() >= skeleton.len() {
+                return Err(Limb7ChainError::UnknownJoint { joint });
+            }
+        }
+        for (ancestor, joint) in [(shoulder, elbow), (elbow, wrist)] {
+            if ancestor == joint || !skeleton.is_ancestor_or_self(ancestor, joint) {
+                return Err(Limb7ChainError::NotAChain {
+                    ancestor: skeleton.name(ancestor).to_owned(),
+                    joint: skeleton.name(joint).to_owned(),
+                });
+            }
+        }
+        let mut chain = Self {
+            shoulder,
+            elbow,
+            wrist,
+            elbow_axis,
+            elbow_range,
+            swivel_reference: DVec3::X,
+        };
+        // The seed's reference: the way the elbow moves as the wrist approaches, at rest.
+        let rest = skeleton.rest_pose();
+        let limb = chain.limb(skeleton, &rest)?;
+        chain.elbow_axis = limb.axis;
+        let shoulder_rest = rest[shoulder].rotation;
+        let g = limb.geometry;
+        let w = g.upper + limb.hinge_in_shoulder(limb.bent_angle()) * limb.b0;
+        let offset = unit(w).map_or(DVec3::ZERO, |w_hat| g.upper - g.upper.dot(w_hat) * w_hat);
+        // Keep the part normal to the rest upper bone (the seed's vA is normal to its limb).
+        let a_hat = g.upper / g.upper.length();
+        let normal = offset - offset.dot(a_hat) * a_hat;
+        chain.swivel_reference = unit(shoulder_rest * normal)
+            .unwrap_or_else(|| (shoulder_rest * a_hat).any_orthonormal_vector());
+        Ok(chain)
+    }
+
+    /// The limb of this chain in `pose` (bone offsets and fixed joints read from the pose; the
+    /// elbow's rest rotation and hinge from the skeleton).
+    ///
+    /// # Errors
+    /// Zero-length bones or non-finite transforms in `pose`.
+    pub fn limb(&self, skeleton: &Skeleton, pose: &LocalPose) -> Result<Limb7, Limb7ChainError> {
+        // shoulder frame → elbow's parent frame, then the elbow's translation and rest rotation.
+        let to_elbow = between(skeleton, pose, self.shoulder, self.elbow);
+        let (_, frame, upper) = to_elbow.to_scale_rotation_translation();
+        let elbow_frame = (frame * skeleton.rest(self.elbow).rotation).normalize();
+        let to_wrist = between(skeleton, pose, self.elbow, self.wrist);
+        let (_, wrist_frame, lower) = to_wrist.to_scale_rotation_translation();
+        Limb7::new(Limb7Geometry {
+            upper,
+            elbow_frame,
+            elbow_axis: self.elbow_axis,
+            elbow_range: self.elbow_range,
+            lower,
+            wrist_frame: wrist_frame.normalize(),
+            swivel_reference: self.swivel_reference,
+        })
+        .map_err(|source| Limb7ChainError::Geometry {
+            joint: skeleton.name(self.shoulder).to_owned(),
+            source,
+        })
+    }
+
+    /// `model_from_limb`: the shoulder's parent transform moved to the shoulder (model must
+    /// hold the FK of `pose`).
+    pub fn model_from_limb(
+        &self,
+        skeleton: &Skeleton,
+        pose: &LocalPose,
+        model: &ModelPose,
+    ) -> DAffine3 {
+        let local = DAffine3::from_translation(pose[self.shoulder].translation);
+        skeleton
+            .parent(self.shoulder)
+            .map_or(local, |p| model[p] * local)
+    }
+
+    /// The limb-frame rotation of the limb frame's parent (model rotation of the shoulder's
+    /// parent).
+    fn model_rotation_of_limb(&self, skeleton: &Skeleton, model: &ModelPose) -> DQuat {
+        skeleton
+            .parent(self.shoulder)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p))
+    }
+
+    /// The current pose's swivel (model must hold the FK of `pose`).
+    ///
+    /// # Errors
+    /// As [`limb`](Self::limb).
+    pub fn current_swivel(
+        &self,
+        skeleton: &Skeleton,
+        pose: &LocalPose,
+    ) -> Result<f64, Limb7ChainError> {
+        let limb = self.limb(skeleton, pose)?;
+        Ok(limb.swivel_from_pose(
+            pose[self.shoulder].rotation,
+            self.elbow_angle(skeleton, pose),
+        ))
+    }
+
+    /// The elbow's current hinge angle (the twist about the axis), moved into the range when a
+    /// whole turn allows.
+    pub fn elbow_angle(&self, skeleton: &Skeleton, pose: &LocalPose) -> f64 {
+        let delta = skeleton.rest(self.elbow).rotation.conjugate() * pose[self.elbow].rotation;
+        let angle = 2.0 * delta.xyz().dot(self.elbow_axis).atan2(delta.w);
+        let [lo, hi] = self.elbow_range;
+        into_range(angle, lo, hi).unwrap_or(angle)
+    }
+}
+
+/// Solves the chain on a pose: FK into `model`, the limb's goal in its frame, the swivel from
+/// `policy`, the closed form, limits enforced (a joint left outside its limit by the chosen
+/// swivel is projected and named in the report), the rotations written into `pose` and `model`
+/// updated (it holds the FK of the result).
+///
+/// # Errors
+/// A non-finite goal or unusable geometry; `pose` is left untouched.
+///
+/// # Panics
+/// When `pose` or `model` was sized for another skeleton.
+pub fn solve_chain(
+    skeleton: &Skeleton,
+    chain: &Limb7Chain,
+    goal: &Limb7Goal,
+    policy: SwivelPolicy,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> Result<Limb7Report, Limb7ChainError> {
+    let geometry_error = |source| Limb7ChainError::Geometry {
+        joint: skeleton.name(chain.shoulder).to_owned(),
+        source,
+    };
+    if !goal.position.is_finite() || goal.orientation.is_some_and(|q| unit_quat(q).is_none()) {
+        return Err(geometry_error(Limb7Error::NonFinite));
+    }
+    fk::forward_kinematics(skeleton, pose, model);
+    let limb = chain.limb(skeleton, pose)?;
+    let model_from_limb = chain.model_from_limb(skeleton, pose, model);
+    if model_from_limb.matrix3.determinant().abs() < 1e-300 {
+        return Err(geometry_error(Limb7Error::NonFinite));
+    }
+    let target = model_from_limb.inverse().transform_point3(goal.position);
+    let parent_rotation = chain.model_rotation_of_limb(skeleton, model);
+    let orientation = goal
+        .orientation
+        .and_then(unit_quat)
+        .map(|q| parent_rotation.conjugate() * q);
+    let hint = chain.elbow_angle(skeleton, pose);
+    let current = limb.swivel_from_pose(pose[chain.shoulder].rotation, hint);
+    let limits = Limb7Limits {
+        shoulder: skeleton.limit(chain.shoulder),
+        shoulder_rest: skeleton.rest(chain.shoulder).rotation,
+        wrist: skeleton.limit(chain.wrist),
+        wrist_rest: skeleton.rest(chain.wrist).rotation,
+    };
+    let wishes = match policy {
+        SwivelPolicy::Fixed(wish) | SwivelPolicy::NearestFeasible(wish) => [wish, current],
+        SwivelPolicy::KeepCurrent | SwivelPolicy::MiddleOfFeasible => [current, current],
+    };
+    let needs_feasible = matches!(
+        policy,
+        SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible
+    );
+    let mut feasible = if needs_feasible {
+        Some(
+            limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
+                .map_err(geometry_error)?,
+        )
+    } else {
+        None
+    };
+    let swivel = Limb7::choose_swivel(policy, current, feasible.as_deref().unwrap_or(&[]));
+    let mut solution = limb
+        .solve_position(target, swivel, Some(hint))
+        .map_err(geometry_error)?;
+    if let Some(goal) = orientation {
+        solution.wrist = Some(limb.wrist_for(&solution, goal));
+    }
+    // Write, enforcing limits.
+    let mut limited = Vec::new();
+    let mut set = |joint: JointId, rotation: DQuat, pose: &mut LocalPose| {
+        let rest = skeleton.rest(joint).rotation;
+        let limit = skeleton.limit(joint);
+        let delta = rest.conjugate() * rotation;
+        let legal = if limit.contains(delta) {
+            rotation
+        } else {
+            limited.push(skeleton.name(joint).to_owned());
+            (rest * limit.project(delta)).normalize()
+        };
+        pose[joint] = Transform {
+            rotation: legal,
+            ..pose[joint]
+        };
+    };
+    set(chain.shoulder, solution.shoulder, pose);
+    set(
+        chain.elbow,
+        skeleton.rest(chain.elbow).rotation * solution.elbow_hinge,
+        pose,
+    );
+    if let Some(wrist) = solution.wrist {
+        set(chain.wrist, wrist, pose);
+    }
+    if !limited.is_empty() && feasible.is_none() {
+        feasible = Some(
+            limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
+                .map_err(geometry_error)?,
+        );
+    }
+    fk::update_subtree(skeleton, pose, model, chain.shoulder);
+    Ok(Limb7Report {
+        reached: solution.reached && limited.is_empty(),
+        swivel: solution.swivel,
+        feasible,
+        limited,
+    })
+}
+
+/// `from`'s scale, the local transforms strictly between `from` and `to`, and `to`'s
+/// translation: `from_frame_from_to_parent_frame · T(to.translation)`.
+fn between(skeleton: &Skeleton, pose: &LocalPose, from: JointId, to: JointId) -> DAffine3 {
+    let mut inner = DAffine3::from_translation(pose[to].translation);
+    let mut joint = skeleton.parent(to);
+    while let Some(j) = joint {
+        if j == from {
+            break;
+        }
+        inner = pose[j].to_affine() * inner;
+        joint = skeleton.parent(j);
+    }
+    DAffine3::from_scale(pose[from].scale) * inner
+}
+
+fn unit(v: DVec3) -> Option<DVec3> {
+    let len2 = v.length_squared();
+    (len2.is_finite() && len2 > 1e-300).then(|| v / len2.sqrt())
+}
+
+fn unit_quat(q: DQuat) -> Option<DQuat> {
+    let len2 = q.length_squared();
+    (len2.is_finite() && len2 > 1e-300).then(|| q * (1.0 / len2.sqrt()))
+}
+
+/// `angle` moved by whole turns into `[lo, hi]` if possible (with a 1e-12 slack at the ends,
+/// clamped).
+fn into_range(angle: f64, lo: f64, hi: f64) -> Option<f64> {
+    let slack = 1e-12;
+    let shifted = lo + (angle - lo).rem_euclid(TAU);
+    if shifted <= hi + slack {
+        return Some(shifted.min(hi));
+    }
+    if shifted >= lo + TAU - slack {
+        return Some(lo);
+    }
+    None
+}
+
+/// `angle` in `(-π, π]`.
+fn wrap(angle: f64) -> f64 {
+    if angle > -PI && angle <= PI {
+        return angle;
+    }
+    let a = (angle + PI).rem_euclid(TAU) - PI;
+    if a <= -PI { a + TAU } else { a }
+}
+
+fn circular_distance(a: f64, b: f64) -> f64 {
+    let d = (a - b).rem_euclid(TAU);
+    d.min(TAU - d)
+}
