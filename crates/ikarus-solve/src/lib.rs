@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod align;
+mod analytic;
 pub mod ccd;
 pub mod driver;
 pub mod limb7;
@@ -40,6 +41,12 @@ pub enum SolverConfig {
     /// Cyclic coordinate descent ([`ccd`]): `{"kind": "ccd", "variant": "classic" | "mmd",
     /// "damping": "none" | "length", "iteration": {"max_iterations": 64, ...}}`.
     Ccd(CcdConfig),
+    /// Closed-form two-bone IK ([`two_bone`]) on the effector, its parent and grandparent:
+    /// `{"kind": "two_bone", "pole": [x, y, z], "twist_angle": 0, "soften": 1, "weight": 1}`.
+    TwoBone(two_bone::TwoBoneConfig),
+    /// Analytic 7-DOF limb ([`limb7`], seed 000) on the effector (wrist), its parent (elbow)
+    /// and grandparent (shoulder): `{"kind": "limb7", "swivel": "keep_current"}`.
+    Limb7(limb7::Limb7Config),
 }
 
 impl SolverConfig {
@@ -48,6 +55,8 @@ impl SolverConfig {
         match self {
             Self::None => "none",
             Self::Ccd(_) => "ccd",
+            Self::TwoBone(_) => "two_bone",
+            Self::Limb7(_) => "limb7",
         }
     }
 }
@@ -71,5 +80,7 @@ pub fn solve(
             SolveReport::from_residuals(task, position_error, rotation_error, 0, false)
         }
         SolverConfig::Ccd(config) => ccd::solve(skeleton, task, config, pose),
+        SolverConfig::TwoBone(config) => two_bone::solve_task(skeleton, task, config, pose),
+        SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
     }
 }

@@ -93,6 +93,9 @@ use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
+use serde::{Deserialize, Serialize};
+
+use crate::{IkTask, SolveReport, analytic};
 
 /// Samples around the swivel circle used by [`Limb7::feasible_swivels`] before bisection.
 pub const SWIVEL_SAMPLES: usize = 256;
@@ -294,7 +297,8 @@ pub struct Limb7Limits<'a> {
 }
 
 /// How the swivel angle is chosen.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SwivelPolicy {
     /// Exactly this swivel (radians), limits or not.
     Fixed(f64),
@@ -1190,4 +1194,86 @@ fn wrap(angle: f64) -> f64 {
 fn circular_distance(a: f64, b: f64) -> f64 {
     let d = (a - b).rem_euclid(TAU);
     d.min(TAU - d)
+}
+
+/// The 7-DOF limb as a [`SolverConfig`](crate::SolverConfig) kind: `{"kind": "limb7",
+/// "swivel": "keep_current" | "middle_of_feasible" | {"fixed": 0.3} | {"nearest_feasible":
+/// 0.3}}`. The chain is the task's single effector (wrist), its parent (elbow) and grandparent
+/// (shoulder).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limb7Config {
+    /// How the swivel is chosen. Default `keep_current`.
+    pub swivel: SwivelPolicy,
+    /// The elbow's hinge axis in its rest frame when it has no hinge limit; `None` (default)
+    /// reads the hinge limit, or takes the current bend's normal (range then the whole circle,
+    /// the current bend direction kept).
+    pub elbow_axis: Option<[f64; 3]>,
+}
+
+/// Solves `task` (one effector: a position goal, and an orientation goal solved by the wrist)
+/// as a 7-DOF limb. The report carries the swivel used and, for the feasible policies or when a
+/// limit had to be enforced, the feasible swivel intervals.
+pub fn solve_task(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &Limb7Config,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    let (effector, [shoulder, elbow, wrist]) =
+        match analytic::chain_of::<3>(skeleton, task, "limb7") {
+            Ok(chain) => chain,
+            Err(message) => return SolveReport::invalid(message),
+        };
+    let Some(position) = effector.goal.position else {
+        return SolveReport::invalid("`limb7` needs a position goal".into());
+    };
+    let mut model = ModelPose::new(skeleton);
+    let chain = match (config.elbow_axis, skeleton.limit(elbow)) {
+        (None, JointLimit::Hinge(_)) => Limb7Chain::new(skeleton, shoulder, elbow, wrist),
+        (axis, _) => {
+            let axis = axis.map_or_else(
+                || {
+                    fk::forward_kinematics(skeleton, pose, &mut model);
+                    let (s, e, w) = (
+                        model.position(shoulder),
+                        model.position(elbow),
+                        model.position(wrist),
+                    );
+                    let current = model.rotation(elbow).inverse() * (e - s).cross(w - e);
+                    skeleton.rest(elbow).rotation.inverse() * (pose[elbow].rotation * current)
+                },
+                DVec3::from_array,
+            );
+            Limb7Chain::with_hinge(skeleton, [shoulder, elbow, wrist], axis, [-PI, PI])
+        }
+    };
+    let chain = match chain {
+        Ok(chain) => chain,
+        Err(error) => return SolveReport::invalid(error.to_string()),
+    };
+    let goal = Limb7Goal {
+        position,
+        orientation: effector.goal.orientation,
+    };
+    let before = pose.clone();
+    let outcome = match solve_chain(skeleton, &chain, &goal, config.swivel, pose, &mut model) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            *pose = before;
+            return SolveReport::invalid(error.to_string());
+        }
+    };
+    let mut report = analytic::finish(
+        skeleton,
+        task,
+        &[shoulder, elbow, wrist],
+        outcome.reached,
+        pose,
+    );
+    report.swivel = Some(outcome.swivel);
+    report.feasible_swivels = outcome
+        .feasible
+        .map(|intervals| intervals.iter().map(|i| [i.start, i.end]).collect());
+    report
 }

@@ -45,6 +45,13 @@ pub struct SolveReport {
     /// Why the input was rejected, for [`SolveStatus::InvalidInput`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The swivel angle used, radians (7-DOF limb solver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swivel: Option<f64>,
+    /// The feasible swivel intervals `[start, end]`, radians, counter-clockwise from start
+    /// (7-DOF limb solver, when computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feasible_swivels: Option<Vec<[f64; 2]>>,
 }
 
 impl SolveReport {
@@ -59,6 +66,8 @@ impl SolveReport {
             limits_active: false,
             active_limits: Vec::new(),
             message: Some(message),
+            swivel: None,
+            feasible_swivels: None,
         }
     }
 
@@ -86,6 +95,8 @@ impl SolveReport {
             limits_active,
             active_limits: Vec::new(),
             message: None,
+            swivel: None,
+            feasible_swivels: None,
         }
     }
 

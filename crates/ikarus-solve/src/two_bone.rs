@@ -89,6 +89,9 @@
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
+use serde::{Deserialize, Serialize};
+
+use crate::{IkTask, SolveReport, analytic};
 
 /// Squared relative size below which a direction counts as degenerate (1e-12 on lengths).
 const DEGENERATE: f64 = 1e-24;
@@ -768,4 +771,106 @@ mod tests {
         assert_eq!(recover_pole(DVec3::ZERO, DVec3::X, DVec3::X * 2.0), None);
         assert_eq!(recover_pole(DVec3::ZERO, DVec3::X, DVec3::ZERO), None);
     }
+}
+
+/// Two-bone IK as a [`SolverConfig`](crate::SolverConfig) kind: `{"kind": "two_bone", "pole":
+/// [x, y, z], "twist_angle": 0, "soften": 1, "weight": 1}`. The chain is the task's single
+/// effector (end), its parent (mid) and grandparent (start).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TwoBoneConfig {
+    /// Pole vector, model space; `None` (default) keeps the current bend plane (the pole is
+    /// recovered from the pose, or taken from the hinge when the limb is straight).
+    pub pole: Option<[f64; 3]>,
+    /// Hint position, model space, instead of a pole vector (Unity's hint). Default `None`.
+    pub hint: Option<[f64; 3]>,
+    /// The mid joint's hinge axis in its rest frame when it has no hinge limit; `None`
+    /// (default) reads the hinge limit, or takes the current bend's normal.
+    pub mid_axis: Option<[f64; 3]>,
+    /// See [`TwoBoneSettings::twist_angle`]. Default 0.
+    pub twist_angle: f64,
+    /// See [`TwoBoneSettings::soften`]. Default 1.
+    pub soften: f64,
+    /// See [`TwoBoneSettings::weight`]. Default 1.
+    pub weight: f64,
+}
+
+impl Default for TwoBoneConfig {
+    fn default() -> Self {
+        let settings = TwoBoneSettings::default();
+        Self {
+            pole: None,
+            hint: None,
+            mid_axis: None,
+            twist_angle: settings.twist_angle,
+            soften: settings.soften,
+            weight: settings.weight,
+        }
+    }
+}
+
+/// Solves `task` (one effector with a position goal; an orientation goal is given to the end
+/// joint after the chain is placed) by two-bone IK. Limits of the three joints are enforced
+/// after the closed form; the report is measured by FK.
+pub fn solve_task(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &TwoBoneConfig,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    let (effector, [start, mid, end]) = match analytic::chain_of::<3>(skeleton, task, "two_bone") {
+        Ok(chain) => chain,
+        Err(message) => return SolveReport::invalid(message),
+    };
+    let Some(target) = effector.goal.position else {
+        return SolveReport::invalid("`two_bone` needs a position goal".into());
+    };
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    let (s, m, e) = (
+        model.position(start),
+        model.position(mid),
+        model.position(end),
+    );
+    let axis = match (config.mid_axis, skeleton.limit(mid)) {
+        (Some(axis), _) => DVec3::from_array(axis),
+        (None, JointLimit::Hinge(hinge)) => hinge.axis,
+        (None, _) => {
+            let bend = (m - s).cross(e - m);
+            let current = model.rotation(mid).inverse() * bend;
+            skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * current)
+        }
+    };
+    let chain = match TwoBoneChain::new(skeleton, start, mid, end, axis) {
+        Ok(chain) => chain,
+        Err(error) => return SolveReport::invalid(error.to_string()),
+    };
+    let pole = match (config.hint, config.pole) {
+        (Some(hint), _) => Pole::Hint(DVec3::from_array(hint)),
+        (None, Some(pole)) => Pole::Vector(DVec3::from_array(pole)),
+        (None, None) => Pole::Vector(recover_pole(s, m, e).unwrap_or_else(|| {
+            // Straight: the mid joint moves against the end's flexion direction.
+            let axis_model = model.rotation(mid)
+                * (pose[mid].rotation.inverse() * skeleton.rest(mid).rotation * chain.mid_axis);
+            -axis_model.cross(e - m)
+        })),
+    };
+    let settings = TwoBoneSettings {
+        twist_angle: config.twist_angle,
+        soften: config.soften,
+        weight: config.weight,
+    };
+    let before = pose.clone();
+    let reached = solve_chain(skeleton, &chain, target, pole, &settings, pose, &mut model);
+    if let Some(orientation) = effector.goal.orientation {
+        let parent = skeleton
+            .parent(end)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+        pose[end].rotation = (parent.conjugate() * orientation).normalize();
+    }
+    if !pose.is_finite() {
+        *pose = before;
+        return SolveReport::invalid("two_bone produced a non-finite pose".into());
+    }
+    analytic::finish(skeleton, task, &[start, mid, end], reached, pose)
 }

@@ -976,3 +976,105 @@ fn chains_are_validated() {
     );
     assert_eq!(pose, before);
 }
+
+/// The `limb7` and `two_bone` kinds through `SolverConfig` JSON on the built-in humanoid: the
+/// report's residuals are FK's, the swivel and feasible range are reported, and tasks that do
+/// not fit (two effectors, a base, NaN) are refused without touching the pose.
+#[test]
+fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
+    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, measure, solve};
+    let skeleton = builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let rest = model_of(&skeleton, &skeleton.rest_pose());
+    let goal = Goal {
+        position: Some(rest.position(hand) + DVec3::new(-0.1, -0.15, 0.25)),
+        orientation: Some(DQuat::from_rotation_x(FRAC_PI_2)),
+    };
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: hand,
+            goal,
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let middle: SolverConfig =
+        serde_json::from_str(r#"{"kind": "limb7", "swivel": "middle_of_feasible"}"#).unwrap();
+    let mut pose = skeleton.rest_pose();
+    let report = solve(&skeleton, &task, &middle, &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    assert_eq!(
+        measure(&skeleton, &task, &pose),
+        (report.position_error, report.rotation_error)
+    );
+    assert!(report.position_error < TOLERANCE && report.rotation_error < TOLERANCE);
+    let feasible = report.feasible_swivels.clone().unwrap();
+    let swivel = report.swivel.unwrap();
+    let [start, end] = feasible[0];
+    let interval = SwivelInterval { start, end };
+    assert!(angle_gap(interval.middle(), swivel) < 1e-12 || feasible.len() > 1);
+    assert!(skeleton.limit_violation(&pose).is_none());
+
+    let fixed: SolverConfig =
+        serde_json::from_str(r#"{"kind": "limb7", "swivel": {"fixed": 0.25}}"#).unwrap();
+    let position_only = IkTask {
+        effectors: vec![Effector {
+            goal: Goal {
+                orientation: None,
+                ..goal
+            },
+            ..task.effectors[0]
+        }],
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    let report = solve(&skeleton, &position_only, &fixed, &mut pose);
+    assert_eq!(report.swivel, Some(0.25));
+    if report.status == SolveStatus::Converged {
+        assert!(report.position_error < TOLERANCE);
+    } else {
+        assert_eq!(report.status, SolveStatus::Unreachable);
+        assert!(!report.active_limits.is_empty());
+    }
+
+    let two_bone: SolverConfig = serde_json::from_str(r#"{"kind": "two_bone"}"#).unwrap();
+    let mut pose = skeleton.rest_pose();
+    let report = solve(&skeleton, &position_only, &two_bone, &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    assert!(report.position_error < TOLERANCE);
+
+    // Tasks that do not fit a closed form, and bad goals: refused, pose untouched.
+    let two_hands = IkTask {
+        effectors: vec![
+            task.effectors[0],
+            Effector {
+                joint: skeleton.joint("rightHand").unwrap(),
+                ..task.effectors[0]
+            },
+        ],
+        ..IkTask::default()
+    };
+    let with_base = IkTask {
+        base: Some(skeleton.joint("rightFoot").unwrap()),
+        ..task.clone()
+    };
+    let nan = IkTask {
+        effectors: vec![Effector {
+            goal: Goal {
+                position: Some(DVec3::new(f64::NAN, 0.0, 0.0)),
+                orientation: None,
+            },
+            ..task.effectors[0]
+        }],
+        ..IkTask::default()
+    };
+    for config in [&middle, &fixed, &two_bone] {
+        for bad in [&two_hands, &with_base, &nan] {
+            let mut pose = skeleton.rest_pose();
+            let report = solve(&skeleton, bad, config, &mut pose);
+            assert_eq!(report.status, SolveStatus::InvalidInput);
+            assert!(report.message.is_some());
+            assert_eq!(pose, skeleton.rest_pose());
+        }
+    }
+}

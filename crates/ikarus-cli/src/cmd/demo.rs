@@ -4,6 +4,7 @@
 //! (solver, task, status, residual, iterations, time), writes the motion as BVH and checks
 //! that it reads back.
 
+use std::f64::consts::FRAC_PI_2;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -12,6 +13,8 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
+use ikarus_solve::limb7::{Limb7Config, SwivelPolicy};
+use ikarus_solve::two_bone::TwoBoneConfig;
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig,
 };
@@ -27,14 +30,33 @@ pub struct Args {
     frames: usize,
 }
 
-/// Every solver the demo runs, in table order, with its table label.
-fn solvers() -> Vec<(&'static str, SolverConfig)> {
+/// Every solver the demo runs, in table order, with its table label; closed-form solvers
+/// (`true`) run only the tasks with one effector and no base joint.
+fn solvers() -> Vec<(&'static str, SolverConfig, bool)> {
     let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 200));
     vec![
-        ("none", SolverConfig::None),
-        ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
-        ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),
-        ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None)),
+        ("none", SolverConfig::None, false),
+        ("ccd", ccd(CcdVariant::Classic, CcdDamping::None), false),
+        (
+            "ccd/length",
+            ccd(CcdVariant::Classic, CcdDamping::Length),
+            false,
+        ),
+        ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None), false),
+        (
+            "two_bone",
+            SolverConfig::TwoBone(TwoBoneConfig::default()),
+            true,
+        ),
+        ("limb7", SolverConfig::Limb7(Limb7Config::default()), true),
+        (
+            "limb7/mid",
+            SolverConfig::Limb7(Limb7Config {
+                swivel: SwivelPolicy::MiddleOfFeasible,
+                ..Limb7Config::default()
+            }),
+            true,
+        ),
     ]
 }
 
@@ -69,6 +91,19 @@ fn tasks(skeleton: &Skeleton) -> Result<Vec<(&'static str, IkTask)>> {
             "leftHand reaches 30 cm forward, 20 cm down",
             IkTask {
                 effectors: vec![reach("leftHand", DVec3::new(-0.15, -0.2, 0.3))?],
+                ..IkTask::default()
+            },
+        ),
+        (
+            "leftHand 25 cm forward, palm down (+rotation)",
+            IkTask {
+                effectors: vec![Effector {
+                    goal: Goal {
+                        orientation: Some(DQuat::from_rotation_x(FRAC_PI_2)),
+                        ..reach("leftHand", DVec3::new(-0.1, -0.15, 0.25))?.goal
+                    },
+                    ..reach("leftHand", DVec3::ZERO)?
+                }],
                 ..IkTask::default()
             },
         ),
@@ -180,8 +215,11 @@ struct Row {
 
 fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for (label, config) in solvers() {
+    for (label, config, closed_form) in solvers() {
         for (name, task) in tasks(skeleton)? {
+            if closed_form && (task.effectors.len() != 1 || task.base.is_some()) {
+                continue;
+            }
             let mut pose = skeleton.rest_pose();
             let start = Instant::now();
             let report = ikarus_solve::solve(skeleton, &task, &config, &mut pose);

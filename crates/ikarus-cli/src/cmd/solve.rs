@@ -11,6 +11,13 @@
 //! optional). The `base` joint stays fixed; the path from it to the effectors may run through the
 //! root, which then moves. The report adds `restarts` and `active_limits` (joints pushing
 //! against their limits).
+//!
+//! Closed-form kinds solve one effector (no base) with the chain made of it and its ancestors:
+//! `{"kind": "two_bone", "pole": [x,y,z], "hint": [x,y,z], "mid_axis": [x,y,z], "twist_angle": 0,
+//! "soften": 1, "weight": 1}` (effector, parent, grandparent; without pole or hint the current
+//! bend plane is kept) and `{"kind": "limb7", "swivel": "keep_current" | "middle_of_feasible" |
+//! {"fixed": RAD} | {"nearest_feasible": RAD}, "elbow_axis": [x,y,z]}` (wrist, elbow,
+//! shoulder: seed 000's 7-DOF limb; the report adds `swivel` and `feasible_swivels`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
