@@ -377,10 +377,26 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
         text.contains("solver") && text.contains("residual") && text.contains("none"),
         "{text}"
     );
-    for solver in ["ccd ", "ccd/length", "ccd/mmd"] {
+    // Iterative solvers run all six tasks; closed forms the four with one effector and no base.
+    for (solver, count) in [
+        ("ccd ", 6),
+        ("ccd/length", 6),
+        ("ccd/mmd", 6),
+        ("two_bone", 4),
+        ("limb7 ", 4),
+        ("limb7/mid", 4),
+    ] {
         let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(solver)).collect();
-        assert_eq!(rows.len(), 5, "{text}");
-        assert!(rows.iter().all(|r| r.contains(" yes ")), "{text}");
+        assert_eq!(rows.len(), count, "{text}");
+        // Length-damped CCD is slow on orientation goals, and the hand's limits forbid the
+        // palm-down goal at the elbow's current swivel (two_bone, limb7 keeping it): those rows
+        // honestly say `unreachable` / `max_iterations`; every other row converges.
+        let hard = matches!(solver, "ccd/length" | "two_bone" | "limb7 ");
+        assert!(
+            rows.iter()
+                .all(|r| r.contains(" yes ") || (hard && r.contains("+rotation"))),
+            "{text}"
+        );
     }
     let bvh = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
     assert_eq!(bvh.frame_count, 20);
