@@ -162,8 +162,17 @@ pub struct Limb7 {
     d2_const: f64,
     /// Amplitude of the cosine term: 2|a⊥||b⊥|.
     two_rho: f64,
-    /// Angle of the straightest pose.
+    /// Angle of the straightest pose, its cosine and sine.
     theta0: f64,
+    cos_theta0: f64,
+    sin_theta0: f64,
+    /// `w(θ) = base + cos θ · b_perp + sin θ · m_x_b_perp` (shoulder frame).
+    base: DVec3,
+    b_perp: DVec3,
+    m_x_b_perp: DVec3,
+    /// Where `θ₀ ± δ` (δ ∈ [0, π] from the law of cosines) lies in the range.
+    branches: [Branch; MAX_BRANCHES],
+    branch_count: usize,
     /// Smallest and largest reachable squared distance within the hinge range.
     d2_min: f64,
     d2_max: f64,
@@ -172,6 +181,20 @@ pub struct Limb7 {
     reference2: DVec3,
     /// Angle (about ŵ) from `normalize(m × ŵ)` to the elbow offset, for straight limbs.
     straight_beta: f64,
+}
+
+const MAX_BRANCHES: usize = 6;
+
+/// The elbow angles `θ₀ + sign·δ + shift` for `δ` in `[lo, hi]` lie in the hinge range.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Branch {
+    sign: f64,
+    lo: f64,
+    hi: f64,
+    shift: f64,
+    /// `cos hi ≤ cos δ ≤ cos lo`: the same test without computing δ.
+    cos_hi: f64,
+    cos_lo: f64,
 }
 
 /// What went wrong with a limb or a goal.
@@ -362,6 +385,7 @@ impl Limb7 {
         }
         let theta0 = sin_part.atan2(cos_part);
         let d2_const = a.length_squared() + g.lower.length_squared() + 2.0 * a_par * b_par;
+        let (branches, branch_count) = branches(lo - theta0, hi - theta0);
         let mut limb = Self {
             geometry: g,
             axis,
@@ -370,6 +394,13 @@ impl Limb7 {
             d2_const,
             two_rho: 2.0 * rho,
             theta0,
+            cos_theta0: theta0.cos(),
+            sin_theta0: theta0.sin(),
+            base: a + b_par * m,
+            b_perp,
+            m_x_b_perp: m.cross(b_perp),
+            branches,
+            branch_count,
             d2_min: 0.0,
             d2_max: 0.0,
             reference,
@@ -453,7 +484,10 @@ impl Limb7 {
         elbow_hint: Option<f64>,
     ) -> Result<Limb7Solution, Limb7Error> {
         let goal = unit_quat(orientation).ok_or(Limb7Error::NonFinite)?;
-        let mut solution = self.solve_position(target, swivel, elbow_hint)?;
+        if !target.is_finite() || !swivel.is_finite() || !elbow_hint.unwrap_or(0.0).is_finite() {
+            return Err(Limb7Error::NonFinite);
+        }
+        let mut solution = self.solve_unchecked(target, swivel, elbow_hint);
         solution.wrist = Some(self.wrist_for(&solution, goal));
         Ok(solution)
     }
@@ -465,7 +499,8 @@ impl Limb7 {
             * self.geometry.elbow_frame
             * solution.elbow_hinge
             * self.geometry.wrist_frame;
-        (before_wrist.conjugate() * goal).normalize()
+        // A product of unit quaternions: unit to rounding.
+        before_wrist.conjugate() * goal
     }
 
     /// Forward kinematics of the limb: the elbow's and wrist's positions and the wrist's
@@ -635,22 +670,37 @@ impl Limb7 {
         }
     }
 
+    #[inline]
     fn solve_unchecked(
         &self,
         target: DVec3,
         swivel: f64,
         elbow_hint: Option<f64>,
     ) -> Limb7Solution {
-        let g = &self.geometry;
         let d2_target = target.length_squared();
-        let (theta, reached_elbow) = self.elbow_angle_for(d2_target, elbow_hint);
-        let hinge = DQuat::from_axis_angle(self.axis, theta);
-        let w = g.upper + g.elbow_frame * (hinge * g.lower);
+        let (theta, cos, sin, reached_elbow) = self.elbow_angle_for(d2_target, elbow_hint);
+        let hinge = half_angle_rotation(self.axis, cos, sin);
+        let w = self.base + cos * self.b_perp + sin * self.m_x_b_perp;
         let w_len2 = w.length_squared();
-        let w_hat = w / w_len2.sqrt();
+        let tiny = (DEGENERATE * DEGENERATE) * self.d2_max;
+        let target_far = d2_target > tiny;
+        let inv_target = if target_far {
+            1.0 / d2_target.sqrt()
+        } else {
+            0.0
+        };
+        let w_hat = if reached_elbow && target_far {
+            // |w| = |target| up to rounding when the elbow angle is exact: one square root.
+            w * inv_target
+        } else if w_len2 > tiny {
+            w / w_len2.sqrt()
+        } else {
+            // Folded onto the shoulder (bones of equal length): the upper bone's axis.
+            self.geometry.upper.normalize()
+        };
         // The shoulder→target axis; a target at the shoulder keeps the limb's own axis.
-        let n = if d2_target > (DEGENERATE * DEGENERATE) * self.d2_max {
-            target / d2_target.sqrt()
+        let n = if target_far {
+            target * inv_target
         } else {
             w_hat
         };
@@ -661,7 +711,8 @@ impl Limb7 {
         // Rotation taking (ŵ, k, ŵ×k) to (n, e, n×e).
         let from = DMat3::from_cols(w_hat, k, w_hat.cross(k));
         let to = DMat3::from_cols(n, elbow_dir, n.cross(elbow_dir));
-        let shoulder = DQuat::from_mat3(&(to * from.transpose())).normalize();
+        // Both frames are orthonormal, so the product is a rotation and its quaternion unit.
+        let shoulder = DQuat::from_mat3(&(to * from.transpose()));
         let reached = reached_elbow
             && (w_len2 - d2_target).abs() <= 4.0 * REACH_TOLERANCE * self.d2_max.max(d2_target);
         Limb7Solution {
@@ -674,30 +725,50 @@ impl Limb7 {
         }
     }
 
-    /// Elbow angle whose reach is `d2` (or nearest to it in range), and whether it is exact.
-    fn elbow_angle_for(&self, d2: f64, hint: Option<f64>) -> (f64, bool) {
+    /// Elbow angle whose reach is `d2` (or nearest to it in range), its cosine and sine, and
+    /// whether it is exact.
+    fn elbow_angle_for(&self, d2: f64, hint: Option<f64>) -> (f64, f64, f64, bool) {
         let [lo, hi] = self.geometry.elbow_range;
         let c = (d2 - self.d2_const) / self.two_rho;
         if (-1.0..=1.0).contains(&c) {
-            let delta = c.acos();
-            let mut best: Option<f64> = None;
-            for candidate in [self.theta0 + delta, self.theta0 - delta] {
-                if let Some(theta) = into_range(candidate, lo, hi) {
-                    best = Some(match (best, hint) {
-                        (None, _) => theta,
-                        (Some(b), Some(h)) => {
-                            if circular_distance(theta, h) < circular_distance(b, h) {
-                                theta
-                            } else {
-                                b
-                            }
-                        }
-                        (Some(b), None) => b.max(theta),
-                    });
+            // Branches are tested on cos δ = c; δ itself (an arc cosine) is only needed for
+            // the angle returned, off the critical path of the pose.
+            let mut found: Option<(usize, f64)> = None;
+            for (index, branch) in self.branches[..self.branch_count].iter().enumerate() {
+                if c > branch.cos_lo || c < branch.cos_hi {
+                    continue;
                 }
+                let theta = || (self.theta0 + branch.sign * c.acos() + branch.shift).clamp(lo, hi);
+                found = match (found, hint) {
+                    (None, _) => Some((index, f64::NAN)),
+                    (Some((best, _)), hint) => {
+                        let b = &self.branches[best];
+                        let best_theta = (self.theta0 + b.sign * c.acos() + b.shift).clamp(lo, hi);
+                        let this = theta();
+                        let better = match hint {
+                            Some(h) => near_distance(this, h) < near_distance(best_theta, h),
+                            None => this > best_theta,
+                        };
+                        Some(if better {
+                            (index, this)
+                        } else {
+                            (best, best_theta)
+                        })
+                    }
+                };
             }
-            if let Some(theta) = best {
-                return (theta, true);
+            if let Some((index, theta)) = found {
+                let branch = &self.branches[index];
+                let theta = if theta.is_nan() {
+                    (self.theta0 + branch.sign * c.acos() + branch.shift).clamp(lo, hi)
+                } else {
+                    theta
+                };
+                // cos and sin of θ₀ ± δ without evaluating them.
+                let s = (1.0 - c * c).max(0.0).sqrt() * branch.sign;
+                let cos = self.cos_theta0 * c - self.sin_theta0 * s;
+                let sin = self.sin_theta0 * c + self.cos_theta0 * s;
+                return (theta, cos, sin, true);
             }
         }
         // Out of reach within the range: the critical angle whose distance is nearest.
@@ -711,7 +782,13 @@ impl Limb7 {
             })
             .unwrap_or(lo);
         let exact = (self.d2(theta) - d2).abs() <= REACH_TOLERANCE * self.d2_max.max(d2);
-        (theta, exact)
+        let (sin, cos) = (theta - self.theta0).sin_cos();
+        // Rotate back by θ₀: the cosine and sine of θ itself.
+        let (cos, sin) = (
+            cos * self.cos_theta0 - sin * self.sin_theta0,
+            sin * self.cos_theta0 + cos * self.sin_theta0,
+        );
+        (theta, cos, sin, exact)
     }
 
     /// The range's ends and the cosine's extremes inside it.
@@ -753,9 +830,15 @@ impl Limb7 {
     fn elbow_direction(&self, w: DVec3, w_hat: DVec3) -> DVec3 {
         let a = self.geometry.upper;
         let offset = a - a.dot(w_hat) * w_hat;
-        // Below 1e-6 of the bone the offset's direction is mostly rounding; the bend plane
-        // gives the same direction in the limit.
-        if offset.length_squared() > 1e-12 * a.length_squared() {
+        let offset2 = offset.length_squared();
+        let a2 = a.length_squared();
+        if offset2 > 1e-4 * a2 {
+            return offset / offset2.sqrt();
+        }
+        // Near straight, rounding along ŵ matters: project once more. Below 1e-6 of the bone
+        // the offset's direction is mostly rounding; the bend plane gives the same direction
+        // in the limit.
+        if offset2 > 1e-12 * a2 {
             let offset = offset - offset.dot(w_hat) * w_hat;
             return offset / offset.length();
         }
@@ -766,14 +849,19 @@ impl Limb7 {
 
     /// `(û, v̂)`: the reference projected normal to `n`, and `n × û`.
     fn swivel_basis(&self, n: DVec3) -> (DVec3, DVec3) {
-        let project = |s: DVec3| {
-            let p = s - s.dot(n) * n;
+        let p = self.reference - self.reference.dot(n) * n;
+        let len2 = p.length_squared();
+        let u = if len2 > 1e-12 {
+            p / len2.sqrt()
+        } else {
+            let p = self.reference2 - self.reference2.dot(n) * n;
             let len2 = p.length_squared();
-            (len2 > 1e-12).then(|| p / len2.sqrt())
+            if len2 > 1e-12 {
+                p / len2.sqrt()
+            } else {
+                n.any_orthonormal_vector()
+            }
         };
-        let u = project(self.reference)
-            .or_else(|| project(self.reference2))
-            .unwrap_or_else(|| n.any_orthonormal_vector());
         (u, n.cross(u))
     }
 }
@@ -1165,6 +1253,10 @@ fn unit(v: DVec3) -> Option<DVec3> {
 
 fn unit_quat(q: DQuat) -> Option<DQuat> {
     let len2 = q.length_squared();
+    if (len2 - 1.0).abs() < 1e-14 {
+        // Unit to within 1e-14: normalising would change nothing that matters.
+        return Some(q);
+    }
     (len2.is_finite() && len2 > 1e-300).then(|| q * (1.0 / len2.sqrt()))
 }
 
@@ -1180,6 +1272,57 @@ fn into_range(angle: f64, lo: f64, hi: f64) -> Option<f64> {
         return Some(lo);
     }
     None
+}
+
+/// The branches `θ₀ ± δ` (δ ∈ [0, π]) inside the range `[θ₀ + rel_lo, θ₀ + rel_hi]`, up to
+/// whole turns.
+fn branches(rel_lo: f64, rel_hi: f64) -> ([Branch; MAX_BRANCHES], usize) {
+    let mut branches = [Branch::default(); MAX_BRANCHES];
+    let mut branch_count = 0;
+    for sign in [1.0, -1.0] {
+        for k in -2..=2 {
+            let turn = TAU * f64::from(k);
+            // θ₀ + sign·δ ∈ [lo, hi] + turn  ⇔  sign·δ ∈ [rel_lo, rel_hi] + turn.
+            let (a, b) = if sign > 0.0 {
+                (rel_lo + turn, rel_hi + turn)
+            } else {
+                (-rel_hi - turn, -rel_lo - turn)
+            };
+            let (a, b) = (a.max(0.0), b.min(PI));
+            if a <= b && branch_count < MAX_BRANCHES {
+                branches[branch_count] = Branch {
+                    sign,
+                    lo: a,
+                    hi: b,
+                    shift: -turn,
+                    cos_hi: b.cos() - 1e-15,
+                    cos_lo: a.cos() + 1e-15,
+                };
+                branch_count += 1;
+            }
+        }
+    }
+    (branches, branch_count)
+}
+
+/// The rotation by the angle whose cosine and sine are given about a unit axis, by half-angle
+/// formulas (no trigonometric calls); the angle is taken in `(-π, π]`.
+fn half_angle_rotation(axis: DVec3, cos: f64, sin: f64) -> DQuat {
+    let (c, s) = if cos > -0.5 {
+        let c = (0.5 * (1.0 + cos)).sqrt();
+        (c, 0.5 * sin / c)
+    } else {
+        let s = (0.5 * (1.0 - cos)).sqrt().copysign(sin);
+        (0.5 * sin / s, s)
+    };
+    // Unit by construction: c² + s² = 1 whenever cos² + sin² = 1.
+    DQuat::from_xyzw(axis.x * s, axis.y * s, axis.z * s, c)
+}
+
+/// Angular distance for nearby angles (one rounding, no remainder).
+fn near_distance(a: f64, b: f64) -> f64 {
+    let d = a - b;
+    (d - TAU * (d / TAU).round()).abs()
 }
 
 /// `angle` in `(-π, π]`.
