@@ -370,6 +370,57 @@ fn solve_runs_ccd_with_a_base_joint_and_checks_it_against_fk() {
 }
 
 #[test]
+fn solve_runs_the_closed_form_kinds_and_reports_the_swivel() {
+    let dir = temp_dir("solve-limb7");
+    let task = write_task(
+        &dir,
+        "limb7.json",
+        r#"{"skeleton": "builtin:humanoid",
+        "solver": {"kind": "limb7", "swivel": "middle_of_feasible"},
+        "effectors": [{"joint": "leftHand", "position": [0.6, 1.25, 0.25],
+                       "orientation": [0.7071067811865476, 0, 0, 0.7071067811865476]}]}"#,
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
+    assert_eq!(result["report"]["solver"], "limb7");
+    assert_eq!(result["report"]["status"], "converged", "{result}");
+    assert!(result["report"]["position_error"].as_f64().unwrap() < 1e-9);
+    assert!(result["report"]["rotation_error"].as_f64().unwrap() < 1e-9);
+    let swivel = result["report"]["swivel"].as_f64().unwrap();
+    let ranges = result["report"]["feasible_swivels"].as_array().unwrap();
+    assert!(!ranges.is_empty(), "{result}");
+    assert!(swivel.is_finite());
+    let joints = json_positions(&result);
+    let at = |name: &str| joints.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!((at("leftHand") - DVec3::new(0.6, 1.25, 0.25)).length() < 1e-9);
+
+    let two_bone = write_task(
+        &dir,
+        "two_bone.json",
+        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "two_bone", "pole": [0, 0, 1]},
+        "effectors": [{"joint": "rightFoot", "position": [-0.09, 0.2, 0.25]}]}"#,
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &two_bone])).unwrap();
+    assert_eq!(result["report"]["status"], "converged", "{result}");
+
+    // Two effectors do not fit a closed form: refused with a reason.
+    let two = write_task(
+        &dir,
+        "two.json",
+        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "limb7"},
+        "effectors": [{"joint": "leftHand", "position": [0.6, 1.25, 0.25]},
+                      {"joint": "rightHand", "position": [-0.6, 1.25, 0.25]}]}"#,
+    );
+    let result: Value = serde_json::from_str(&ok(&["solve", &two])).unwrap();
+    assert_eq!(result["report"]["status"], "invalid_input");
+    assert!(
+        result["report"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("one effector")
+    );
+}
+
+#[test]
 fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
     let out = temp_dir("demo").join("demo.bvh");
     let text = ok(&["demo", "--out", out.to_str().unwrap(), "--frames", "20"]);
