@@ -43,6 +43,7 @@ mod limit;
 mod motion;
 mod pose;
 mod skeleton;
+pub mod trajectory;
 mod transform;
 
 pub use glam;
