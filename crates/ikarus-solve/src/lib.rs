@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aim;
 pub mod align;
 pub mod ccd;
 pub mod driver;
