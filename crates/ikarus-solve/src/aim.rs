@@ -314,41 +314,42 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
         o
     };
 
-    // 2. Aim: the shortest arc taking i onto t (identity when i is the joint itself, which
-    //    only the out-of-reach case can give: every rotation is then equally good).
+    // 2. Aim: the shortest arc taking i onto t, both scaled by 1/|t| (so that no product of
+    //    squared lengths overflows). i is never the joint itself except by rounding.
+    let inv_r = t2.sqrt().recip();
+    let k = t * inv_r; // unit joint→target direction
+    let i = i * inv_r;
     let i2 = i.length_squared();
-    let aim = if i2 > DEGENERATE * t2 {
-        arc(i, t, i2, t2)
+    let aim = if i2 > DEGENERATE {
+        arc(i, k, i2)
     } else {
         DQuat::IDENTITY
     };
 
     // 3. Roll about the joint→target line k: the corrected up axis into the (k, pole) plane,
     //    on the pole's side. Angle θ from the up axis' part normal to k to the pole's.
-    let k = t * t2.sqrt().recip();
     let up_aimed = aim * u;
     let up_n = up_aimed - k * k.dot(up_aimed);
     let pole_n = p - k * k.dot(p);
     let up_n2 = up_n.length_squared();
     let pole_n2 = pole_n.length_squared();
-    let correction = if up_n2 > DEGENERATE * u.length_squared()
-        && pole_n2 > DEGENERATE * p.length_squared()
-    {
-        let h = (up_n2 * pole_n2).sqrt(); // |up_n| |pole_n|
-        let cos = up_n.dot(pole_n); // h cos θ
-        let sin = up_n.cross(pole_n).dot(k); // h sin θ
-        // Half-angle quaternion ∝ (k sin θ, 1 + cos θ); for cos θ < 0 the equal ratio
-        // (h − cos : sin) avoids the cancellation in h + cos.
-        let (x, w) = if cos >= 0.0 {
-            (sin, h + cos)
+    let correction =
+        if up_n2 > DEGENERATE * u.length_squared() && pole_n2 > DEGENERATE * p.length_squared() {
+            let h = up_n2.sqrt() * pole_n2.sqrt(); // |up_n| |pole_n|
+            let cos = up_n.dot(pole_n); // h cos θ
+            let sin = up_n.cross(pole_n).dot(k); // h sin θ
+            // Half-angle quaternion ∝ (k sin θ, 1 + cos θ); for cos θ < 0 the equal ratio
+            // (h − cos : sin) avoids the cancellation in h + cos.
+            let (x, w) = if cos >= 0.0 {
+                (sin, h + cos)
+            } else {
+                (h - cos, sin)
+            };
+            let roll = DQuat::from_xyzw(k.x * x, k.y * x, k.z * x, w).normalize();
+            roll * aim
         } else {
-            (h - cos, sin)
+            aim // no roll preference: pole along the line (or zero), or up along it after the aim
         };
-        let roll = DQuat::from_xyzw(k.x * x, k.y * x, k.z * x, w).normalize();
-        roll * aim
-    } else {
-        aim // no roll preference: pole along the line (or zero), or up along it after the aim
-    };
 
     let mut out = AimOutput {
         correction,
@@ -360,16 +361,21 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
         out.reached = false;
     }
     if settings.max_angle < PI {
-        cone_limit(&mut out, f, input.cone_axis.unwrap_or(f), settings.max_angle);
+        cone_limit(
+            &mut out,
+            f,
+            input.cone_axis.unwrap_or(f),
+            settings.max_angle,
+        );
     }
     out
 }
 
-/// The shortest-arc rotation taking direction `from` onto direction `to` (squared lengths
-/// given). Exactly opposite directions turn by π about an axis normal to `from`.
+/// The shortest-arc rotation taking direction `from` (squared length `from2`) onto the unit
+/// direction `to`. Exactly opposite directions turn by π about an axis normal to `from`.
 #[inline]
-fn arc(from: DVec3, to: DVec3, from2: f64, to2: f64) -> DQuat {
-    let n = (from2 * to2).sqrt();
+fn arc(from: DVec3, to: DVec3, from2: f64) -> DQuat {
+    let n = from2.sqrt();
     let dot = from.dot(to); // n cos φ
     let cross = from.cross(to); // n sin φ · axis
     let cross2 = cross.length_squared();
@@ -383,7 +389,7 @@ fn arc(from: DVec3, to: DVec3, from2: f64, to2: f64) -> DQuat {
     if cross2 > DEGENERATE * n * n || dot >= 0.0 {
         DQuat::from_xyzw(cross.x, cross.y, cross.z, w).normalize()
     } else {
-        let axis = from.any_orthonormal_vector();
+        let axis = (from / n).any_orthonormal_vector();
         DQuat::from_xyzw(axis.x, axis.y, axis.z, 0.0)
     }
 }
@@ -424,10 +430,9 @@ fn cone_limit(out: &mut AimOutput, forward: DVec3, cone_axis: DVec3, max_angle: 
     let axis = if sin > 1e-12 * aimed.length() * cone_axis.length() {
         cross / sin
     } else {
-        aimed.any_orthonormal_vector() // pointing straight away from the cone: any way back
+        aimed.normalize().any_orthonormal_vector() // straight away from the cone: any way back
     };
-    out.correction =
-        (DQuat::from_axis_angle(axis, angle - max_angle) * out.correction).normalize();
+    out.correction = (DQuat::from_axis_angle(axis, angle - max_angle) * out.correction).normalize();
     out.limited = true;
     out.reached = false;
 }
@@ -627,6 +632,9 @@ fn apply_limited(
     output: AimOutput,
     pose: &mut LocalPose,
 ) -> AimOutput {
+    if output.correction == DQuat::IDENTITY {
+        return output; // nothing to do (weight 0, invalid input): leave the pose as it is
+    }
     let local = pose[joint].rotation;
     let wanted = (local * output.correction).normalize();
     let limit = skeleton.limit(joint);
@@ -764,7 +772,8 @@ impl MultiAimChain {
         let local = &pose[joint];
         let model_from_joint = unscaled(model[joint], local.scale);
         let joint_from_model = model_from_joint.inverse();
-        let forward = joint_from_model.transform_vector3(eye_from.transform_vector3(self.eye.forward));
+        let forward =
+            joint_from_model.transform_vector3(eye_from.transform_vector3(self.eye.forward));
         let rest_to_current = local.rotation.inverse() * skeleton.rest(joint).rotation;
         AimInput {
             joint: model_from_joint,
@@ -921,7 +930,7 @@ mod tests {
 
     #[test]
     fn opposite_directions_turn_half_way_round() {
-        let q = arc(DVec3::Z, -DVec3::Z * 2.0, 1.0, 4.0);
+        let q = arc(DVec3::Z * 2.0, -DVec3::Z, 4.0);
         assert!((q * DVec3::Z + DVec3::Z).length() < 1e-15);
     }
 }
