@@ -1043,6 +1043,12 @@ fn invalid_input_gives_identity_and_never_nan() {
             assert_eq!(out, AimOutput::IDENTITY, "{input:?}");
         }
     }
+}
+
+#[test]
+fn invalid_settings_give_identity() {
+    let settings = AimSettings::default();
+    let base = plain_input();
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         for settings in [
             AimSettings {
