@@ -26,18 +26,22 @@
 //!    the ray `o + s·f`, `s ≥ 0`. A rotation about the origin keeps distances to it, so the
 //!    ray can pass through `t` after the turn only at its point `i` with `|i| = |t|`. With
 //!    `c = o − (f·o) f` the point of the ray's line closest to the joint, that point is
-//!    `i = c + f·√(|t|² − |c|²)` (the line leaving the sphere of radius `|t|`). It lies on the
+//!    `i = c + f·√(|t|² − |c|²)`, where the line leaves the sphere of radius `|t|` (of two
+//!    crossings on the ray, the far one, which continues the single crossing). It lies on the
 //!    ray (`s ≥ 0`) unless the target is **inside the offset sphere** (`|t| < |o|`) and the ray
 //!    starts off pointing away from the joint (`f·o > 0`), or the line misses the sphere
 //!    (`|c| > |t|`): no rotation puts the target on the ray then, and `reached = false`.
-//! 2. **The aim.** `q₁` is the shortest arc taking `i` onto `t`: the ray now passes through
-//!    the target. With no offset `i = |t|·f`, and this is simply "forward onto the target".
+//! 2. **The aim.** The shortest arc `q₁` taking `i` onto `t` puts the target on the ray. With
+//!    no offset `i = |t|·f`, and this is simply "forward onto the target".
 //! 3. **The roll.** Every rotation about the joint→target line keeps the target on the ray, and
 //!    nothing else does. `q₂` is the rotation about that line that brings the corrected up
 //!    axis (`q₁·up`) into the plane holding the line and the pole, on the pole's side — among
 //!    all rotations that aim, the one whose up axis is closest to the pole (largest `up · p`).
 //!    With no offset the joint→target line is the line of sight itself.
-//! 4. `R = q₂ · q₁`, then weighted and limited (below).
+//! 4. `R = q₂ · q₁` is computed in one step, as the rotation taking the orthogonal frame
+//!    (`i`, the part of `up` normal to `i`) onto (`t`, the part of the pole normal to `t`):
+//!    rotations keep angles, so it satisfies both conditions, and it is the only one that
+//!    does. Then it is weighted and limited (below).
 //!
 //! Lines, planes, "which side" and "passes through" are preserved by linear maps, so the ray
 //! passes exactly through the target and the up axis lies exactly in the pole plane **in model
@@ -58,7 +62,7 @@
 //! of `AimInput::cone_axis` (the rest forward in [`AimChain::input`]), turning it back along
 //! the great circle when it strays out; `limited` reports that the cone was active. The
 //! skeleton adapters [`solve_chain`] and [`solve_chain_multi`] then project each joint onto
-//! its [`JointLimit`] (in the joint's rest frame) and report whether that projection moved it;
+//! its [`JointLimit`](ikarus_core::JointLimit) (in the joint's rest frame) and report whether that projection moved it;
 //! `reached` stays true only when the clamped pose still puts the target on the ray.
 //!
 //! ### Degenerate and invalid input
@@ -70,8 +74,9 @@
 //! a NaN weight, twist or cone angle give the identity correction and `reached = false`. The
 //! solver never panics and never returns NaN.
 //!
-//! Cost: about 40 ns per solve with an offset and a pole (f64, x86-64 baseline; no
-//! trigonometry unless `weight < 1`, a twist or a cone is set); see `BENCHMARKS.md`.
+//! Cost: about 50 ns per solve with an offset and a pole (f64, x86-64 baseline; no
+//! trigonometry unless `weight < 1`, a twist or a cone is set; five square roots and four
+//! divisions); see `BENCHMARKS.md`.
 //!
 //! ## Example
 //!
@@ -265,13 +270,15 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
         return AimOutput::IDENTITY; // weight ≤ 0 or NaN, cone angle NaN
     }
 
-    // `joint_from_model` as the adjugate over the determinant: the offset sphere compares
-    // lengths in joint space, so the scale matters here (unlike in two-bone IK).
+    // Joint space scaled by |det|: `joint_from_model` is the adjugate over the determinant,
+    // and instead of dividing by it (a division at the head of the dependency chain) the
+    // offset is multiplied by |det|. The offset sphere compares lengths in joint space, so
+    // the scale must be the same on both sides; its size does not matter.
     let (rows, det) = adjugate_rows(&input.joint.matrix3);
     if !det.is_normal() {
         return AimOutput::IDENTITY; // singular or non-finite transform
     }
-    let inv_det = det.recip();
+    let sign = 1.0_f64.copysign(det);
     let origin = input.joint.translation;
     let to_target = input.target - origin;
     let pole = match input.pole {
@@ -283,11 +290,11 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
     } else {
         twist(pole, to_target, settings.twist_angle)
     };
-    let t = apply_rows(rows, to_target) * inv_det;
-    let p = apply_rows(rows, pole) * inv_det;
+    let t = apply_rows(rows, to_target) * sign;
+    let p = apply_rows(rows, pole) * sign;
     let f = unit_or_nan(input.forward);
     let u = input.up;
-    let o = input.offset;
+    let o = input.offset * det.abs();
     let t2 = t.length_squared();
     if !(t2.is_normal()
         && u.length_squared().is_normal()
@@ -314,42 +321,36 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
         o
     };
 
-    // 2. Aim: the shortest arc taking i onto t, both scaled by 1/|t| (so that no product of
-    //    squared lengths overflows). i is never the joint itself except by rounding.
+    // 2–3. Aim and roll in one rotation: the frame (i, up across i) onto the frame (t, pole
+    //    across t). It takes i onto t (the ray through the target) and the up axis into the
+    //    (t, pole) plane on the pole's side; rotations preserve the angle between i and up,
+    //    so that is the roll q₂ after the shortest arc q₁. All scaled by 1/|t|, so that no
+    //    product of squared lengths overflows.
     let inv_r = t2.sqrt().recip();
     let k = t * inv_r; // unit joint→target direction
-    let i = i * inv_r;
+    let i = i * inv_r; // unit when reachable
     let i2 = i.length_squared();
-    let aim = if i2 > DEGENERATE {
+    let up_across = u * i2 - i * i.dot(u); // i2 × (up's part normal to i)
+    let pole_across = p - k * k.dot(p);
+    let up_across2 = up_across.length_squared();
+    let pole_across2 = pole_across.length_squared();
+    let correction = if i2 > DEGENERATE
+        && up_across2 > DEGENERATE * i2 * i2 * u.length_squared()
+        && pole_across2 > DEGENERATE * p.length_squared()
+    {
+        let scale_u = i2.sqrt().recip(); // 1 / (|i| |k|)
+        let scale_v = (up_across2 * pole_across2).sqrt().recip();
+        rotation_between_frames(
+            [i, up_across, i.cross(up_across)],
+            [k, pole_across, k.cross(pole_across)],
+            [scale_u, scale_v, scale_u * scale_v],
+        )
+    } else if i2 > DEGENERATE {
+        // No roll preference (pole along the line or zero, up along i): the shortest arc.
         arc(i, k, i2)
     } else {
-        DQuat::IDENTITY
+        DQuat::IDENTITY // i at the joint (rounding only): every rotation is as good
     };
-
-    // 3. Roll about the joint→target line k: the corrected up axis into the (k, pole) plane,
-    //    on the pole's side. Angle θ from the up axis' part normal to k to the pole's.
-    let up_aimed = aim * u;
-    let up_n = up_aimed - k * k.dot(up_aimed);
-    let pole_n = p - k * k.dot(p);
-    let up_n2 = up_n.length_squared();
-    let pole_n2 = pole_n.length_squared();
-    let correction =
-        if up_n2 > DEGENERATE * u.length_squared() && pole_n2 > DEGENERATE * p.length_squared() {
-            let h = up_n2.sqrt() * pole_n2.sqrt(); // |up_n| |pole_n|
-            let cos = up_n.dot(pole_n); // h cos θ
-            let sin = up_n.cross(pole_n).dot(k); // h sin θ
-            // Half-angle quaternion ∝ (k sin θ, 1 + cos θ); for cos θ < 0 the equal ratio
-            // (h − cos : sin) avoids the cancellation in h + cos.
-            let (x, w) = if cos >= 0.0 {
-                (sin, h + cos)
-            } else {
-                (h - cos, sin)
-            };
-            let roll = DQuat::from_xyzw(k.x * x, k.y * x, k.z * x, w).normalize();
-            roll * aim
-        } else {
-            aim // no roll preference: pole along the line (or zero), or up along it after the aim
-        };
 
     let mut out = AimOutput {
         correction,
@@ -371,9 +372,25 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
     out
 }
 
+/// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
+/// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion.
+#[inline]
+fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
+    let [u, v, w] = [
+        from[0] * scales[0],
+        from[1] * scales[1],
+        from[2] * scales[2],
+    ];
+    DQuat::from_mat3(&DMat3::from_cols(
+        to[0] * u.x + to[1] * v.x + to[2] * w.x,
+        to[0] * u.y + to[1] * v.y + to[2] * w.y,
+        to[0] * u.z + to[1] * v.z + to[2] * w.z,
+    ))
+}
+
 /// The shortest-arc rotation taking direction `from` (squared length `from2`) onto the unit
 /// direction `to`. Exactly opposite directions turn by π about an axis normal to `from`.
-#[inline]
+#[inline(never)]
 fn arc(from: DVec3, to: DVec3, from2: f64) -> DQuat {
     let n = from2.sqrt();
     let dot = from.dot(to); // n cos φ
