@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aim;
 pub mod align;
 mod analytic;
 pub mod ccd;

@@ -1,0 +1,141 @@
+//! Aim IK on the CMU head of real captured poses from `cmu_01_01_jump_cgspeed.bvh`: the line of
+//! sight starts between the eyes (an offset from the `Head` joint) and the up axis follows a
+//! pole. One pure solve, a batch of 1024 varied problems, the skeleton-level `solve_chain`
+//! (FK + solve + apply) and the spine → neck → head `solve_chain_multi` for context.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ikarus_bench::bvh_path;
+use ikarus_core::glam::DVec3;
+use ikarus_core::{ModelPose, fk};
+use ikarus_solve::aim::{
+    AimChain, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve, solve_batch,
+    solve_chain, solve_chain_multi,
+};
+use std::hint::black_box;
+
+/// CMU units to metres: (1 / 0.45) inch.
+const CMU_TO_METRES: f64 = 0.0254 / 0.45;
+const BATCH: usize = 1024;
+
+/// `SplitMix64`, for reproducible targets and poles.
+struct Rng(u64);
+
+impl Rng {
+    fn unit_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn direction(&mut self) -> DVec3 {
+        loop {
+            let v = DVec3::new(self.unit_f64(), self.unit_f64(), self.unit_f64()) * 2.0 - 1.0;
+            if (1e-6..=1.0).contains(&v.length_squared()) {
+                return v.normalize();
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_lines)] // one scenario set up, then four benches on it
+fn bench_aim(c: &mut Criterion) {
+    let path = bvh_path("cmu_01_01_jump_cgspeed.bvh");
+    let document = ikarus_formats::open(path.to_str().expect("UTF-8 path"), CMU_TO_METRES)
+        .expect("CMU jump file opens");
+    let skeleton = &document.skeleton;
+    let motion = document.motion.as_ref().expect("BVH has motion");
+    let [spine, neck, head] =
+        ["Spine1", "Neck", "Head"].map(|n| skeleton.joint(n).expect("CMU names"));
+    // Eyes about 9 cm up and 9 cm forward of the head joint (CMU faces +Z at rest).
+    let eye = AimChain::new(
+        skeleton,
+        head,
+        DVec3::Z,
+        DVec3::Y,
+        DVec3::new(0.0, 0.09, 0.09),
+    )
+    .expect("valid eye");
+    let multi = MultiAimChain::new(skeleton, &[(spine, 0.3), (neck, 0.5), (head, 1.0)], eye)
+        .expect("valid chain");
+
+    // One problem per captured frame (every 7th, cycling): a target 0.5–3 m from the head in a
+    // random direction, a random pole.
+    let mut rng = Rng(2026);
+    let mut model = ModelPose::new(skeleton);
+    let mut problems = Vec::with_capacity(BATCH);
+    for frame in (0..motion.len()).cycle().step_by(7).take(BATCH) {
+        let pose = motion.frame(frame).expect("frame").clone();
+        fk::forward_kinematics(skeleton, &pose, &mut model);
+        let target = model.position(head) + rng.direction() * (0.5 + 2.5 * rng.unit_f64());
+        let input = eye.input(
+            skeleton,
+            &pose,
+            &model,
+            target,
+            Pole::Vector(rng.direction()),
+        );
+        problems.push((frame, pose, input));
+    }
+    let inputs: Vec<AimInput> = problems.iter().map(|p| p.2).collect();
+    let settings = AimSettings::default();
+
+    let mut group = c.benchmark_group("aim");
+    // Frame 1000's head (the FK bench's pose), pure function on the model transform.
+    let (_, pose_1000, input_1000) = problems
+        .iter()
+        .find(|p| p.0 >= 1000)
+        .expect("a frame past 1000")
+        .clone();
+    assert!(solve(&input_1000, &settings).reached);
+    group.bench_function("solve_cmu_head_offset_pole", |b| {
+        b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
+    });
+
+    let mut outputs = vec![AimOutput::default(); BATCH];
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group.bench_function("solve_batch_1024_cmu_frames", |b| {
+        b.iter(|| solve_batch(black_box(&inputs), black_box(&settings), &mut outputs));
+    });
+
+    // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
+    group.throughput(Throughput::Elements(1));
+    let target = input_1000.target;
+    let pole = input_1000.pole;
+    let mut pose = pose_1000.clone();
+    group.bench_function("solve_chain_cmu_head_with_fk", |b| {
+        b.iter(|| {
+            pose.transforms_mut()
+                .copy_from_slice(pose_1000.transforms());
+            solve_chain(
+                skeleton,
+                &eye,
+                black_box(target),
+                pole,
+                &settings,
+                &mut pose,
+                &mut model,
+            )
+        });
+    });
+    group.bench_function("solve_chain_multi_cmu_spine_neck_head_with_fk", |b| {
+        b.iter(|| {
+            pose.transforms_mut()
+                .copy_from_slice(pose_1000.transforms());
+            solve_chain_multi(
+                skeleton,
+                &multi,
+                black_box(target),
+                pole,
+                &settings,
+                &mut pose,
+                &mut model,
+            )
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_aim);
+criterion_main!(benches);
