@@ -48,6 +48,9 @@ pub enum SolverConfig {
     /// Analytic 7-DOF limb ([`limb7`], seed 000) on the effector (wrist), its parent (elbow)
     /// and grandparent (shoulder): `{"kind": "limb7", "swivel": "keep_current"}`.
     Limb7(limb7::Limb7Config),
+    /// Aim / look-at ([`aim`]): the effector joint turns so its line of sight passes through
+    /// the effector's position goal: `{"kind": "aim", "forward": [0, 0, 1], "up": [0, 1, 0]}`.
+    Aim(aim::AimConfig),
 }
 
 impl SolverConfig {
@@ -58,6 +61,7 @@ impl SolverConfig {
             Self::Ccd(_) => "ccd",
             Self::TwoBone(_) => "two_bone",
             Self::Limb7(_) => "limb7",
+            Self::Aim(_) => "aim",
         }
     }
 }
@@ -83,5 +87,6 @@ pub fn solve(
         SolverConfig::Ccd(config) => ccd::solve(skeleton, task, config, pose),
         SolverConfig::TwoBone(config) => two_bone::solve_task(skeleton, task, config, pose),
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
+        SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
     }
 }

@@ -1367,3 +1367,66 @@ fn multi_chain_with_the_eye_below_the_last_joint_aims_the_eye() {
         assert_eq!(pose[j("leftEye")].rotation, DQuat::IDENTITY);
     }
 }
+
+/// The `aim` kind through `SolverConfig` JSON: the head's line of sight passes through the
+/// goal (checked here by FK), and tasks that do not fit are refused.
+#[test]
+fn aim_kind_solves_a_look_at_task() {
+    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let head = skeleton.joint("head").unwrap();
+    let config: SolverConfig =
+        serde_json::from_str(r#"{"kind": "aim", "forward": [0, 0, 1], "offset": [0, 0.07, 0.08]}"#)
+            .unwrap();
+    let mut model = ikarus_core::ModelPose::new(&skeleton);
+    ikarus_core::fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut model);
+    for target_offset in [
+        ikarus_core::glam::DVec3::new(0.3, 0.1, 1.0),
+        ikarus_core::glam::DVec3::new(-0.5, -0.3, 0.8),
+    ] {
+        let target = model.position(head) + target_offset;
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: head,
+                goal: Goal {
+                    position: Some(target),
+                    orientation: None,
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        let mut pose = skeleton.rest_pose();
+        let report = solve(&skeleton, &task, &config, &mut pose);
+        assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+        let mut after = ikarus_core::ModelPose::new(&skeleton);
+        ikarus_core::fk::forward_kinematics(&skeleton, &pose, &mut after);
+        let m = after.transforms()[head.index()];
+        let eye = m.transform_point3(ikarus_core::glam::DVec3::new(0.0, 0.07, 0.08));
+        let sight = m.transform_vector3(ikarus_core::glam::DVec3::Z).normalize();
+        let angle = (target - eye).angle_between(sight);
+        assert!(angle < 1e-9, "{angle}");
+        assert!((report.rotation_error - angle).abs() < 1e-9);
+        assert!(skeleton.limit_violation(&pose).is_none());
+    }
+    let both = IkTask {
+        effectors: vec![
+            Effector {
+                joint: head,
+                goal: Goal {
+                    position: Some(ikarus_core::glam::DVec3::Z),
+                    orientation: None,
+                },
+                weight: 1.0,
+            };
+            2
+        ],
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    assert_eq!(
+        solve(&skeleton, &both, &config, &mut pose).status,
+        SolveStatus::InvalidInput
+    );
+    assert_eq!(pose, skeleton.rest_pose());
+}

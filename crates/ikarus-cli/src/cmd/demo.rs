@@ -13,6 +13,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
+use ikarus_solve::aim::AimConfig;
 use ikarus_solve::limb7::{Limb7Config, SwivelPolicy};
 use ikarus_solve::two_bone::TwoBoneConfig;
 use ikarus_solve::{
@@ -174,7 +175,8 @@ pub fn run(args: &Args) -> Result<()> {
         skeleton.len()
     );
 
-    let rows = run_solvers(&skeleton)?;
+    let mut rows = run_solvers(&skeleton)?;
+    rows.push(look_at(&skeleton)?);
     print_table(&rows);
 
     let motion = generate_motion(&skeleton, args.frames)?;
@@ -248,6 +250,53 @@ fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// The head looks at a point (aim IK). Its residual is the line-of-sight miss, not a joint
+/// position, so it gets its own check: the report's miss and angle, and the head's limit.
+fn look_at(skeleton: &Skeleton) -> Result<Row> {
+    let head = skeleton.try_joint("head")?;
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
+    let target = model.position(head) + DVec3::new(0.4, 0.15, 1.0);
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: head,
+            goal: Goal {
+                position: Some(target),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    let start = Instant::now();
+    let report = ikarus_solve::solve(
+        skeleton,
+        &task,
+        &SolverConfig::Aim(AimConfig::default()),
+        &mut pose,
+    );
+    let micros = start.elapsed().as_secs_f64() * 1e6;
+    ensure!(
+        report.status == SolveStatus::Converged && report.rotation_error < 1e-9,
+        "aim: {report:?}"
+    );
+    if let Some((j, by)) = skeleton.limit_violation(&pose) {
+        anyhow::bail!(
+            "aim left {} outside its limit by {by} rad",
+            skeleton.name(j)
+        );
+    }
+    Ok(Row {
+        solver: "aim",
+        task: "head looks 1 m ahead, 40 cm left, 15 cm up",
+        status: report.status,
+        residual: report.position_error,
+        iterations: report.iterations,
+        micros,
+    })
 }
 
 fn print_table(rows: &[Row]) {

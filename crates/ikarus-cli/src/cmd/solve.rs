@@ -17,7 +17,10 @@
 //! "soften": 1, "weight": 1}` (effector, parent, grandparent; without pole or hint the current
 //! bend plane is kept) and `{"kind": "limb7", "swivel": "keep_current" | "middle_of_feasible" |
 //! {"fixed": RAD} | {"nearest_feasible": RAD}, "elbow_axis": [x,y,z]}` (wrist, elbow,
-//! shoulder: seed 000's 7-DOF limb; the report adds `swivel` and `feasible_swivels`).
+//! shoulder: seed 000's 7-DOF limb; the report adds `swivel` and `feasible_swivels`), and
+//! `{"kind": "aim", "forward": [0,0,1], "up": [0,1,0], "offset": [x,y,z], "pole": [0,1,0],
+//! "twist_angle": 0, "weight": 1, "max_angle": 3.14}` (the effector joint looks at its position
+//! goal; the report's residuals are the line-of-sight miss in metres and radians).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
