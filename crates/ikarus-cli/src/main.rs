@@ -25,6 +25,8 @@ enum Command {
     Convert(cmd::convert::Args),
     /// Solve an IK task described in JSON and write the report and pose as JSON.
     Solve(cmd::solve::Args),
+    /// A smooth motion between postures (minimum angular acceleration, via points), as BVH.
+    Motion(cmd::motion::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
     Demo(cmd::demo::Args),
 }
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => cmd::convert::run(&args),
         Command::Solve(args) => cmd::solve::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
+        Command::Motion(args) => cmd::motion::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -453,3 +453,81 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
     assert_eq!(bvh.frame_count, 20);
     assert_eq!(bvh.skeleton.len(), 26);
 }
+
+#[test]
+fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
+    let Some(dir) = ikarus_testdata::require("bvh", "motion_passes_through_its_postures") else {
+        return;
+    };
+    let file = dir.join("cmu_01_01_jump_cgspeed.bvh");
+    let file = file.to_str().unwrap();
+    let out = temp_dir("motion").join("m.bvh");
+    ok(&[
+        "motion",
+        "--from",
+        &format!("{file}#0"),
+        "--via",
+        &format!("{file}#150@0.8"),
+        "--to",
+        &format!("{file}#300"),
+        "--duration",
+        "2",
+        out.to_str().unwrap(),
+    ]);
+    let source = Bvh::read(std::path::Path::new(file), &BvhReadOptions::default()).unwrap();
+    let made = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    assert_eq!(made.frame_count, 61);
+    let positions = |bvh: &Bvh, frame: usize| {
+        let mut pose = bvh.skeleton.rest_pose();
+        bvh.frame_pose(frame, &mut pose);
+        let mut model = ikarus_core::ModelPose::new(&bvh.skeleton);
+        ikarus_core::fk::forward_kinematics(&bvh.skeleton, &pose, &mut model);
+        model.positions().collect::<Vec<_>>()
+    };
+    let gap = |a: Vec<DVec3>, b: Vec<DVec3>| {
+        a.iter()
+            .zip(&b)
+            .map(|(p, q)| (*p - *q).length())
+            .fold(0.0, f64::max)
+    };
+    // Keys: frame 0, frame 24 (0.8 s at 30 fps) and frame 60 are the source postures.
+    assert!(gap(positions(&made, 0), positions(&source, 0)) < 1e-6);
+    assert!(gap(positions(&made, 24), positions(&source, 150)) < 1e-6);
+    assert!(gap(positions(&made, 60), positions(&source, 300)) < 1e-6);
+    // At rest at both ends: the first and last steps are far smaller than the middle ones.
+    let first = gap(positions(&made, 0), positions(&made, 1));
+    let middle = gap(positions(&made, 40), positions(&made, 41));
+    let last = gap(positions(&made, 59), positions(&made, 60));
+    assert!(
+        first < 0.2 * middle && last < 0.2 * middle,
+        "{first} {middle} {last}"
+    );
+    assert!(
+        fails(&[
+            "motion",
+            "--from",
+            "rest",
+            "--via",
+            "rest@3",
+            "--to",
+            "rest",
+            "--duration",
+            "1",
+            "x.bvh"
+        ])
+        .contains("between 0 and --duration")
+    );
+    assert!(
+        fails(&[
+            "motion",
+            "--from",
+            &format!("{file}#99999"),
+            "--to",
+            "rest",
+            "--duration",
+            "1",
+            "x.bvh"
+        ])
+        .contains("does not exist")
+    );
+}

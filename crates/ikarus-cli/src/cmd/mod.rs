@@ -4,4 +4,5 @@ pub mod convert;
 pub mod demo;
 pub mod fk;
 pub mod info;
+pub mod motion;
 pub mod solve;
