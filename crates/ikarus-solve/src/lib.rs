@@ -13,6 +13,7 @@
 pub mod align;
 pub mod ccd;
 pub mod driver;
+pub mod leg6;
 pub mod path;
 mod report;
 mod task;
