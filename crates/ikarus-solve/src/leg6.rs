@@ -718,7 +718,7 @@ fn climb(params: &Leg6Params, foot: &DMat3, r: DVec3, lateral: f64, h: f64) -> C
 
     // Ankle roll: turn (r_y, r_z) onto (−W, h).
     let (mut sin_roll, mut cos_roll) = unit2(h * r.y + lateral * r.z, h * r.z - lateral * r.y);
-    let mut roll = sin_roll.atan2(cos_roll);
+    let mut roll = angle(sin_roll, cos_roll);
     (roll, limited[5]) = fit(roll, limits.min.ankle_roll, limits.max.ankle_roll);
     if limited[5] {
         (sin_roll, cos_roll) = roll.sin_cos();
@@ -733,13 +733,14 @@ fn climb(params: &Leg6Params, foot: &DMat3, r: DVec3, lateral: f64, h: f64) -> C
     let tt = tx * tx + tz * tz;
     let ss = sx * sx + sz * sz;
     let ww = wx * wx + wz * wz;
-    let ts = (tt * ss).sqrt();
+    let (lt, ls) = (tt.sqrt(), ss.sqrt());
+    let ts = lt * ls;
     let (mut sin_knee, mut cos_knee, in_plane) = if ts > 0.0 {
         let inv = ts.recip();
         let cos = (ww - tt - ss) * 0.5 * inv;
         let in_plane = cos.abs() <= 1.0 + REACH_TOLERANCE;
         let cos = cos.clamp(-1.0, 1.0);
-        let sin = (1.0 - cos * cos).sqrt();
+        let sin = triangle_sine(lt, ls, ww) * inv;
         let (cos_d, sin_d) = ((sx * tx + sz * tz) * inv, (sz * tx - sx * tz) * inv);
         (
             sin_d * cos + cos_d * sin,
@@ -747,11 +748,9 @@ fn climb(params: &Leg6Params, foot: &DMat3, r: DVec3, lateral: f64, h: f64) -> C
             in_plane,
         )
     } else {
-        // A zero-length link: one link from the hip to the ankle, the knee stays at 0.
-        let in_plane = (ww - tt - ss).abs() <= REACH_TOLERANCE * (tt + ss + ww);
-        (0.0, 1.0, in_plane)
+        (0.0, 1.0, single_link_reach(params, tt + ss, ww))
     };
-    let mut knee = sin_knee.atan2(cos_knee);
+    let mut knee = angle(sin_knee, cos_knee);
     (knee, limited[3]) = fit(knee, limits.min.knee, limits.max.knee);
     if limited[3] {
         (sin_knee, cos_knee) = knee.sin_cos();
@@ -761,7 +760,7 @@ fn climb(params: &Leg6Params, foot: &DMat3, r: DVec3, lateral: f64, h: f64) -> C
     let vx = tx * cos_knee - tz * sin_knee + sx;
     let vz = tx * sin_knee + tz * cos_knee + sz;
     let (mut sin_pitch, mut cos_pitch) = unit2(wz * vx - wx * vz, wz * vz + wx * vx);
-    let mut ankle_pitch = sin_pitch.atan2(cos_pitch);
+    let mut ankle_pitch = angle(sin_pitch, cos_pitch);
     (ankle_pitch, limited[4]) = fit(ankle_pitch, limits.min.ankle_pitch, limits.max.ankle_pitch);
     if limited[4] {
         (sin_pitch, cos_pitch) = ankle_pitch.sin_cos();
@@ -793,6 +792,24 @@ fn climb(params: &Leg6Params, foot: &DMat3, r: DVec3, lateral: f64, h: f64) -> C
         in_reach: in_plane,
         limited,
     }
+}
+
+/// With a zero-length thigh or shank, whether the hip → ankle pitch distance `√ww` equals the
+/// one link's length `√ll`, within the rounding of the positions it was computed from.
+#[inline(never)]
+fn single_link_reach(params: &Leg6Params, ll: f64, ww: f64) -> bool {
+    let scale = ll.sqrt() + params.hip.length() + params.ankle.length() + params.sole.length();
+    (ww.sqrt() - ll.sqrt()).abs() <= REACH_TOLERANCE * scale
+}
+
+/// `2 a b sin γ` for the triangle with sides `a`, `b` and `√cc` (γ between `a` and `b`), as
+/// `√((cc − (a − b)²)((a + b)² − cc))`, 0 outside the triangle inequality. Unlike
+/// `√(1 − cos²)` it is exactly 0 for a fully folded pair of equal links, where the direction
+/// of the fold is undefined and `√(rounding)` would move the end by nanometres.
+#[inline]
+fn triangle_sine(a: f64, b: f64, cc: f64) -> f64 {
+    let (d, s) = (a - b, a + b);
+    ((cc - d * d).max(0.0) * (s * s - cc).max(0.0)).sqrt() * 0.5
 }
 
 /// `(sin, cos)` of the angle of the vector `(cos·n, sin·n)`; `(0, 1)` for a zero vector.
@@ -861,10 +878,17 @@ fn decompose(m: &DMat3, [i, j, k]: [usize; 3]) -> [f64; 3] {
     let m_ji = c1 * at(j, i) + e * s1 * at(k, i);
     let m_kk = c1 * at(k, k) - e * s1 * at(j, k);
     [
-        s1.atan2(c1),
-        (e * at(i, k)).atan2(m_kk),
-        (e * m_ji).atan2(m_jj),
+        angle(s1, c1),
+        angle(e * at(i, k), m_kk),
+        angle(e * m_ji, m_jj),
     ]
+}
+
+/// `atan2(sin, cos)` in `(−π, π]` (`atan2(−0, −1)` is −π).
+#[inline]
+fn angle(sin: f64, cos: f64) -> f64 {
+    let a = sin.atan2(cos);
+    if a == -PI { PI } else { a }
 }
 
 /// The angle in `(−π, π]` equal to `angle` modulo 2π.
@@ -934,7 +958,7 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     let lateral_ok = h2 >= -LATERAL_TOLERANCE * (a * a + b * b);
     let h = h2.max(0.0).sqrt();
     let (sin_l, cos_l) = unit2(a * h - b * w, a * w + b * h);
-    let theta_l = sin_l.atan2(cos_l);
+    let theta_l = angle(sin_l, cos_l);
 
     // UpperLeg, Knee, Ankle in LegRoot's XZ plane: P_u at the origin, P_a the ankle pitch
     // joint (the sole is level, so the ankle pitch joint's frame is LegRoot's).
@@ -950,13 +974,13 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
         let cos = (l_uk2 + l_ka2 - l_ua2) / (2.0 * l_uk * l_ka);
         (cos.clamp(-1.0, 1.0), cos.abs() <= 1.0 + REACH_TOLERANCE)
     } else {
-        let reach = l_uk + l_ka;
-        (
-            -1.0,
-            (l_ua2 - reach * reach).abs() <= REACH_TOLERANCE * (reach * reach + l_ua2),
-        )
+        (-1.0, single_link_reach(params, l_uk2 + l_ka2, l_ua2))
     };
-    let sin_g = (1.0 - cos_g * cos_g).sqrt();
+    let sin_g = if l_uk * l_ka > 0.0 {
+        triangle_sine(l_uk, l_ka, l_ua2) / (l_uk * l_ka)
+    } else {
+        0.0
+    };
     // α: L_ka² = L_uk² + L_ua² − 2 L_uk L_ua cos α; its sine by the law of sines.
     let (sin_al, cos_al) = if l_uk * l_ua > 0.0 {
         unit2(
