@@ -414,10 +414,15 @@ impl Leg6Params {
 
     /// True when every length is finite and the limits are ordered: what the solvers need.
     pub fn is_valid(&self) -> bool {
+        self.is_finite() && self.limits.is_valid()
+    }
+
+    /// Lengths finite: what the solvers check up front. The limits are checked only when a
+    /// joint was clamped (a solve that clamps nothing has seen `min ≤ angle ≤ max` for every
+    /// joint, which orders the limits).
+    fn is_finite(&self) -> bool {
         (self.hip + self.thigh + self.shank + self.ankle + self.sole).is_finite()
-            && self.heel.is_finite()
-            && self.toe.is_finite()
-            && self.limits.is_valid()
+            && (self.heel + self.toe).is_finite()
     }
 }
 
@@ -603,7 +608,7 @@ pub fn solve_batch(params: &Leg6Params, targets: &[Leg6Target], outputs: &mut [L
 /// [module docs](self#general-6-d-foot-pose-solve_pose).
 pub fn solve_pose(params: &Leg6Params, position: DVec3, rotation: DQuat) -> Leg6Output {
     let length2 = rotation.length_squared();
-    if !(params.is_valid() && position.is_finite() && length2.is_normal()) {
+    if !(params.is_finite() && position.is_finite() && length2.is_normal()) {
         return Leg6Output::INVALID;
     }
     let rotation = if (length2 - 1.0).abs() <= 1e-14 {
@@ -611,7 +616,7 @@ pub fn solve_pose(params: &Leg6Params, position: DVec3, rotation: DQuat) -> Leg6
     } else {
         rotation * length2.sqrt().recip()
     };
-    finite_or_invalid(solve_pose_unchecked(params, position, rotation))
+    finite_or_invalid(solve_pose_unchecked(params, position, rotation), params)
 }
 
 /// Seed 003: the sole point at `position` with the sole parallel to the pelvis's xy plane and
@@ -619,13 +624,13 @@ pub fn solve_pose(params: &Leg6Params, position: DVec3, rotation: DQuat) -> Leg6
 /// [`HipOrder::YawRollPitch`]; other orders go through [`solve_pose`]. See the
 /// [module docs](self#seed-003-sole-parallel-to-the-ground-solve_level).
 pub fn solve_level(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6Output {
-    if !(params.is_valid() && position.is_finite() && yaw.is_finite()) {
+    if !(params.is_finite() && position.is_finite() && yaw.is_finite()) {
         return Leg6Output::INVALID;
     }
     if params.hip_order != HipOrder::YawRollPitch {
         return solve_pose(params, position, DQuat::from_rotation_z(yaw));
     }
-    finite_or_invalid(solve_level_unchecked(params, position, yaw))
+    finite_or_invalid(solve_level_unchecked(params, position, yaw), params)
 }
 
 /// Heel-only or toe-only contact: the contact line's mid point at `point`, the foot yawed by
@@ -644,7 +649,7 @@ pub fn solve_contact(
         yaw,
         pitch,
     };
-    if !(params.is_valid() && target.is_finite()) {
+    if !(params.is_finite() && target.is_finite()) {
         return Leg6Output::INVALID;
     }
     let (position, rotation) = target.to_pose(params);
@@ -657,9 +662,15 @@ fn any(flags: [bool; 6]) -> bool {
     flags[0] | flags[1] | flags[2] | flags[3] | flags[4] | flags[5]
 }
 
+/// `out`, or [`Leg6Output::INVALID`] when an angle is not finite or a clamp met unordered
+/// limits.
 #[inline]
-fn finite_or_invalid(out: Leg6Output) -> Leg6Output {
-    if out.angles.is_finite() {
+fn finite_or_invalid(out: Leg6Output, params: &Leg6Params) -> Leg6Output {
+    let a = &out.angles;
+    // `+` propagates NaN and infinity: one test for six angles.
+    let finite = (a.hip_yaw + a.hip_roll + a.hip_pitch + a.knee + a.ankle_pitch + a.ankle_roll)
+        .is_finite();
+    if finite && (!any(out.limited) || params.limits.is_valid()) {
         out
     } else {
         Leg6Output::INVALID
@@ -865,16 +876,16 @@ fn climb_with<const CLAMP: bool>(
         }
     }
 
-    // Hip: R_hip = R_foot · Rx(−roll) · Ry(−(knee + ankle pitch)).
+    // Hip: R_hip = R_foot · Rx(−roll) · Ry(−(knee + ankle pitch)); the first product does
+    // not wait for the knee.
+    let rolled = DMat3::from_cols(
+        foot.x_axis,
+        foot.y_axis * cos_roll - foot.z_axis * sin_roll,
+        foot.y_axis * sin_roll + foot.z_axis * cos_roll,
+    );
     let cq = cos_knee * cos_pitch - sin_knee * sin_pitch;
     let sq = sin_knee * cos_pitch + cos_knee * sin_pitch;
-    let below = DMat3::from_cols(
-        DVec3::new(cq, sin_roll * sq, cos_roll * sq),
-        DVec3::new(0.0, cos_roll, -sin_roll),
-        DVec3::new(-sq, sin_roll * cq, cos_roll * cq),
-    );
-    let hip = *foot * below;
-    let (hip_sin, hip_cos) = hip_pairs(&hip, params.hip_order);
+    let (hip_sin, hip_cos) = hip_pairs(&rolled, cq, sq, params.hip_order);
 
     // All six angles at once (the lower three again when clamping: cold).
     let [a_roll, a_knee, a_pitch, hip_x, hip_y, hip_z] = angles(
@@ -941,17 +952,18 @@ fn unit2(sin: f64, cos: f64) -> (f64, f64) {
     }
 }
 
-/// The hip rotation `hip` (thigh to leg frame) decomposed in the leg's hip order, as
-/// (sine, cosine) pairs by axis (roll, pitch, yaw), for [`angles`].
+/// The hip rotation `rolled · Ry(−q)` (thigh to leg frame, `(cq, sq)` the cosine and sine
+/// of `q`) decomposed in the leg's hip order, as (sine, cosine) pairs by axis (roll, pitch,
+/// yaw), for [`angles`].
 #[inline]
-fn hip_pairs(hip: &DMat3, order: HipOrder) -> ([f64; 3], [f64; 3]) {
+fn hip_pairs(rolled: &DMat3, cq: f64, sq: f64, order: HipOrder) -> ([f64; 3], [f64; 3]) {
     match order {
-        HipOrder::YawRollPitch => decompose::<2, 0, 1>(hip),
-        HipOrder::YawPitchRoll => decompose::<2, 1, 0>(hip),
-        HipOrder::RollYawPitch => decompose::<0, 2, 1>(hip),
-        HipOrder::RollPitchYaw => decompose::<0, 1, 2>(hip),
-        HipOrder::PitchYawRoll => decompose::<1, 2, 0>(hip),
-        HipOrder::PitchRollYaw => decompose::<1, 0, 2>(hip),
+        HipOrder::YawRollPitch => decompose::<2, 0, 1>(rolled, cq, sq),
+        HipOrder::YawPitchRoll => decompose::<2, 1, 0>(rolled, cq, sq),
+        HipOrder::RollYawPitch => decompose::<0, 2, 1>(rolled, cq, sq),
+        HipOrder::RollPitchYaw => decompose::<0, 1, 2>(rolled, cq, sq),
+        HipOrder::PitchYawRoll => decompose::<1, 2, 0>(rolled, cq, sq),
+        HipOrder::PitchRollYaw => decompose::<1, 0, 2>(rolled, cq, sq),
     }
 }
 
@@ -1012,12 +1024,23 @@ fn hip_angles_limited(first: [f64; 3], params: &Leg6Params) -> ([f64; 3], [bool;
 /// (sine, cosine) pairs up to a positive scale, by axis (roll about x, pitch about y, yaw
 /// about z). The first angle comes from the last column, the others from `R_I(−q1) · m`, so
 /// they stay consistent at gimbal lock (where `q1` is 0).
+///
+/// `m = rolled · Ry(−q)` is read entry by entry: seven of its nine entries are needed.
 #[inline]
-fn decompose<const I: usize, const J: usize, const K: usize>(m: &DMat3) -> ([f64; 3], [f64; 3]) {
+fn decompose<const I: usize, const J: usize, const K: usize>(
+    rolled: &DMat3,
+    cq: f64,
+    sq: f64,
+) -> ([f64; 3], [f64; 3]) {
     // +1 for cyclic orders (xyz, yzx, zxy), −1 for the others.
     let e = if (I + 1) % 3 == J { 1.0 } else { -1.0 };
-    let cols = m.to_cols_array_2d();
-    let at = |row: usize, col: usize| cols[col][row];
+    let f = rolled.to_cols_array_2d();
+    // Columns of Ry(−q): (cq, 0, sq), (0, 1, 0), (−sq, 0, cq).
+    let at = |row: usize, col: usize| match col {
+        0 => f[0][row] * cq + f[2][row] * sq,
+        1 => f[1][row],
+        _ => f[2][row] * cq - f[0][row] * sq,
+    };
     // (sin q1, cos q1) times cos q2 ≥ 0; at gimbal lock (cos q2 = 0) q1 is taken as 0.
     let (mut s1, mut c1) = (-e * at(J, K), at(K, K));
     let n2 = s1 * s1 + c1 * c1;
@@ -1047,24 +1070,40 @@ fn angle(sin: f64, cos: f64) -> f64 {
 /// Written out rather than calling libm (19 ns per call here, half of a solve) and without
 /// branches, so that the six angles of a solve share SSE2 instructions: the ratio
 /// `q = min/max` of the absolute values is reduced to `t = (q − c)/(1 + q c)` around the
-/// nearest `c = k/8`, so `|t| ≤ 1/16` and `atan q = atan(k/8) + t − t³/3 + … + t¹³/13` (the
-/// next term is below 1e-18 relative); then the octant is restored. Within 2 ulp of the
+/// nearest `c = k/16`, so `|t| ≤ 1/32` and `atan q = atan(k/16) + t − t³/3 + … − t¹¹/11` (the
+/// next term is below 1e-19 relative); then the octant is restored. Within 2 ulp of the
 /// correctly rounded angle (checked against `f64::atan2` in the tests below).
 #[inline(always)]
 #[allow(clippy::inline_always)] // the point is to inline the whole loop where it is used
 fn angles<const N: usize>(sin: [f64; N], cos: [f64; N]) -> [f64; N] {
-    /// `atan(k/8)` for `k = 0..=8`, correctly rounded (exact rational arithmetic), padded to 16
-    /// so that a 4-bit index needs no bounds check.
-    const ATAN_EIGHTHS: [f64; 16] = [
+    /// `atan(k/16)` for `k = 0..=16`, correctly rounded (exact rational arithmetic), padded
+    /// to 32 so that a 5-bit index needs no bounds check.
+    const ATAN_SIXTEENTHS: [f64; 32] = [
         0.0,
+        0.062_418_809_995_957_35,
         0.124_354_994_546_761_44,
+        0.185_347_949_995_694_76,
         0.244_978_663_126_864_14,
+        0.302_884_868_374_971_4,
         0.358_770_670_270_572_25,
+        0.412_410_441_597_387_3,
         0.463_647_609_000_806_1,
+        0.512_389_460_310_737_7,
         0.558_599_315_343_562_4,
+        0.602_287_346_134_964_2,
         0.643_501_108_793_284_4,
+        0.682_316_554_874_748_1,
         0.718_829_999_621_624_5,
+        0.753_151_280_962_194_4,
         std::f64::consts::FRAC_PI_4,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
         0.0,
         0.0,
         0.0,
@@ -1083,18 +1122,18 @@ fn angles<const N: usize>(sin: [f64; N], cos: [f64; N]) -> [f64; N] {
         let swap = ay > ax;
         let num = if swap { ax } else { ay };
         let den = if swap { ay } else { ax };
-        // Nearest eighth k/8 of q = num/den (NaN gives any k and stays NaN).
-        let rounded = num / den * 8.0 + ROUND;
-        let k = (rounded.to_bits() & 15) as usize;
-        let eighth = (rounded - ROUND) * 0.125;
-        let t = (num - eighth * den) / (den + eighth * num);
-        // 1 − z/3 + z²/5 − z³/7 + z⁴/9 − z⁵/11 + z⁶/13 by Estrin's scheme.
+        // Nearest sixteenth k/16 of q = num/den (NaN gives any k and stays NaN).
+        let rounded = num / den * 16.0 + ROUND;
+        let k = (rounded.to_bits() & 31) as usize;
+        let sixteenth = (rounded - ROUND) * 0.0625;
+        let t = (num - sixteenth * den) / (den + sixteenth * num);
+        // 1 − z/3 + z²/5 − z³/7 + z⁴/9 − z⁵/11 by Estrin's scheme.
         let z = t * t;
         let z2 = z * z;
         let series = (1.0 - z * (1.0 / 3.0))
             + z2 * (1.0 / 5.0 - z * (1.0 / 7.0))
-            + z2 * z2 * ((1.0 / 9.0 - z * (1.0 / 11.0)) + z2 * (1.0 / 13.0));
-        let mut a = ATAN_EIGHTHS[k] + t * series;
+            + z2 * z2 * (1.0 / 9.0 - z * (1.0 / 11.0));
+        let mut a = ATAN_SIXTEENTHS[k] + t * series;
         a = if swap { std::f64::consts::FRAC_PI_2 - a } else { a };
         a = if c < 0.0 { PI - a } else { a };
         a = if s < 0.0 { -a } else { a };
@@ -1130,7 +1169,7 @@ fn excess(angle: f64, (min, max): (f64, f64)) -> f64 {
 /// circle, and `true`.
 #[inline]
 fn fit(angle: f64, min: f64, max: f64) -> (f64, bool) {
-    if angle >= min && angle <= max {
+    if (angle >= min) & (angle <= max) {
         return (angle, false);
     }
     fit_outside(angle, min, max)
@@ -1170,7 +1209,6 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     let lateral_ok = h2 >= -LATERAL_TOLERANCE * (a * a + b * b);
     let h = h2.max(0.0).sqrt();
     let (sin_l, cos_l) = unit2(a * h - b * w, a * w + b * h);
-    let theta_l = angle(sin_l, cos_l);
 
     // UpperLeg, Knee, Ankle in LegRoot's XZ plane: P_u at the origin, P_a the ankle pitch
     // joint (the sole is level, so the ankle pitch joint's frame is LegRoot's).
@@ -1202,13 +1240,13 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     } else {
         (0.0, 1.0)
     };
-    let gamma = sin_g.atan2(cos_g);
-    let alpha = sin_al.atan2(cos_al);
-    // β: direction of P_u → P_a from the downward vertical (0 with the ankle right below).
-    let beta = x_a.atan2(-z_a);
-    // Directions of the thigh and shank links in the zero pose (0 for straight links).
-    let thigh_dir = (-tx).atan2(-tz);
-    let shank_dir = (-sx).atan2(-sz);
+    // θ_l, γ, α; β the direction of P_u → P_a from the downward vertical (0 with the ankle
+    // right below); the directions of the thigh and shank links in the zero pose (0 for
+    // straight links). All at once (see `angles`).
+    let [theta_l, gamma, alpha, beta, thigh_dir, shank_dir] = angles(
+        [sin_l, sin_g, sin_al, x_a, -tx, -sx],
+        [cos_l, cos_g, cos_al, -z_a, -tz, -sz],
+    );
     let knee = wrap(PI - gamma - shank_dir + thigh_dir);
     let hip_pitch = wrap(-(alpha + beta) - thigh_dir);
     let ankle_pitch = wrap(-hip_pitch - knee);
@@ -1677,7 +1715,7 @@ mod tests {
             DQuat::from_axis_angle(DVec3::new(0.3, -0.5, 0.8).normalize(), 1.3),
         );
         for order in HipOrder::ALL {
-            let (sin, cos) = hip_pairs(&m, order);
+            let (sin, cos) = hip_pairs(&m, 1.0, 0.0, order);
             let by_axis = angles(sin, cos);
             assert!((-PI / 2.0..=PI / 2.0).contains(&by_axis[order.axes()[1]]));
             let back = DMat3::from_quat(order.rotation(by_axis[2], by_axis[0], by_axis[1]));
