@@ -1202,41 +1202,51 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     let foot_joint = position - turn(params.sole, sin_yaw);
     let d = turn(foot_joint - params.hip, -sin_yaw);
 
-    // LegRoot and Foot: a − b tan θ_l = W / cos θ_l, the root with θ_l = 0 at a = W.
+    // LegRoot and Foot: a − b tan θ_l = W / cos θ_l, the root with θ_l = 0 at a = W, as
+    // (sin θ_l, cos θ_l) = (a h − b W, a W + b h) / (a² + b²).
     let w = params.lateral_offset();
     let (a, b) = (d.y, -d.z);
-    let h2 = a * a + b * b - w * w;
-    let lateral_ok = h2 >= -LATERAL_TOLERANCE * (a * a + b * b);
+    let ab2 = a * a + b * b;
+    let h2 = ab2 - w * w;
+    let lateral_ok = h2 >= -LATERAL_TOLERANCE * ab2;
     let h = h2.max(0.0).sqrt();
-    let (sin_l, cos_l) = unit2(a * h - b * w, a * w + b * h);
+    let (sin_l0, cos_l0) = (a * h - b * w, a * w + b * h);
+    let exact = ab2 > f64::MIN_POSITIVE && h2 >= 0.0;
+    let (sin_l, cos_l) = if exact {
+        let inv = ab2.recip();
+        (sin_l0 * inv, cos_l0 * inv)
+    } else {
+        unit2(sin_l0, cos_l0)
+    };
 
     // UpperLeg, Knee, Ankle in LegRoot's XZ plane: P_u at the origin, P_a the ankle pitch
-    // joint (the sole is level, so the ankle pitch joint's frame is LegRoot's).
+    // joint (the sole is level, so the ankle pitch joint's frame is LegRoot's). Rolled by
+    // θ_l, the hip is h above the ankle roll joint.
     let x_a = d.x - params.ankle.x;
-    let z_a = -d.y * sin_l + d.z * cos_l - params.ankle.z;
+    let z_a = if exact {
+        -h
+    } else {
+        -d.y * sin_l + d.z * cos_l
+    } - params.ankle.z;
     let (tx, tz, sx, sz) = (params.thigh.x, params.thigh.z, params.shank.x, params.shank.z);
     let l_uk2 = tx * tx + tz * tz;
     let l_ka2 = sx * sx + sz * sz;
     let l_ua2 = x_a * x_a + z_a * z_a;
-    let (l_uk, l_ka, l_ua) = (l_uk2.sqrt(), l_ka2.sqrt(), l_ua2.sqrt());
-    // γ: L_ua² = L_uk² + L_ka² − 2 L_uk L_ka cos γ.
-    let (cos_g, in_plane) = if l_uk * l_ka > 0.0 {
-        let cos = (l_uk2 + l_ka2 - l_ua2) / (2.0 * l_uk * l_ka);
-        (cos.clamp(-1.0, 1.0), cos.abs() <= 1.0 + REACH_TOLERANCE)
+    let (l_uk, l_ka) = (l_uk2.sqrt(), l_ka2.sqrt());
+    // γ from L_ua² = L_uk² + L_ka² − 2 L_uk L_ka cos γ and α from
+    // L_ka² = L_uk² + L_ua² − 2 L_uk L_ua cos α, with the triangle's sines (law of sines) so
+    // that both carry the same rounding; as (sine, cosine) pairs up to a positive scale:
+    // 2 L_uk L_ka × (sin γ, cos γ) and 2 L_uk L_ua × (sin α, cos α).
+    let two_area = 2.0 * triangle_sine(l_uk, l_ka, l_ua2); // 2 L_uk L_ka sin γ
+    let ((sin_g, cos_g), in_plane) = if l_uk * l_ka > 0.0 {
+        let cos = l_uk2 + l_ka2 - l_ua2;
+        let reach = cos.abs() <= (1.0 + REACH_TOLERANCE) * 2.0 * l_uk * l_ka;
+        ((two_area, cos), reach)
     } else {
-        (-1.0, single_link_reach(params, l_uk2 + l_ka2, l_ua2))
+        ((0.0, -1.0), single_link_reach(params, l_uk2 + l_ka2, l_ua2))
     };
-    let sin_g = if l_uk * l_ka > 0.0 {
-        triangle_sine(l_uk, l_ka, l_ua2) / (l_uk * l_ka)
-    } else {
-        0.0
-    };
-    // α: L_ka² = L_uk² + L_ua² − 2 L_uk L_ua cos α; its sine by the law of sines.
-    let (sin_al, cos_al) = if l_uk * l_ua > 0.0 {
-        unit2(
-            sin_g * l_ka / l_ua,
-            (l_uk2 + l_ua2 - l_ka2) / (2.0 * l_uk * l_ua),
-        )
+    let (sin_al, cos_al) = if l_uk * l_ka > 0.0 && l_ua2 > 0.0 {
+        (two_area, l_uk2 + l_ua2 - l_ka2)
     } else {
         (0.0, 1.0)
     };
