@@ -3,6 +3,10 @@
 //! (yaw–roll–pitch hip, 3 cm lateral offset): one pure solve per form, batches of 1024 varied
 //! targets, and the skeleton-level `solve_chain` (FK + solve + write + subtree update).
 
+// Joint origins and limits are copied from the URDF files digit for digit (0.5236 is the file's
+// value, not π/6), so that they can be checked against them.
+#![allow(clippy::unreadable_literal, clippy::approx_constant)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointLimit, ModelPose, SkeletonBuilder, Transform, fk};
@@ -48,7 +52,12 @@ fn g1_points() -> [DVec3; 4] {
     let knee = yaw + tilt * DVec3::new(-0.078273, 0.0021489, -0.17734);
     let ankle_pitch = knee + DVec3::new(0.0, -9.4445e-5, -0.30001);
     let ankle_roll = ankle_pitch + DVec3::new(0.0, 0.0, -0.017558);
-    [DVec3::new(pitch.x, roll.y, pitch.z), knee, ankle_pitch, ankle_roll]
+    [
+        DVec3::new(pitch.x, roll.y, pitch.z),
+        knee,
+        ankle_pitch,
+        ankle_roll,
+    ]
 }
 
 const G1_RANGES: [(f64, f64); 6] = [
@@ -118,7 +127,12 @@ fn g1_skeleton() -> ikarus_core::Skeleton {
         ("hip_yaw", DVec3::ZERO, DVec3::Z, G1_RANGES[0]),
         ("knee", knee - hip, DVec3::Y, G1_RANGES[3]),
         ("ankle_pitch", ankle_pitch - knee, DVec3::Y, G1_RANGES[4]),
-        ("ankle_roll", ankle_roll - ankle_pitch, DVec3::X, G1_RANGES[5]),
+        (
+            "ankle_roll",
+            ankle_roll - ankle_pitch,
+            DVec3::X,
+            G1_RANGES[5],
+        ),
     ];
     let mut parent = "pelvis";
     for (name, origin, axis, (min, max)) in joints {
@@ -137,7 +151,52 @@ fn g1_skeleton() -> ikarus_core::Skeleton {
     builder.build().expect("valid G1 leg")
 }
 
-fn bench_leg6(c: &mut Criterion) {
+/// A typical stance: knee bent 0.6 rad, foot turned and tilted a little.
+const STANCE: [f64; 6] = [0.2, 0.1, -0.4, 0.6, -0.25, -0.08];
+
+/// One pure solve of each form on a fixed target.
+fn bench_single(c: &mut Criterion) {
+    let g1 = g1_leg();
+    let seed = seed_leg();
+    let mut group = c.benchmark_group("leg6");
+    let foot = forward(&g1, &Leg6Angles::from_array(STANCE));
+    let (position, rotation) = (foot.translation, DQuat::from_mat3(&foot.matrix3));
+    assert!(solve_pose(&g1, position, rotation).reached);
+    group.bench_function("solve_pose_g1", |b| {
+        b.iter(|| solve_pose(black_box(&g1), black_box(position), black_box(rotation)));
+    });
+    let level = forward(
+        &seed,
+        &Leg6Angles::from_array([0.2, 0.1, -0.4, 0.6, -0.2, -0.1]),
+    )
+    .translation;
+    assert!(solve_level(&seed, level, 0.2).reached);
+    group.bench_function("solve_level_seed", |b| {
+        b.iter(|| solve_level(black_box(&seed), black_box(level), black_box(0.2)));
+    });
+    let level_as_pose = DQuat::from_rotation_z(0.2);
+    group.bench_function("solve_pose_seed_level_target", |b| {
+        b.iter(|| solve_pose(black_box(&seed), black_box(level), black_box(level_as_pose)));
+    });
+    let heel = position + rotation * DVec3::new(-g1.heel, 0.0, 0.0);
+    assert!(solve_contact(&g1, Contact::Heel, heel, 0.2, -0.2).reached);
+    group.bench_function("solve_contact_g1_heel", |b| {
+        b.iter(|| {
+            solve_contact(
+                black_box(&g1),
+                Contact::Heel,
+                black_box(heel),
+                black_box(0.2),
+                black_box(-0.2),
+            )
+        });
+    });
+    group.finish();
+}
+
+/// Batches of 1024 varied targets: G1 poses from random angles inside the G1's limits (hip
+/// rolls past π/2 take the hip's second decomposition), and level targets of the seed leg.
+fn bench_batch(c: &mut Criterion) {
     let mut rng = Rng(2026);
     let g1 = g1_leg();
     let seed = seed_leg();
@@ -156,48 +215,7 @@ fn bench_leg6(c: &mut Criterion) {
             Leg6Target::Level { position, yaw }
         })
         .collect();
-
     let mut group = c.benchmark_group("leg6");
-    // A typical stance: knee bent 0.6 rad, foot turned and tilted a little.
-    let angles = Leg6Angles::from_array([0.2, 0.1, -0.4, 0.6, -0.25, -0.08]);
-    let foot = forward(&g1, &angles);
-    let (position, rotation) = (foot.translation, DQuat::from_mat3(&foot.matrix3));
-    assert!(solve_pose(&g1, position, rotation).reached);
-    group.bench_function("solve_pose_g1", |b| {
-        b.iter(|| solve_pose(black_box(&g1), black_box(position), black_box(rotation)));
-    });
-    let level = forward(
-        &seed,
-        &Leg6Angles::from_array([0.2, 0.1, -0.4, 0.6, -0.2, -0.1]),
-    );
-    assert!(solve_level(&seed, level.translation, 0.2).reached);
-    group.bench_function("solve_level_seed", |b| {
-        b.iter(|| solve_level(black_box(&seed), black_box(level.translation), black_box(0.2)));
-    });
-    let seed_as_pose = DQuat::from_rotation_z(0.2);
-    group.bench_function("solve_pose_seed_level_target", |b| {
-        b.iter(|| {
-            solve_pose(
-                black_box(&seed),
-                black_box(level.translation),
-                black_box(seed_as_pose),
-            )
-        });
-    });
-    let heel = position + rotation * DVec3::new(-g1.heel, 0.0, 0.0);
-    assert!(solve_contact(&g1, Contact::Heel, heel, 0.2, -0.2).reached);
-    group.bench_function("solve_contact_g1_heel", |b| {
-        b.iter(|| {
-            solve_contact(
-                black_box(&g1),
-                Contact::Heel,
-                black_box(heel),
-                black_box(0.2),
-                black_box(-0.2),
-            )
-        });
-    });
-
     let mut outputs = vec![Leg6Output::default(); BATCH];
     group.throughput(Throughput::Elements(BATCH as u64));
     group.bench_function("solve_batch_1024_g1_poses", |b| {
@@ -206,9 +224,12 @@ fn bench_leg6(c: &mut Criterion) {
     group.bench_function("solve_batch_1024_seed_level", |b| {
         b.iter(|| solve_batch(black_box(&seed), black_box(&levels), &mut outputs));
     });
+    group.finish();
+}
 
-    // Skeleton level: FK of the 7-joint leg, target into the leg frame, solve, write, update.
-    group.throughput(Throughput::Elements(1));
+/// Skeleton level: FK of the 7-joint leg, target into the leg frame, solve, write, update.
+fn bench_chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("leg6");
     let skeleton = g1_skeleton();
     let joints = Leg6Joints::from_names(
         &skeleton,
@@ -222,11 +243,15 @@ fn bench_leg6(c: &mut Criterion) {
         ],
     )
     .expect("leg joints");
-    let chain = Leg6Chain::new(&skeleton, &joints, Y_UP_FROM_LEG * DVec3::new(0.0, 0.0, -0.035))
-        .expect("valid chain");
+    let chain = Leg6Chain::new(
+        &skeleton,
+        &joints,
+        Y_UP_FROM_LEG * DVec3::new(0.0, 0.0, -0.035),
+    )
+    .expect("valid chain");
     let mut pose = skeleton.rest_pose();
     let mut model = ModelPose::new(&skeleton);
-    chain.set_angles(&angles, &mut pose);
+    chain.set_angles(&Leg6Angles::from_array(STANCE), &mut pose);
     fk::forward_kinematics(&skeleton, &pose, &mut model);
     let target = Leg6Target::Pose {
         position: chain.sole_position(&model),
@@ -242,5 +267,5 @@ fn bench_leg6(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_leg6);
+criterion_group!(benches, bench_single, bench_batch, bench_chain);
 criterion_main!(benches);

@@ -320,13 +320,7 @@ impl Leg6Limits {
     /// True when every `min ≤ max` (neither NaN).
     pub fn is_valid(&self) -> bool {
         let (lo, hi) = (self.min.to_array(), self.max.to_array());
-        // `&` rather than `&&`: six comparisons without six branches.
-        (lo[0] <= hi[0])
-            & (lo[1] <= hi[1])
-            & (lo[2] <= hi[2])
-            & (lo[3] <= hi[3])
-            & (lo[4] <= hi[4])
-            & (lo[5] <= hi[5])
+        (0..6).all(|i| lo[i] <= hi[i])
     }
 
     /// True when every angle lies within its range (without wrapping).
@@ -668,8 +662,8 @@ fn any(flags: [bool; 6]) -> bool {
 fn finite_or_invalid(out: Leg6Output, params: &Leg6Params) -> Leg6Output {
     let a = &out.angles;
     // `+` propagates NaN and infinity: one test for six angles.
-    let finite = (a.hip_yaw + a.hip_roll + a.hip_pitch + a.knee + a.ankle_pitch + a.ankle_roll)
-        .is_finite();
+    let finite =
+        (a.hip_yaw + a.hip_roll + a.hip_pitch + a.knee + a.ankle_pitch + a.ankle_roll).is_finite();
     if finite && (!any(out.limited) || params.limits.is_valid()) {
         out
     } else {
@@ -781,7 +775,7 @@ fn climb_clamped(
 /// ankle pitch vectors both have length `|w|`, so their dot and cross products are cosine and
 /// sine times a length known early. Clamped or out-of-reach cases normalize.
 #[allow(clippy::too_many_lines)] // one straight-line computation, split only by its comments
-#[inline(always)]
+#[inline]
 fn climb_with<const CLAMP: bool>(
     params: &Leg6Params,
     foot: &DMat3,
@@ -825,7 +819,12 @@ fn climb_with<const CLAMP: bool>(
     let wz = uz - params.ankle.z;
 
     // Knee: |w|² = |t|² + |s|² + 2|t||s| cos(k − δ), bent to the positive side.
-    let (tx, tz, sx, sz) = (params.thigh.x, params.thigh.z, params.shank.x, params.shank.z);
+    let (tx, tz, sx, sz) = (
+        params.thigh.x,
+        params.thigh.z,
+        params.shank.x,
+        params.shank.z,
+    );
     let tt = tx * tx + tz * tz;
     let ss = sx * sx + sz * sz;
     let ww = wx * wx + wz * wz;
@@ -889,8 +888,12 @@ fn climb_with<const CLAMP: bool>(
 
     // All six angles at once (the lower three again when clamping: cold).
     let [a_roll, a_knee, a_pitch, hip_x, hip_y, hip_z] = angles(
-        [sin_roll, sin_knee, sin_pitch, hip_sin[0], hip_sin[1], hip_sin[2]],
-        [cos_roll, cos_knee, cos_pitch, hip_cos[0], hip_cos[1], hip_cos[2]],
+        [
+            sin_roll, sin_knee, sin_pitch, hip_sin[0], hip_sin[1], hip_sin[2],
+        ],
+        [
+            cos_roll, cos_knee, cos_pitch, hip_cos[0], hip_cos[1], hip_cos[2],
+        ],
     );
     if !CLAMP {
         let (lo, hi) = (&limits.min, &limits.max);
@@ -1134,7 +1137,11 @@ fn angles<const N: usize>(sin: [f64; N], cos: [f64; N]) -> [f64; N] {
             + z2 * (1.0 / 5.0 - z * (1.0 / 7.0))
             + z2 * z2 * (1.0 / 9.0 - z * (1.0 / 11.0));
         let mut a = ATAN_SIXTEENTHS[k] + t * series;
-        a = if swap { std::f64::consts::FRAC_PI_2 - a } else { a };
+        a = if swap {
+            std::f64::consts::FRAC_PI_2 - a
+        } else {
+            a
+        };
         a = if c < 0.0 { PI - a } else { a };
         a = if s < 0.0 { -a } else { a };
         out[i] = if den == 0.0 { 0.0 } else { a };
@@ -1169,7 +1176,7 @@ fn excess(angle: f64, (min, max): (f64, f64)) -> f64 {
 /// circle, and `true`.
 #[inline]
 fn fit(angle: f64, min: f64, max: f64) -> (f64, bool) {
-    if (angle >= min) & (angle <= max) {
+    if angle >= min && angle <= max {
         return (angle, false);
     }
     fit_outside(angle, min, max)
@@ -1228,7 +1235,12 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     } else {
         -d.y * sin_l + d.z * cos_l
     } - params.ankle.z;
-    let (tx, tz, sx, sz) = (params.thigh.x, params.thigh.z, params.shank.x, params.shank.z);
+    let (tx, tz, sx, sz) = (
+        params.thigh.x,
+        params.thigh.z,
+        params.shank.x,
+        params.shank.z,
+    );
     let l_uk2 = tx * tx + tz * tz;
     let l_ka2 = sx * sx + sz * sz;
     let l_ua2 = x_a * x_a + z_a * z_a;
@@ -1386,7 +1398,9 @@ impl Leg6Chain {
                 return Err(not_child(child));
             }
         }
-        let h3 = skeleton.parent(ids[3]).filter(|_| is_hip(skeleton.parent(ids[3])));
+        let h3 = skeleton
+            .parent(ids[3])
+            .filter(|_| is_hip(skeleton.parent(ids[3])));
         let h3 = h3.ok_or_else(|| not_child(ids[3]))?;
         let h2 = skeleton
             .parent(h3)
@@ -1721,9 +1735,10 @@ mod tests {
 
     #[test]
     fn decompose_recomposes_every_order() {
-        let m = DMat3::from_quat(
-            DQuat::from_axis_angle(DVec3::new(0.3, -0.5, 0.8).normalize(), 1.3),
-        );
+        let m = DMat3::from_quat(DQuat::from_axis_angle(
+            DVec3::new(0.3, -0.5, 0.8).normalize(),
+            1.3,
+        ));
         for order in HipOrder::ALL {
             let (sin, cos) = hip_pairs(&m, 1.0, 0.0, order);
             let by_axis = angles(sin, cos);

@@ -6,16 +6,18 @@
 //! `ikarus_core::fk` on skeletons built in code with the dimensions of the Unitree G1 and of
 //! `simple_humanoid.urdf`.
 
+// Joint origins and limits are copied from the URDF files digit for digit (0.5236 is the file's
+// value, not π/6), so that they can be checked against them.
+#![allow(clippy::unreadable_literal, clippy::approx_constant)]
+
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DMat3, DQuat, DVec3};
-use ikarus_core::{
-    HingeLimit, JointLimit, ModelPose, Skeleton, SkeletonBuilder, Transform, fk,
-};
+use ikarus_core::{HingeLimit, JointLimit, ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
 use ikarus_solve::leg6::{
-    Contact, HipOrder, Leg6Angles, Leg6Chain, Leg6ChainError, Leg6Joints, Leg6Limits,
-    Leg6Output, Leg6Params, Leg6Status, Leg6Target, Y_UP_FROM_LEG, forward, solve, solve_batch,
-    solve_chain, solve_contact, solve_level, solve_pose,
+    Contact, HipOrder, Leg6Angles, Leg6Chain, Leg6ChainError, Leg6Joints, Leg6Limits, Leg6Output,
+    Leg6Params, Leg6Status, Leg6Target, Y_UP_FROM_LEG, forward, solve, solve_batch, solve_chain,
+    solve_contact, solve_level, solve_pose,
 };
 
 const TOLERANCE: f64 = 1e-9;
@@ -188,7 +190,13 @@ fn g1_points() -> [DVec3; 5] {
     let ankle_pitch = knee + DVec3::new(0.0, -9.4445e-5, -0.30001);
     let ankle_roll = ankle_pitch + DVec3::new(0.0, 0.0, -0.017558);
     let hip = DVec3::new(pitch.x, roll.y, pitch.z);
-    [hip, knee, ankle_pitch, ankle_roll, DVec3::new(0.0, 0.0, -0.035)]
+    [
+        hip,
+        knee,
+        ankle_pitch,
+        ankle_roll,
+        DVec3::new(0.0, 0.0, -0.035),
+    ]
 }
 
 fn g1_limits() -> Leg6Limits {
@@ -394,7 +402,11 @@ fn heel_and_toe_contacts_keep_the_contact_point_and_the_pitch() {
         }
     }
     worst.check("heel/toe contact");
-    assert!(reached * 100 > 2 * tries * 95, "only {reached} of {} reached", 2 * tries);
+    assert!(
+        reached * 100 > 2 * tries * 95,
+        "only {reached} of {} reached",
+        2 * tries
+    );
 }
 
 #[test]
@@ -485,10 +497,18 @@ fn nan_and_infinite_input_give_invalid_input_and_zero_angles() {
     nan_limit.limits.max.hip_yaw = f64::NAN;
     let outputs = [
         solve_pose(&params, DVec3::new(f64::NAN, 0.0, 0.0), DQuat::IDENTITY),
-        solve_pose(&params, DVec3::new(0.0, f64::INFINITY, 0.0), DQuat::IDENTITY),
+        solve_pose(
+            &params,
+            DVec3::new(0.0, f64::INFINITY, 0.0),
+            DQuat::IDENTITY,
+        ),
         solve_pose(&params, good, DQuat::from_xyzw(f64::NAN, 0.0, 0.0, 1.0)),
         solve_pose(&params, good, DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
-        solve_pose(&params, good, DQuat::from_xyzw(0.0, 0.0, 0.0, f64::INFINITY)),
+        solve_pose(
+            &params,
+            good,
+            DQuat::from_xyzw(0.0, 0.0, 0.0, f64::INFINITY),
+        ),
         solve_level(&params, good, f64::NAN),
         solve_level(&params, DVec3::splat(f64::NEG_INFINITY), 0.0),
         solve_contact(&params, Contact::Heel, good, 0.0, f64::INFINITY),
@@ -502,7 +522,11 @@ fn nan_and_infinite_input_give_invalid_input_and_zero_angles() {
         assert_eq!(*out, Leg6Output::INVALID, "case {i}");
     }
     // Huge but finite input: no NaN.
-    for position in [DVec3::splat(1e300), DVec3::splat(-1e-300), DVec3::new(0.0, 0.0, 1e200)] {
+    for position in [
+        DVec3::splat(1e300),
+        DVec3::splat(-1e-300),
+        DVec3::new(0.0, 0.0, 1e200),
+    ] {
         for out in [
             solve_pose(&params, position, DQuat::from_rotation_x(1e10)),
             solve_level(&params, position, 1e300),
@@ -557,7 +581,10 @@ fn limits_clamp_from_the_foot_up_and_report_the_joint() {
     let foot = forward(&params, &angles);
     let out = solve_pose(&params, foot.translation, DQuat::from_mat3(&foot.matrix3));
     assert!(out.reached, "{out:?}");
-    assert!(angle_difference(&out.angles, &angles) < TOLERANCE, "{out:?}");
+    assert!(
+        angle_difference(&out.angles, &angles) < TOLERANCE,
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -651,7 +678,12 @@ fn g1_skeleton(pelvis: Transform) -> Skeleton {
             joint("left_hip_yaw", DVec3::ZERO, DVec3::Z, range(0)),
             joint("left_knee", knee - hip, DVec3::Y, range(3)),
             joint("left_ankle_pitch", ankle_pitch - knee, DVec3::Y, range(4)),
-            joint("left_ankle_roll", ankle_roll - ankle_pitch, DVec3::X, range(5)),
+            joint(
+                "left_ankle_roll",
+                ankle_roll - ankle_pitch,
+                DVec3::X,
+                range(5),
+            ),
         ],
     )
 }
@@ -673,11 +705,26 @@ fn simple_humanoid_skeleton(pelvis: Transform) -> Skeleton {
     leg_skeleton(
         pelvis,
         &[
-            joint("RLEG_HIP_R", DVec3::new(0.0, -0.09, 0.0), DVec3::X, range(1)),
+            joint(
+                "RLEG_HIP_R",
+                DVec3::new(0.0, -0.09, 0.0),
+                DVec3::X,
+                range(1),
+            ),
             joint("RLEG_HIP_P", DVec3::ZERO, DVec3::Y, range(2)),
-            joint("RLEG_HIP_Y", DVec3::new(0.0, 0.0, -0.3535), DVec3::Z, range(0)),
+            joint(
+                "RLEG_HIP_Y",
+                DVec3::new(0.0, 0.0, -0.3535),
+                DVec3::Z,
+                range(0),
+            ),
             joint("RLEG_KNEE", DVec3::ZERO, DVec3::Y, range(3)),
-            joint("RLEG_ANKLE_P", DVec3::new(0.0, 0.0, -0.3), DVec3::Y, range(4)),
+            joint(
+                "RLEG_ANKLE_P",
+                DVec3::new(0.0, 0.0, -0.3),
+                DVec3::Y,
+                range(4),
+            ),
             joint("RLEG_ANKLE_R", DVec3::ZERO, DVec3::X, range(5)),
         ],
     )
@@ -732,6 +779,7 @@ const TWISTED_NAMES: [&str; 6] = ["yaw", "roll", "pitch", "knee", "ankle_pitch",
 
 /// FK of the chain's own params vs FK of the skeleton, then the chain solved from another
 /// pose and checked by FK from scratch.
+#[allow(clippy::too_many_lines)] // one scenario after another on the same chain
 fn check_chain(
     name: &str,
     build: fn(Transform) -> Skeleton,
@@ -792,8 +840,8 @@ fn check_chain(
         let leg = forward(p, &angles);
         let model_from_leg = chain.model_from_leg(&model);
         let leg_rotation = DQuat::from_mat3(&model_from_leg.matrix3);
-        let foot_from_leg = foot_rest.inverse() * DQuat::from_rotation_y(0.3)
-            * DQuat::from_mat3(&Y_UP_FROM_LEG);
+        let foot_from_leg =
+            foot_rest.inverse() * DQuat::from_rotation_y(0.3) * DQuat::from_mat3(&Y_UP_FROM_LEG);
         let via_params = leg_rotation * DQuat::from_mat3(&leg.matrix3) * foot_from_leg.inverse();
         worst_fk.add(
             (model_from_leg.transform_point3(leg.translation) - position).length(),
@@ -802,14 +850,24 @@ fn check_chain(
 
         // Solve from another pose (random angles, or the rest pose).
         let start = rng.angles(&p.limits, 0.0);
-        chain.set_angles(if i % 2 == 0 { &start } else { &Leg6Angles::ZERO }, &mut pose);
+        chain.set_angles(
+            if i % 2 == 0 {
+                &start
+            } else {
+                &Leg6Angles::ZERO
+            },
+            &mut pose,
+        );
         let target = Leg6Target::Pose { position, rotation };
         let out = solve_chain(&skeleton, &chain, &target, &mut pose, &mut model);
         assert_eq!(out.status, Leg6Status::Reached, "{name}: {out:?}");
         assert_eq!(skeleton.limit_violation(&pose), None, "{name}");
         fk::forward_kinematics(&skeleton, &pose, &mut fresh);
         for j in skeleton.joints() {
-            assert!(model[j].abs_diff_eq(fresh[j], 1e-12), "{name}: updated model");
+            assert!(
+                model[j].abs_diff_eq(fresh[j], 1e-12),
+                "{name}: updated model"
+            );
         }
         worst.add(
             (chain.sole_position(&fresh) - position).length(),
@@ -904,66 +962,68 @@ fn chain_with_flipped_axes_and_rest_rotations_matches_skeleton_fk() {
     );
 }
 
-#[test]
-fn chain_rejects_legs_outside_the_closed_form() {
+/// The real G1 left leg of `g1_29dof.urdf` (see [`g1_points`]), with its roll and yaw axes
+/// pitched by 0.1749 rad (`tilted`) or not.
+fn real_g1_skeleton(tilted: bool) -> Skeleton {
     let pelvis = Transform::from_translation(DVec3::new(0.0, 0.8, 0.0));
-    // The real G1 hip: roll and yaw axes pitched by 0.1749 rad ...
     let tilt = DQuat::from_rotation_y(-0.1749);
-    let real_g1 = |tilted: bool| {
-        let (tilt, untilt) = if tilted {
-            (tilt, tilt.inverse())
-        } else {
-            (DQuat::IDENTITY, DQuat::IDENTITY)
-        };
-        leg_skeleton(
-            pelvis,
-            &[
-                joint(
-                    "left_hip_pitch",
-                    DVec3::new(0.0, 0.064452, -0.1027),
-                    DVec3::Y,
-                    (-2.5307, 2.8798),
-                ),
-                LegJoint {
-                    rest: tilt,
-                    ..joint(
-                        "left_hip_roll",
-                        DVec3::new(0.0, 0.052, -0.030465),
-                        DVec3::X,
-                        (-0.5236, 2.9671),
-                    )
-                },
-                joint(
-                    "left_hip_yaw",
-                    DVec3::new(0.025001, 0.0, -0.12412),
-                    DVec3::Z,
-                    (-2.7576, 2.7576),
-                ),
-                LegJoint {
-                    rest: untilt,
-                    ..joint(
-                        "left_knee",
-                        DVec3::new(-0.078273, 0.0021489, -0.17734),
-                        DVec3::Y,
-                        (-0.087_267, 2.8798),
-                    )
-                },
-                joint(
-                    "left_ankle_pitch",
-                    DVec3::new(0.0, -9.4445e-5, -0.30001),
-                    DVec3::Y,
-                    (-0.87267, 0.5236),
-                ),
-                joint(
-                    "left_ankle_roll",
-                    DVec3::new(0.0, 0.0, -0.017558),
-                    DVec3::X,
-                    (-0.2618, 0.2618),
-                ),
-            ],
-        )
+    let (tilt, untilt) = if tilted {
+        (tilt, tilt.inverse())
+    } else {
+        (DQuat::IDENTITY, DQuat::IDENTITY)
     };
-    let skeleton = real_g1(true);
+    leg_skeleton(
+        pelvis,
+        &[
+            joint(
+                "left_hip_pitch",
+                DVec3::new(0.0, 0.064452, -0.1027),
+                DVec3::Y,
+                (-2.5307, 2.8798),
+            ),
+            LegJoint {
+                rest: tilt,
+                ..joint(
+                    "left_hip_roll",
+                    DVec3::new(0.0, 0.052, -0.030465),
+                    DVec3::X,
+                    (-0.5236, 2.9671),
+                )
+            },
+            joint(
+                "left_hip_yaw",
+                DVec3::new(0.025001, 0.0, -0.12412),
+                DVec3::Z,
+                (-2.7576, 2.7576),
+            ),
+            LegJoint {
+                rest: untilt,
+                ..joint(
+                    "left_knee",
+                    DVec3::new(-0.078273, 0.0021489, -0.17734),
+                    DVec3::Y,
+                    (-0.087_267, 2.8798),
+                )
+            },
+            joint(
+                "left_ankle_pitch",
+                DVec3::new(0.0, -9.4445e-5, -0.30001),
+                DVec3::Y,
+                (-0.87267, 0.5236),
+            ),
+            joint(
+                "left_ankle_roll",
+                DVec3::new(0.0, 0.0, -0.017558),
+                DVec3::X,
+                (-0.2618, 0.2618),
+            ),
+        ],
+    )
+}
+
+#[test]
+fn chain_rejects_the_real_g1_hip() {
+    let skeleton = real_g1_skeleton(true);
     let joints = Leg6Joints::from_names(&skeleton, G1_NAMES).expect("names");
     // (roll and yaw are tilted alike, so it is the ankle roll axis that disagrees with them).
     let err = Leg6Chain::new(&skeleton, &joints, DVec3::ZERO).expect_err("tilted hip");
@@ -972,14 +1032,17 @@ fn chain_rejects_legs_outside_the_closed_form() {
         "{err}"
     );
     // ... and, untilted, axes that miss each other by 3.6 cm.
-    let skeleton = real_g1(false);
+    let skeleton = real_g1_skeleton(false);
     let err = Leg6Chain::new(&skeleton, &joints, DVec3::ZERO).expect_err("offset hip");
     let Leg6ChainError::NotSpherical { gap } = err else {
         panic!("{err}");
     };
     assert!((0.02..0.05).contains(&gap), "{gap}");
+}
 
-    // Wrong roles, order, missing hinge, unknown name, bad sole.
+#[test]
+fn chain_rejects_wrong_roles_order_and_missing_hinges() {
+    let pelvis = Transform::from_translation(DVec3::new(0.0, 0.8, 0.0));
     let skeleton = g1_skeleton(pelvis);
     let j = Leg6Joints::from_names(&skeleton, G1_NAMES).expect("names");
     let swapped = Leg6Joints {
