@@ -103,13 +103,24 @@
 //! A target too far away straightens the knee and points the leg at it, a target too close
 //! folds the knee fully; the foot keeps the asked orientation and the status is
 //! [`Leg6Status::OutOfReach`]. A target at the hip, zero-length links and a sole point at the
-//! ankle are solved without special cases (undetermined angles are 0). NaN or infinite input
-//! (target or parameters), unordered limits or a zero quaternion give
-//! [`Leg6Status::InvalidInput`] and zero angles. The solver never panics and never returns
-//! NaN.
+//! ankle are handled (undetermined angles are 0; a fully folded pair of equal links lands
+//! exactly on the hip). NaN or infinite input (target or parameters), unordered limits or a
+//! zero quaternion give [`Leg6Status::InvalidInput`] and zero angles. The solver never panics
+//! and never returns NaN.
 //!
-//! Cost: about 80 ns per [`solve_pose`] (f64, x86-64 baseline, six `atan2`, no other
-//! transcendental on the common path); see `BENCHMARKS.md`.
+//! ## Skeletons ([`Leg6Chain`], [`solve_chain`])
+//!
+//! [`Leg6Chain::new`] binds six hinge joints of a [`Skeleton`] (their axes and ranges from
+//! [`JointLimit::Hinge`]), finds the hip order from the hierarchy, derives the leg frame from
+//! the axes (so +Y-up skeletons and URDF-style +Z-up ones work alike) and checks that the leg
+//! is one the closed form solves exactly: axes along the leg frame within [`CHAIN_TOLERANCE`],
+//! hip axes meeting in one point. The real Unitree G1 leg is rejected (its hip is not
+//! spherical); the tests solve a G1-proportioned leg whose hip is. [`solve_chain`] takes a
+//! model-space target, writes the six local rotations and updates the [`ModelPose`].
+//!
+//! ## Cost
+//!
+//! COST_PLACEHOLDER
 //!
 //! ## Example
 //!
@@ -827,7 +838,15 @@ fn climb_with<const CLAMP: bool>(
     );
     let tt = tx * tx + tz * tz;
     let ss = sx * sx + sz * sz;
-    let ww = wx * wx + wz * wz;
+    // |w|²; with the exact roll wz = −h − ankle.z and h² = h2 is known before h, so |w|² is one
+    // multiply-add after the square root.
+    let az = params.ankle.z;
+    let ww = if exact_roll && !limited[5] {
+        let h2 = rho2 - lateral * lateral;
+        (wx * wx + h2 + az * az) + h * (2.0 * az)
+    } else {
+        wx * wx + wz * wz
+    };
     let inv_ww = ww.recip();
     let (lt, ls) = (tt.sqrt(), ss.sqrt());
     let ts = lt * ls;
