@@ -952,8 +952,8 @@ fn single_link_reach(params: &Leg6Params, ll: f64, ww: f64) -> bool {
     (ww.sqrt() - ll.sqrt()).abs() <= REACH_TOLERANCE * scale
 }
 
-/// `2 a b sin γ` for the triangle with sides `a`, `b` and `√cc` (γ between `a` and `b`), as
-/// `√((cc − (a − b)²)((a + b)² − cc))`, 0 outside the triangle inequality. Unlike
+/// `a b sin γ` for the triangle with sides `a`, `b` and `√cc` (γ between `a` and `b`), as
+/// `√((cc − (a − b)²)((a + b)² − cc)) / 2`, 0 outside the triangle inequality. Unlike
 /// `√(1 − cos²)` it is exactly 0 for a fully folded pair of equal links, where the direction
 /// of the fold is undefined and `√(rounding)` would move the end by nanometres.
 #[inline]
@@ -1268,7 +1268,7 @@ fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6
     // L_ka² = L_uk² + L_ua² − 2 L_uk L_ua cos α, with the triangle's sines (law of sines) so
     // that both carry the same rounding; as (sine, cosine) pairs up to a positive scale:
     // 2 L_uk L_ka × (sin γ, cos γ) and 2 L_uk L_ua × (sin α, cos α).
-    let two_area = 2.0 * triangle_sine(l_uk, l_ka, l_ua2); // 2 L_uk L_ka sin γ
+    let two_area = 2.0 * triangle_sine(l_uk, l_ka, l_ua2); // 2 L_uk L_ka sin γ (twice the area)
     let ((sin_g, cos_g), in_plane) = if l_uk * l_ka > 0.0 {
         let cos = l_uk2 + l_ka2 - l_ua2;
         let reach = cos.abs() <= (1.0 + REACH_TOLERANCE) * 2.0 * l_uk * l_ka;
