@@ -786,7 +786,8 @@ fn climb_clamped(
 /// ankle pitch vectors both have length `|w|`, so their dot and cross products are cosine and
 /// sine times a length known early. Clamped or out-of-reach cases normalize.
 #[allow(clippy::too_many_lines)] // one straight-line computation, split only by its comments
-#[inline]
+#[allow(clippy::inline_always)] // measured: 131-134 ns per pose solve without, 108-118 with
+#[inline(always)]
 fn climb_with<const CLAMP: bool>(
     params: &Leg6Params,
     foot: &DMat3,
