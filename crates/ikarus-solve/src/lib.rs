@@ -52,6 +52,10 @@ pub enum SolverConfig {
     /// Aim / look-at ([`aim`]): the effector joint turns so its line of sight passes through
     /// the effector's position goal: `{"kind": "aim", "forward": [0, 0, 1], "up": [0, 1, 0]}`.
     Aim(aim::AimConfig),
+    /// Closed-form six-joint robot leg ([`leg6`], seed 003): the effector is the ankle roll
+    /// joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch hinges:
+    /// `{"kind": "leg6"}`.
+    Leg6(leg6::Leg6Config),
 }
 
 impl SolverConfig {
@@ -63,6 +67,7 @@ impl SolverConfig {
             Self::TwoBone(_) => "two_bone",
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
+            Self::Leg6(_) => "leg6",
         }
     }
 }
@@ -89,5 +94,6 @@ pub fn solve(
         SolverConfig::TwoBone(config) => two_bone::solve_task(skeleton, task, config, pose),
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
+        SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
     }
 }

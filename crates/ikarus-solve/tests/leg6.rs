@@ -1103,3 +1103,115 @@ fn y_up_from_leg_is_the_humanoid_convention() {
     assert_eq!(Y_UP_FROM_LEG.determinant(), 1.0);
     assert!(DMat3::from_quat(DQuat::from_mat3(&Y_UP_FROM_LEG)).abs_diff_eq(Y_UP_FROM_LEG, 1e-15));
 }
+
+/// The `leg6` kind through `SolverConfig` JSON on the simple humanoid's right leg (hips in
+/// roll–pitch–yaw order): goals from random legal poses are reached (position and orientation,
+/// measured by FK), a position-only goal keeps the sole level, and the built-in humanoid's
+/// leg (swing–twist joints, not six hinges) is refused with a reason.
+#[test]
+fn leg6_kind_solves_tasks_on_a_hinge_leg() {
+    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+    let skeleton =
+        simple_humanoid_skeleton(Transform::from_translation(DVec3::new(0.0, 0.79, 0.0)));
+    let foot = skeleton.joint("RLEG_ANKLE_R").expect("foot");
+    let config: SolverConfig = serde_json::from_str(r#"{"kind": "leg6"}"#).unwrap();
+    let mut rng = Rng(77);
+    let mut model = ModelPose::new(&skeleton);
+    let mut converged = 0;
+    for _ in 0..200 {
+        let mut source = skeleton.rest_pose();
+        for joint in skeleton.joints() {
+            if let ikarus_core::JointLimit::Hinge(h) = skeleton.limit(joint) {
+                let margin = 0.05 * (h.max - h.min);
+                let angle = rng.range(h.min + margin, h.max - margin);
+                source[joint].rotation =
+                    skeleton.rest(joint).rotation * DQuat::from_axis_angle(h.axis, angle);
+            }
+        }
+        fk::forward_kinematics(&skeleton, &source, &mut model);
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: foot,
+                goal: Goal {
+                    position: Some(model.position(foot)),
+                    orientation: Some(model.rotation(foot)),
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        let mut pose = skeleton.rest_pose();
+        let report = solve(&skeleton, &task, &config, &mut pose);
+        assert!(skeleton.limit_violation(&pose).is_none());
+        if report.status == SolveStatus::Converged {
+            converged += 1;
+            assert!(report.position_error < TOLERANCE && report.rotation_error < TOLERANCE);
+        }
+    }
+    assert!(converged >= 190, "{converged} of 200");
+
+    // Position only: the seed's level sole. Goals from level-sole poses inside this leg's
+    // limits (pitches summing to zero, rolls cancelling).
+    let joints = Leg6Joints::from_names(&skeleton, SIMPLE_NAMES).expect("names");
+    let chain = Leg6Chain::new(&skeleton, &joints, DVec3::ZERO).expect("chain");
+    let mut rest = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
+    for _ in 0..100 {
+        let (knee, ankle, roll) = (
+            rng.range(0.0, 0.3),
+            rng.range(0.0, 0.2),
+            rng.range(-0.3, 0.3),
+        );
+        let angles = Leg6Angles {
+            hip_yaw: 0.0,
+            hip_roll: roll,
+            hip_pitch: -(knee + ankle),
+            knee,
+            ankle_pitch: ankle,
+            ankle_roll: -roll,
+        };
+        let mut source = skeleton.rest_pose();
+        chain.set_angles(&angles, &mut source);
+        fk::forward_kinematics(&skeleton, &source, &mut model);
+        assert!(
+            rotation_error(model.rotation(foot), rest.rotation(foot)) < 1e-12,
+            "level source"
+        );
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: foot,
+                goal: Goal {
+                    position: Some(model.position(foot)),
+                    orientation: None,
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        let mut pose = skeleton.rest_pose();
+        let report = solve(&skeleton, &task, &config, &mut pose);
+        assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        assert!(
+            rotation_error(model.rotation(foot), rest.rotation(foot)) < 1e-9,
+            "sole level, facing forward"
+        );
+    }
+
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: humanoid.joint("leftFoot").unwrap(),
+            goal: Goal {
+                position: Some(DVec3::new(0.1, 0.1, 0.1)),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let mut pose = humanoid.rest_pose();
+    let report = solve(&humanoid, &task, &config, &mut pose);
+    assert_eq!(report.status, SolveStatus::InvalidInput);
+    assert_eq!(pose, humanoid.rest_pose());
+}

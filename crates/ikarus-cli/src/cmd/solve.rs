@@ -20,7 +20,9 @@
 //! shoulder: seed 000's 7-DOF limb; the report adds `swivel` and `feasible_swivels`), and
 //! `{"kind": "aim", "forward": [0,0,1], "up": [0,1,0], "offset": [x,y,z], "pole": [0,1,0],
 //! "twist_angle": 0, "weight": 1, "max_angle": 3.14}` (the effector joint looks at its position
-//! goal; the report's residuals are the line-of-sight miss in metres and radians).
+//! goal; the report's residuals are the line-of-sight miss in metres and radians), and
+//! `{"kind": "leg6"}` (seed 003's robot leg: the effector is the ankle roll joint, its five
+//! ancestors hinges; without an orientation goal the sole stays level).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
