@@ -113,6 +113,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
+use crate::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
 use crate::{IkTask, SolveReport, analytic};
 
 pub use crate::two_bone::Pole;
@@ -375,22 +376,6 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
     out
 }
 
-/// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
-/// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion.
-#[inline]
-fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
-    let [u, v, w] = [
-        from[0] * scales[0],
-        from[1] * scales[1],
-        from[2] * scales[2],
-    ];
-    DQuat::from_mat3(&DMat3::from_cols(
-        to[0] * u.x + to[1] * v.x + to[2] * w.x,
-        to[0] * u.y + to[1] * v.y + to[2] * w.y,
-        to[0] * u.z + to[1] * v.z + to[2] * w.z,
-    ))
-}
-
 /// The shortest-arc rotation taking direction `from` (squared length `from2`) onto the unit
 /// direction `to`. Exactly opposite directions turn by π about an axis normal to `from`.
 #[inline(never)]
@@ -455,60 +440,6 @@ fn cone_limit(out: &mut AimOutput, forward: DVec3, cone_axis: DVec3, max_angle: 
     out.correction = (DQuat::from_axis_angle(axis, angle - max_angle) * out.correction).normalize();
     out.limited = true;
     out.reached = false;
-}
-
-/// Rows of the adjugate (`det · m⁻¹`) and the determinant.
-#[inline]
-fn adjugate_rows(m: &DMat3) -> ([DVec3; 3], f64) {
-    let r0 = m.y_axis.cross(m.z_axis);
-    let r1 = m.z_axis.cross(m.x_axis);
-    let r2 = m.x_axis.cross(m.y_axis);
-    ([r0, r1, r2], m.x_axis.dot(r0))
-}
-
-#[inline]
-fn apply_rows(rows: [DVec3; 3], v: DVec3) -> DVec3 {
-    DVec3::new(rows[0].dot(v), rows[1].dot(v), rows[2].dot(v))
-}
-
-/// `v` itself when it is of unit length (to 1e-12), else normalized (NaN for zero).
-#[inline]
-fn unit_or_nan(v: DVec3) -> DVec3 {
-    let length2 = v.length_squared();
-    if (length2 - 1.0).abs() <= 1e-12 {
-        v
-    } else {
-        v * length2.sqrt().recip()
-    }
-}
-
-/// `pole` turned by `angle` about `axis` (only its part normal to `axis` matters).
-#[inline(never)]
-fn twist(pole: DVec3, axis: DVec3, angle: f64) -> DVec3 {
-    let axis2 = axis.length_squared();
-    if axis2 == 0.0 {
-        return pole;
-    }
-    let k = axis * axis2.sqrt().recip();
-    let (sin, cos) = angle.sin_cos();
-    pole * cos + k.cross(pole) * sin
-}
-
-/// `model_from_joint` without the joint's own local scale: the frame a correction
-/// post-multiplied onto the local rotation turns in.
-fn unscaled(model: DAffine3, scale: DVec3) -> DAffine3 {
-    if scale == DVec3::ONE {
-        model
-    } else {
-        DAffine3::from_mat3_translation(
-            DMat3::from_cols(
-                model.matrix3.x_axis / scale.x,
-                model.matrix3.y_axis / scale.y,
-                model.matrix3.z_axis / scale.z,
-            ),
-            model.translation,
-        )
-    }
 }
 
 /// One joint of a [`Skeleton`] with its line of sight, validated once.
@@ -1050,4 +981,21 @@ pub fn solve_task(
         report.active_limits = vec![skeleton.name(joint).to_owned()];
     }
     report
+}
+
+/// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
+/// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion. (Kept in each
+/// solver with its own inline attribute: shared, both solvers measured 10–35% slower.)
+#[inline]
+fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
+    let [u, v, w] = [
+        from[0] * scales[0],
+        from[1] * scales[1],
+        from[2] * scales[2],
+    ];
+    DQuat::from_mat3(&DMat3::from_cols(
+        to[0] * u.x + to[1] * v.x + to[2] * w.x,
+        to[0] * u.y + to[1] * v.y + to[2] * w.y,
+        to[0] * u.z + to[1] * v.z + to[2] * w.z,
+    ))
 }

@@ -15,6 +15,7 @@ pub mod align;
 mod analytic;
 pub mod ccd;
 pub mod driver;
+mod frames;
 pub mod leg6;
 pub mod limb7;
 pub mod path;
