@@ -28,7 +28,8 @@ impl Document {
     }
 }
 
-/// Opens `source`: `builtin:humanoid`, or a file whose extension names its format (`.bvh`).
+/// Opens `source`: `builtin:humanoid`, or a file whose extension names its format (`.bvh`,
+/// `.urdf`: the robot's link tree in its own +Z-up frames).
 /// Lengths are multiplied by `scale` (1 keeps the file's unit).
 ///
 /// # Errors
@@ -58,6 +59,21 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                 motion: Some(motion),
                 layout: Some(bvh.layout.clone()),
                 skeleton: bvh.skeleton,
+            })
+        }
+        Some("urdf") => {
+            let text = std::fs::read_to_string(path).map_err(|source| FormatError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            let robot = crate::urdf::Urdf::parse(&text).map_err(|source| FormatError::Urdf {
+                path: path.to_owned(),
+                source,
+            })?;
+            Ok(Document {
+                skeleton: robot.skeleton.scaled(scale),
+                motion: None,
+                layout: None,
             })
         }
         _ => Err(FormatError::UnknownFormat {

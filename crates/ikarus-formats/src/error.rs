@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::bvh::BvhError;
+use crate::urdf::UrdfError;
 
 /// An error reading or writing a file, naming the file (and line and column where they apply).
 #[derive(Debug, thiserror::Error)]
@@ -24,8 +25,16 @@ pub enum FormatError {
         /// What is wrong and where (`line:column: message`).
         source: BvhError,
     },
+    /// The file is not a valid URDF robot.
+    #[error("{}:{source}", path.display())]
+    Urdf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where (`line:column: message`).
+        source: UrdfError,
+    },
     /// The file's extension names no format ikarus reads.
-    #[error("{}: unknown file format (expected .bvh or `builtin:humanoid`)", path.display())]
+    #[error("{}: unknown file format (expected .bvh, .urdf or `builtin:humanoid`)", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -5,6 +5,8 @@
 //! an optional scale) and nowhere else.
 //!
 //! - [`bvh`]: Biovision hierarchy + motion, read and write, any channel layout.
+//! - [`urdf`]: URDF robots (urdf-rs): the link tree as a skeleton, serial chains with a `q`
+//!   interface.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
 //! Parsers never panic on malformed input and never allocate from a count they have not checked
@@ -15,6 +17,7 @@
 pub mod bvh;
 mod document;
 mod error;
+pub mod urdf;
 
 pub use document::{Document, open};
 pub use error::FormatError;
