@@ -2,7 +2,8 @@
 //!
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
 //! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
-//! ([`fk`]) and the built-in default humanoid ([`humanoid`]).
+//! ([`fk`]), serial chains with a joint-vector interface ([`chain`]) and the built-in default
+//! humanoid ([`humanoid`]).
 //!
 //! ## Conventions
 //!
@@ -37,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chain;
 pub mod fk;
 pub mod humanoid;
 mod limit;

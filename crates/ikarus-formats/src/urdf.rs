@@ -1,5 +1,5 @@
 //! URDF robots: the kinematic tree as a [`Skeleton`] and serial chains with a joint-vector `q`
-//! interface.
+//! interface ([`JointChain`]).
 //!
 //! The XML is read by [`urdf_rs`]; [`roxmltree`] checks the syntax first and locates elements,
 //! so every error names a line and column of the original text.
@@ -20,15 +20,15 @@
 //!
 //! A revolute range reaching outside `[-π, π]` but narrower than a full turn is centred: the
 //! skeleton's rest rotation includes the turn to the middle of the range and the hinge limit is
-//! relative to it; [`UrdfChain`] adds the offset back, so `q` is always URDF's angle. `<mimic>`
+//! relative to it; the [`JointChain`] adds the offset back, so `q` is always URDF's angle. `<mimic>`
 //! couplings are not enforced: mimic joints move independently.
 
 use std::collections::HashMap;
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DQuat, DVec3};
+use ikarus_core::chain::{ChainDof, ChainMotion, JointChain};
 use ikarus_core::{
-    HingeLimit, JointId, JointLimit, LocalPose, ModelPose, RawJoint, Skeleton, SkeletonBuilder,
-    Transform,
+    HingeLimit, JointId, JointLimit, RawJoint, Skeleton, SkeletonBuilder, Transform,
 };
 
 /// Largest URDF text read, bytes.
@@ -110,29 +110,6 @@ pub struct Urdf {
     joint_of: Vec<Option<usize>>,
 }
 
-/// A serial chain between two links with a joint vector `q` (one entry per revolute,
-/// continuous and prismatic joint from the base link to the tip link, in that order).
-#[derive(Clone, Debug, PartialEq)]
-pub struct UrdfChain {
-    /// The base link's skeleton joint.
-    pub base: JointId,
-    /// The tip link's skeleton joint.
-    pub tip: JointId,
-    dofs: Vec<ChainDof>,
-    lower: Vec<f64>,
-    upper: Vec<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct ChainDof {
-    joint: JointId,
-    name: String,
-    prismatic: bool,
-    axis: DVec3,
-    offset: f64,
-    origin: Transform,
-}
-
 impl Urdf {
     /// Parses URDF text.
     ///
@@ -199,7 +176,7 @@ impl Urdf {
     ///
     /// # Errors
     /// A sentence naming the unknown link, or saying `base` is not above `tip`.
-    pub fn chain(&self, base: &str, tip: &str) -> Result<UrdfChain, String> {
+    pub fn chain(&self, base: &str, tip: &str) -> Result<JointChain, String> {
         let find = |name: &str| {
             self.skeleton
                 .joint(name)
@@ -211,7 +188,6 @@ impl Urdf {
             .chain(base_id, tip_id)
             .ok_or_else(|| format!("link `{base}` is not an ancestor of link `{tip}`"))?;
         let mut dofs = Vec::new();
-        let (mut lower, mut upper) = (Vec::new(), Vec::new());
         for &link in links.iter().skip(1) {
             let Some(joint) = self.joint_of(link) else {
                 continue;
@@ -219,136 +195,27 @@ impl Urdf {
             if !joint.kind.is_actuated() {
                 continue;
             }
+            let motion = if joint.kind == UrdfJointKind::Prismatic {
+                ChainMotion::Prismatic {
+                    axis: joint.axis,
+                    origin: joint.origin.translation,
+                    frame: joint.origin.rotation,
+                }
+            } else {
+                ChainMotion::Revolute {
+                    axis: joint.axis,
+                    offset: joint.offset,
+                }
+            };
             dofs.push(ChainDof {
                 joint: link,
                 name: joint.name.clone(),
-                prismatic: joint.kind == UrdfJointKind::Prismatic,
-                axis: joint.axis,
-                offset: joint.offset,
-                origin: joint.origin,
+                motion,
+                lower: joint.lower,
+                upper: joint.upper,
             });
-            lower.push(joint.lower);
-            upper.push(joint.upper);
         }
-        Ok(UrdfChain {
-            base: base_id,
-            tip: tip_id,
-            dofs,
-            lower,
-            upper,
-        })
-    }
-}
-
-impl UrdfChain {
-    /// Number of entries of `q`.
-    pub fn dof(&self) -> usize {
-        self.dofs.len()
-    }
-
-    /// The URDF joint names, in `q` order.
-    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.dofs.iter().map(|d| d.name.as_str())
-    }
-
-    /// The skeleton joint moved by each entry of `q`.
-    pub fn joints(&self) -> impl ExactSizeIterator<Item = JointId> + '_ {
-        self.dofs.iter().map(|d| d.joint)
-    }
-
-    /// Lower limits (`-∞` for continuous joints).
-    pub fn lower(&self) -> &[f64] {
-        &self.lower
-    }
-
-    /// Upper limits (`+∞` for continuous joints).
-    pub fn upper(&self) -> &[f64] {
-        &self.upper
-    }
-
-    /// The middle of the limits (0 for continuous joints): TRAC-IK's default seed.
-    pub fn middle(&self) -> Vec<f64> {
-        self.lower
-            .iter()
-            .zip(&self.upper)
-            .map(|(&l, &u)| if l.is_finite() { 0.5 * (l + u) } else { 0.0 })
-            .collect()
-    }
-
-    /// True when every entry of `q` is finite and within its limits (plus `tolerance`).
-    pub fn within_limits(&self, q: &[f64], tolerance: f64) -> bool {
-        q.len() == self.dof()
-            && q.iter()
-                .zip(self.lower.iter().zip(&self.upper))
-                .all(|(&v, (&l, &u))| v.is_finite() && v >= l - tolerance && v <= u + tolerance)
-    }
-
-    /// Writes `q` into `pose` (local rotations of revolute joints, local translations of
-    /// prismatic ones); other joints are left as they are.
-    ///
-    /// # Errors
-    /// A sentence when `q` has the wrong length or a non-finite entry; `pose` is then unchanged.
-    pub fn set_q(
-        &self,
-        skeleton: &Skeleton,
-        q: &[f64],
-        pose: &mut LocalPose,
-    ) -> Result<(), String> {
-        if q.len() != self.dof() {
-            return Err(format!(
-                "q has {} entries; the chain has {}",
-                q.len(),
-                self.dof()
-            ));
-        }
-        if let Some(i) = q.iter().position(|v| !v.is_finite()) {
-            return Err(format!("q[{i}] is not finite"));
-        }
-        if pose.len() != skeleton.len() {
-            return Err("the pose is not a pose of this skeleton".into());
-        }
-        for (dof, &v) in self.dofs.iter().zip(q) {
-            let local = &mut pose.transforms_mut()[dof.joint.index()];
-            if dof.prismatic {
-                local.translation = dof.origin.translation + dof.origin.rotation * (dof.axis * v);
-            } else {
-                let rest = skeleton.rest(dof.joint).rotation;
-                local.rotation =
-                    (rest * DQuat::from_axis_angle(dof.axis, v - dof.offset)).normalize();
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads `q` from `pose` into `out` (`out.len()` must be [`UrdfChain::dof`]). A revolute
-    /// angle is taken in the turn that lies within the limits when one does.
-    pub fn q_from_pose(&self, skeleton: &Skeleton, pose: &LocalPose, out: &mut [f64]) {
-        for (i, dof) in self.dofs.iter().enumerate() {
-            let local = pose[dof.joint];
-            out[i] = if dof.prismatic {
-                (dof.origin.rotation.conjugate() * (local.translation - dof.origin.translation))
-                    .dot(dof.axis)
-            } else {
-                let delta = skeleton.rest(dof.joint).rotation.conjugate() * local.rotation;
-                let angle = 2.0 * delta.xyz().dot(dof.axis).atan2(delta.w);
-                let angle = if angle > std::f64::consts::PI {
-                    angle - std::f64::consts::TAU
-                } else {
-                    angle
-                };
-                let q = dof.offset + angle;
-                let tau = std::f64::consts::TAU;
-                [q, q - tau, q + tau]
-                    .into_iter()
-                    .find(|v| *v >= self.lower[i] - 1e-9 && *v <= self.upper[i] + 1e-9)
-                    .unwrap_or(q)
-            };
-        }
-    }
-
-    /// The tip's frame in the base's frame, `base_from_tip`, from a model pose.
-    pub fn tip_in_base(&self, model: &ModelPose) -> DAffine3 {
-        model[self.base].inverse() * model[self.tip]
+        JointChain::new(&self.skeleton, base_id, tip_id, dofs)
     }
 }
 
