@@ -2,6 +2,7 @@
 //! protocol arm ([`iiwa`]).
 
 pub mod iiwa;
+pub mod trac_ik;
 
 use std::path::PathBuf;
 

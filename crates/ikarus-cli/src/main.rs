@@ -27,6 +27,8 @@ enum Command {
     Solve(cmd::solve::Args),
     /// A smooth motion between postures (minimum angular acceleration, via points), as BVH.
     Motion(cmd::motion::Args),
+    /// Solve many targets for one URDF chain in parallel (TRAC-IK style), results as JSON.
+    Batch(cmd::batch::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
     Demo(cmd::demo::Args),
 }
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => cmd::convert::run(&args),
         Command::Solve(args) => cmd::solve::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
+        Command::Batch(args) => cmd::batch::run(&args),
         Command::Motion(args) => cmd::motion::run(&args),
     };
     match result {

@@ -49,6 +49,12 @@ pub struct IterationSettings {
     /// values between interpolate each path joint's rotation (then re-apply its limit).
     /// Default 1.
     pub blend: f64,
+    /// Wall-time budget of one solve, microseconds: checked after every sweep, the solve
+    /// stops (keeping the best pose) once it is spent, even with iterations and restarts left.
+    /// Set it with many restarts for TRAC-IK-style "restart until solved or out of time";
+    /// solves then depend on the machine's speed. Default `None` (no budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_budget_us: Option<f64>,
 }
 
 impl Default for IterationSettings {
@@ -61,6 +67,7 @@ impl Default for IterationSettings {
             stall_window: 16,
             seed: 0,
             blend: 1.0,
+            time_budget_us: None,
         }
     }
 }
@@ -85,6 +92,11 @@ impl IterationSettings {
         }
         if self.stall_window == 0 {
             return Err("stall_window must be at least 1".into());
+        }
+        if let Some(budget) = self.time_budget_us.filter(|b| !(b.is_finite() && *b > 0.0)) {
+            return Err(format!(
+                "time_budget_us {budget} must be positive and finite"
+            ));
         }
         if !(0.0..=1.0).contains(&self.blend) {
             return Err(format!("blend {} must be in [0, 1]", self.blend));
@@ -396,7 +408,13 @@ pub fn run<S: IterativeStep>(
     let mut rng = SplitMix(settings.seed);
     // Best score at the start of the current stall window, and the sweep that opened it.
     let mut window = (best_score, 0);
+    let deadline = settings
+        .time_budget_us
+        .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            break;
+        }
         ctx.largest_step = 0.0;
         ctx.lazy = true;
         step.sweep(&mut ctx);

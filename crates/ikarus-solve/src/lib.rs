@@ -13,6 +13,7 @@
 pub mod aim;
 pub mod align;
 mod analytic;
+pub mod batch;
 pub mod ccd;
 pub mod driver;
 mod frames;
@@ -69,6 +70,14 @@ impl SolverConfig {
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
             Self::Leg6(_) => "leg6",
+        }
+    }
+
+    /// The loop settings of an iterative solver (`None` for closed forms).
+    pub fn iteration_mut(&mut self) -> Option<&mut IterationSettings> {
+        match self {
+            Self::Ccd(c) => Some(&mut c.iteration),
+            Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
         }
     }
 }

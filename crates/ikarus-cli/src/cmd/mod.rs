@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod batch;
 pub mod convert;
 pub mod demo;
 pub mod fk;

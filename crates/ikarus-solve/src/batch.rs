@@ -1,0 +1,183 @@
+//! Many targets for one serial chain, in parallel: the engine of `ikarus batch` and of the
+//! TRAC-IK protocol benchmark.
+//!
+//! Targets are tip frames in the chain's base frame (`base_from_tip`, as robot IK is posed);
+//! seeds and solutions are joint vectors `q` ([`JointChain`]). Every solve starts from the
+//! skeleton's rest pose with the seed written in, runs the configured solver through
+//! [`solve`](crate::solve) and reads `q` back from the returned pose. Results keep the input
+//! order whatever the number of threads.
+
+use std::time::Instant;
+
+use glam::{DQuat, DVec3};
+use ikarus_core::chain::JointChain;
+use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
+use serde::{Deserialize, Serialize};
+
+use crate::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance};
+
+/// One target: where the tip should be, in the base's frame.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchTarget {
+    /// Tip position in the base frame, metres.
+    pub position: [f64; 3],
+    /// Tip orientation in the base frame, `[x, y, z, w]`; position only when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<[f64; 4]>,
+    /// Start joint vector; the middle of the limits when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<Vec<f64>>,
+}
+
+/// The outcome of one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchResult {
+    /// The joint vector found (the seed, unchanged, for invalid input).
+    pub q: Vec<f64>,
+    /// How the solve ended.
+    pub status: SolveStatus,
+    /// Tip position error by forward kinematics, metres (`null` for invalid input).
+    pub position_error: f64,
+    /// Tip orientation error by forward kinematics, radians (0 without an orientation goal).
+    pub rotation_error: f64,
+    /// Iterations over all restarts.
+    pub iterations: u32,
+    /// Random restarts used.
+    pub restarts: u32,
+    /// True when `q` is within the chain's limits (to 1e-9).
+    pub within_limits: bool,
+    /// Wall time of the solve alone (no setup), nanoseconds.
+    pub time_ns: u64,
+    /// Why the target was rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Solves every target with `config` on `threads` threads (at least 1) and returns the results
+/// in input order. `tolerance` decides convergence (TRAC-IK's protocol uses 1e-5 m and 1e-5 rad).
+pub fn solve_batch(
+    skeleton: &Skeleton,
+    chain: &JointChain,
+    targets: &[BatchTarget],
+    config: &SolverConfig,
+    tolerance: Tolerance,
+    threads: usize,
+) -> Vec<BatchResult> {
+    let threads = threads.clamp(1, targets.len().max(1));
+    if threads == 1 {
+        let mut runner = Runner::new(skeleton, chain);
+        return targets
+            .iter()
+            .map(|t| runner.solve(t, config, tolerance))
+            .collect();
+    }
+    let chunk = targets.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut runner = Runner::new(skeleton, chain);
+                    part.iter()
+                        .map(|t| runner.solve(t, config, tolerance))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a batch thread panicked"))
+            .collect()
+    })
+}
+
+/// One thread's buffers.
+struct Runner<'a> {
+    skeleton: &'a Skeleton,
+    chain: &'a JointChain,
+    rest: LocalPose,
+    model: ModelPose,
+    task: IkTask,
+}
+
+impl<'a> Runner<'a> {
+    fn new(skeleton: &'a Skeleton, chain: &'a JointChain) -> Self {
+        let base = chain.base();
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: chain.tip(),
+                goal: Goal::default(),
+                weight: 1.0,
+            }],
+            base: skeleton.parent(base).map(|_| base),
+            tolerance: Tolerance::default(),
+        };
+        Self {
+            skeleton,
+            chain,
+            rest: skeleton.rest_pose(),
+            model: ModelPose::new(skeleton),
+            task,
+        }
+    }
+
+    fn solve(
+        &mut self,
+        target: &BatchTarget,
+        config: &SolverConfig,
+        tolerance: Tolerance,
+    ) -> BatchResult {
+        let (skeleton, chain) = (self.skeleton, self.chain);
+        let seed = target.seed.clone().unwrap_or_else(|| chain.middle());
+        let mut pose = self.rest.clone();
+        let invalid = |q: Vec<f64>, message: String| BatchResult {
+            q,
+            status: SolveStatus::InvalidInput,
+            position_error: f64::INFINITY,
+            rotation_error: f64::INFINITY,
+            iterations: 0,
+            restarts: 0,
+            within_limits: false,
+            time_ns: 0,
+            message: Some(message),
+        };
+        if let Err(message) = chain.set_q(skeleton, &seed, &mut pose) {
+            return invalid(seed, format!("seed: {message}"));
+        }
+        fk::forward_kinematics(skeleton, &pose, &mut self.model);
+        let base = self.model[chain.base()];
+        let (_, base_rotation, _) = base.to_scale_rotation_translation();
+        let orientation = match target.orientation.map(DQuat::from_array) {
+            Some(o) if o.is_finite() && (o.length() - 1.0).abs() < 1e-6 => {
+                Some(base_rotation * o.normalize())
+            }
+            Some(_) => return invalid(seed, "orientation is not a unit quaternion".into()),
+            None => None,
+        };
+        self.task.effectors[0].goal = Goal {
+            position: Some(base.transform_point3(DVec3::from_array(target.position))),
+            orientation,
+        };
+        self.task.tolerance = tolerance;
+        let start = Instant::now();
+        let report = crate::solve(skeleton, &self.task, config, &mut pose);
+        let time_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        if report.status == SolveStatus::InvalidInput {
+            return invalid(seed, report.message.unwrap_or_default());
+        }
+        let mut q = vec![0.0; chain.dof()];
+        chain.q_from_pose(skeleton, &pose, &mut q);
+        BatchResult {
+            within_limits: chain.within_limits(&q, 1e-9),
+            q,
+            status: report.status,
+            position_error: report.position_error,
+            rotation_error: report.rotation_error,
+            iterations: report.iterations,
+            restarts: report.restarts,
+            time_ns,
+            message: None,
+        }
+    }
+}
