@@ -14,6 +14,7 @@ pub mod aim;
 pub mod align;
 mod analytic;
 pub mod ccd;
+pub mod dofs;
 pub mod driver;
 mod frames;
 pub mod leg6;
