@@ -216,31 +216,59 @@ impl Iteration<'_> {
             Side::Effector => step,
             Side::Base => -step,
         };
-        let joint = pj.joint;
-        let rest = self.skeleton.rest(joint).rotation;
-        let cached = self.hinge_angles[joint.index()];
-        let current = if cached.is_nan() {
-            hinge.angle(rest.conjugate() * self.pose[joint].rotation)
-        } else {
-            cached
-        };
-        let wanted = current + step;
-        let new_angle = if hinge.is_full_circle() {
-            wanted
-        } else {
-            wanted.clamp(hinge.min, hinge.max)
-        };
-        self.active[joint.index()] = new_angle != wanted;
-        self.hinge_angles[joint.index()] = new_angle;
-        let turned = new_angle - current;
-        self.largest_step = self.largest_step.max(turned.abs());
-        let old = self.pose[joint];
-        self.pose[joint].rotation =
-            (rest * DQuat::from_axis_angle(hinge.axis, new_angle)).normalize();
-        self.refresh(pj, &old);
+        let current = self.hinge_angle(pj, hinge);
+        let turned = self.set_hinge_angle(pj, hinge, current + step) - current;
         match pj.side {
             Side::Effector => turned,
             Side::Base => -turned,
+        }
+    }
+
+    /// The joint's own angle about its hinge axis relative to rest (the quantity `hinge`'s
+    /// `[min, max]` bounds), radians. For a [`Side::Base`] joint the effector side turns by
+    /// minus this angle's changes.
+    pub fn hinge_angle(&self, pj: PathJoint, hinge: &HingeLimit) -> f64 {
+        let joint = pj.joint;
+        let cached = self.hinge_angles[joint.index()];
+        if cached.is_nan() {
+            let rest = self.skeleton.rest(joint).rotation;
+            hinge.angle(rest.conjugate() * self.pose[joint].rotation)
+        } else {
+            cached
+        }
+    }
+
+    /// Sets the hinge path joint `pj` (whose limit is `hinge`) to `angle` radians about its
+    /// axis relative to rest, clamped to the range (no per-step clamp), updates forward
+    /// kinematics like [`Iteration::rotate_hinge`] and returns the angle set. Used by solvers
+    /// that keep hinge angles inside boxes themselves or undo a trial step.
+    pub fn set_hinge_angle(&mut self, pj: PathJoint, hinge: &HingeLimit, angle: f64) -> f64 {
+        let joint = pj.joint;
+        let current = self.hinge_angle(pj, hinge);
+        let new_angle = if hinge.is_full_circle() {
+            angle
+        } else {
+            angle.clamp(hinge.min, hinge.max)
+        };
+        self.active[joint.index()] = new_angle != angle;
+        self.hinge_angles[joint.index()] = new_angle;
+        self.largest_step = self.largest_step.max((new_angle - current).abs());
+        let old = self.pose[joint];
+        let rest = self.skeleton.rest(joint).rotation;
+        self.pose[joint].rotation =
+            (rest * DQuat::from_axis_angle(hinge.axis, new_angle)).normalize();
+        self.refresh(pj, &old);
+        new_angle
+    }
+
+    /// Brings every joint's model transform up to date. During a sweep an effector-side
+    /// update only carries the effectors along (the other joints go stale until the sweep
+    /// ends); a step that wants fresh joint positions mid-sweep (e.g. to rebuild a Jacobian
+    /// after a trial step) calls this first. Costs one forward kinematics pass when stale.
+    pub fn update_model(&mut self) {
+        if self.stale {
+            fk::forward_kinematics(self.skeleton, self.pose, self.model);
+            self.stale = false;
         }
     }
 

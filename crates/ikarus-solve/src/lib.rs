@@ -15,6 +15,7 @@ pub mod align;
 mod analytic;
 pub mod batch;
 pub mod ccd;
+pub mod dofs;
 pub mod driver;
 mod frames;
 pub mod leg6;
