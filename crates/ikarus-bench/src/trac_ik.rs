@@ -117,8 +117,10 @@ impl Robot {
         let frame = self.tip(&result.q);
         let (_, rotation, translation) = frame.to_scale_rotation_translation();
         let position_error = (translation - glam::DVec3::from_array(target.position)).length();
+        // 2·atan2(|v|, |w|) of the difference: exact for tiny angles, where acos is not.
         let rotation_error = target.orientation.map_or(0.0, |o| {
-            rotation.normalize().angle_between(DQuat::from_array(o))
+            let d = rotation.normalize() * DQuat::from_array(o).conjugate();
+            2.0 * d.xyz().length().atan2(d.w.abs())
         });
         (
             position_error,

@@ -312,19 +312,26 @@ impl Dofs {
         }
     }
 
-    /// Puts back the rotations [`Dofs::save`] copied (tip first, through
-    /// [`Iteration::set_rotation`], so the base stays in place and forward kinematics
-    /// follows).
+    /// Puts back the rotations [`Dofs::save`] copied (through [`Iteration::set_rotation`], so
+    /// the base stays in place), then brings the whole model up to date
+    /// ([`Iteration::update_model`]): after a restore every joint's model transform is exact,
+    /// and a new trial step may start.
     ///
     /// # Panics
     /// When `saved` is shorter than the path.
     pub fn restore(ctx: &mut Iteration<'_>, saved: &[DQuat]) {
-        for k in 0..ctx.path().len() {
+        let n = ctx.path().len();
+        for (k, &rotation) in saved[..n].iter().enumerate() {
             let pj = ctx.path().joints()[k];
-            if ctx.pose()[pj.joint].rotation != saved[k] {
-                ctx.set_rotation(pj, saved[k]);
+            if ctx.pose()[pj.joint].rotation != rotation {
+                ctx.set_rotation(pj, rotation);
             }
         }
+        // Mid-sweep, effector-side updates only carry the effectors along, each relative to
+        // the model of the joint's parent as it was when the sweep began; undoing them in any
+        // order leaves the effectors off by the turns' non-commutativity. One forward
+        // kinematics pass makes every joint right again.
+        ctx.update_model();
     }
 }
 

@@ -73,6 +73,12 @@ impl Default for IterationSettings {
 }
 
 impl IterationSettings {
+    /// When a solve starting now must stop, from [`IterationSettings::time_budget_us`].
+    fn deadline(&self) -> Option<std::time::Instant> {
+        self.time_budget_us
+            .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6))
+    }
+
     /// Checks the values are usable.
     ///
     /// # Errors
@@ -122,6 +128,16 @@ impl Workspace {
     /// An empty workspace; it sizes itself on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Clears the per-solve buffers for `n` joints and keeps the input pose.
+    fn reset(&mut self, n: usize, pose: &LocalPose) {
+        self.active.clear();
+        self.active.resize(n, false);
+        self.hinge_angles.clear();
+        self.hinge_angles.resize(n, f64::NAN);
+        self.input.clear();
+        self.input.extend_from_slice(pose.transforms());
     }
 }
 
@@ -261,6 +277,13 @@ impl Iteration<'_> {
         new_angle
     }
 
+    /// Declares that this sweep left the pose where it started (a trial step was undone):
+    /// the driver treats the sweep as one that moved nothing, so it restarts (or stops) at
+    /// once instead of waiting out the stall window.
+    pub fn settle(&mut self) {
+        self.largest_step = 0.0;
+    }
+
     /// Brings every joint's model transform up to date. During a sweep an effector-side
     /// update only carries the effectors along (the other joints go stale until the sweep
     /// ends); a step that wants fresh joint positions mid-sweep (e.g. to rebuild a Jacobian
@@ -387,18 +410,13 @@ pub fn run<S: IterativeStep>(
         return SolveReport::invalid(reason.to_string());
     }
     let n = skeleton.len();
+    workspace.reset(n, pose);
     let model = workspace
         .model
         .get_or_insert_with(|| ModelPose::new(skeleton));
     if model.len() != n {
         *model = ModelPose::new(skeleton);
     }
-    workspace.active.clear();
-    workspace.active.resize(n, false);
-    workspace.hinge_angles.clear();
-    workspace.hinge_angles.resize(n, f64::NAN);
-    workspace.input.clear();
-    workspace.input.extend_from_slice(pose.transforms());
 
     fk::forward_kinematics(skeleton, pose, model);
     let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
@@ -436,9 +454,7 @@ pub fn run<S: IterativeStep>(
     let mut rng = SplitMix(settings.seed);
     // Best score at the start of the current stall window, and the sweep that opened it.
     let mut window = (best_score, 0);
-    let deadline = settings
-        .time_budget_us
-        .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
+    let deadline = settings.deadline();
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             break;

@@ -20,6 +20,7 @@ pub mod driver;
 mod frames;
 pub mod leg6;
 pub mod limb7;
+pub mod lm;
 pub mod path;
 mod report;
 mod task;
@@ -59,6 +60,9 @@ pub enum SolverConfig {
     /// joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch hinges:
     /// `{"kind": "leg6"}`.
     Leg6(leg6::Leg6Config),
+    /// Levenberg–Marquardt ([`lm`]) with hinge ranges as boxes and random restarts:
+    /// `{"kind": "lm", "lambda": 1e-3, "max_tries": 12, "iteration": {...}}`.
+    Lm(lm::LmConfig),
 }
 
 impl SolverConfig {
@@ -71,6 +75,7 @@ impl SolverConfig {
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
             Self::Leg6(_) => "leg6",
+            Self::Lm(_) => "lm",
         }
     }
 
@@ -78,6 +83,7 @@ impl SolverConfig {
     pub fn iteration_mut(&mut self) -> Option<&mut IterationSettings> {
         match self {
             Self::Ccd(c) => Some(&mut c.iteration),
+            Self::Lm(c) => Some(&mut c.iteration),
             Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
         }
     }
@@ -106,5 +112,6 @@ pub fn solve(
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
         SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
+        SolverConfig::Lm(config) => lm::solve(skeleton, task, config, pose),
     }
 }

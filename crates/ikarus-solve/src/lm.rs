@@ -1,0 +1,337 @@
+//! Levenberg–Marquardt: nonlinear least squares on the goals' residual (seed 004's nonlinear
+//! optimisation), with hinge ranges as boxes, the analytic Jacobian of [`dofs`](crate::dofs)
+//! and random restarts, the way TRAC-IK solves robot arms.
+//!
+//! One sweep is one accepted step. With the weighted residual `e` and Jacobian `J` of the
+//! current pose, the step `h` solves `(JᵀJ + λ·D) h = Jᵀe` with `D` the diagonal of `JᵀJ`
+//! (Marquardt's scaling, floored so that a column with no effect still gets damping). The
+//! step is tried; if it lowers `½|e|²` it is kept and `λ` shrinks by Nielsen's rule
+//! (`λ·max(1/3, 1 − (2ρ − 1)³)`, `ρ` the ratio of actual to predicted decrease), otherwise it
+//! is undone and `λ` grows (×2, ×4, ×8, ...) until a step is accepted or
+//! [`LmConfig::max_tries`] is spent.
+//!
+//! **Boxes.** Hinge columns never leave their ranges: a hinge already on a bound whose step
+//! points outward is held fixed and the system is solved again without it (an active set);
+//! any other step across a bound stops at the bound. Ball-like joints move by their
+//! rotation-vector columns and the driver projects them onto their limits.
+//!
+//! **Restarts.** When a start stalls (a local minimum, or a limit holding the chain away from
+//! the goal) the shared driver restarts from the best pose with random joint rotations
+//! ([`IterationSettings::restarts`], [`IterationSettings::stall_window`]), and with
+//! [`IterationSettings::time_budget_us`] it keeps restarting until solved or out of time; the
+//! report's `restarts` says how many were used. The returned pose is the best over all starts.
+//!
+//! The linear algebra is [nalgebra](https://nalgebra.org)'s Cholesky factorisation on buffers
+//! kept in [`LmWorkspace`]: a warm solve allocates nothing.
+
+use glam::DQuat;
+use ikarus_core::{LocalPose, Skeleton};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+
+use crate::dofs::{DofKind, Dofs};
+use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::{IkTask, SolveReport};
+
+/// Levenberg–Marquardt parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LmConfig {
+    /// Initial damping `λ` relative to the diagonal of `JᵀJ`. Small values start with nearly
+    /// Gauss–Newton steps (fast near a solution), large ones with short gradient steps (safe
+    /// far from one). Default 1e-3.
+    pub lambda: f64,
+    /// Most damping increases tried within one sweep before giving up on it (the driver then
+    /// sees no motion and restarts). Default 12.
+    pub max_tries: u32,
+    /// The shared loop's parameters. Default: 200 sweeps, 40 restarts after a stall window of
+    /// 8 sweeps.
+    pub iteration: IterationSettings,
+}
+
+impl Default for LmConfig {
+    fn default() -> Self {
+        Self {
+            lambda: 1e-3,
+            max_tries: 12,
+            iteration: IterationSettings {
+                max_iterations: 200,
+                restarts: 40,
+                stall_window: 8,
+                ..IterationSettings::default()
+            },
+        }
+    }
+}
+
+impl LmConfig {
+    /// Checks the values are usable.
+    ///
+    /// # Errors
+    /// A sentence naming the bad parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(format!(
+                "lambda {} must be positive and finite",
+                self.lambda
+            ));
+        }
+        if self.max_tries == 0 {
+            return Err("max_tries must be at least 1".into());
+        }
+        self.iteration.validate()
+    }
+}
+
+/// Reusable buffers for [`solve_with`].
+#[derive(Clone, Debug, Default)]
+pub struct LmWorkspace {
+    driver: Workspace,
+    dofs: Dofs,
+    /// Jacobian, row-major `rows × columns`.
+    j: Vec<f64>,
+    /// Residual of the current pose and of a trial pose.
+    e: Vec<f64>,
+    trial: Vec<f64>,
+    /// Normal matrix `JᵀJ`, the damped system, and right-hand side / step.
+    normal: DMatrix<f64>,
+    system: DMatrix<f64>,
+    gradient: DVector<f64>,
+    step: DVector<f64>,
+    /// Columns held on their bound for this step.
+    fixed: Vec<bool>,
+    saved: Vec<DQuat>,
+}
+
+impl LmWorkspace {
+    /// An empty workspace; it sizes itself on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Solves `task` by Levenberg–Marquardt, allocating a workspace. `pose` is the start pose on
+/// entry and the best pose found on exit.
+pub fn solve(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &LmConfig,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    solve_with(skeleton, task, config, &mut LmWorkspace::new(), pose)
+}
+
+/// Solves `task` by Levenberg–Marquardt with reusable buffers (no allocation once warm).
+pub fn solve_with(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &LmConfig,
+    workspace: &mut LmWorkspace,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    if let Err(reason) = config.validate() {
+        return SolveReport::invalid(reason);
+    }
+    let LmWorkspace {
+        driver: driver_workspace,
+        dofs,
+        j,
+        e,
+        trial,
+        normal,
+        system,
+        gradient,
+        step,
+        fixed,
+        saved,
+    } = workspace;
+    let mut lm = LmStep {
+        config,
+        dofs,
+        j,
+        e,
+        trial,
+        normal,
+        system,
+        gradient,
+        step,
+        fixed,
+        saved,
+        lambda: config.lambda,
+        nu: 2.0,
+    };
+    driver::run(
+        skeleton,
+        task,
+        &config.iteration,
+        driver_workspace,
+        pose,
+        &mut lm,
+    )
+}
+
+struct LmStep<'a> {
+    config: &'a LmConfig,
+    dofs: &'a mut Dofs,
+    j: &'a mut Vec<f64>,
+    e: &'a mut Vec<f64>,
+    trial: &'a mut Vec<f64>,
+    normal: &'a mut DMatrix<f64>,
+    system: &'a mut DMatrix<f64>,
+    gradient: &'a mut DVector<f64>,
+    step: &'a mut DVector<f64>,
+    fixed: &'a mut Vec<bool>,
+    saved: &'a mut Vec<DQuat>,
+    lambda: f64,
+    nu: f64,
+}
+
+fn cost(e: &[f64]) -> f64 {
+    0.5 * e.iter().map(|x| x * x).sum::<f64>()
+}
+
+impl LmStep<'_> {
+    /// `normal = JᵀJ`, `gradient = Jᵀe` from the current pose.
+    fn linearise(&mut self, ctx: &Iteration<'_>) {
+        let (rows, n) = (self.dofs.rows(), self.dofs.columns());
+        self.dofs.residual(ctx, self.e);
+        self.dofs.jacobian(ctx, self.j);
+        let j = &self.j[..rows * n];
+        for a in 0..n {
+            self.gradient[a] = (0..rows).map(|r| j[r * n + a] * self.e[r]).sum();
+            for b in a..n {
+                let v: f64 = (0..rows).map(|r| j[r * n + a] * j[r * n + b]).sum();
+                self.normal[(a, b)] = v;
+                self.normal[(b, a)] = v;
+            }
+        }
+    }
+
+    /// Solves the damped system for `step`, holding `fixed` columns at zero. False when the
+    /// factorisation fails (not positive definite: only with non-finite input).
+    fn solve_damped(&mut self) -> bool {
+        let n = self.dofs.columns();
+        let floor = 1e-9 * (0..n).map(|a| self.normal[(a, a)]).fold(1e-12, f64::max);
+        self.system.copy_from(self.normal);
+        for a in 0..n {
+            let d = self.normal[(a, a)].max(floor);
+            self.system[(a, a)] += self.lambda * d;
+            self.step[a] = self.gradient[a];
+        }
+        for a in (0..n).filter(|&a| self.fixed[a]) {
+            for b in 0..n {
+                self.system[(a, b)] = 0.0;
+                self.system[(b, a)] = 0.0;
+            }
+            self.system[(a, a)] = 1.0;
+            self.step[a] = 0.0;
+        }
+        let matrix = std::mem::replace(self.system, DMatrix::zeros(0, 0));
+        let Some(factor) = nalgebra::linalg::Cholesky::new(matrix) else {
+            *self.system = DMatrix::zeros(n, n);
+            return false;
+        };
+        factor.solve_mut(self.step);
+        *self.system = factor.unpack();
+        self.step.iter().all(|x| x.is_finite())
+    }
+
+    /// Holds hinge columns that sit on a bound and whose step points outward; true when any
+    /// new column was held (the system must be solved again).
+    fn hold_outward(&mut self, ctx: &Iteration<'_>) -> bool {
+        let mut changed = false;
+        for c in 0..self.dofs.columns() {
+            if self.fixed[c] || !matches!(self.dofs.dofs()[c].kind, DofKind::Hinge(_)) {
+                continue;
+            }
+            let (Some(value), Some((low, high))) =
+                (self.dofs.hinge_value(ctx, c), self.dofs.hinge_bounds(c))
+            else {
+                continue;
+            };
+            let s = self.step[c];
+            if (s > 0.0 && value >= high - 1e-12) || (s < 0.0 && value <= low + 1e-12) {
+                self.fixed[c] = true;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Predicted decrease of `½|e|²` for the current step: `½ hᵀ(λ D h + g)`.
+    fn predicted(&self) -> f64 {
+        let n = self.dofs.columns();
+        let floor = 1e-9 * (0..n).map(|a| self.normal[(a, a)]).fold(1e-12, f64::max);
+        0.5 * (0..n)
+            .map(|a| {
+                let h = self.step[a];
+                h * (self.lambda * self.normal[(a, a)].max(floor) * h + self.gradient[a])
+            })
+            .sum::<f64>()
+    }
+}
+
+impl IterativeStep for LmStep<'_> {
+    fn prepare(&mut self, ctx: &mut Iteration<'_>) {
+        self.dofs.rebuild(ctx.skeleton(), ctx.task(), ctx.path());
+        let (rows, n) = (self.dofs.rows(), self.dofs.columns());
+        self.j.resize(rows * n, 0.0);
+        self.e.resize(rows, 0.0);
+        self.trial.resize(rows, 0.0);
+        if self.normal.shape() != (n, n) {
+            *self.normal = DMatrix::zeros(n, n);
+            *self.system = DMatrix::zeros(n, n);
+            *self.gradient = DVector::zeros(n);
+            *self.step = DVector::zeros(n);
+        }
+        self.fixed.resize(n, false);
+        self.saved.resize(ctx.path().len(), DQuat::IDENTITY);
+        self.lambda = self.config.lambda;
+        self.nu = 2.0;
+    }
+
+    fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        let n = self.dofs.columns();
+        if n == 0 {
+            return;
+        }
+        self.linearise(ctx);
+        let before = cost(self.e);
+        if before == 0.0 {
+            return;
+        }
+        Dofs::save(ctx, self.saved);
+        for _ in 0..self.config.max_tries {
+            self.fixed.fill(false);
+            if !self.solve_damped() {
+                return;
+            }
+            if self.hold_outward(ctx) && !self.solve_damped() {
+                return;
+            }
+            let predicted = self.predicted();
+            self.dofs.apply(ctx, self.step.as_slice());
+            self.dofs.residual(ctx, self.trial);
+            let after = cost(self.trial);
+            if after < before {
+                let rho = if predicted > 0.0 {
+                    (before - after) / predicted
+                } else {
+                    1.0
+                };
+                self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
+                self.lambda = self.lambda.max(1e-12);
+                self.nu = 2.0;
+                return;
+            }
+            Dofs::restore(ctx, self.saved);
+            self.lambda = (self.lambda * self.nu).min(1e12);
+            self.nu *= 2.0;
+        }
+        // No step lowered the cost: a (local) minimum for this start. Tell the driver nothing
+        // moved (it restarts) and reset the damping for the new start.
+        ctx.settle();
+        self.lambda = self.config.lambda;
+        self.nu = 2.0;
+    }
+}
