@@ -53,3 +53,13 @@ pub fn trac_ik_ccd_config() -> ikarus_solve::CcdConfig {
         ..ikarus_solve::CcdConfig::default()
     }
 }
+
+/// The Levenberg–Marquardt settings of the TRAC-IK protocol bench and test: LM's defaults
+/// with room for many restarts (at most 2,000 sweeps shared by up to 200 random restarts; a
+/// solve that needs them all takes a few milliseconds).
+pub fn trac_ik_lm_config() -> ikarus_solve::SolverConfig {
+    let mut config = ikarus_solve::lm::LmConfig::default();
+    config.iteration.max_iterations = 2000;
+    config.iteration.restarts = 200;
+    ikarus_solve::SolverConfig::Lm(config)
+}

@@ -10,7 +10,7 @@ use ikarus_solve::batch::{BatchTarget, solve_batch};
 
 #[test]
 fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
-    let config: SolverConfig = serde_json::from_str(r#"{"kind": "lm"}"#).unwrap();
+    let config: SolverConfig = ikarus_bench::trac_ik_lm_config();
     for (file, base, tip) in ROBOTS {
         let Some(robot) = Robot::load(file, base, tip) else {
             return;
@@ -44,6 +44,6 @@ fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
             );
             ok += usize::from(success);
         }
-        assert!(ok >= 990, "{file}: {ok} of 1000 solved");
+        assert!(ok >= 998, "{file}: {ok} of 1000 solved");
     }
 }

@@ -14,7 +14,7 @@
 //!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
 
 use glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{HingeLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
 use crate::path::{JointPath, PathJoint, Side};
@@ -259,6 +259,40 @@ impl Iteration<'_> {
     /// kinematics like [`Iteration::rotate_hinge`] and returns the angle set. Used by solvers
     /// that keep hinge angles inside boxes themselves or undo a trial step.
     pub fn set_hinge_angle(&mut self, pj: PathJoint, hinge: &HingeLimit, angle: f64) -> f64 {
+        let (new_angle, old) = self.write_hinge(pj, hinge, angle);
+        self.refresh(pj, &old);
+        new_angle
+    }
+
+    /// As [`Iteration::set_hinge_angle`], but for an effector-side joint forward kinematics
+    /// is deferred: nothing in the model moves, not even the effectors, until
+    /// [`Iteration::update_model`] (which the caller must run before reading the model; the
+    /// driver runs it after the sweep). Setting several hinges this way and updating once
+    /// costs one forward kinematics pass instead of one partial update per joint, the fast
+    /// path of solvers that move every joint at once (Levenberg–Marquardt). A base-side
+    /// joint is updated at once, as by [`Iteration::set_hinge_angle`].
+    pub fn set_hinge_angle_deferred(
+        &mut self,
+        pj: PathJoint,
+        hinge: &HingeLimit,
+        angle: f64,
+    ) -> f64 {
+        let (new_angle, old) = self.write_hinge(pj, hinge, angle);
+        match pj.side {
+            Side::Effector => self.stale = true,
+            Side::Base => self.refresh(pj, &old),
+        }
+        new_angle
+    }
+
+    /// Clamps `angle` to the hinge's range and writes it into the pose (no forward
+    /// kinematics); returns the angle set and the joint's previous local transform.
+    fn write_hinge(
+        &mut self,
+        pj: PathJoint,
+        hinge: &HingeLimit,
+        angle: f64,
+    ) -> (f64, ikarus_core::Transform) {
         let joint = pj.joint;
         let current = self.hinge_angle(pj, hinge);
         let new_angle = if hinge.is_full_circle() {
@@ -273,8 +307,7 @@ impl Iteration<'_> {
         let rest = self.skeleton.rest(joint).rotation;
         self.pose[joint].rotation =
             (rest * DQuat::from_axis_angle(hinge.axis, new_angle)).normalize();
-        self.refresh(pj, &old);
-        new_angle
+        (new_angle, old)
     }
 
     /// Declares that this sweep left the pose where it started (a trial step was undone):
@@ -326,12 +359,31 @@ impl Iteration<'_> {
         new
     }
 
-    /// Restores `best`, then turns every path joint by a random rotation of up to `angle`
-    /// radians (projected onto its limit).
+    /// Restores `best`, then moves every path joint at random by up to `angle` radians: a
+    /// bounded hinge to an angle drawn uniformly from the part of its range within `angle` of
+    /// where it is (so a kick of π or more draws uniformly from the whole range, TRAC-IK's
+    /// random restart, and never piles joints up on their stops), any other joint by a random
+    /// rotation of up to `angle` projected onto its limit.
     fn kick(&mut self, best: &[ikarus_core::Transform], rng: &mut SplitMix, angle: f64) {
         self.pose.transforms_mut().copy_from_slice(best);
+        self.hinge_angles.fill(f64::NAN);
         fk::forward_kinematics(self.skeleton, self.pose, self.model);
         for &pj in self.path.joints() {
+            if let JointLimit::Hinge(hinge) = *self.skeleton.limit(pj.joint) {
+                let current = self.hinge_angle(pj, &hinge);
+                let (low, high) = if hinge.is_full_circle() {
+                    (current - angle, current + angle)
+                } else if angle >= std::f64::consts::PI {
+                    (hinge.min, hinge.max)
+                } else {
+                    (
+                        (current - angle).max(hinge.min),
+                        (current + angle).min(hinge.max),
+                    )
+                };
+                self.set_hinge_angle(pj, &hinge, low + (high - low) * rng.next_f64());
+                continue;
+            }
             let turn = DQuat::IDENTITY.slerp(rng.rotation(), angle / std::f64::consts::PI);
             let rotation = self.pose[pj.joint].rotation * turn;
             self.set_rotation(pj, rotation);

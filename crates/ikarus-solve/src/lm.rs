@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dofs::{DofKind, Dofs};
 use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::path::Side;
 use crate::{IkTask, SolveReport};
 
 /// Levenberg–Marquardt parameters.
@@ -101,6 +102,8 @@ pub struct LmWorkspace {
     /// Columns held on their bound for this step.
     fixed: Vec<bool>,
     saved: Vec<DQuat>,
+    /// Hinge values at the start of the sweep (the all-hinge fast path).
+    values: Vec<f64>,
 }
 
 impl LmWorkspace {
@@ -144,6 +147,7 @@ pub fn solve_with(
         step,
         fixed,
         saved,
+        values,
     } = workspace;
     let mut lm = LmStep {
         config,
@@ -157,6 +161,8 @@ pub fn solve_with(
         step,
         fixed,
         saved,
+        values,
+        hinges_only: false,
         lambda: config.lambda,
         nu: 2.0,
     };
@@ -182,6 +188,9 @@ struct LmStep<'a> {
     step: &'a mut DVector<f64>,
     fixed: &'a mut Vec<bool>,
     saved: &'a mut Vec<DQuat>,
+    values: &'a mut Vec<f64>,
+    /// Every column is a hinge: trial steps set all angles, then run one forward kinematics.
+    hinges_only: bool,
     lambda: f64,
     nu: f64,
 }
@@ -258,6 +267,58 @@ impl LmStep<'_> {
         changed
     }
 
+    /// Remembers the pose at the start of the sweep.
+    fn save(&mut self, ctx: &Iteration<'_>) {
+        if self.hinges_only {
+            for c in 0..self.dofs.columns() {
+                self.values[c] = self.dofs.hinge_value(ctx, c).unwrap_or(0.0);
+            }
+        } else {
+            Dofs::save(ctx, self.saved);
+        }
+    }
+
+    /// Sets every hinge column to `value(c)` and runs forward kinematics once.
+    fn set_hinges(&self, ctx: &mut Iteration<'_>, value: impl Fn(usize) -> f64) {
+        for (c, dof) in self.dofs.dofs().iter().enumerate() {
+            if let DofKind::Hinge(hinge) = dof.kind {
+                let sign = match dof.joint.side {
+                    Side::Effector => 1.0,
+                    Side::Base => -1.0,
+                };
+                ctx.set_hinge_angle_deferred(dof.joint, &hinge, sign * value(c));
+            }
+        }
+        ctx.update_model();
+    }
+
+    /// Takes the trial step from the saved pose; no hinge step exceeds
+    /// [`IterationSettings::max_step_angle`] (the whole step shrinks to fit).
+    fn apply(&mut self, ctx: &mut Iteration<'_>) {
+        let largest = self.step.amax();
+        let limit = self.config.iteration.max_step_angle;
+        if largest > limit {
+            *self.step *= limit / largest;
+        }
+        if self.hinges_only {
+            let (values, step) = (&*self.values, &*self.step);
+            self.set_hinges(ctx, |c| values[c] + step[c]);
+        } else {
+            self.dofs.apply(ctx, self.step.as_slice());
+            ctx.update_model();
+        }
+    }
+
+    /// Puts the saved pose back.
+    fn restore(&mut self, ctx: &mut Iteration<'_>) {
+        if self.hinges_only {
+            let values = &*self.values;
+            self.set_hinges(ctx, |c| values[c]);
+        } else {
+            Dofs::restore(ctx, self.saved);
+        }
+    }
+
     /// Predicted decrease of `½|e|²` for the current step: `½ hᵀ(λ D h + g)`.
     fn predicted(&self) -> f64 {
         let n = self.dofs.columns();
@@ -286,6 +347,12 @@ impl IterativeStep for LmStep<'_> {
         }
         self.fixed.resize(n, false);
         self.saved.resize(ctx.path().len(), DQuat::IDENTITY);
+        self.values.resize(n, 0.0);
+        self.hinges_only = self
+            .dofs
+            .dofs()
+            .iter()
+            .all(|d| matches!(d.kind, DofKind::Hinge(_)));
         self.lambda = self.config.lambda;
         self.nu = 2.0;
     }
@@ -300,7 +367,7 @@ impl IterativeStep for LmStep<'_> {
         if before == 0.0 {
             return;
         }
-        Dofs::save(ctx, self.saved);
+        self.save(ctx);
         for _ in 0..self.config.max_tries {
             self.fixed.fill(false);
             if !self.solve_damped() {
@@ -309,8 +376,8 @@ impl IterativeStep for LmStep<'_> {
             if self.hold_outward(ctx) && !self.solve_damped() {
                 return;
             }
+            self.apply(ctx);
             let predicted = self.predicted();
-            self.dofs.apply(ctx, self.step.as_slice());
             self.dofs.residual(ctx, self.trial);
             let after = cost(self.trial);
             if after < before {
@@ -324,7 +391,7 @@ impl IterativeStep for LmStep<'_> {
                 self.nu = 2.0;
                 return;
             }
-            Dofs::restore(ctx, self.saved);
+            self.restore(ctx);
             self.lambda = (self.lambda * self.nu).min(1e12);
             self.nu *= 2.0;
         }

@@ -1,0 +1,139 @@
+//! The TRAC-IK benchmark protocol on panda, kukaIiwa7, iiwa14 and ur5 (`../shared/data/urdf`):
+//! 10,000 joint vectors uniform inside the limits (seed 42) mapped through forward kinematics
+//! to 6-D targets; every solve seeded from the middle of the limits; success = position error
+//! < 1e-5 m and rotation error < 1e-5 rad with every joint inside its limits, judged by forward
+//! kinematics of the returned `q`. Single thread.
+//!
+//! The protocol pass prints, per robot and solver, the success rate, median, p99 and mean of
+//! the per-solve wall times; the `k` crate's `JacobianIkSolver` runs the same targets (made by
+//! its own forward kinematics of the same joint vectors) in the same run. Criterion then times
+//! the mean per solve over 100 targets per robot.
+//!
+//! `IKARUS_TRAC_IK_TARGETS=N` runs N targets instead of 10,000 (quick looks);
+//! `IKARUS_TRAC_IK_NO_PEER=1` leaves `k` out (profiling ikarus alone).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ikarus_bench::trac_ik::{self, Figures, ROBOTS, Robot, figures_of_times};
+use ikarus_solve::SolverConfig;
+use ikarus_solve::batch::{BatchTarget, solve_batch};
+use k::nalgebra as na;
+use k::prelude::*;
+
+const SEED: u64 = 42;
+
+fn count() -> usize {
+    std::env::var("IKARUS_TRAC_IK_TARGETS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+fn solvers() -> Vec<(&'static str, SolverConfig)> {
+    vec![("lm", ikarus_bench::trac_ik_lm_config())]
+}
+
+fn print(file: &str, solver: &str, f: &Figures) {
+    println!(
+        "trac_ik/{file}/{solver}: {:.2}% solved, median {:.1} us, p99 {:.1} us, mean {:.1} us",
+        100.0 * f.success_rate,
+        f.median_us,
+        f.p99_us,
+        f.mean_us
+    );
+}
+
+/// The `k` crate on the same joint vectors: targets from its own FK, seeded from the middle.
+fn k_protocol(robot: &Robot, samples: &[(Vec<f64>, BatchTarget)]) -> Option<Figures> {
+    if std::env::var_os("IKARUS_TRAC_IK_NO_PEER").is_some() {
+        return None;
+    }
+    let dir = ikarus_testdata::require("urdf", robot.file)?;
+    let chain = k::Chain::<f64>::from_urdf_file(dir.join(robot.file)).ok()?;
+    let tip_joint = robot.urdf.joint_of(robot.chain.tip())?.name.clone();
+    let arm = k::SerialChain::from_end(chain.find(&tip_joint)?);
+    if arm.dof() != robot.chain.dof() {
+        println!(
+            "trac_ik/{}/k: skipped, k sees {} joints",
+            robot.file,
+            arm.dof()
+        );
+        return None;
+    }
+    let solver = k::JacobianIkSolver::new(1e-5, 1e-5, 0.5, 100);
+    let middle = robot.chain.middle();
+    let mut times = Vec::with_capacity(samples.len());
+    let mut ok = 0;
+    for (q, _) in samples {
+        arm.set_joint_positions_unchecked(q);
+        arm.update_transforms();
+        let target: na::Isometry3<f64> = arm.end_transform();
+        arm.set_joint_positions_unchecked(&middle);
+        arm.update_transforms();
+        let start = Instant::now();
+        let solved = solver.solve(&arm, &target);
+        times.push(start.elapsed().as_nanos() as f64 / 1e3);
+        arm.update_transforms();
+        let reached = arm.end_transform();
+        let position = (reached.translation.vector - target.translation.vector).norm();
+        let rotation = reached.rotation.angle_to(&target.rotation);
+        let within = robot.chain.within_limits(&arm.joint_positions(), 1e-9);
+        ok += usize::from(solved.is_ok() && position < 1e-5 && rotation < 1e-5 && within);
+    }
+    Some(figures_of_times(ok, &mut times))
+}
+
+fn protocol() -> Vec<(Robot, Vec<BatchTarget>)> {
+    let mut loaded = Vec::new();
+    for (file, base, tip) in ROBOTS {
+        let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
+        let samples = robot.samples(count(), SEED);
+        let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
+        for (name, config) in solvers() {
+            let results = solve_batch(
+                robot.skeleton(),
+                &robot.chain,
+                &targets,
+                &config,
+                trac_ik::TOLERANCE,
+                1,
+            );
+            print(file, name, &trac_ik::figures(&robot, &targets, &results));
+        }
+        if let Some(f) = k_protocol(&robot, &samples) {
+            print(file, "k_jacobian", &f);
+        }
+        loaded.push((robot, targets));
+    }
+    loaded
+}
+
+fn bench_trac_ik(c: &mut Criterion) {
+    let loaded = protocol();
+    let mut group = c.benchmark_group("trac_ik");
+    for (robot, targets) in &loaded {
+        for (name, config) in solvers() {
+            let mut k = 0;
+            let subset = &targets[..targets.len().min(100)];
+            group.bench_function(format!("{}/{name}_mean_of_100", robot.file), |b| {
+                b.iter(|| {
+                    k = (k + 1) % subset.len();
+                    black_box(solve_batch(
+                        robot.skeleton(),
+                        &robot.chain,
+                        &subset[k..=k],
+                        &config,
+                        trac_ik::TOLERANCE,
+                        1,
+                    ))
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_trac_ik);
+criterion_main!(benches);
