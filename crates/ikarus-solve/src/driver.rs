@@ -36,10 +36,11 @@ pub struct IterationSettings {
     pub min_step: f64,
     /// Restarts allowed when the solve stalls (nothing moves, or the residual shrinks by less
     /// than 10% over `stall_window` sweeps): every path joint of the best pose so far is kicked
-    /// by a random rotation (0.5 rad at the first restart, doubling up to π) and the sweeps go
-    /// on within the same `max_iterations` budget; the best pose over all starts is kept. The
-    /// first kick unfolds a chain stuck straight; later ones leave local minima, as TRAC-IK's
-    /// random restarts do. Default 4; 0 never jumps.
+    /// at random (a bounded hinge to a uniform draw from its range, other joints by a random
+    /// rotation of 0.5 rad at the first restart, doubling up to π) and the sweeps go on within
+    /// the same `max_iterations` budget; the best pose over all starts is kept. The first kick
+    /// unfolds a chain stuck straight; later ones leave local minima, as TRAC-IK's random
+    /// restarts do. Default 8; 0 never jumps.
     pub restarts: u32,
     /// Sweeps over which progress is judged for a restart. Default 16.
     pub stall_window: u32,
@@ -63,7 +64,7 @@ impl Default for IterationSettings {
             max_iterations: 64,
             max_step_angle: std::f64::consts::PI,
             min_step: 1e-12,
-            restarts: 4,
+            restarts: 8,
             stall_window: 16,
             seed: 0,
             blend: 1.0,
@@ -359,11 +360,11 @@ impl Iteration<'_> {
         new
     }
 
-    /// Restores `best`, then moves every path joint at random by up to `angle` radians: a
-    /// bounded hinge to an angle drawn uniformly from the part of its range within `angle` of
-    /// where it is (so a kick of π or more draws uniformly from the whole range, TRAC-IK's
-    /// random restart, and never piles joints up on their stops), any other joint by a random
-    /// rotation of up to `angle` projected onto its limit.
+    /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle
+    /// drawn uniformly from its whole range (TRAC-IK's random restart; a hinge's range is its
+    /// natural scale, and uniform draws never pile joints up on their stops the way projected
+    /// random rotations do), a full-circle hinge by up to `angle` radians either way, any
+    /// other joint by a random rotation of up to `angle` projected onto its limit.
     fn kick(&mut self, best: &[ikarus_core::Transform], rng: &mut SplitMix, angle: f64) {
         self.pose.transforms_mut().copy_from_slice(best);
         self.hinge_angles.fill(f64::NAN);
@@ -373,13 +374,8 @@ impl Iteration<'_> {
                 let current = self.hinge_angle(pj, &hinge);
                 let (low, high) = if hinge.is_full_circle() {
                     (current - angle, current + angle)
-                } else if angle >= std::f64::consts::PI {
-                    (hinge.min, hinge.max)
                 } else {
-                    (
-                        (current - angle).max(hinge.min),
-                        (current + angle).min(hinge.max),
-                    )
+                    (hinge.min, hinge.max)
                 };
                 self.set_hinge_angle(pj, &hinge, low + (high - low) * rng.next_f64());
                 continue;

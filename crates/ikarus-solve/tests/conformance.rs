@@ -28,6 +28,10 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
         ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),
         ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None)),
+        (
+            "lm",
+            SolverConfig::Lm(ikarus_solve::lm::LmConfig::default()),
+        ),
     ]
 }
 

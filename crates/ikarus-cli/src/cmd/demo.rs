@@ -15,6 +15,7 @@ use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
 use ikarus_solve::aim::AimConfig;
 use ikarus_solve::limb7::{Limb7Config, SwivelPolicy};
+use ikarus_solve::lm::LmConfig;
 use ikarus_solve::two_bone::TwoBoneConfig;
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig,
@@ -44,6 +45,7 @@ fn solvers() -> Vec<(&'static str, SolverConfig, bool)> {
             false,
         ),
         ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None), false),
+        ("lm", SolverConfig::Lm(LmConfig::default()), false),
         (
             "two_bone",
             SolverConfig::TwoBone(TwoBoneConfig::default()),

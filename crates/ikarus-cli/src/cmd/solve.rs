@@ -7,7 +7,7 @@
 //!
 //! Solver kinds: `{"kind": "none"}`; `{"kind": "ccd", "variant": "classic" | "mmd",
 //! "damping": "none" | "length", "iteration": {"max_iterations": 64, "max_step_angle": 3.14,
-//! "min_step": 1e-12, "restarts": 4, "stall_window": 16, "seed": 0, "blend": 1}}` (every field
+//! "min_step": 1e-12, "restarts": 8, "stall_window": 16, "seed": 0, "blend": 1}}` (every field
 //! optional). The `base` joint stays fixed; the path from it to the effectors may run through the
 //! root, which then moves. The report adds `restarts` and `active_limits` (joints pushing
 //! against their limits).
