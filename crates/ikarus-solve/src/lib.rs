@@ -19,6 +19,7 @@ mod frames;
 pub mod leg6;
 pub mod limb7;
 pub mod path;
+pub mod recover;
 mod report;
 mod task;
 pub mod two_bone;
