@@ -15,6 +15,7 @@ pub mod align;
 mod analytic;
 pub mod ccd;
 pub mod driver;
+pub mod fabrik;
 mod frames;
 pub mod leg6;
 pub mod limb7;
@@ -58,6 +59,10 @@ pub enum SolverConfig {
     /// joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch hinges:
     /// `{"kind": "leg6"}`.
     Leg6(leg6::Leg6Config),
+    /// FABRIK ([`fabrik`], seed 004's particle IK): joint points moved backward and forward,
+    /// several effectors with sub-bases, the posture recovered from the points:
+    /// `{"kind": "fabrik", "iteration": {"max_iterations": 64, ...}}`.
+    Fabrik(fabrik::FabrikConfig),
 }
 
 impl SolverConfig {
@@ -70,6 +75,7 @@ impl SolverConfig {
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
             Self::Leg6(_) => "leg6",
+            Self::Fabrik(_) => "fabrik",
         }
     }
 }
@@ -97,5 +103,6 @@ pub fn solve(
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
         SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
+        SolverConfig::Fabrik(config) => fabrik::solve(skeleton, task, config, pose),
     }
 }
