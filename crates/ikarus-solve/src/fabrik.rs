@@ -171,6 +171,10 @@ struct Plan {
     sum: Vec<DVec4>,
     /// Per joint: the frame's rotation (anchor frame).
     rotation: Vec<DQuat>,
+    /// Per joint: the index of its effector-side pivot, `u32::MAX` for none.
+    pivot_of: Vec<u32>,
+    /// Per pivot: the joint's limit.
+    limits: Vec<JointLimit>,
 }
 
 const EFFECTOR_SIDE: u8 = 1;
@@ -203,6 +207,9 @@ impl Plan {
         }
         self.pivots.clear();
         self.attached.clear();
+        self.limits.clear();
+        self.pivot_of.clear();
+        self.pivot_of.resize(n, u32::MAX);
         self.reach = 0.0;
         for &pj in path.iter().rev() {
             let k = pj.joint;
@@ -216,6 +223,10 @@ impl Plan {
                 .filter(|_| pj.side == Side::Effector)
                 .map(|i| i as u16);
             let end = self.attached.len() as u32;
+            if pj.side == Side::Effector {
+                self.pivot_of[k.index()] = self.pivots.len() as u32;
+            }
+            self.limits.push(skeleton.limit(k).clone());
             self.pivots.push(Pivot {
                 pj,
                 parent,
@@ -345,6 +356,10 @@ impl Plan {
             if self.anchor == Anchor::Model {
                 self.rotation[k.index()] = model.rotation(k);
                 self.rotation[p.parent.index()] = model.rotation(p.parent);
+            } else if p.pj.side == Side::Effector {
+                // Parents come first: the frame from the anchor down.
+                self.rotation[k.index()] =
+                    self.rotation[p.parent.index()] * ctx.pose()[k].rotation;
             }
         }
         for a in &self.attached {
@@ -361,9 +376,12 @@ impl Plan {
         anchor_rotation
     }
 
-    /// Effectors to anchor: every point moved toward its children's new places.
-    fn backward(&mut self) {
-        for p in self.pivots.iter().rev() {
+    /// Effectors to anchor: every point moved toward its children's new places. Where a child
+    /// is a limited path joint, the bone toward it turns only as far as the child's limit
+    /// allows relative to the child's own backward segment (the constraint in reverse).
+    fn backward(&mut self, task: &IkTask, anchor_rotation: DQuat) {
+        for index in (0..self.pivots.len()).rev() {
+            let p = self.pivots[index];
             let k = p.pj.joint.index();
             for a in &self.attached[p.start as usize..p.end as usize] {
                 let j = a.joint.index();
@@ -373,14 +391,73 @@ impl Plan {
                 }
                 let reached = sum.truncate() / sum.w;
                 self.reached[j] = reached;
-                let mut direction = self.position[k] - reached;
+                let mut direction = reached - self.position[k];
                 if direction.length_squared() < 1e-24 {
-                    direction = self.position[k] - self.position[j];
+                    direction = self.position[j] - self.position[k];
                 }
-                let proposal = reached + direction.normalize_or_zero() * a.offset.length();
+                let bone = if p.pj.side == Side::Effector {
+                    // The bone k → a as the segment of k would carry it.
+                    let segment = crate::recover::shortest_arc_on(
+                        self.rotation[k],
+                        a.offset,
+                        direction,
+                    );
+                    let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
+                    segment * a.offset
+                } else {
+                    direction.normalize_or_zero() * a.offset.length()
+                };
+                let proposal = reached - bone;
                 self.sum[k] += (proposal * sum.w).extend(sum.w);
             }
         }
+    }
+
+    /// The segment rotation of a pivot whose child `a` (reached at `reached`) is a limited
+    /// effector-side path joint: `segment`, or the nearest one the child's limit allows given
+    /// the child's own backward segment.
+    fn constrain(
+        &self,
+        a: JointId,
+        reached: DVec3,
+        segment: DQuat,
+        task: &IkTask,
+        anchor_rotation: DQuat,
+    ) -> DQuat {
+        let index = self.pivot_of[a.index()];
+        if index == u32::MAX || self.limits[index as usize].is_free() {
+            return segment;
+        }
+        let child = &self.pivots[index as usize];
+        let mut fit = RotationFit::new();
+        for b in &self.attached[child.start as usize..child.end as usize] {
+            let weight = self.sum[b.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(b.offset, self.reached[b.joint.index()] - reached, weight);
+            }
+        }
+        if let Some(goal) = child.orientation.and_then(|i| {
+            let e = &task.effectors[usize::from(i)];
+            e.goal.orientation.map(|g| (g, e.weight))
+        }) {
+            let (orientation, weight) = goal;
+            let orientation = anchor_rotation.conjugate() * orientation;
+            let lever = self.reach.max(1e-9);
+            for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                fit.add(axis * lever, orientation * axis * lever, weight);
+            }
+        }
+        if fit.pairs() == 0 {
+            return segment;
+        }
+        let child_segment = fit.solve(self.rotation[a.index()]).rotation;
+        let local = segment.conjugate() * child_segment;
+        let delta = child.rest.conjugate() * local;
+        let projected = self.limits[index as usize].project(delta);
+        if projected == delta {
+            return segment;
+        }
+        (child_segment * (child.rest * projected).conjugate()).normalize()
     }
 }
 
@@ -397,7 +474,7 @@ impl IterativeStep for FabrikStep<'_> {
 
     fn sweep(&mut self, ctx: &mut Iteration<'_>) {
         let anchor_rotation = self.plan.load(ctx);
-        self.plan.backward();
+        self.plan.backward(ctx.task(), anchor_rotation);
         for index in 0..self.plan.pivots.len() {
             self.forward(ctx, index, anchor_rotation);
         }
