@@ -433,6 +433,7 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
         ("ccd ", 6),
         ("ccd/length", 6),
         ("ccd/mmd", 6),
+        ("fabrik", 6),
         ("two_bone", 4),
         ("limb7 ", 4),
         ("limb7/mid", 4),

@@ -213,7 +213,9 @@ impl Plan {
         self.reach = 0.0;
         for &pj in path.iter().rev() {
             let k = pj.joint;
-            let parent = skeleton.parent(k).expect("path joints lie below a common ancestor");
+            let parent = skeleton
+                .parent(k)
+                .expect("path joints lie below a common ancestor");
             let start = self.attached.len() as u32;
             self.attach(skeleton, pose, pj, parent);
             let orientation = task
@@ -358,8 +360,7 @@ impl Plan {
                 self.rotation[p.parent.index()] = model.rotation(p.parent);
             } else if p.pj.side == Side::Effector {
                 // Parents come first: the frame from the anchor down.
-                self.rotation[k.index()] =
-                    self.rotation[p.parent.index()] * ctx.pose()[k].rotation;
+                self.rotation[k.index()] = self.rotation[p.parent.index()] * ctx.pose()[k].rotation;
             }
         }
         for a in &self.attached {
@@ -397,11 +398,8 @@ impl Plan {
                 }
                 let bone = if p.pj.side == Side::Effector {
                     // The bone k → a as the segment of k would carry it.
-                    let segment = crate::recover::shortest_arc_on(
-                        self.rotation[k],
-                        a.offset,
-                        direction,
-                    );
+                    let segment =
+                        crate::recover::shortest_arc_on(self.rotation[k], a.offset, direction);
                     let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
                     segment * a.offset
                 } else {
@@ -452,7 +450,16 @@ impl Plan {
         }
         let child_segment = fit.solve(self.rotation[a.index()]).rotation;
         let local = segment.conjugate() * child_segment;
-        let delta = child.rest.conjugate() * local;
+        let mut delta = child.rest.conjugate() * local;
+        if let (JointLimit::Hinge(h), false) = (&self.limits[index as usize], child.hinge.is_none())
+        {
+            // A bend to the side the range forbids (a knee bent forward): the mirrored bend,
+            // when legal, instead of the straight stop, so the passes can unfold it.
+            let angle = h.angle(delta);
+            if !(h.min..=h.max).contains(&angle) && (h.min..=h.max).contains(&-angle) {
+                delta = DQuat::from_axis_angle(h.axis, -angle);
+            }
+        }
         let projected = self.limits[index as usize].project(delta);
         if projected == delta {
             return segment;
@@ -502,22 +509,39 @@ impl FabrikStep<'_> {
                 (frame, frame * current.conjugate())
             }
         };
-        let attached = &plan.attached[p.start as usize..p.end as usize];
         let mut fit = RotationFit::new();
-        for a in attached {
-            let weight = plan.sum[a.joint.index()].w;
-            if weight > 0.0 {
-                fit.add(a.offset, plan.reached[a.joint.index()] - at, weight);
-            }
-        }
         if let Some(bend) = p.bend {
-            let (hinge, tip) = (plan.reached[bend.hinge.index()], plan.reached[bend.tip.index()]);
-            let normal = (hinge - at).cross(tip - hinge);
+            let (mut hinge, tip) = (
+                plan.reached[bend.hinge.index()],
+                plan.reached[bend.tip.index()],
+            );
+            let mut normal = (hinge - at).cross(tip - hinge);
+            if normal.dot(reference * bend.axis) * bend.sign < 0.0 {
+                // The points bend the way the range forbids (a knee bent forward): mirror the
+                // hinge's point across the line to the tip, which bends it the allowed way
+                // without twisting this segment half a turn.
+                let line = (tip - at).normalize_or_zero();
+                let offset = hinge - at;
+                hinge = at + 2.0 * line * line.dot(offset) - offset;
+                plan.reached[bend.hinge.index()] = hinge;
+                normal = -normal;
+            }
             let weight = plan.sum[bend.tip.index()].w;
             let scale = (hinge - at).length() * (tip - hinge).length();
             if normal.length() > 1e-6 * scale && weight > 0.0 {
                 let lever = (hinge - at).length();
-                fit.add(bend.axis * lever, normal.normalize() * bend.sign * lever, weight);
+                fit.add(
+                    bend.axis * lever,
+                    normal.normalize() * bend.sign * lever,
+                    weight,
+                );
+            }
+        }
+        let attached = &plan.attached[p.start as usize..p.end as usize];
+        for a in attached {
+            let weight = plan.sum[a.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(a.offset, plan.reached[a.joint.index()] - at, weight);
             }
         }
         if let Some(i) = p.orientation {
@@ -548,7 +572,11 @@ impl FabrikStep<'_> {
             };
             let turn = if attached.len() == 1 && p.orientation.is_none() {
                 let a = attached[0];
-                angle_about(axis, reference * a.offset, plan.reached[a.joint.index()] - at)
+                angle_about(
+                    axis,
+                    reference * a.offset,
+                    plan.reached[a.joint.index()] - at,
+                )
             } else {
                 let have = hinge.angle(p.rest.conjugate() * current);
                 let want = hinge.angle(p.rest.conjugate() * requested);

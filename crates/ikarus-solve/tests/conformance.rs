@@ -28,6 +28,10 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
         ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),
         ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None)),
+        (
+            "fabrik",
+            SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::new(48)),
+        ),
     ]
 }
 

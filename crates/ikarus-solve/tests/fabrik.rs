@@ -31,7 +31,11 @@ fn chain(n: usize, limit: impl Fn(usize) -> JointLimit) -> Skeleton {
         );
         previous = Some(name);
     }
-    b.joint("tip", previous.as_deref(), Transform::from_translation(DVec3::Y));
+    b.joint(
+        "tip",
+        previous.as_deref(),
+        Transform::from_translation(DVec3::Y),
+    );
     b.build().unwrap()
 }
 
@@ -40,7 +44,12 @@ fn movers(s: &Skeleton, n: usize) -> Vec<JointId> {
 }
 
 /// Checks what every solve must give: a finite legal pose and residuals equal to FK's.
-fn check(s: &Skeleton, task: &IkTask, pose: &ikarus_core::LocalPose, report: &ikarus_solve::SolveReport) {
+fn check(
+    s: &Skeleton,
+    task: &IkTask,
+    pose: &ikarus_core::LocalPose,
+    report: &ikarus_solve::SolveReport,
+) {
     assert_legal(s, pose);
     let (p, r) = measure(s, task, pose);
     assert_eq!((p, r), (report.position_error, report.rotation_error));
@@ -102,9 +111,9 @@ fn humanoid_arm_reaches_targets_made_by_fk_of_legal_poses() {
     }
     // The spine's narrow swing-twist ranges stop FABRIK short on some targets (the passes
     // spread the turn over the whole path, the spine hits its limits and the passes do not
-    // move that share elsewhere): measured 150/200 within 1e-4 m.
+    // move that share elsewhere): measured 185/200 within 1e-4 m (CCD: 190+).
     eprintln!("humanoid arm: {converged}/200 converged");
-    assert!(converged >= 140, "{converged}/200 converged");
+    assert!(converged >= 180, "{converged}/200 converged");
 }
 
 #[test]
@@ -149,10 +158,10 @@ fn both_hands_with_the_upper_chest_as_sub_base() {
         check(&s, &task, &pose, &report);
         converged += usize::from(report.converged());
     }
-    // Measured 52/100 within 1e-4 m (the spine's limits, as for one arm); every run keeps the
-    // limits and reports what FK measures.
+    // Measured 71/100 within 1e-4 m (the spine's limits, as for one arm, and both arms pull
+    // on it); every run keeps the limits and reports what FK measures.
     eprintln!("both hands: {converged}/100 converged");
-    assert!(converged >= 45, "{converged}/100 converged");
+    assert!(converged >= 65, "{converged}/100 converged");
 }
 
 #[test]
@@ -186,9 +195,9 @@ fn hinge_and_cone_limits_hold_and_legal_targets_are_reached() {
         check(&s, &task, &pose, &report);
         converged += usize::from(report.converged());
     }
-    // Measured 47/100: hinges at their stops and cones on their rims stall the passes.
+    // Measured 83/100: hinges at their stops and cones on their rims can stall the passes.
     eprintln!("hinge and cone chain: {converged}/100 converged");
-    assert!(converged >= 40, "{converged}/100 converged");
+    assert!(converged >= 78, "{converged}/100 converged");
 }
 
 #[test]
@@ -270,12 +279,21 @@ fn zero_length_bones_and_bad_targets_give_a_status() {
     let d = s.joint("d").unwrap();
     // `d` stays 1 from the origin: targets on that sphere are reachable (the one straight
     // behind too), the origin is not.
-    for target in [DVec3::new(0.6, 0.8, 0.0), DVec3::new(0.0, -1.0, 0.0), DVec3::Y, DVec3::ZERO] {
+    for target in [
+        DVec3::new(0.6, 0.8, 0.0),
+        DVec3::new(0.0, -1.0, 0.0),
+        DVec3::Y,
+        DVec3::ZERO,
+    ] {
         let task = position_task(d, target);
         let mut pose = s.rest_pose();
         let report = fabrik::solve(&s, &task, &FabrikConfig::default(), &mut pose);
         check(&s, &task, &pose, &report);
-        assert_eq!(report.converged(), target != DVec3::ZERO, "{target}: {report:?}");
+        assert_eq!(
+            report.converged(),
+            target != DVec3::ZERO,
+            "{target}: {report:?}"
+        );
     }
     let task = position_task(d, DVec3::new(f64::NAN, 0.0, 0.0));
     let mut pose = s.rest_pose();
@@ -287,4 +305,3 @@ fn zero_length_bones_and_bad_targets_give_a_status() {
     assert_eq!(config, SolverConfig::Fabrik(FabrikConfig::new(9)));
     assert_eq!(config.kind(), "fabrik");
 }
-
