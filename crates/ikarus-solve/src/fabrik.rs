@@ -19,8 +19,22 @@
 //!   onto the joint's limit (a hinge turns about its axis along its range, a swing–twist cone
 //!   clamps its swing), and the children are placed by the rotation actually applied: the
 //!   constraints act inside the pass, not after it.
+//!   In the backward pass a limited child joint bounds the bone toward it the same way, in
+//!   reverse: the bone turns only as far as the child's limit allows against the child's own
+//!   backward segment.
+//! - **hinges** (elbows, knees): the segment above a hinge also turns so the hinge's axis stands
+//!   on the plane of the points, and points bent against the hinge's range are mirrored across
+//!   the line to the tip (a knee the passes bent forward bends back), so a straight limb
+//!   resting on its stop unfolds the way its range allows.
 //! - **base joint** ([`IkTask::base`]): base-side joints turn their parent's segment about
 //!   themselves, the base point stays put, and the driver moves the root to keep it there.
+//!
+//! When it is weak: FABRIK moves points, so a joint whose turn moves no point (a roll hinge
+//! about its own bone, or joints sharing one point, as in robot wrists and shoulders) gets no
+//! lever and stays where it is: use CCD or a Jacobian solver for such arms. Narrow limits along
+//! the path (a humanoid spine) can stall the passes short of the target: the passes spread the
+//! turn over every joint and do not move a blocked joint's share elsewhere; the report then
+//! says `max_iterations`.
 //!
 //! Not converging (iteration budget, unreachable targets: the chain then stretches toward
 //! them), limits, blend and the report are the driver's, measured by forward kinematics.
@@ -340,6 +354,37 @@ impl Plan {
         })
     }
 
+    /// Adds the bend-plane pair of `bend` (see [`Bend`]) to the fit of its pivot at `at`,
+    /// whose segment now has the rotation `reference`; mirrors the hinge's backward point first
+    /// when the points bend the way the hinge's range forbids.
+    fn add_bend(&mut self, bend: Bend, at: DVec3, reference: DQuat, fit: &mut RotationFit) {
+        let (mut hinge, tip) = (
+            self.reached[bend.hinge.index()],
+            self.reached[bend.tip.index()],
+        );
+        let mut normal = (hinge - at).cross(tip - hinge);
+        if normal.dot(reference * bend.axis) * bend.sign < 0.0 {
+            // The points bend the way the range forbids (a knee bent forward): mirror the
+            // hinge's point across the line to the tip, which bends it the allowed way
+            // without twisting this segment half a turn.
+            let line = (tip - at).normalize_or_zero();
+            let offset = hinge - at;
+            hinge = at + 2.0 * line * line.dot(offset) - offset;
+            self.reached[bend.hinge.index()] = hinge;
+            normal = -normal;
+        }
+        let weight = self.sum[bend.tip.index()].w;
+        let scale = (hinge - at).length() * (tip - hinge).length();
+        if normal.length() > 1e-6 * scale && weight > 0.0 {
+            let lever = (hinge - at).length();
+            fit.add(
+                bend.axis * lever,
+                normal.normalize() * bend.sign * lever,
+                weight,
+            );
+        }
+    }
+
     /// Reads the points and frames of the current pose into the anchor frame, and the targets.
     /// Returns the anchor frame's model rotation (for orientation goals).
     fn load(&mut self, ctx: &Iteration<'_>) -> DQuat {
@@ -511,31 +556,7 @@ impl FabrikStep<'_> {
         };
         let mut fit = RotationFit::new();
         if let Some(bend) = p.bend {
-            let (mut hinge, tip) = (
-                plan.reached[bend.hinge.index()],
-                plan.reached[bend.tip.index()],
-            );
-            let mut normal = (hinge - at).cross(tip - hinge);
-            if normal.dot(reference * bend.axis) * bend.sign < 0.0 {
-                // The points bend the way the range forbids (a knee bent forward): mirror the
-                // hinge's point across the line to the tip, which bends it the allowed way
-                // without twisting this segment half a turn.
-                let line = (tip - at).normalize_or_zero();
-                let offset = hinge - at;
-                hinge = at + 2.0 * line * line.dot(offset) - offset;
-                plan.reached[bend.hinge.index()] = hinge;
-                normal = -normal;
-            }
-            let weight = plan.sum[bend.tip.index()].w;
-            let scale = (hinge - at).length() * (tip - hinge).length();
-            if normal.length() > 1e-6 * scale && weight > 0.0 {
-                let lever = (hinge - at).length();
-                fit.add(
-                    bend.axis * lever,
-                    normal.normalize() * bend.sign * lever,
-                    weight,
-                );
-            }
+            plan.add_bend(bend, at, reference, &mut fit);
         }
         let attached = &plan.attached[p.start as usize..p.end as usize];
         for a in attached {
@@ -570,7 +591,8 @@ impl FabrikStep<'_> {
                 Side::Effector => frame * current * hinge.axis,
                 Side::Base => frame * hinge.axis,
             };
-            let turn = if attached.len() == 1 && p.orientation.is_none() {
+            let single = attached.len() == 1 && plan.sum[attached[0].joint.index()].w > 0.0;
+            let turn = if single && p.orientation.is_none() {
                 let a = attached[0];
                 angle_about(
                     axis,
