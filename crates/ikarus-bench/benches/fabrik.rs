@@ -135,8 +135,8 @@ fn jitter() {
     let mut workspace = FabrikWorkspace::new();
     let mut pose = s.rest_pose();
     let (mut largest, mut worst): (f64, f64) = (0.0, 0.0);
-    for k in 0..1000 {
-        let t = k as f64 / 1000.0 * std::f64::consts::TAU;
+    for k in 0..1000_u32 {
+        let t = f64::from(k) / 1000.0 * std::f64::consts::TAU;
         let target = rest
             + DVec3::new(
                 -0.15 + 0.05 * t.cos(),

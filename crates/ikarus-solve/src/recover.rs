@@ -172,6 +172,7 @@ pub fn shortest_arc_on(reference: DQuat, from: DVec3, to: DVec3) -> DQuat {
 /// Eigen-decomposition of a symmetric 4×4 matrix by cyclic Jacobi rotations: eigenvalues in
 /// decreasing order and the matching unit eigenvectors as columns (`vectors[i][k]` is component
 /// `i` of vector `k`).
+#[allow(clippy::needless_range_loop)] // (p, q, r) index pairs of the matrix read best as written
 fn symmetric_eigen4(mut a: [[f64; 4]; 4]) -> ([f64; 4], [[f64; 4]; 4]) {
     let mut v = [[0.0; 4]; 4];
     for (i, row) in v.iter_mut().enumerate() {
@@ -350,12 +351,13 @@ pub fn recover_posture_with(
     if !reference.is_finite() {
         return Err(RecoverError::NonFiniteReference);
     }
-    if pose.len() != n {
-        *pose = reference.clone();
-    } else {
+    if pose.len() == n {
         pose.transforms_mut()
             .copy_from_slice(reference.transforms());
+    } else {
+        *pose = reference.clone();
     }
+
     let model = &mut workspace.model;
     model.clear();
     model.resize(n, DAffine3::IDENTITY);
@@ -364,7 +366,7 @@ pub fn recover_posture_with(
         let model_from_parent = skeleton
             .parent(j)
             .map_or(DAffine3::IDENTITY, |p| model[p.index()]);
-        let determined = place_joint(skeleton, j, &model_from_parent, points, config, pose);
+        let determined = place_joint(skeleton, j, &model_from_parent, points, *config, pose);
         if !determined {
             report.degenerate.push(j);
         }
@@ -382,7 +384,7 @@ fn place_joint(
     j: JointId,
     model_from_parent: &DAffine3,
     points: &[DVec3],
-    config: &RecoverConfig,
+    config: RecoverConfig,
     pose: &mut LocalPose,
 ) -> bool {
     let local = pose[j];

@@ -35,15 +35,10 @@ fn points(s: &Skeleton, pose: &LocalPose) -> Vec<DVec3> {
 
 /// Recovers `truth` from its joint points twice: from `reference` (positions must match, and
 /// rotations up to the twist about each bone) and from the truth itself (everything matches).
-fn check_round_trip(
-    s: &Skeleton,
-    truth: &LocalPose,
-    reference: &LocalPose,
-    config: &RecoverConfig,
-) {
+fn check_round_trip(s: &Skeleton, truth: &LocalPose, reference: &LocalPose, config: RecoverConfig) {
     let p = points(s, truth);
     let mut pose = s.rest_pose();
-    let report = recover_posture(s, reference, &p, config, &mut pose).unwrap();
+    let report = recover_posture(s, reference, &p, &config, &mut pose).unwrap();
     assert!(pose.is_finite());
     assert!(report.position_error < 1e-9, "{report:?}");
     let measured = points(s, &pose);
@@ -75,7 +70,7 @@ fn check_round_trip(
         }
     }
     // From the truth as reference every rotation (twists and leaves included) comes back.
-    let report = recover_posture(s, truth, &p, config, &mut pose).unwrap();
+    let report = recover_posture(s, truth, &p, &config, &mut pose).unwrap();
     assert!(report.position_error < 1e-9);
     for j in s.joints() {
         let angle = angle(pose[j].rotation, truth[j].rotation);
@@ -95,7 +90,7 @@ fn humanoid_poses_come_back_from_their_joint_points() {
         } else {
             RootPlacement::FromPoint
         };
-        check_round_trip(&s, &truth, &s.rest_pose(), &RecoverConfig { root });
+        check_round_trip(&s, &truth, &s.rest_pose(), RecoverConfig { root });
     }
 }
 
@@ -152,7 +147,7 @@ fn scaled_and_mirrored_roots_recover_exactly() {
         } else {
             RootPlacement::FromPoint
         };
-        check_round_trip(&s, &truth, &reference, &RecoverConfig { root });
+        check_round_trip(&s, &truth, &reference, RecoverConfig { root });
     }
 }
 
@@ -171,7 +166,7 @@ fn cmu_motion_frames_come_back_from_their_joint_points() {
     let hips = s.joint("Hips").unwrap();
     for k in (0..frames.len()).step_by(frames.len() / 12) {
         let truth = &frames[k];
-        check_round_trip(s, truth, &s.rest_pose(), &RecoverConfig::default());
+        check_round_trip(s, truth, &s.rest_pose(), RecoverConfig::default());
         // The CMU hips' three children sit at its origin (zero offsets): the points say
         // nothing about its rotation, which comes from the reference, and that is reported.
         let mut pose = s.rest_pose();
