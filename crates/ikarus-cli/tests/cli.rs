@@ -434,6 +434,7 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
         ("ccd/length", 6),
         ("ccd/mmd", 6),
         ("lm ", 6),
+        ("fabrik", 6),
         ("two_bone", 4),
         ("limb7 ", 4),
         ("limb7/mid", 4),

@@ -17,11 +17,13 @@ pub mod batch;
 pub mod ccd;
 pub mod dofs;
 pub mod driver;
+pub mod fabrik;
 mod frames;
 pub mod leg6;
 pub mod limb7;
 pub mod lm;
 pub mod path;
+pub mod recover;
 mod report;
 mod task;
 pub mod two_bone;
@@ -63,6 +65,10 @@ pub enum SolverConfig {
     /// Levenberg–Marquardt ([`lm`]) with hinge ranges as boxes and random restarts:
     /// `{"kind": "lm", "lambda": 1e-3, "max_tries": 12, "iteration": {...}}`.
     Lm(lm::LmConfig),
+    /// FABRIK ([`fabrik`], seed 004's particle IK): joint points moved backward and forward,
+    /// several effectors with sub-bases, the posture recovered from the points:
+    /// `{"kind": "fabrik", "iteration": {"max_iterations": 64, ...}}`.
+    Fabrik(fabrik::FabrikConfig),
 }
 
 impl SolverConfig {
@@ -75,6 +81,7 @@ impl SolverConfig {
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
             Self::Leg6(_) => "leg6",
+            Self::Fabrik(_) => "fabrik",
             Self::Lm(_) => "lm",
         }
     }
@@ -84,6 +91,7 @@ impl SolverConfig {
         match self {
             Self::Ccd(c) => Some(&mut c.iteration),
             Self::Lm(c) => Some(&mut c.iteration),
+            Self::Fabrik(c) => Some(&mut c.iteration),
             Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
         }
     }
@@ -113,5 +121,6 @@ pub fn solve(
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
         SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
         SolverConfig::Lm(config) => lm::solve(skeleton, task, config, pose),
+        SolverConfig::Fabrik(config) => fabrik::solve(skeleton, task, config, pose),
     }
 }

@@ -32,6 +32,10 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
             "lm",
             SolverConfig::Lm(ikarus_solve::lm::LmConfig::default()),
         ),
+        (
+            "fabrik",
+            SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::new(48)),
+        ),
     ]
 }
 

@@ -47,6 +47,11 @@ fn solvers() -> Vec<(&'static str, SolverConfig, bool)> {
         ("ccd/mmd", ccd(CcdVariant::Mmd, CcdDamping::None), false),
         ("lm", SolverConfig::Lm(LmConfig::default()), false),
         (
+            "fabrik",
+            SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::new(200)),
+            false,
+        ),
+        (
             "two_bone",
             SolverConfig::TwoBone(TwoBoneConfig::default()),
             true,

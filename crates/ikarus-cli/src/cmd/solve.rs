@@ -10,7 +10,9 @@
 //! "min_step": 1e-12, "restarts": 8, "stall_window": 16, "seed": 0, "blend": 1}}` (every field
 //! optional). The `base` joint stays fixed; the path from it to the effectors may run through the
 //! root, which then moves. The report adds `restarts` and `active_limits` (joints pushing
-//! against their limits).
+//! against their limits). `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle
+//! IK: same loop parameters; several effectors share sub-bases, the posture is recovered from
+//! the joint points) takes the same tasks.
 //!
 //! Closed-form kinds solve one effector (no base) with the chain made of it and its ancestors:
 //! `{"kind": "two_bone", "pole": [x,y,z], "hint": [x,y,z], "mid_axis": [x,y,z], "twist_angle": 0,

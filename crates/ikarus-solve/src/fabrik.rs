@@ -1,0 +1,667 @@
+//! FABRIK, forward and backward reaching IK (Aristidou & Lasenby 2011; seed 004's particle IK):
+//! joints are points moved along lines toward the targets and back, and the posture is
+//! recovered from the points ([`recover`](crate::recover)).
+//!
+//! One sweep of the shared [`driver`](crate::driver) is one FABRIK iteration on the path's joint
+//! points, held in a workspace in the *anchor frame* (the frame of the joint every path hangs
+//! from: the root without a base joint, the base when it is an ancestor of every effector;
+//! model space when the path runs through the root to a base on the far side):
+//! - **backward** (effectors to anchor): each effector point goes to its target; each joint
+//!   point goes to the point at bone length from each of its already moved children, on the
+//!   line toward its old place. A joint with several such children (a *sub-base*, e.g. the
+//!   chest under both hands) goes to the centroid of their proposals, weighted by the
+//!   effectors' weights (the paper's multiple end effectors);
+//! - **forward** (anchor to effectors): each path joint turns its bone (its own frame, or for a
+//!   base-side joint its parent's) to point at the children's backward points: the shortest
+//!   arc on top of the current rotation for one child (the twist is kept), the best proper
+//!   rotation for several (a sub-base turns rigidly, Horn's method), and an orientation goal
+//!   turns the effector's own frame. The rotation goes through the driver, which projects it
+//!   onto the joint's limit (a hinge turns about its axis along its range, a swing–twist cone
+//!   clamps its swing), and the children are placed by the rotation actually applied: the
+//!   constraints act inside the pass, not after it.
+//!   In the backward pass a limited child joint bounds the bone toward it the same way, in
+//!   reverse: the bone turns only as far as the child's limit allows against the child's own
+//!   backward segment.
+//! - **hinges** (elbows, knees): the segment above a hinge also turns so the hinge's axis stands
+//!   on the plane of the points, and points bent against the hinge's range are mirrored across
+//!   the line to the tip (a knee the passes bent forward bends back), so a straight limb
+//!   resting on its stop unfolds the way its range allows.
+//! - **base joint** ([`IkTask::base`]): base-side joints turn their parent's segment about
+//!   themselves, the base point stays put, and the driver moves the root to keep it there.
+//!
+//! When it is weak: FABRIK moves points, so a joint whose turn moves no point (a roll hinge
+//! about its own bone, or joints sharing one point, as in robot wrists and shoulders) gets no
+//! lever and stays where it is: use CCD or a Jacobian solver for such arms. Narrow limits along
+//! the path (a humanoid spine) can stall the passes short of the target: the passes spread the
+//! turn over every joint and do not move a blocked joint's share elsewhere; the report then
+//! says `max_iterations`.
+//!
+//! Not converging (iteration budget, unreachable targets: the chain then stretches toward
+//! them), limits, blend and the report are the driver's, measured by forward kinematics.
+//! Bones are taken as rigid: scales inside the anchor frame must be uniform (scaled or
+//! mirrored anchor frames, such as a scaled root, are fine).
+
+use glam::{DAffine3, DQuat, DVec3, DVec4};
+use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, Skeleton};
+use serde::{Deserialize, Serialize};
+
+use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::path::{PathJoint, Side};
+use crate::recover::RotationFit;
+use crate::{IkTask, SolveReport};
+
+/// FABRIK parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FabrikConfig {
+    /// The shared loop's parameters (one sweep = one backward and one forward pass).
+    pub iteration: IterationSettings,
+}
+
+impl FabrikConfig {
+    /// A configuration with the given iteration budget, other loop parameters at their
+    /// defaults.
+    pub fn new(max_iterations: u32) -> Self {
+        Self {
+            iteration: IterationSettings {
+                max_iterations,
+                ..IterationSettings::default()
+            },
+        }
+    }
+}
+
+/// Reusable buffers for [`solve_with`].
+#[derive(Clone, Debug, Default)]
+pub struct FabrikWorkspace {
+    driver: Workspace,
+    plan: Plan,
+}
+
+impl FabrikWorkspace {
+    /// An empty workspace; it sizes itself on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Solves `task` by FABRIK, allocating a workspace. `pose` is the start pose on entry and the
+/// best pose found on exit.
+pub fn solve(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &FabrikConfig,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    solve_with(skeleton, task, config, &mut FabrikWorkspace::new(), pose)
+}
+
+/// Solves `task` by FABRIK with reusable buffers (no allocation once warm).
+pub fn solve_with(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &FabrikConfig,
+    workspace: &mut FabrikWorkspace,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    let mut step = FabrikStep {
+        max_step_angle: config.iteration.max_step_angle,
+        plan: &mut workspace.plan,
+    };
+    driver::run(
+        skeleton,
+        task,
+        &config.iteration,
+        &mut workspace.driver,
+        pose,
+        &mut step,
+    )
+}
+
+/// The frame the points are held in.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Anchor {
+    /// Model space (the path runs through the root, which moves).
+    #[default]
+    Model,
+    /// The frame of this joint, which no path joint moves.
+    Joint(JointId),
+}
+
+/// A path joint and the points its turn moves.
+#[derive(Clone, Copy, Debug)]
+struct Pivot {
+    pj: PathJoint,
+    /// The joint's parent (every path joint has one).
+    parent: JointId,
+    /// `attached[start..end]`.
+    start: u32,
+    end: u32,
+    hinge: Option<HingeLimit>,
+    rest: DQuat,
+    /// An effector at this joint with an orientation goal: its index.
+    orientation: Option<u16>,
+    /// The bend plane of a hinge child (see [`Bend`]).
+    bend: Option<Bend>,
+}
+
+/// An effector-side pivot whose only attached child `hinge` is a hinge joint carrying one
+/// point `tip`: the pivot also turns so that the hinge's axis (`axis`, in the pivot's frame)
+/// stands on the plane of the pivot, the hinge and the tip's backward points, on the side
+/// (`sign`) whose bend the hinge's range allows. Without it FABRIK bends a straight limb
+/// within whatever plane the pass happens to leave, and a one-sided hinge (elbow, knee) sticks
+/// at its stop.
+#[derive(Clone, Copy, Debug)]
+struct Bend {
+    hinge: JointId,
+    tip: JointId,
+    axis: DVec3,
+    sign: f64,
+}
+
+/// A point carried by a pivot's segment, at `offset` from the pivot in that segment's frame.
+#[derive(Clone, Copy, Debug)]
+struct Attached {
+    joint: JointId,
+    offset: DVec3,
+}
+
+/// What one solve needs, built by `prepare`; per-joint buffers indexed by joint.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    /// Path joints from the anchor outward (the path reversed).
+    pivots: Vec<Pivot>,
+    attached: Vec<Attached>,
+    anchor: Anchor,
+    /// Total bone length of the tree, the lever arm of orientation goals.
+    reach: f64,
+    /// Per joint: bit 1 effector-side path joint, 2 base-side, 4 effector with a position.
+    role: Vec<u8>,
+    /// Per joint: the point's place (anchor frame), updated by the forward pass.
+    position: Vec<DVec3>,
+    /// Per joint: the point's place after the backward pass.
+    reached: Vec<DVec3>,
+    /// Per joint: weighted sum of backward proposals (xyz) and their weight (w).
+    sum: Vec<DVec4>,
+    /// Per joint: the frame's rotation (anchor frame).
+    rotation: Vec<DQuat>,
+    /// Per joint: the index of its effector-side pivot, `u32::MAX` for none.
+    pivot_of: Vec<u32>,
+    /// Per pivot: the joint's limit.
+    limits: Vec<JointLimit>,
+}
+
+const EFFECTOR_SIDE: u8 = 1;
+const BASE_SIDE: u8 = 2;
+const TARGET: u8 = 4;
+
+impl Plan {
+    fn build(&mut self, skeleton: &Skeleton, task: &IkTask, pose: &LocalPose, path: &[PathJoint]) {
+        let n = skeleton.len();
+        self.role.clear();
+        self.role.resize(n, 0);
+        for buffer in [&mut self.position, &mut self.reached] {
+            buffer.clear();
+            buffer.resize(n, DVec3::ZERO);
+        }
+        self.sum.clear();
+        self.sum.resize(n, DVec4::ZERO);
+        self.rotation.clear();
+        self.rotation.resize(n, DQuat::IDENTITY);
+        for pj in path {
+            self.role[pj.joint.index()] |= match pj.side {
+                Side::Effector => EFFECTOR_SIDE,
+                Side::Base => BASE_SIDE,
+            };
+        }
+        for e in &task.effectors {
+            if e.goal.position.is_some() && e.weight > 0.0 {
+                self.role[e.joint.index()] |= TARGET;
+            }
+        }
+        self.pivots.clear();
+        self.attached.clear();
+        self.limits.clear();
+        self.pivot_of.clear();
+        self.pivot_of.resize(n, u32::MAX);
+        self.reach = 0.0;
+        for &pj in path.iter().rev() {
+            let k = pj.joint;
+            let parent = skeleton
+                .parent(k)
+                .expect("path joints lie below a common ancestor");
+            let start = self.attached.len() as u32;
+            self.attach(skeleton, pose, pj, parent);
+            let orientation = task
+                .effectors
+                .iter()
+                .position(|e| e.joint == k && e.goal.orientation.is_some() && e.weight > 0.0)
+                .filter(|_| pj.side == Side::Effector)
+                .map(|i| i as u16);
+            let end = self.attached.len() as u32;
+            if pj.side == Side::Effector {
+                self.pivot_of[k.index()] = self.pivots.len() as u32;
+            }
+            self.limits.push(skeleton.limit(k).clone());
+            self.pivots.push(Pivot {
+                pj,
+                parent,
+                start,
+                end,
+                hinge: match skeleton.limit(k) {
+                    JointLimit::Hinge(h) => Some(*h),
+                    _ => None,
+                },
+                rest: skeleton.rest(k).rotation,
+                orientation,
+                bend: None,
+            });
+        }
+        for index in 0..self.pivots.len() {
+            self.pivots[index].bend = self.bend(index);
+        }
+        self.reach = self.attached.iter().map(|a| a.offset.length()).sum();
+        let base_side = path.iter().any(|p| p.side == Side::Base);
+        let common = task.base.or_else(|| {
+            let first = task.effectors.first()?.joint;
+            skeleton.path_to_root(first).last()
+        });
+        self.anchor = match common {
+            Some(c)
+                if !base_side
+                    && task
+                        .effectors
+                        .iter()
+                        .all(|e| skeleton.is_ancestor_or_self(c, e.joint)) =>
+            {
+                Anchor::Joint(c)
+            }
+            _ => Anchor::Model,
+        };
+    }
+
+    /// The points `pj`'s turn carries: an effector-side joint carries its children on the
+    /// tree; a base-side joint carries its parent's segment (the parent's origin when it is on
+    /// the tree, and the parent's other children on the tree).
+    fn attach(&mut self, skeleton: &Skeleton, pose: &LocalPose, pj: PathJoint, parent: JointId) {
+        let k = pj.joint;
+        let role = |j: JointId| self.role[j.index()];
+        match pj.side {
+            Side::Effector => {
+                let scale = pose[k].scale;
+                for c in skeleton.children(k) {
+                    if role(c) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        self.attached.push(Attached {
+                            joint: c,
+                            offset: scale * pose[c].translation,
+                        });
+                    }
+                }
+            }
+            Side::Base => {
+                let scale = pose[parent].scale;
+                let at = pose[k].translation;
+                if role(parent) & (BASE_SIDE | TARGET) != 0 {
+                    self.attached.push(Attached {
+                        joint: parent,
+                        offset: -(scale * at),
+                    });
+                }
+                for d in skeleton.children(parent) {
+                    if d != k && role(d) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        self.attached.push(Attached {
+                            joint: d,
+                            offset: scale * (pose[d].translation - at),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bend plane pivot `index` steers, when its one attached child is a hinge with one
+    /// attached point.
+    fn bend(&self, index: usize) -> Option<Bend> {
+        let p = &self.pivots[index];
+        if p.pj.side != Side::Effector || p.end - p.start != 1 {
+            return None;
+        }
+        let hinge_joint = self.attached[p.start as usize].joint;
+        let child = self
+            .pivots
+            .iter()
+            .find(|q| q.pj.joint == hinge_joint && q.pj.side == Side::Effector)?;
+        let hinge = child.hinge?;
+        if child.end - child.start != 1 {
+            return None;
+        }
+        let tip = self.attached[child.start as usize];
+        // In the pivot's frame: the hinge's axis, the bone to the hinge, and the bone from the
+        // hinge to the tip at the middle of the range.
+        let axis = (child.rest * hinge.axis).normalize();
+        let upper = self.attached[p.start as usize].offset;
+        let middle = 0.5 * (hinge.min + hinge.max);
+        let lower = child.rest * (DQuat::from_axis_angle(hinge.axis, middle) * tip.offset);
+        let normal = upper.cross(lower).dot(axis);
+        if hinge.is_full_circle() || normal.abs() <= 1e-9 * upper.length() * lower.length() {
+            return None;
+        }
+        Some(Bend {
+            hinge: hinge_joint,
+            tip: tip.joint,
+            axis,
+            sign: normal.signum(),
+        })
+    }
+
+    /// Adds the bend-plane pair of `bend` (see [`Bend`]) to the fit of its pivot at `at`,
+    /// whose segment now has the rotation `reference`; mirrors the hinge's backward point first
+    /// when the points bend the way the hinge's range forbids.
+    fn add_bend(&mut self, bend: Bend, at: DVec3, reference: DQuat, fit: &mut RotationFit) {
+        let (mut hinge, tip) = (
+            self.reached[bend.hinge.index()],
+            self.reached[bend.tip.index()],
+        );
+        let mut normal = (hinge - at).cross(tip - hinge);
+        if normal.dot(reference * bend.axis) * bend.sign < 0.0 {
+            // The points bend the way the range forbids (a knee bent forward): mirror the
+            // hinge's point across the line to the tip, which bends it the allowed way
+            // without twisting this segment half a turn.
+            let line = (tip - at).normalize_or_zero();
+            let offset = hinge - at;
+            hinge = at + 2.0 * line * line.dot(offset) - offset;
+            self.reached[bend.hinge.index()] = hinge;
+            normal = -normal;
+        }
+        let weight = self.sum[bend.tip.index()].w;
+        let scale = (hinge - at).length() * (tip - hinge).length();
+        if normal.length() > 1e-6 * scale && weight > 0.0 {
+            let lever = (hinge - at).length();
+            fit.add(
+                bend.axis * lever,
+                normal.normalize() * bend.sign * lever,
+                weight,
+            );
+        }
+    }
+
+    /// Reads the points and frames of the current pose into the anchor frame, and the targets.
+    /// Returns the anchor frame's model rotation (for orientation goals).
+    fn load(&mut self, ctx: &Iteration<'_>) -> DQuat {
+        let model = ctx.model();
+        let (anchor_from_model, anchor_rotation) = match self.anchor {
+            Anchor::Joint(c) => {
+                self.rotation[c.index()] = DQuat::IDENTITY;
+                (model[c].inverse(), model.rotation(c))
+            }
+            Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
+        };
+        for p in &self.pivots {
+            let k = p.pj.joint;
+            self.position[k.index()] = anchor_from_model.transform_point3(model.position(k));
+            self.sum[k.index()] = DVec4::ZERO;
+            if self.anchor == Anchor::Model {
+                self.rotation[k.index()] = model.rotation(k);
+                self.rotation[p.parent.index()] = model.rotation(p.parent);
+            } else if p.pj.side == Side::Effector {
+                // Parents come first: the frame from the anchor down.
+                self.rotation[k.index()] = self.rotation[p.parent.index()] * ctx.pose()[k].rotation;
+            }
+        }
+        for a in &self.attached {
+            let j = a.joint;
+            self.position[j.index()] = anchor_from_model.transform_point3(model.position(j));
+            self.sum[j.index()] = DVec4::ZERO;
+        }
+        for e in &ctx.task().effectors {
+            if let (Some(target), true) = (e.goal.position, e.weight > 0.0) {
+                let target = anchor_from_model.transform_point3(target);
+                self.sum[e.joint.index()] += (target * e.weight).extend(e.weight);
+            }
+        }
+        anchor_rotation
+    }
+
+    /// Effectors to anchor: every point moved toward its children's new places. Where a child
+    /// is a limited path joint, the bone toward it turns only as far as the child's limit
+    /// allows relative to the child's own backward segment (the constraint in reverse).
+    fn backward(&mut self, task: &IkTask, anchor_rotation: DQuat) {
+        for index in (0..self.pivots.len()).rev() {
+            let p = self.pivots[index];
+            let k = p.pj.joint.index();
+            for a in &self.attached[p.start as usize..p.end as usize] {
+                let j = a.joint.index();
+                let sum = self.sum[j];
+                if sum.w <= 0.0 {
+                    continue;
+                }
+                let reached = sum.truncate() / sum.w;
+                self.reached[j] = reached;
+                let mut direction = reached - self.position[k];
+                if direction.length_squared() < 1e-24 {
+                    direction = self.position[j] - self.position[k];
+                }
+                let bone = if p.pj.side == Side::Effector {
+                    // The bone k → a as the segment of k would carry it.
+                    let segment =
+                        crate::recover::shortest_arc_on(self.rotation[k], a.offset, direction);
+                    let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
+                    segment * a.offset
+                } else {
+                    direction.normalize_or_zero() * a.offset.length()
+                };
+                let proposal = reached - bone;
+                self.sum[k] += (proposal * sum.w).extend(sum.w);
+            }
+        }
+    }
+
+    /// The segment rotation of a pivot whose child `a` (reached at `reached`) is a limited
+    /// effector-side path joint: `segment`, or the nearest one the child's limit allows given
+    /// the child's own backward segment.
+    fn constrain(
+        &self,
+        a: JointId,
+        reached: DVec3,
+        segment: DQuat,
+        task: &IkTask,
+        anchor_rotation: DQuat,
+    ) -> DQuat {
+        let index = self.pivot_of[a.index()];
+        if index == u32::MAX || self.limits[index as usize].is_free() {
+            return segment;
+        }
+        let child = &self.pivots[index as usize];
+        let mut fit = RotationFit::new();
+        for b in &self.attached[child.start as usize..child.end as usize] {
+            let weight = self.sum[b.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(b.offset, self.reached[b.joint.index()] - reached, weight);
+            }
+        }
+        if let Some(goal) = child.orientation.and_then(|i| {
+            let e = &task.effectors[usize::from(i)];
+            e.goal.orientation.map(|g| (g, e.weight))
+        }) {
+            let (orientation, weight) = goal;
+            let orientation = anchor_rotation.conjugate() * orientation;
+            let lever = self.reach.max(1e-9);
+            for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                fit.add(axis * lever, orientation * axis * lever, weight);
+            }
+        }
+        if fit.pairs() == 0 {
+            return segment;
+        }
+        let child_segment = fit.solve(self.rotation[a.index()]).rotation;
+        let local = segment.conjugate() * child_segment;
+        let mut delta = child.rest.conjugate() * local;
+        if let (JointLimit::Hinge(h), false) = (&self.limits[index as usize], child.hinge.is_none())
+        {
+            // A bend to the side the range forbids (a knee bent forward): the mirrored bend,
+            // when legal, instead of the straight stop, so the passes can unfold it.
+            let angle = h.angle(delta);
+            if !(h.min..=h.max).contains(&angle) && (h.min..=h.max).contains(&-angle) {
+                delta = DQuat::from_axis_angle(h.axis, -angle);
+            }
+        }
+        let projected = self.limits[index as usize].project(delta);
+        if projected == delta {
+            return segment;
+        }
+        (child_segment * (child.rest * projected).conjugate()).normalize()
+    }
+}
+
+struct FabrikStep<'a> {
+    max_step_angle: f64,
+    plan: &'a mut Plan,
+}
+
+impl IterativeStep for FabrikStep<'_> {
+    fn prepare(&mut self, ctx: &mut Iteration<'_>) {
+        self.plan
+            .build(ctx.skeleton(), ctx.task(), ctx.pose(), ctx.path().joints());
+    }
+
+    fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        let anchor_rotation = self.plan.load(ctx);
+        self.plan.backward(ctx.task(), anchor_rotation);
+        for index in 0..self.plan.pivots.len() {
+            self.forward(ctx, index, anchor_rotation);
+        }
+    }
+}
+
+impl FabrikStep<'_> {
+    /// Anchor to effectors, one pivot: turn its segment toward the backward points, through
+    /// the driver (limits), and place the points it carries.
+    fn forward(&mut self, ctx: &mut Iteration<'_>, index: usize, anchor_rotation: DQuat) {
+        let plan = &mut *self.plan;
+        let p = plan.pivots[index];
+        let k = p.pj.joint;
+        let at = plan.position[k.index()];
+        let current = ctx.pose()[k].rotation;
+        // `frame`: the rotation the joint's local rotation is relative to (effector side: the
+        // parent's frame; base side: the joint's own frame, which stays while its parent turns).
+        let (frame, reference) = match p.pj.side {
+            Side::Effector => {
+                let frame = plan.rotation[p.parent.index()];
+                (frame, frame * current)
+            }
+            Side::Base => {
+                let frame = plan.rotation[k.index()];
+                (frame, frame * current.conjugate())
+            }
+        };
+        let mut fit = RotationFit::new();
+        if let Some(bend) = p.bend {
+            plan.add_bend(bend, at, reference, &mut fit);
+        }
+        let attached = &plan.attached[p.start as usize..p.end as usize];
+        for a in attached {
+            let weight = plan.sum[a.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(a.offset, plan.reached[a.joint.index()] - at, weight);
+            }
+        }
+        if let Some(i) = p.orientation {
+            let e = &ctx.task().effectors[usize::from(i)];
+            if let Some(goal) = e.goal.orientation {
+                let goal = anchor_rotation.conjugate() * goal;
+                let lever = plan.reach.max(1e-9);
+                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                    fit.add(axis * lever, goal * axis * lever, e.weight);
+                }
+            }
+        }
+        let body = if fit.pairs() == 0 {
+            reference
+        } else {
+            fit.solve(reference).rotation
+        };
+        let requested = match p.pj.side {
+            Side::Effector => frame.conjugate() * body,
+            Side::Base => body.conjugate() * frame,
+        };
+        let applied = if let Some(hinge) = p.hinge {
+            // The segment's best turn about the hinge's axis (anchor frame), and the same turn
+            // of the joint (the opposite one on the base side, which rotate_hinge undoes).
+            let axis = match p.pj.side {
+                Side::Effector => frame * current * hinge.axis,
+                Side::Base => frame * hinge.axis,
+            };
+            let single = attached.len() == 1 && plan.sum[attached[0].joint.index()].w > 0.0;
+            let turn = if single && p.orientation.is_none() {
+                let a = attached[0];
+                angle_about(
+                    axis,
+                    reference * a.offset,
+                    plan.reached[a.joint.index()] - at,
+                )
+            } else {
+                let have = hinge.angle(p.rest.conjugate() * current);
+                let want = hinge.angle(p.rest.conjugate() * requested);
+                let turn = wrap_angle(want - have);
+                match p.pj.side {
+                    Side::Effector => turn,
+                    Side::Base => -turn,
+                }
+            };
+            ctx.rotate_hinge(p.pj, &hinge, turn);
+            ctx.pose()[k].rotation
+        } else {
+            ctx.set_rotation(p.pj, clamp_step(current, requested, self.max_step_angle))
+        };
+        let body = match p.pj.side {
+            Side::Effector => {
+                let body = frame * applied;
+                plan.rotation[k.index()] = body;
+                body
+            }
+            Side::Base => {
+                let body = frame * applied.conjugate();
+                plan.rotation[p.parent.index()] = body;
+                body
+            }
+        };
+        for a in &plan.attached[p.start as usize..p.end as usize] {
+            plan.position[a.joint.index()] = at + body * a.offset;
+        }
+    }
+}
+
+/// The angle about the unit `axis` that best turns `from` toward `to` (both projected on the
+/// plane normal to the axis); 0 when either lies along the axis.
+fn angle_about(axis: DVec3, from: DVec3, to: DVec3) -> f64 {
+    let sine = axis.dot(from.cross(to));
+    let cosine = from.dot(to) - axis.dot(from) * axis.dot(to);
+    if sine.hypot(cosine) <= 1e-12 * from.length() * to.length() {
+        return 0.0;
+    }
+    sine.atan2(cosine)
+}
+
+/// `requested`, or the rotation `max_angle` radians from `current` toward it.
+fn clamp_step(current: DQuat, requested: DQuat, max_angle: f64) -> DQuat {
+    if max_angle >= std::f64::consts::PI {
+        return requested;
+    }
+    let d = requested * current.conjugate();
+    let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
+    if angle <= max_angle {
+        return requested;
+    }
+    current.slerp(requested, max_angle / angle).normalize()
+}
+
+/// `angle` wrapped into `(-π, π]`.
+fn wrap_angle(angle: f64) -> f64 {
+    let tau = std::f64::consts::TAU;
+    let wrapped = angle - tau * (angle / tau).round();
+    if wrapped <= -std::f64::consts::PI {
+        wrapped + tau
+    } else {
+        wrapped
+    }
+}
