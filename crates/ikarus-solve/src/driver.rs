@@ -119,6 +119,8 @@ pub struct Workspace {
     model: Option<ModelPose>,
     input: Vec<ikarus_core::Transform>,
     best: Vec<ikarus_core::Transform>,
+    /// `active` as it was when `best` was recorded.
+    best_active: Vec<bool>,
     active: Vec<bool>,
     /// Hinge angle per joint as last set by `rotate_hinge` (NaN: unknown, read the pose).
     hinge_angles: Vec<f64>,
@@ -494,8 +496,8 @@ pub fn run<S: IterativeStep>(
         |(p, r): (f64, f64)| p <= task.tolerance.position && r <= task.tolerance.rotation;
     let mut current = residuals(task, ctx.model);
     let mut best_score = score(current);
-    workspace.best.clear();
-    workspace.best.extend_from_slice(ctx.pose.transforms());
+    refill(&mut workspace.best, ctx.pose.transforms());
+    refill(&mut workspace.best_active, ctx.active);
     step.prepare(&mut ctx);
     let mut iterations = 0;
     let mut restarts = 0;
@@ -521,6 +523,7 @@ pub fn run<S: IterativeStep>(
         if s < best_score {
             best_score = s;
             workspace.best.copy_from_slice(ctx.pose.transforms());
+            workspace.best_active.copy_from_slice(ctx.active);
         }
         let still = ctx.largest_step < settings.min_step;
         // Stalled: over the window the score shrank by less than 10%.
@@ -568,7 +571,7 @@ fn finish(
     let path = &workspace.path;
     // Active: the joint's last update asked for more than its limit allows.
     for pj in path.joints() {
-        if workspace.active[pj.joint.index()] {
+        if workspace.best_active[pj.joint.index()] {
             report
                 .active_limits
                 .push(skeleton.name(pj.joint).to_owned());
@@ -640,6 +643,12 @@ fn out_of_reach(
         }
         pivot.is_some_and(|p| (target - p).length() > reach + task.tolerance.position)
     })
+}
+
+/// Makes `buffer` a copy of `values`, reusing its allocation.
+fn refill<T: Copy>(buffer: &mut Vec<T>, values: &[T]) {
+    buffer.clear();
+    buffer.extend_from_slice(values);
 }
 
 /// splitmix64: the deterministic generator of restart poses.
