@@ -533,3 +533,102 @@ fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
         .contains("does not exist")
     );
 }
+
+/// `ikarus batch` on the Panda: targets from random joint vectors, results in input order,
+/// each checked by forward kinematics of its own `q`; bad rows get a status, bad arguments an
+/// error.
+#[test]
+fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
+    use ikarus_core::{ModelPose, fk};
+    use ikarus_formats::urdf::Urdf;
+    let Some(dir) = ikarus_testdata::require("urdf", "batch_solves_urdf_targets") else {
+        return;
+    };
+    let urdf = dir.join("panda.urdf");
+    let robot = Urdf::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
+    let chain = robot.chain("panda_link0", "panda_link8").unwrap();
+    let s = &robot.skeleton;
+    let tip_of = |q: &[f64]| {
+        let mut pose = s.rest_pose();
+        chain.set_q(s, q, &mut pose).unwrap();
+        let mut model = ModelPose::new(s);
+        fk::forward_kinematics(s, &pose, &mut model);
+        chain.tip_in_base(&model)
+    };
+    let mut state = 99u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut targets = Vec::new();
+    for _ in 0..20 {
+        let q: Vec<f64> = chain
+            .lower()
+            .iter()
+            .zip(chain.upper())
+            .map(|(l, u)| l + (u - l) * next())
+            .collect();
+        let (_, r, t) = tip_of(&q).to_scale_rotation_translation();
+        targets.push(serde_json::json!({"position": t.to_array(), "orientation": r.to_array()}));
+    }
+    targets.push(serde_json::json!({"position": [5.0, 0.0, 0.0]}));
+    targets.push(serde_json::json!({"position": [0.3, 0.0, 0.5], "seed": [0.0, 1.0]}));
+    let out = temp_dir("batch");
+    let (t, r) = (out.join("t.json"), out.join("r.json"));
+    std::fs::write(&t, serde_json::json!({ "targets": targets }).to_string()).unwrap();
+    let args = |solver: &'static str| {
+        vec![
+            "batch".to_owned(),
+            "--urdf".into(),
+            urdf.to_str().unwrap().into(),
+            "--from".into(),
+            "panda_link0".into(),
+            "--to".into(),
+            "panda_link8".into(),
+            "--targets".into(),
+            t.to_str().unwrap().into(),
+            "--solver".into(),
+            solver.into(),
+            "--threads".into(),
+            "2".into(),
+            "--out".into(),
+            r.to_str().unwrap().into(),
+        ]
+    };
+    let printed = ok(&args("lm").iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(printed.contains("22 targets"), "{printed}");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    let rows = results["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 22);
+    for (row, target) in rows.iter().zip(&targets).take(20) {
+        assert_eq!(row["status"], "converged", "{row}");
+        let q: Vec<f64> = serde_json::from_value(row["q"].clone()).unwrap();
+        assert!(chain.within_limits(&q, 1e-9));
+        let (_, rotation, translation) = tip_of(&q).to_scale_rotation_translation();
+        let want: [f64; 3] = serde_json::from_value(target["position"].clone()).unwrap();
+        let want_r: [f64; 4] = serde_json::from_value(target["orientation"].clone()).unwrap();
+        assert!((translation - DVec3::from_array(want)).length() < 1e-4);
+        assert!(rotation.angle_between(DQuat::from_array(want_r)) < 1e-3);
+        assert!(row["time_ns"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(rows[20]["status"], "unreachable", "{}", rows[20]);
+    assert_eq!(rows[21]["status"], "invalid_input");
+    assert!(rows[21]["message"].as_str().unwrap().contains("2 entries"));
+    assert_eq!(results["summary"]["succeeded"], 20);
+
+    // Another solver by JSON, a kind/method pair that does not exist, unknown links.
+    ok(
+        &args(r#"{"kind": "ccd", "iteration": {"max_iterations": 20}}"#)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let e = fails(&args("warp").iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("--solver `warp`"), "{e}");
+    let mut bad = args("lm");
+    bad[6] = "panda_link99".into();
+    let e = fails(&bad.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("no link `panda_link99`"), "{e}");
+}
