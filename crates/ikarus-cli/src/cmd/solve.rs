@@ -12,7 +12,9 @@
 //! root, which then moves. The report adds `restarts` and `active_limits` (joints pushing
 //! against their limits). `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle
 //! IK: same loop parameters; several effectors share sub-bases, the posture is recovered from
-//! the joint points) takes the same tasks.
+//! the joint points) takes the same tasks. `{"kind": "lm", "lambda": 1e-3, "max_tries": 12,
+//! "iteration": {...}}` (Levenberg–Marquardt: hinge ranges as boxes, random restarts, and
+//! `"time_budget_us"` in `iteration` to restart until solved or out of time) takes them too.
 //!
 //! Closed-form kinds solve one effector (no base) with the chain made of it and its ancestors:
 //! `{"kind": "two_bone", "pole": [x,y,z], "hint": [x,y,z], "mid_axis": [x,y,z], "twist_angle": 0,
