@@ -4,7 +4,7 @@
 //! Targets are tip frames in the chain's base frame (`base_from_tip`, as robot IK is posed);
 //! seeds and solutions are joint vectors `q` ([`JointChain`]). Every solve starts from the
 //! skeleton's rest pose with the seed written in, runs the configured solver through
-//! [`solve`](crate::solve) and reads `q` back from the returned pose. Results keep the input
+//! [`solve_with`](crate::solve_with) (one workspace per thread) and reads `q` back from the returned pose. Results keep the input
 //! order whatever the number of threads.
 
 use std::time::Instant;
@@ -14,7 +14,7 @@ use ikarus_core::chain::JointChain;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance};
+use crate::{Effector, Goal, IkTask, SolveStatus, SolverConfig, SolverWorkspace, Tolerance};
 
 /// One target: where the tip should be, in the base's frame.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -99,6 +99,7 @@ struct Runner<'a> {
     rest: LocalPose,
     model: ModelPose,
     task: IkTask,
+    workspace: SolverWorkspace,
 }
 
 impl<'a> Runner<'a> {
@@ -119,6 +120,7 @@ impl<'a> Runner<'a> {
             rest: skeleton.rest_pose(),
             model: ModelPose::new(skeleton),
             task,
+            workspace: SolverWorkspace::new(),
         }
     }
 
@@ -161,7 +163,8 @@ impl<'a> Runner<'a> {
         };
         self.task.tolerance = tolerance;
         let start = Instant::now();
-        let report = crate::solve(skeleton, &self.task, config, &mut pose);
+        let report =
+            crate::solve_with(skeleton, &self.task, config, &mut self.workspace, &mut pose);
         let time_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         if report.status == SolveStatus::InvalidInput {
             return invalid(seed, report.message.unwrap_or_default());

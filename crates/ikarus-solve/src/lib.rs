@@ -97,6 +97,23 @@ impl SolverConfig {
     }
 }
 
+/// The reusable buffers of every iterative solver, for [`solve_with`]: a caller that solves
+/// many tasks (a batch, an interactive session, a character per frame) keeps one and solves
+/// without allocating once it is warm.
+#[derive(Clone, Debug, Default)]
+pub struct SolverWorkspace {
+    ccd: ccd::CcdWorkspace,
+    lm: lm::LmWorkspace,
+    fabrik: fabrik::FabrikWorkspace,
+}
+
+impl SolverWorkspace {
+    /// Empty buffers; each solver sizes its own on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
 /// Runs the configured solver on `pose` (the start pose on entry, the best pose found on exit).
 ///
 /// Invalid goals (NaN or infinite) give [`SolveStatus::InvalidInput`] and leave the pose
@@ -107,6 +124,17 @@ pub fn solve(
     config: &SolverConfig,
     pose: &mut LocalPose,
 ) -> SolveReport {
+    solve_with(skeleton, task, config, &mut SolverWorkspace::new(), pose)
+}
+
+/// [`solve`] with reusable buffers.
+pub fn solve_with(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &SolverConfig,
+    workspace: &mut SolverWorkspace,
+    pose: &mut LocalPose,
+) -> SolveReport {
     if let Err(reason) = task.validate(skeleton) {
         return SolveReport::invalid(reason.to_string());
     }
@@ -115,12 +143,16 @@ pub fn solve(
             let (position_error, rotation_error) = measure(skeleton, task, pose);
             SolveReport::from_residuals(task, position_error, rotation_error, 0, false)
         }
-        SolverConfig::Ccd(config) => ccd::solve(skeleton, task, config, pose),
+        SolverConfig::Ccd(config) => {
+            ccd::solve_with(skeleton, task, config, &mut workspace.ccd, pose)
+        }
         SolverConfig::TwoBone(config) => two_bone::solve_task(skeleton, task, config, pose),
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
         SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
-        SolverConfig::Lm(config) => lm::solve(skeleton, task, config, pose),
-        SolverConfig::Fabrik(config) => fabrik::solve(skeleton, task, config, pose),
+        SolverConfig::Lm(config) => lm::solve_with(skeleton, task, config, &mut workspace.lm, pose),
+        SolverConfig::Fabrik(config) => {
+            fabrik::solve_with(skeleton, task, config, &mut workspace.fabrik, pose)
+        }
     }
 }
