@@ -319,10 +319,10 @@ impl Dofs {
     /// # Panics
     /// When `saved` is shorter than the path.
     pub fn restore(ctx: &mut Iteration<'_>, saved: &[DQuat]) {
-        for k in 0..ctx.path().len() {
+        for (k, &rotation) in saved.iter().enumerate().take(ctx.path().len()) {
             let pj = ctx.path().joints()[k];
-            if ctx.pose()[pj.joint].rotation != saved[k] {
-                ctx.set_rotation(pj, saved[k]);
+            if ctx.pose()[pj.joint].rotation != rotation {
+                ctx.set_rotation(pj, rotation);
             }
         }
     }

@@ -17,10 +17,12 @@ pub mod ccd;
 pub mod dofs;
 pub mod driver;
 mod frames;
+pub mod jacobian;
 pub mod leg6;
 pub mod limb7;
 pub mod path;
 mod report;
+pub mod svd;
 mod task;
 pub mod two_bone;
 
@@ -58,6 +60,10 @@ pub enum SolverConfig {
     /// joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch hinges:
     /// `{"kind": "leg6"}`.
     Leg6(leg6::Leg6Config),
+    /// The Jacobian family ([`jacobian`]): `{"kind": "jacobian", "method": "transpose" |
+    /// "pinv" | "dls" | "sdls", "damping": 0.05, "weights": {"spine": 4},
+    /// "null_space": {"objective": "rest", "gain": 0.1}, "iteration": {...}}`.
+    Jacobian(jacobian::JacobianConfig),
 }
 
 impl SolverConfig {
@@ -70,6 +76,7 @@ impl SolverConfig {
             Self::Limb7(_) => "limb7",
             Self::Aim(_) => "aim",
             Self::Leg6(_) => "leg6",
+            Self::Jacobian(_) => "jacobian",
         }
     }
 }
@@ -97,5 +104,6 @@ pub fn solve(
         SolverConfig::Limb7(config) => limb7::solve_task(skeleton, task, config, pose),
         SolverConfig::Aim(config) => aim::solve_task(skeleton, task, config, pose),
         SolverConfig::Leg6(config) => leg6::solve_task(skeleton, task, config, pose),
+        SolverConfig::Jacobian(config) => jacobian::solve(skeleton, task, config, pose),
     }
 }
