@@ -879,3 +879,51 @@ fn weighted_pseudo_inverse_moves_heavy_joints_less() {
         "{light} {normal} {heavy}"
     );
 }
+
+#[test]
+fn adaptive_damping_and_the_task_file_form_solve_the_singular_arm() {
+    // `{"kind": "jacobian", ...}` as a task file gives it, with adaptive damping: the straight
+    // arm toward a point on its own line (the singular direction) still converges.
+    let s = builtin_humanoid();
+    let config: ikarus_solve::SolverConfig = serde_json::from_str(
+        r#"{"kind": "jacobian", "method": "dls", "damping": 0.1, "singular_region": 0.05,
+            "iteration": {"max_iterations": 200}}"#,
+    )
+    .unwrap();
+    assert_eq!(config.kind(), "jacobian");
+    let shoulder = common::model(&s, &s.rest_pose()).position(s.joint("leftUpperArm").unwrap());
+    let task = hand_task(&s, shoulder + DVec3::X * 0.4);
+    let mut pose = s.rest_pose();
+    let report = ikarus_solve::solve(&s, &task, &config, &mut pose);
+    common::assert_legal(&s, &pose);
+    assert!(report.converged(), "{report:?}");
+    assert_eq!(measure(&s, &task, &pose).0, report.position_error);
+}
+
+#[test]
+fn a_user_gradient_turns_its_joint_without_losing_the_goal() {
+    // The elbow asked to bend further each sweep (null-space gradient on leftLowerArm): the
+    // goal is met with the elbow bent more than without the gradient.
+    let s = builtin_humanoid();
+    let elbow = s.joint("leftLowerArm").unwrap();
+    let task = hand_task(&s, DVec3::new(0.5, 1.25, 0.25));
+    let bend = |gradient: Option<f64>| {
+        let mut config = config(JacobianMethod::Dls);
+        config.iteration.restarts = 0;
+        if let Some(g) = gradient {
+            config.null_space.objective = NullSpaceObjective::Gradient;
+            config.null_space.gain = 1.0;
+            config.null_space.gradient.insert("leftLowerArm".into(), [g, 0.0, 0.0]);
+        }
+        let mut pose = s.rest_pose();
+        let report = jacobian::solve(&s, &task, &config, &mut pose);
+        assert!(report.converged(), "{gradient:?}: {report:?}");
+        let JointLimit::Hinge(h) = s.limit(elbow) else {
+            unreachable!()
+        };
+        h.angle(s.rest(elbow).rotation.conjugate() * pose[elbow].rotation)
+    };
+    let (plain, bent) = (bend(None), bend(Some(0.2)));
+    eprintln!("elbow {plain:.3} rad plain, {bent:.3} rad with the gradient");
+    assert!(bent > plain + 0.05, "{plain} vs {bent}");
+}
