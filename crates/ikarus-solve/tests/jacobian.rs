@@ -578,8 +578,10 @@ fn nan_targets_and_bad_configs_are_rejected_with_a_status() {
     assert_eq!(report.status, SolveStatus::InvalidInput);
     assert_eq!(pose, s.rest_pose());
     let task = hand_task(&s, DVec3::new(0.5, 1.2, 0.2));
-    let mut bad = JacobianConfig::default();
-    bad.damping = f64::INFINITY;
+    let bad = JacobianConfig {
+        damping: f64::INFINITY,
+        ..JacobianConfig::default()
+    };
     let report = jacobian::solve(&s, &task, &bad, &mut pose);
     assert_eq!(report.status, SolveStatus::InvalidInput);
     assert!(report.message.unwrap().contains("damping"));
@@ -677,7 +679,7 @@ impl IterativeStep for NullSpaceProbe {
         let mut saved = vec![DQuat::IDENTITY; ctx.path().len()];
         Dofs::save(ctx, &mut saved);
         let h = 1e-4;
-        let mut moved = |v: &[f64], ctx: &mut Iteration<'_>| {
+        let moved = |v: &[f64], ctx: &mut Iteration<'_>| {
             let dq: Vec<f64> = v.iter().map(|x| x * h).collect();
             dofs.apply(ctx, &dq);
             ctx.update_model();
@@ -913,7 +915,10 @@ fn a_user_gradient_turns_its_joint_without_losing_the_goal() {
         if let Some(g) = gradient {
             config.null_space.objective = NullSpaceObjective::Gradient;
             config.null_space.gain = 1.0;
-            config.null_space.gradient.insert("leftLowerArm".into(), [g, 0.0, 0.0]);
+            config
+                .null_space
+                .gradient
+                .insert("leftLowerArm".into(), [g, 0.0, 0.0]);
         }
         let mut pose = s.rest_pose();
         let report = jacobian::solve(&s, &task, &config, &mut pose);
