@@ -9,7 +9,8 @@
 //! - **pinv**: `Δq = J⁺ e` by SVD ([`RowSvd`]), singular values below 1e-8 of the largest
 //!   dropped. Quadratic-like convergence away from singularities, large steps near them (the
 //!   step clamp [`JacobianConfig::max_step`] keeps them bounded).
-//! - **dls**: damped least squares `Δq = Jᵀ(JJᵀ + λ²I)⁻¹e = Σ σ/(σ²+λ²) u vᵀ e`. Stable
+//! - **dls**: damped least squares `Δq = Jᵀ(JJᵀ + λ²I)⁻¹e = Σ σ/(σ²+λ²) u vᵀ e` (by Cholesky
+//!   of `JJᵀ + λ²I` with constant damping, by the SVD when adaptive). Stable
 //!   through singularities at the price of slower convergence where `σ ≈ λ`; with
 //!   [`JacobianConfig::singular_region`] `ε > 0` the damping is adaptive,
 //!   `λ² = damping² (1 − (σ_min/ε)²)` inside `σ_min < ε` and 0 outside (Chiaverini 1997), so
@@ -240,6 +241,10 @@ struct Buffers {
     column_norms: Vec<f64>,
     /// `dls` adaptive: the singular values, sorted.
     sorted: Vec<f64>,
+    /// `dls` constant: `JJᵀ + λ²I` and its Cholesky factor, row-major `rows × rows`.
+    gram: Vec<f64>,
+    /// `dls` constant: `(JJᵀ + λ²I)⁻¹ e`, `rows`.
+    y: Vec<f64>,
     svd: RowSvd,
 }
 
@@ -298,6 +303,7 @@ impl IterativeStep for JacobianStep<'_> {
         b.removed.resize(n, false);
         b.allowed.resize(n, DMat3::IDENTITY);
         b.column_norms.resize(n, 0.0);
+        b.svd.reset();
         b.inv_sqrt_w.clear();
         b.inv_sqrt_w.resize(n, 1.0);
         for (name, &w) in &self.config.weights {
@@ -325,7 +331,7 @@ impl IterativeStep for JacobianStep<'_> {
             // motion (the driver judges convergence after the sweep).
             self.dofs.jacobian(ctx, &mut self.b.j);
             self.weigh_columns(m, n);
-            self.b.svd.decompose(&self.b.j, m, n);
+            self.b.svd.decompose_warm(&self.b.j, m, n);
             self.b.dq.fill(0.0);
             self.add_null_space(ctx);
             self.unweigh_and_apply(ctx);
@@ -391,25 +397,36 @@ impl JacobianStep<'_> {
 
     /// The primary step in the weighted variables into `dq`.
     fn step(&mut self, m: usize, n: usize) {
-        let method = self.config.method;
         let b = &mut *self.b;
-        if method == JacobianMethod::Transpose {
+        if self.config.method == JacobianMethod::Transpose {
             transpose_step(&b.j, &b.e, m, n, &mut b.dq);
             return;
         }
-        b.svd.decompose(&b.j, m, n);
-        let cutoff = 1e-8 * b.svd.largest();
-        match method {
-            JacobianMethod::Pinv | JacobianMethod::Transpose => {
-                b.svd
-                    .solve(&b.e, |s| if s > cutoff { 1.0 / s } else { 0.0 }, &mut b.dq);
+        match self.config.method {
+            JacobianMethod::Dls
+                if self.config.singular_region <= 0.0 && self.config.damping > 0.0 =>
+            {
+                // Constant damping: JJᵀ + λ²I is positive definite, Cholesky suffices.
+                let lambda2 = self.config.damping * self.config.damping;
+                dls_by_cholesky(&b.j, &b.e, m, n, lambda2, &mut b.gram, &mut b.y, &mut b.dq);
             }
             JacobianMethod::Dls => {
+                b.svd.decompose_warm(&b.j, m, n);
                 let lambda2 = self.damping2(m, n);
                 let b = &mut *self.b;
                 b.svd.solve(&b.e, |s| s / (s * s + lambda2), &mut b.dq);
             }
-            JacobianMethod::Sdls => self.sdls(m, n, cutoff),
+            JacobianMethod::Sdls => {
+                b.svd.decompose_warm(&b.j, m, n);
+                let cutoff = 1e-8 * b.svd.largest();
+                self.sdls(m, n, cutoff);
+            }
+            JacobianMethod::Pinv | JacobianMethod::Transpose => {
+                b.svd.decompose_warm(&b.j, m, n);
+                let cutoff = 1e-8 * b.svd.largest();
+                b.svd
+                    .solve(&b.e, |s| if s > cutoff { 1.0 / s } else { 0.0 }, &mut b.dq);
+            }
         }
     }
 
@@ -664,6 +681,64 @@ fn transpose_step(j: &[f64], e: &[f64], m: usize, n: usize, dq: &mut [f64]) {
     }
 }
 
+/// Damped least squares by the normal equations: `Δq = Jᵀ y` with `(JJᵀ + λ²I) y = e`
+/// solved by Cholesky (`λ² > 0` keeps the matrix positive definite).
+#[allow(clippy::too_many_arguments)]
+fn dls_by_cholesky(
+    j: &[f64],
+    e: &[f64],
+    m: usize,
+    n: usize,
+    lambda2: f64,
+    gram: &mut Vec<f64>,
+    y: &mut Vec<f64>,
+    dq: &mut [f64],
+) {
+    gram.clear();
+    gram.resize(m * m, 0.0);
+    for r in 0..m {
+        for c in 0..=r {
+            let dot: f64 = j[r * n..(r + 1) * n]
+                .iter()
+                .zip(&j[c * n..(c + 1) * n])
+                .map(|(a, b)| a * b)
+                .sum();
+            gram[r * m + c] = dot;
+        }
+        gram[r * m + r] += lambda2;
+    }
+    // In place: the lower triangle becomes L with L Lᵀ = JJᵀ + λ²I.
+    for r in 0..m {
+        for c in 0..=r {
+            let mut sum = gram[r * m + c];
+            for k in 0..c {
+                sum -= gram[r * m + k] * gram[c * m + k];
+            }
+            gram[r * m + c] = if r == c {
+                sum.max(f64::MIN_POSITIVE).sqrt()
+            } else {
+                sum / gram[c * m + c]
+            };
+        }
+    }
+    y.clear();
+    y.extend_from_slice(&e[..m]);
+    for r in 0..m {
+        let s: f64 = (0..r).map(|k| gram[r * m + k] * y[k]).sum();
+        y[r] = (y[r] - s) / gram[r * m + r];
+    }
+    for r in (0..m).rev() {
+        let s: f64 = (r + 1..m).map(|k| gram[k * m + r] * y[k]).sum();
+        y[r] = (y[r] - s) / gram[r * m + r];
+    }
+    dq[..n].fill(0.0);
+    for r in 0..m {
+        for (d, x) in dq.iter_mut().zip(&j[r * n..(r + 1) * n]) {
+            *d += x * y[r];
+        }
+    }
+}
+
 /// Scales `v` so no entry exceeds `limit` in magnitude.
 fn clamp_max_abs(v: &mut [f64], limit: f64) {
     let largest = v.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
@@ -695,6 +770,34 @@ mod tests {
         assert!(bad.validate(&skeleton).unwrap_err().contains("tail"));
         let bad: JacobianConfig = serde_json::from_str(r#"{"weights":{"spine":0}}"#).unwrap();
         assert!(bad.validate(&skeleton).is_err());
+    }
+
+    #[test]
+    fn dls_by_cholesky_matches_the_svd_form() {
+        let mut state = 9u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for (m, n) in [(3, 7), (6, 7), (12, 7), (6, 30)] {
+            let j: Vec<f64> = (0..m * n).map(|_| next()).collect();
+            let e: Vec<f64> = (0..m).map(|_| next()).collect();
+            let lambda2 = 0.05 * 0.05;
+            let (mut gram, mut y, mut by_cholesky) = (Vec::new(), Vec::new(), vec![0.0; n]);
+            dls_by_cholesky(&j, &e, m, n, lambda2, &mut gram, &mut y, &mut by_cholesky);
+            let mut svd = RowSvd::new();
+            svd.decompose(&j, m, n);
+            let mut by_svd = vec![0.0; n];
+            svd.solve(&e, |s| s / (s * s + lambda2), &mut by_svd);
+            let err = by_cholesky
+                .iter()
+                .zip(&by_svd)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(err < 1e-10, "{m}x{n}: {err:e}");
+        }
     }
 
     #[test]

@@ -49,22 +49,7 @@ impl RowSvd {
         for i in 0..m {
             self.v[i * m + i] = 1.0;
         }
-        for _ in 0..60 {
-            let mut rotated = false;
-            for p in 0..m {
-                for q in p + 1..m {
-                    rotated |= self.rotate_pair(p, q);
-                }
-            }
-            if !rotated {
-                break;
-            }
-        }
-        self.sigma2.clear();
-        for i in 0..m {
-            let row = &self.b[i * n..(i + 1) * n];
-            self.sigma2.push(row.iter().map(|x| x * x).sum());
-        }
+        self.sweeps(m);
     }
 
     /// Makes rows `p` and `q` orthogonal; false when they already were.
@@ -96,6 +81,52 @@ impl RowSvd {
             self.v[k * m + q] = s * x + c * y;
         }
         true
+    }
+
+    /// Decomposes like [`RowSvd::decompose`], starting the rotations from the previous
+    /// decomposition's `V` when the shape is the same (`B = V_prevᵀ A`): successive Jacobians of
+    /// one solve differ little, so fewer sweeps remain. Call [`RowSvd::reset`] at the start of
+    /// a solve so rounding in `V` does not accumulate across solves.
+    ///
+    /// # Panics
+    /// When `a` holds fewer than `m × n` entries.
+    pub fn decompose_warm(&mut self, a: &[f64], m: usize, n: usize) {
+        if self.m != m || self.n != n || self.v.len() != m * m || self.b.len() != m * n {
+            self.decompose(a, m, n);
+            return;
+        }
+        for i in 0..m {
+            for c in 0..n {
+                self.b[i * n + c] = (0..m).map(|k| self.v[k * m + i] * a[k * n + c]).sum();
+            }
+        }
+        self.sweeps(m);
+    }
+
+    /// Forgets the previous `V`, so the next [`RowSvd::decompose_warm`] starts cold.
+    pub fn reset(&mut self) {
+        self.v.clear();
+    }
+
+    /// Jacobi sweeps until every pair of rows is orthogonal, then the singular values.
+    fn sweeps(&mut self, m: usize) {
+        let n = self.n;
+        for _ in 0..60 {
+            let mut rotated = false;
+            for p in 0..m {
+                for q in p + 1..m {
+                    rotated |= self.rotate_pair(p, q);
+                }
+            }
+            if !rotated {
+                break;
+            }
+        }
+        self.sigma2.clear();
+        for i in 0..m {
+            let row = &self.b[i * n..(i + 1) * n];
+            self.sigma2.push(row.iter().map(|x| x * x).sum());
+        }
     }
 
     /// Rows `m` of the decomposed matrix (the number of singular values).
@@ -210,7 +241,18 @@ mod tests {
                     a[2 * n + c] = a[c] + a[n + c];
                 }
             }
+            // Cold, then warm from the previous V (same shape: a perturbed matrix).
             svd.decompose(&a, m, n);
+            let perturbed: Vec<f64> = a.iter().map(|x| x + 0.01 * next()).collect();
+            let mut warm = svd.clone();
+            warm.decompose_warm(&perturbed, m, n);
+            let back = reconstruct(&warm);
+            let err = perturbed
+                .iter()
+                .zip(&back)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            assert!(err < 1e-13, "{m}x{n} warm: reconstruction error {err:e}");
             let back = reconstruct(&svd);
             let err = a
                 .iter()
