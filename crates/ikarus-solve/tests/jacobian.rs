@@ -246,6 +246,7 @@ fn jacobian_matches_finite_differences_of_fk() {
             }
         }
         let (p, r) = check_fd(&s, &task, &pose, exact);
+        eprintln!("FD {name}: position rows {p:.1e}, orientation rows {r:.1e}");
         assert!(
             p < 1e-6 && r < 1e-6,
             "{name}: position {p:e}, orientation {r:e}"
@@ -254,6 +255,7 @@ fn jacobian_matches_finite_differences_of_fk() {
             task.base = Some(s.joint("k1").unwrap());
             task.effectors = vec![both_goals(tip, 2.0)];
             let (p, r) = check_fd(&s, &task, &pose, true);
+            eprintln!("FD {name}, base k1: position rows {p:.1e}, orientation rows {r:.1e}");
             assert!(
                 p < 1e-6 && r < 1e-6,
                 "{name}, base k1: position {p:e}, orientation {r:e}"
@@ -308,6 +310,7 @@ fn humanoid_jacobian_through_the_root_matches_finite_differences() {
         ..IkTask::default()
     };
     let (p, r) = check_fd(&s, &task, &pose, true);
+    eprintln!("FD humanoid through the root: position rows {p:.1e}, orientation rows {r:.1e}");
     assert!(p < 1e-6 && r < 1e-6, "position {p:e}, orientation {r:e}");
 }
 
