@@ -172,7 +172,10 @@ impl Dofs {
         self.per_joint[k]
     }
 
-    /// Writes the weighted residual `e` (see the module docs) of the current model pose.
+    /// Writes the weighted residual `e` (see the module docs) of the current model pose. It
+    /// reads only the effectors, which the driver keeps current after every joint update, so
+    /// it is valid right after [`Dofs::apply`] or [`Dofs::restore`] (a trial step) without
+    /// [`Iteration::update_model`].
     ///
     /// # Panics
     /// When `e` is shorter than [`Dofs::rows`].

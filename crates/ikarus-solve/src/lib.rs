@@ -19,12 +19,14 @@ pub mod dofs;
 pub mod driver;
 pub mod fabrik;
 mod frames;
+pub mod jacobian;
 pub mod leg6;
 pub mod limb7;
 pub mod lm;
 pub mod path;
 pub mod recover;
 mod report;
+pub mod svd;
 mod task;
 pub mod two_bone;
 
@@ -69,6 +71,10 @@ pub enum SolverConfig {
     /// several effectors with sub-bases, the posture recovered from the points:
     /// `{"kind": "fabrik", "iteration": {"max_iterations": 64, ...}}`.
     Fabrik(fabrik::FabrikConfig),
+    /// The Jacobian family ([`jacobian`]): `{"kind": "jacobian", "method": "transpose" |
+    /// "pinv" | "dls" | "sdls", "damping": 0.05, "weights": {"spine": 4},
+    /// "null_space": {"objective": "rest", "gain": 0.1}, "iteration": {...}}`.
+    Jacobian(jacobian::JacobianConfig),
 }
 
 impl SolverConfig {
@@ -83,6 +89,7 @@ impl SolverConfig {
             Self::Leg6(_) => "leg6",
             Self::Fabrik(_) => "fabrik",
             Self::Lm(_) => "lm",
+            Self::Jacobian(_) => "jacobian",
         }
     }
 
@@ -92,6 +99,7 @@ impl SolverConfig {
             Self::Ccd(c) => Some(&mut c.iteration),
             Self::Lm(c) => Some(&mut c.iteration),
             Self::Fabrik(c) => Some(&mut c.iteration),
+            Self::Jacobian(c) => Some(&mut c.iteration),
             Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
         }
     }
@@ -105,6 +113,7 @@ pub struct SolverWorkspace {
     ccd: ccd::CcdWorkspace,
     lm: lm::LmWorkspace,
     fabrik: fabrik::FabrikWorkspace,
+    jacobian: jacobian::JacobianWorkspace,
 }
 
 impl SolverWorkspace {
@@ -153,6 +162,9 @@ pub fn solve_with(
         SolverConfig::Lm(config) => lm::solve_with(skeleton, task, config, &mut workspace.lm, pose),
         SolverConfig::Fabrik(config) => {
             fabrik::solve_with(skeleton, task, config, &mut workspace.fabrik, pose)
+        }
+        SolverConfig::Jacobian(config) => {
+            jacobian::solve_with(skeleton, task, config, &mut workspace.jacobian, pose)
         }
     }
 }

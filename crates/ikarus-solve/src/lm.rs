@@ -274,16 +274,13 @@ impl LmStep<'_> {
             8 => solve_fixed::<8>(self.system, self.step),
             _ => {
                 let matrix = std::mem::replace(self.system, DMatrix::zeros(0, 0));
-                match nalgebra::linalg::Cholesky::new(matrix) {
-                    Some(factor) => {
-                        factor.solve_mut(self.step);
-                        *self.system = factor.unpack();
-                        true
-                    }
-                    None => {
-                        *self.system = DMatrix::zeros(n, n);
-                        false
-                    }
+                if let Some(factor) = nalgebra::linalg::Cholesky::new(matrix) {
+                    factor.solve_mut(self.step);
+                    *self.system = factor.unpack();
+                    true
+                } else {
+                    *self.system = DMatrix::zeros(n, n);
+                    false
                 }
             }
         };

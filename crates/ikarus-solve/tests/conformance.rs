@@ -17,6 +17,7 @@ use ikarus_core::{
     EulerLimit, EulerOrder, HingeLimit, JointId, JointLimit, MmdLimit, Skeleton, SkeletonBuilder,
     SwingTwistLimit, Transform,
 };
+use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig, measure,
     solve,
@@ -24,6 +25,7 @@ use ikarus_solve::{
 
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
     let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 48));
+    let jacobian = |method| SolverConfig::Jacobian(JacobianConfig::new(method, 48));
     vec![
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None)),
         ("ccd/length", ccd(CcdVariant::Classic, CcdDamping::Length)),
@@ -36,6 +38,10 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
             "fabrik",
             SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::new(48)),
         ),
+        ("jacobian/transpose", jacobian(JacobianMethod::Transpose)),
+        ("jacobian/pinv", jacobian(JacobianMethod::Pinv)),
+        ("jacobian/dls", jacobian(JacobianMethod::Dls)),
+        ("jacobian/sdls", jacobian(JacobianMethod::Sdls)),
     ]
 }
 

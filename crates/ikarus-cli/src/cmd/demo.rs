@@ -14,6 +14,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
 use ikarus_solve::aim::AimConfig;
+use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::limb7::{Limb7Config, SwivelPolicy};
 use ikarus_solve::lm::LmConfig;
 use ikarus_solve::two_bone::TwoBoneConfig;
@@ -36,6 +37,7 @@ pub struct Args {
 /// (`true`) run only the tasks with one effector and no base joint.
 fn solvers() -> Vec<(&'static str, SolverConfig, bool)> {
     let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 200));
+    let jacobian = |method, sweeps| SolverConfig::Jacobian(JacobianConfig::new(method, sweeps));
     vec![
         ("none", SolverConfig::None, false),
         ("ccd", ccd(CcdVariant::Classic, CcdDamping::None), false),
@@ -51,6 +53,15 @@ fn solvers() -> Vec<(&'static str, SolverConfig, bool)> {
             SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::new(200)),
             false,
         ),
+        // The transpose converges linearly: a larger sweep budget.
+        (
+            "jac/transp",
+            jacobian(JacobianMethod::Transpose, 2000),
+            false,
+        ),
+        ("jac/pinv", jacobian(JacobianMethod::Pinv, 200), false),
+        ("jac/dls", jacobian(JacobianMethod::Dls, 200), false),
+        ("jac/sdls", jacobian(JacobianMethod::Sdls, 200), false),
         (
             "two_bone",
             SolverConfig::TwoBone(TwoBoneConfig::default()),

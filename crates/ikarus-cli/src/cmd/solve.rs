@@ -8,11 +8,16 @@
 //! Solver kinds: `{"kind": "none"}`; `{"kind": "ccd", "variant": "classic" | "mmd",
 //! "damping": "none" | "length", "iteration": {"max_iterations": 64, "max_step_angle": 3.14,
 //! "min_step": 1e-12, "restarts": 8, "stall_window": 16, "seed": 0, "blend": 1}}` (every field
-//! optional). The `base` joint stays fixed; the path from it to the effectors may run through the
-//! root, which then moves. The report adds `restarts` and `active_limits` (joints pushing
-//! against their limits). `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle
-//! IK: same loop parameters; several effectors share sub-bases, the posture is recovered from
-//! the joint points) takes the same tasks. `{"kind": "lm", "lambda": 1e-3, "max_tries": 12,
+//! optional); `{"kind": "jacobian", "method": "transpose" | "pinv" | "dls" | "sdls",
+//! "damping": 0.05, "singular_region": 0, "max_step": 0.785, "weights": {"spine": 4},
+//! "null_space": {"objective": "none" | "rest" | "limit_center" | "gradient", "gain": 0.1,
+//! "gradient": {"Joint": [x,y,z]}}, "iteration": {...}}` (every field optional; seed 004's
+//! Jacobian family, weighted pseudo-inverse and null-space objective). The `base` joint stays
+//! fixed; the path from it to the effectors may run through the root, which then moves. The
+//! report adds `restarts` and `active_limits` (joints pushing against their limits).
+//! `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle IK: same loop
+//! parameters; several effectors share sub-bases, the posture is recovered from the joint
+//! points) takes the same tasks. `{"kind": "lm", "lambda": 1e-3, "max_tries": 12,
 //! "iteration": {...}}` (Levenberg–Marquardt: hinge ranges as boxes, random restarts, and
 //! `"time_budget_us"` in `iteration` to restart until solved or out of time) takes them too.
 //!
