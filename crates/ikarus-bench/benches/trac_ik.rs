@@ -17,8 +17,10 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::trac_ik::{self, Figures, ROBOTS, Robot, figures_of_times};
-use ikarus_solve::SolverConfig;
 use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::fabrik::FabrikConfig;
+use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
+use ikarus_solve::{CcdConfig, SolverConfig};
 use k::nalgebra as na;
 use k::prelude::*;
 
@@ -31,8 +33,33 @@ fn count() -> usize {
         .unwrap_or(10_000)
 }
 
+/// Every iterative solver on the same targets: Levenberg–Marquardt with the protocol's restart
+/// budget, the Jacobian family as `benches/jacobian.rs` sets it up (500 sweeps, 8 restarts),
+/// CCD and FABRIK with their defaults and the same budget. `IKARUS_TRAC_IK_SOLVERS=lm,dls`
+/// picks some.
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
-    vec![("lm", ikarus_bench::trac_ik_lm_config())]
+    let jacobian = |method| {
+        let mut config = JacobianConfig::new(method, 500);
+        config.iteration.restarts = 8;
+        SolverConfig::Jacobian(config)
+    };
+    let mut ccd = CcdConfig::default();
+    ccd.iteration.max_iterations = 500;
+    let all = vec![
+        ("lm", ikarus_bench::trac_ik_lm_config()),
+        ("jacobian_dls", jacobian(JacobianMethod::Dls)),
+        ("jacobian_pinv", jacobian(JacobianMethod::Pinv)),
+        ("jacobian_sdls", jacobian(JacobianMethod::Sdls)),
+        ("ccd", SolverConfig::Ccd(ccd)),
+        ("fabrik", SolverConfig::Fabrik(FabrikConfig::new(500))),
+    ];
+    match std::env::var("IKARUS_TRAC_IK_SOLVERS") {
+        Ok(names) => all
+            .into_iter()
+            .filter(|(n, _)| names.split(',').any(|w| n.contains(w)))
+            .collect(),
+        Err(_) => all,
+    }
 }
 
 fn print(file: &str, solver: &str, f: &Figures) {
@@ -114,7 +141,10 @@ fn bench_trac_ik(c: &mut Criterion) {
     let loaded = protocol();
     let mut group = c.benchmark_group("trac_ik");
     for (robot, targets) in &loaded {
-        for (name, config) in solvers() {
+        for (name, config) in solvers()
+            .into_iter()
+            .filter(|(n, _)| *n == "lm" || n.ends_with("dls"))
+        {
             let mut k = 0;
             let subset = &targets[..targets.len().min(100)];
             group.bench_function(format!("{}/{name}_mean_of_100", robot.file), |b| {
