@@ -86,7 +86,13 @@ fn bench_lm(c: &mut Criterion) {
         b.iter(|| {
             let mut pose = s.rest_pose();
             k = (k + 1) % tasks.len();
-            black_box(lm::solve_with(&s, &tasks[k], &config, &mut workspace, &mut pose))
+            black_box(lm::solve_with(
+                &s,
+                &tasks[k],
+                &config,
+                &mut workspace,
+                &mut pose,
+            ))
         });
     });
     group.finish();

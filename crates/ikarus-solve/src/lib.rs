@@ -65,7 +65,7 @@ pub enum SolverConfig {
     /// `{"kind": "leg6"}`.
     Leg6(leg6::Leg6Config),
     /// Levenberg–Marquardt ([`lm`]) with hinge ranges as boxes and random restarts:
-    /// `{"kind": "lm", "lambda": 1e-3, "max_tries": 12, "iteration": {...}}`.
+    /// `{"kind": "lm", "lambda": 1e-2, "max_tries": 12, "iteration": {...}}`.
     Lm(lm::LmConfig),
     /// FABRIK ([`fabrik`], seed 004's particle IK): joint points moved backward and forward,
     /// several effectors with sub-bases, the posture recovered from the points:

@@ -17,7 +17,7 @@
 //! report adds `restarts` and `active_limits` (joints pushing against their limits).
 //! `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle IK: same loop
 //! parameters; several effectors share sub-bases, the posture is recovered from the joint
-//! points) takes the same tasks. `{"kind": "lm", "lambda": 1e-3, "max_tries": 12,
+//! points) takes the same tasks. `{"kind": "lm", "lambda": 1e-2, "max_tries": 12,
 //! "iteration": {...}}` (Levenberg–Marquardt: hinge ranges as boxes, random restarts, and
 //! `"time_budget_us"` in `iteration` to restart until solved or out of time) takes them too.
 //!
