@@ -141,10 +141,7 @@ fn bench_trac_ik(c: &mut Criterion) {
     let loaded = protocol();
     let mut group = c.benchmark_group("trac_ik");
     for (robot, targets) in &loaded {
-        for (name, config) in solvers()
-            .into_iter()
-            .filter(|(n, _)| *n == "lm" || n.ends_with("dls"))
-        {
+        for (name, config) in solvers().into_iter().filter(|(n, _)| *n == "lm") {
             let mut k = 0;
             let subset = &targets[..targets.len().min(100)];
             group.bench_function(format!("{}/{name}_mean_of_100", robot.file), |b| {
