@@ -246,3 +246,65 @@ fn a_warm_workspace_gives_the_same_answer_as_a_fresh_one() {
         assert_eq!(ra.iterations, rb.iterations);
     }
 }
+
+/// A warm solve's allocations (task validation, the report) do not grow with the number of
+/// sweeps: the all-hinge fast path (the iiwa-like chain) and the general path (the humanoid
+/// arm's ball joints) allocate the same for 1 sweep as for 60.
+#[test]
+fn sweeps_allocate_nothing_once_warm() {
+    let mut hinges = SkeletonBuilder::new();
+    hinges.joint("base", None, Transform::IDENTITY);
+    let mut parent = "base".to_owned();
+    for i in 0..7 {
+        let name = format!("j{i}");
+        hinges.limited_joint(
+            &name,
+            Some(&parent),
+            Transform::from_translation(DVec3::Z * 0.3),
+            JointLimit::Hinge(HingeLimit {
+                axis: if i % 2 == 0 { DVec3::Z } else { DVec3::Y },
+                min: -2.9,
+                max: 2.9,
+            }),
+        );
+        parent = name;
+    }
+    hinges.joint(
+        "tip",
+        Some(&parent),
+        Transform::from_translation(DVec3::Z * 0.1),
+    );
+    let arm = hinges.build().unwrap();
+    let humanoid = builtin_humanoid();
+    for (s, tip) in [(&arm, "tip"), (&humanoid, "leftHand")] {
+        let joint = s.joint(tip).unwrap();
+        // Out of reach, with a zero tolerance: every sweep runs.
+        let mut task = position_task(joint, DVec3::new(9.0, 9.0, 9.0));
+        task.tolerance.position = 0.0;
+        let mut workspace = LmWorkspace::new();
+        let mut run = |sweeps: u32| {
+            let mut config = LmConfig::default();
+            config.iteration.max_iterations = sweeps;
+            config.iteration.restarts = 0;
+            config.iteration.min_step = 0.0;
+            let mut pose = s.rest_pose();
+            lm::solve_with(s, &task, &config, &mut workspace, &mut pose);
+            let mut pose = s.rest_pose();
+            let mut iterations = 0;
+            let info = allocation_counter::measure(|| {
+                iterations =
+                    lm::solve_with(s, &task, &config, &mut workspace, &mut pose).iterations;
+            });
+            assert_eq!(iterations, sweeps);
+            info.count_total
+        };
+        // The report's names of active limits may differ between the two (they are the only
+        // allocations besides validation): the count must not grow with the sweeps.
+        let (one, many) = (run(1), run(60));
+        assert!(
+            many <= one,
+            "{tip}: {one} allocations with 1 sweep, {many} with 60"
+        );
+        assert!(one <= 3, "{tip}: {one} allocations");
+    }
+}
