@@ -27,6 +27,8 @@ enum Command {
     Solve(cmd::solve::Args),
     /// A smooth motion between postures (minimum angular acceleration, via points), as BVH.
     Motion(cmd::motion::Args),
+    /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
+    Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
     Demo(cmd::demo::Args),
 }
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Solve(args) => cmd::solve::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Motion(args) => cmd::motion::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,4 +5,5 @@ pub mod demo;
 pub mod fk;
 pub mod info;
 pub mod motion;
+pub mod serve;
 pub mod solve;
