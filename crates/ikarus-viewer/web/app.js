@@ -62,6 +62,7 @@ function receive(reply) {
       }
       $('source').value = reply.name;
       $('report').textContent = 'no solve yet';
+      panel.drawTrace({ position_errors: [] });
       $('report').className = '';
       setMotion(reply.motion);
       pose = null;
@@ -96,6 +97,7 @@ function onPose(reply) {
   const first = pose === null;
   pose = reply;
   if (first) view.setSkeleton(skeleton, reply);
+  else if (reply.frame !== null) view.follow(reply.positions[0]);
   view.setPose(reply);
   appState.poses++;
   appState.selected = reply.effectors.map((e) => e.joint);

@@ -90,6 +90,16 @@ export class SkeletonView {
     this.orbit.update();
   }
 
+  /** Moves the camera with the root over the ground (x, z), so a walking motion stays in view. */
+  follow(root) {
+    const previous = this.positions[0];
+    if (!previous) return;
+    const shift = new THREE.Vector3(root[0] - previous.x, 0, root[2] - previous.z);
+    this.camera.position.add(shift);
+    this.orbit.target.add(shift);
+    this.orbit.update();
+  }
+
   /** Places joints, bones, targets and limit drawings for a pose reply. */
   setPose(pose) {
     this.positions = pose.positions.map(v3);
