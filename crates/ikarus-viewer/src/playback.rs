@@ -94,14 +94,13 @@ impl Session {
     /// source's channel layout when it had one).
     pub(crate) fn export_bvh(&self) -> Outcome {
         let document = &self.loaded.document;
-        let motion = match &document.motion {
-            Some(motion) => motion.clone(),
-            None => {
-                let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)
-                    .map_err(|e| e.to_string())?;
-                motion.push(self.pose.clone()).map_err(|e| e.to_string())?;
-                motion
-            }
+        let motion = if let Some(motion) = &document.motion {
+            motion.clone()
+        } else {
+            let mut motion =
+                Motion::for_skeleton(&document.skeleton, 1.0 / 30.0).map_err(|e| e.to_string())?;
+            motion.push(self.pose.clone()).map_err(|e| e.to_string())?;
+            motion
         };
         let layout = document
             .layout

@@ -94,7 +94,20 @@ async fn connection(mut socket: WebSocket, catalog: Arc<Catalog>) {
     }
     while let Some(Ok(message)) = socket.recv().await {
         let replies = match message {
-            Message::Text(text) => session.handle_text(text.as_str()),
+            Message::Text(text) => {
+                // Solving runs on the blocking pool so that a long solve on one connection
+                // never holds up the runtime's workers, and so the other connections.
+                let Ok((back, replies)) = tokio::task::spawn_blocking(move || {
+                    let replies = session.handle_text(text.as_str());
+                    (session, replies)
+                })
+                .await
+                else {
+                    return;
+                };
+                session = back;
+                replies
+            }
             Message::Binary(_) => vec![error(
                 "binary messages are not part of the protocol; send JSON text".to_owned(),
             )],

@@ -123,6 +123,7 @@ impl Session {
                 orientation,
             } => self.drag(&joint, position, orientation),
             Request::Solver { config } => {
+                check_budget(&config)?;
                 self.solver = config;
                 self.solve_and_reply()
             }
@@ -418,6 +419,24 @@ pub(crate) fn motion_info(motion: &Motion) -> MotionInfo {
 
 pub(crate) fn error(message: String) -> Reply {
     Reply::Error { message }
+}
+
+/// Most iterations a configuration may ask for: keeps one request's solve (and its `trace`)
+/// to a bounded time.
+const MAX_ITERATIONS: u64 = 100_000;
+
+/// Rejects iteration budgets over [`MAX_ITERATIONS`] (in any solver that has one).
+fn check_budget(config: &SolverConfig) -> Result<(), String> {
+    let value = serde_json::to_value(config).unwrap_or_default();
+    match value
+        .pointer("/iteration/max_iterations")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(n) if n > MAX_ITERATIONS => Err(format!(
+            "iteration.max_iterations {n} is more than the viewer allows ({MAX_ITERATIONS})"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Rejects NaN/inf goals and non-unit orientations before they reach the state.

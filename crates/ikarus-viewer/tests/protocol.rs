@@ -170,6 +170,38 @@ async fn drag_solves_with_ccd_and_limb7_to_the_target() {
             assert!(report["feasible_swivels"].is_array(), "{report}");
         }
     }
+    // An orientation goal (the rotate gizmo's drag): met by the analytic limb, and the reply's
+    // model-space rotation of the hand is the goal.
+    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+    let limb7 = json!({"kind": "limb7", "swivel": "middle_of_feasible"});
+    ask(
+        &mut socket,
+        &json!({"type": "solver", "config": limb7}),
+        "pose",
+    )
+    .await;
+    // First the position alone; then the hand's own rotation turned 0.1 rad about its bone
+    // axis (local +X) as the goal.
+    let reached = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.5, 1.2, 0.2]}),
+        "pose",
+    )
+    .await;
+    let q0: [f64; 4] = serde_json::from_value(reached["rotations"][hand].clone()).unwrap();
+    let q0 = glam::DQuat::from_array(q0);
+    let goal = (q0 * glam::DQuat::from_rotation_x(0.1)).to_array();
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.5, 1.2, 0.2], "orientation": goal}),
+        "pose",
+    )
+    .await;
+    assert_eq!(pose["report"]["status"], "converged", "{}", pose["report"]);
+    let q: [f64; 4] = serde_json::from_value(pose["rotations"][hand].clone()).unwrap();
+    let dot: f64 = q.iter().zip(goal).map(|(a, b)| a * b).sum();
+    assert!(dot.abs() > 1.0 - 1e-6, "hand rotation {q:?}, goal {goal:?}");
+    assert_eq!(pose["effectors"][0]["orientation"], json!(goal));
     // The residual per iteration ends at the solve's own residual.
     ask(
         &mut socket,
@@ -205,6 +237,7 @@ async fn bad_messages_get_errors_and_the_connection_keeps_serving() {
         r#"{"type":"drag","joint":"leftHand","position":[1e999,1,0]}"#.to_owned(),
         json!({"type": "drag", "joint": "leftHand", "position": [0, 1, 0], "orientation": [0, 0, 0, 2]}).to_string(),
         json!({"type": "solver", "config": {"kind": "magic"}}).to_string(),
+        json!({"type": "solver", "config": {"kind": "ccd", "iteration": {"max_iterations": 4_000_000_000_u64}}}).to_string(),
         json!({"type": "frame", "index": 3}).to_string(),
         json!({"type": "undo"}).to_string(),
         json!({"type": "generate", "duration": 1.0}).to_string(),
