@@ -8,6 +8,7 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::catalog::Catalog;
 use crate::session::{Session, error};
@@ -95,18 +96,13 @@ async fn connection(mut socket: WebSocket, catalog: Arc<Catalog>) {
     while let Some(Ok(message)) = socket.recv().await {
         let replies = match message {
             Message::Text(text) => {
-                // Solving runs on the blocking pool so that a long solve on one connection
-                // never holds up the runtime's workers, and so the other connections.
-                let Ok((back, replies)) = tokio::task::spawn_blocking(move || {
-                    let replies = session.handle_text(text.as_str());
-                    (session, replies)
-                })
-                .await
-                else {
-                    return;
-                };
-                session = back;
-                replies
+                // On a multi-thread runtime the solve tells tokio it blocks, so the worker's
+                // other tasks (the other connections) move to another thread meanwhile.
+                if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+                    tokio::task::block_in_place(|| session.handle_text(text.as_str()))
+                } else {
+                    session.handle_text(text.as_str())
+                }
             }
             Message::Binary(_) => vec![error(
                 "binary messages are not part of the protocol; send JSON text".to_owned(),

@@ -275,6 +275,7 @@ function loop(now) {
     appState.ready = true;
   }
   frames++;
+  appState.frames = (appState.frames ?? 0) + 1;
   if (now - fpsStart > 1000) { appState.fps = frames * 1000 / (now - fpsStart); frames = 0; fpsStart = now; }
 }
 requestAnimationFrame(loop);

@@ -64,6 +64,7 @@ export class SkeletonView {
     this.boneGeometry = new THREE.CylinderGeometry(r * 0.45, r * 0.45, 1, 8, 1);
     this.boneGeometry.translate(0, 0.5, 0);
     this.targetGeometry = new THREE.OctahedronGeometry(r * 1.8);
+    this.targetMaterial = new THREE.MeshBasicMaterial({ color: COLORS.target, wireframe: true });
     this.jointMeshes = this.joints.map(() => {
       const m = new THREE.Mesh(this.jointGeometry, new THREE.MeshStandardMaterial({ color: COLORS.joint }));
       this.root.add(m);
@@ -130,14 +131,17 @@ export class SkeletonView {
         g.traverse((o) => o.material?.color.setHex(c));
       }
     });
-    this.targets.clear();
-    for (const e of pose.effectors) {
-      if (!e.position) continue;
-      const t = new THREE.Mesh(this.targetGeometry, new THREE.MeshBasicMaterial({ color: COLORS.target, wireframe: true }));
-      t.position.copy(v3(e.position));
-      if (e.orientation) t.quaternion.copy(q4(e.orientation));
-      this.targets.add(t);
+    // Target markers are pooled: a drag updates them in place, 60 times a second.
+    const goals = pose.effectors.filter((e) => e.position);
+    while (this.targets.children.length < goals.length) {
+      this.targets.add(new THREE.Mesh(this.targetGeometry, this.targetMaterial));
     }
+    this.targets.children.forEach((t, k) => {
+      t.visible = k < goals.length;
+      if (!t.visible) return;
+      t.position.copy(v3(goals[k].position));
+      t.quaternion.copy(goals[k].orientation ? q4(goals[k].orientation) : new THREE.Quaternion());
+    });
   }
 
   /** Lines showing a joint's limit in its rest frame: hinge arcs, swing cones, Euler arcs. */

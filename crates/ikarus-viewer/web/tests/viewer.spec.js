@@ -42,6 +42,18 @@ test('drag, solvers, bad input, BVH playback', async ({ page }) => {
   expect(distance(goal, handStart)).toBeGreaterThan(0.05);
   expect(distance(s.positions.leftHand, goal)).toBeLessThan(1e-4);
   expect(s.trace.length).toBeGreaterThan(0);
+  // Frame rate while dragging (software WebGL here; printed, not asserted: it depends on the
+  // machine's load, and the 60 fps goal is for a real GPU).
+  console.log(`fps idle: ${(await state(page)).fps.toFixed(1)}`);
+  const [hx, hy] = joint(s, 'leftHand').screen;
+  await page.mouse.move(hx, hy);
+  await page.mouse.down();
+  const fpsStart = await page.evaluate(() => [performance.now(), window.appState.frames]);
+  for (let k = 1; k <= 60; k++) await page.mouse.move(hx + 20 * Math.sin(k / 6), hy + 20 * Math.cos(k / 6) - 20);
+  const fpsEnd = await page.evaluate(() => [performance.now(), window.appState.frames]);
+  await page.mouse.up();
+  console.log(`fps while dragging: ${((fpsEnd[1] - fpsStart[1]) * 1000 / (fpsEnd[0] - fpsStart[0])).toFixed(1)}`);
+  s = await state(page);
   await page.screenshot({ path: path.join(shots, 'viewer-drag-ccd.png') });
 
   // Another solver: the analytic 7-DOF limb, with its swivel slider. From the rest pose: CCD
