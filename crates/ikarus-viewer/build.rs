@@ -25,9 +25,16 @@ fn main() {
         std::fs::copy(web.join(file), npm_dir.join(file))
             .unwrap_or_else(|e| panic!("cannot copy web/{file} into OUT_DIR: {e}"));
     }
+    // `npm ci` runs again whenever the lockfile differs from the one last installed.
     let three = npm_dir.join("node_modules/three");
-    if !THREE_FILES.iter().all(|f| three.join(f).is_file()) {
+    let lock = std::fs::read(web.join("package-lock.json")).expect("web/package-lock.json");
+    let stamp = npm_dir.join("installed-package-lock.json");
+    let installed = std::fs::read(&stamp).ok();
+    if installed.as_deref() != Some(lock.as_slice())
+        || !THREE_FILES.iter().all(|f| three.join(f).is_file())
+    {
         npm_ci(&npm_dir);
+        std::fs::write(&stamp, &lock).expect("OUT_DIR is writable");
     }
     for file in THREE_FILES {
         assert!(
