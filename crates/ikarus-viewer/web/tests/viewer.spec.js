@@ -2,6 +2,7 @@
 // solvers switch, a BVH plays, bad input shows an error. State is read from window.appState.
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
+import fs from 'node:fs';
 
 const shots = process.env.IKARUS_SCREENSHOTS || 'test-results';
 const distance = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
@@ -22,7 +23,7 @@ async function drag(page, name, dx, dy) {
   return state(page);
 }
 
-test('drag, solvers, bad input, BVH playback', async ({ page }) => {
+test('drag, solvers, base, bad input, BVH playback, keys, generate, export', async ({ page }) => {
   const consoleErrors = [];
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   await page.goto('/');
@@ -104,5 +105,24 @@ test('drag, solvers, bad input, BVH playback', async ({ page }) => {
   expect(JSON.stringify(s.positions)).not.toBe(first);
   expect((await page.evaluate(() => window.samplePixels())).fraction).toBeGreaterThan(0.002);
   await page.screenshot({ path: path.join(shots, 'viewer-bvh.png') });
+
+  // Keys at two frames, a generated motion between them, exported as BVH.
+  for (const frame of [2, 25]) {
+    await page.locator('#scrub').fill(String(frame));
+    await expect.poll(async () => (await state(page)).frame).toBe(frame);
+    const keys = (await state(page)).keys;
+    await page.click('#capture');
+    await expect.poll(async () => (await state(page)).keys).toBe(keys + 1);
+  }
+  await page.fill('#duration', '1');
+  await page.click('#generate');
+  await expect.poll(async () => (await state(page)).motion.frames).toBe(31);
+  const download = page.waitForEvent('download');
+  await page.click('#export');
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/\.ikarus\.bvh$/);
+  const text = fs.readFileSync(await file.path(), 'utf8');
+  expect(text).toMatch(/^HIERARCHY/);
+  expect(text).toMatch(/Frames:\s+31/);
   expect(consoleErrors).toEqual([]);
 });
