@@ -116,3 +116,32 @@ pub fn solver_choices() -> Vec<SolverChoice> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_listed_and_its_default_parses_back() {
+        let choices = solver_choices();
+        let kinds: Vec<&str> = choices.iter().map(|c| c.kind.as_str()).collect();
+        for kind in ["none", "ccd", "two_bone", "limb7", "aim", "leg6"] {
+            assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+        }
+        // The page sends these configurations back unchanged: they must parse to their kind.
+        for choice in &choices {
+            let config: SolverConfig = serde_json::from_value(choice.config.clone()).unwrap();
+            assert_eq!(config.kind(), choice.kind);
+        }
+    }
+
+    #[test]
+    fn uploads_name_the_file_and_line() {
+        let error = parse_upload("a.bvh", "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 x\n").unwrap_err();
+        assert!(error.starts_with("a.bvh:4:"), "{error}");
+        let error = parse_upload("a.pmx", "").unwrap_err();
+        assert!(error.contains(".bvh"), "{error}");
+        let big = " ".repeat(crate::MAX_UPLOAD_BYTES + 1);
+        assert!(parse_upload("big.bvh", &big).unwrap_err().contains("limit"));
+    }
+}

@@ -49,6 +49,20 @@
 //! parse (the message names the file, line and column) — gets `{"type":"error","message":…}`
 //! and leaves the session as it was; the connection and the server keep serving.
 
+//! Solver configurations asking for more than 100,000 iterations are refused. Each message is
+//! handled to the end before the next; on a multi-thread runtime the solve runs under
+//! `block_in_place`, so other connections keep being served meanwhile.
+//!
+//! ## The page
+//!
+//! `web/index.html` with plain ES modules: `app.js` (socket, pointer interaction, motion
+//! controls, `window.appState` and `window.samplePixels()` for tests), `scene.js` (three.js
+//! drawing: bones, joints, targets, limit arcs and cones from the skeleton reply; picking by the
+//! joints' projected screen positions) and `panel.js` (solver menu and parameter inputs built
+//! from the welcome's default configurations, report, residual chart, limb7 swivel slider).
+//! three.js comes from npm at the version pinned in `web/package-lock.json`: `build.rs` runs
+//! `npm ci --omit=dev` into `OUT_DIR` and the files are embedded in the binary.
+
 #![warn(missing_docs)]
 
 mod catalog;

@@ -302,13 +302,25 @@ async fn clients_have_their_own_state() {
     assert_eq!(moved["base"], "rightFoot");
     // The path from the right foot runs through the root: the foot stays, the hand arrives.
     let foot = joint_index(&greeting[1], "rightFoot");
-    let stayed = distance(vec3(&moved["positions"][foot]), vec3(&greeting[2]["positions"][foot]));
+    let stayed = distance(
+        vec3(&moved["positions"][foot]),
+        vec3(&greeting[2]["positions"][foot]),
+    );
     assert!(stayed < 1e-9, "base moved {stayed} m");
     let hips = joint_index(&greeting[1], "hips");
-    assert!(distance(vec3(&moved["positions"][hips]), vec3(&greeting[2]["positions"][hips])) > 1e-3);
+    assert!(
+        distance(
+            vec3(&moved["positions"][hips]),
+            vec3(&greeting[2]["positions"][hips])
+        ) > 1e-3
+    );
     let reached = distance(vec3(&moved["positions"][hand]), [0.2, 0.9, 0.4]);
     assert!((reached - moved["report"]["position_error"].as_f64().unwrap()).abs() < 1e-9);
-    assert_eq!(moved["report"]["status"], "converged", "{}", moved["report"]);
+    assert_eq!(
+        moved["report"]["status"], "converged",
+        "{}",
+        moved["report"]
+    );
     send_text(&mut a, "garbage".to_owned()).await;
     assert_eq!(next(&mut a).await["type"], "error");
     // B: nothing to undo, no base, and its hand still where the rest pose has it.
