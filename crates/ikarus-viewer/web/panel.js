@@ -48,7 +48,7 @@ export class SolverPanel {
         input.dataset.path = name;
         if (typeof value === 'boolean') { input.type = 'checkbox'; input.checked = value; }
         else if (typeof value === 'number') { input.type = 'number'; input.step = 'any'; input.value = value; }
-        else input.value = JSON.stringify(value);
+        else input.value = typeof value === 'string' ? value : JSON.stringify(value);
         input.addEventListener('change', () => this.edit(object, key, input));
         const label = document.createElement('label');
         label.append(name, input);
@@ -64,7 +64,10 @@ export class SolverPanel {
     if (input.type === 'checkbox') object[key] = input.checked;
     else if (input.type === 'number') object[key] = Number(input.value);
     else {
-      try { object[key] = JSON.parse(input.value); } catch { object[key] = input.value; }
+      // Plain words are strings ("classic", "keep_current"); JSON for the rest
+      // ({"fixed": 0.5}, [0, 0, 1], null).
+      const text = input.value.trim();
+      try { object[key] = /^[[{"\d-]|^(null|true|false)$/.test(text) ? JSON.parse(text) : text; } catch { object[key] = text; }
     }
     this.apply(this.config);
   }
