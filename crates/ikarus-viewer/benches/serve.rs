@@ -58,6 +58,15 @@ fn drag_reply(c: &mut Criterion) {
         let select = json!({"type": "solver", "config": config}).to_string();
         let pose = runtime.block_on(round_trip(&mut socket, &select));
         assert_eq!(pose["type"], "pose");
+        // The solve's own share, as the server reports it (`time_us`), for comparison.
+        let mut solve_us: Vec<f64> = (0..1000)
+            .map(|k| {
+                let pose = runtime.block_on(round_trip(&mut socket, &drags[k % 2]));
+                pose["report"]["time_us"].as_f64().unwrap()
+            })
+            .collect();
+        solve_us.sort_by(f64::total_cmp);
+        eprintln!("{kind}: median solve time in the server {:.1} µs", solve_us[500]);
         let mut k = 0;
         group.bench_function(&kind, |b| {
             b.iter(|| {
