@@ -105,6 +105,7 @@ function onPose(reply) {
   appState.base = reply.base;
   appState.frame = reply.frame;
   appState.positions = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.positions[i]]));
+  appState.rotations = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.rotations[i]]));
   if (reply.report) {
     appState.lastReport = reply.report;
     panel.showReport(reply.report);
@@ -198,7 +199,9 @@ $('undo').onclick = () => send({ type: 'undo' });
 $('redo').onclick = () => send({ type: 'redo' });
 $('reset').onclick = () => { selectedJoint = null; send({ type: 'reset' }); };
 window.addEventListener('keydown', (event) => {
-  if (event.target.tagName === 'INPUT') return;
+  // Keys belong to text fields and menus while they have focus; sliders and buttons pass them.
+  const t = event.target;
+  if (t.tagName === 'SELECT' || (t.tagName === 'INPUT' && ['text', 'number'].includes(t.type))) return;
   const key = event.key.toLowerCase();
   if ((event.ctrlKey || event.metaKey) && key === 'z') send({ type: event.shiftKey ? 'redo' : 'undo' });
   else if ((event.ctrlKey || event.metaKey) && key === 'y') send({ type: 'redo' });
@@ -272,6 +275,7 @@ function loop(now) {
       const [x, y] = view.toScreen(view.positions[i]);
       return { name: j.name, screen: [x, y], world: pose.positions[i] };
     });
+    appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
     appState.ready = true;
   }
   frames++;

@@ -32,6 +32,7 @@ export class SkeletonView {
     this.gizmo = new TransformControls(this.camera, canvas);
     this.gizmo.setMode('rotate');
     this.gizmo.setSpace('world');
+    this.gizmo.setSize(0.6);
     this.gizmo.addEventListener('dragging-changed', (e) => { this.orbit.enabled = !e.value; });
     this.scene.add(this.gizmo.getHelper());
     this.root = new THREE.Group();

@@ -75,6 +75,35 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   expect(s.lastReport.feasible_swivels.length).toBeGreaterThan(0);
   await page.screenshot({ path: path.join(shots, 'viewer-limb7.png') });
 
+  // The rotate gizmo: hover outwards along the diagonal from the target until the gizmo
+  // highlights its Z ring (the one facing the camera), then drag along the ring.
+  await page.keyboard.press('r');
+  await expect.poll(async () => (await state(page)).gizmo !== null).toBe(true);
+  const [gx, gy] = joint(s, 'leftHand').screen;
+  let ring = null;
+  for (let r = 20; r < 400 && !ring; r += 3) {
+    await page.mouse.move(gx + r * Math.SQRT1_2, gy - r * Math.SQRT1_2);
+    if ((await state(page)).gizmo?.axis === 'Z') ring = r * Math.SQRT1_2;
+  }
+  expect(ring, 'the gizmo Z ring was found').not.toBeNull();
+  const before = await state(page);
+  await page.mouse.down();
+  for (let k = 1; k <= 6; k++) await page.mouse.move(gx + ring + 5 * k, gy - ring + 5 * k);
+  await page.mouse.up();
+  await expect.poll(async () => (await state(page)).effectors[0].orientation !== null).toBe(true);
+  await page.waitForTimeout(300);
+  s = await state(page);
+  const goalQ = s.effectors[0].orientation;
+  expect(s.lastReport.status, JSON.stringify(s.lastReport)).toBe('converged');
+  // The hand's model rotation is the goal (either sign of the quaternion).
+  const dot = goalQ.reduce((sum, x, i) => sum + x * s.rotations.leftHand[i], 0);
+  expect(Math.abs(dot)).toBeGreaterThan(1 - 1e-9);
+  expect(Math.abs(goalQ[3])).toBeLessThan(1 - 1e-3); // the gizmo really turned it
+  expect(s.poses).toBeGreaterThan(before.poses);
+  console.log(`gizmo: orientation goal ${JSON.stringify(goalQ.map((x) => +x.toFixed(3)))}, ${s.lastReport.solver} ${s.lastReport.status}, rotation error ${s.lastReport.rotation_error}`);
+  await page.screenshot({ path: path.join(shots, 'viewer-gizmo.png') });
+  await page.keyboard.press('r');
+
   // Shift-click: the right foot becomes the base.
   const foot = joint(s, 'rightFoot').screen;
   await page.keyboard.down('Shift');
