@@ -13,6 +13,7 @@ export class SolverPanel {
     $('swivel').addEventListener('input', () => {
       if (!this.config) return;
       this.config.swivel = { nearest_feasible: Number($('swivel').value) };
+      this.show(this.config);
       this.apply(this.config);
     });
   }
