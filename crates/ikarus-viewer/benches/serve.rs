@@ -66,7 +66,10 @@ fn drag_reply(c: &mut Criterion) {
             })
             .collect();
         solve_us.sort_by(f64::total_cmp);
-        eprintln!("{kind}: median solve time in the server {:.1} µs", solve_us[500]);
+        eprintln!(
+            "{kind}: median solve time in the server {:.1} µs",
+            solve_us[500]
+        );
         let mut k = 0;
         group.bench_function(&kind, |b| {
             b.iter(|| {
