@@ -202,6 +202,39 @@ async fn drag_solves_with_ccd_and_limb7_to_the_target() {
     let dot: f64 = q.iter().zip(goal).map(|(a, b)| a * b).sum();
     assert!(dot.abs() > 1.0 - 1e-6, "hand rotation {q:?}, goal {goal:?}");
     assert_eq!(pose["effectors"][0]["orientation"], json!(goal));
+    // Several pinned effectors: the right hand pinned where it is, the left dragged; CCD meets
+    // both, and the report's residual is the larger of the two, by FK.
+    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+    ask(
+        &mut socket,
+        &json!({"type": "solver", "config": {"kind": "ccd"}}),
+        "pose",
+    )
+    .await;
+    let right = joint_index(&greeting[1], "rightHand");
+    let pinned = ask(
+        &mut socket,
+        &json!({"type": "set_effector", "joint": "rightHand"}),
+        "pose",
+    )
+    .await;
+    let right_at = vec3(&pinned["positions"][right]);
+    let target = [0.35, 1.05, 0.3];
+    let both = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": target}),
+        "pose",
+    )
+    .await;
+    assert_eq!(both["effectors"].as_array().unwrap().len(), 2);
+    assert_eq!(both["report"]["status"], "converged", "{}", both["report"]);
+    let misses = [
+        distance(vec3(&both["positions"][hand]), target),
+        distance(vec3(&both["positions"][right]), right_at),
+    ];
+    assert!(misses[0] < 1e-4 && misses[1] < 1e-4, "{misses:?}");
+    let largest = misses[0].max(misses[1]);
+    assert!((both["report"]["position_error"].as_f64().unwrap() - largest).abs() < 1e-9);
     // The residual per iteration ends at the solve's own residual.
     ask(
         &mut socket,
