@@ -170,6 +170,13 @@ async fn drag_solves_with_ccd_and_limb7_to_the_target() {
             assert!(report["feasible_swivels"].is_array(), "{report}");
         }
     }
+}
+
+#[tokio::test]
+async fn orientation_goals_pinned_effectors_and_the_trace() {
+    let url = start().await;
+    let (mut socket, greeting) = connect(&url).await;
+    let hand = joint_index(&greeting[1], "leftHand");
     // An orientation goal (the rotate gizmo's drag): met by the analytic limb, and the reply's
     // model-space rotation of the hand is the goal.
     ask(&mut socket, &json!({"type": "reset"}), "pose").await;
