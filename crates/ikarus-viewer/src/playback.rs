@@ -11,7 +11,7 @@ use crate::session::{Outcome, Session, motion_info};
 const MAX_GENERATED_FRAMES: usize = 100_000;
 
 impl Session {
-    /// Shows frame `index` of the loaded motion (an undoable edit).
+    /// Shows frame `index` of the loaded motion (playback: not an undo step).
     pub(crate) fn show_frame(&mut self, index: usize) -> Outcome {
         let motion = self
             .loaded
