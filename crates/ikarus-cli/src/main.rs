@@ -29,6 +29,8 @@ enum Command {
     Motion(cmd::motion::Args),
     /// Solve many targets for one URDF chain in parallel (TRAC-IK style), results as JSON.
     Batch(cmd::batch::Args),
+    /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
+    Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
     Demo(cmd::demo::Args),
 }
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Batch(args) => cmd::batch::run(&args),
         Command::Motion(args) => cmd::motion::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,4 +6,5 @@ pub mod demo;
 pub mod fk;
 pub mod info;
 pub mod motion;
+pub mod serve;
 pub mod solve;

@@ -1,0 +1,71 @@
+//! The viewer in a real browser: runs the Playwright spec in `crates/ikarus-viewer/web/tests`
+//! against `ikarus serve` (this package's binary) in Debian's chromium. Says SKIPPED when
+//! chromium or the npm packages are missing, unless `CI` is set, when it fails instead.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TEST: &str = "viewer_in_chromium";
+
+/// Why the browser test cannot run here, if it cannot.
+fn missing(web: &Path, chromium: &Path) -> Option<String> {
+    if !chromium.is_file() {
+        return Some(format!(
+            "{} not found (apt-get install chromium)",
+            chromium.display()
+        ));
+    }
+    if !web.join("node_modules/@playwright/test").is_dir() {
+        return Some(format!(
+            "npm packages missing (npm ci in {})",
+            web.display()
+        ));
+    }
+    None
+}
+
+#[test]
+fn viewer_in_chromium() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ikarus-viewer/web");
+    let chromium = PathBuf::from(
+        std::env::var("CHROMIUM_PATH").unwrap_or_else(|_| "/usr/bin/chromium".to_owned()),
+    );
+    if let Some(reason) = missing(&web, &chromium) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{TEST}: {reason} (CI is set, so this fails)"
+        );
+        eprintln!("SKIPPED {TEST}: {reason}");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let screenshots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut command = Command::new("npx");
+    command
+        .args(["--no-install", "playwright", "test"])
+        .current_dir(&web)
+        .env("IKARUS_BIN", env!("CARGO_BIN_EXE_ikarus"))
+        .env("IKARUS_VIEWER_PORT", port.to_string())
+        .env("IKARUS_SCREENSHOTS", &screenshots)
+        .env("CHROMIUM_PATH", &chromium);
+    match ikarus_testdata::require("bvh", TEST) {
+        Some(dir) => command.env(
+            "IKARUS_BVH",
+            dir.join("bandainamco_ds1_walk_normal_002.bvh"),
+        ),
+        None => command.env_remove("IKARUS_BVH"),
+    };
+    let output = command.output().expect("npx runs (Node.js installed)");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("{log}\nscreenshots in {}", screenshots.display());
+    assert!(output.status.success(), "playwright failed:\n{log}");
+    assert!(screenshots.join("viewer-drag-ccd.png").is_file());
+}

@@ -1,0 +1,117 @@
+//! # ikarus-viewer
+//!
+//! The web viewer behind `ikarus serve`: an axum server that serves a three.js page and runs
+//! every solver for it over a WebSocket. All inverse kinematics runs here, in Rust, through
+//! [`ikarus_solve::solve`]; the page only draws and edits targets.
+//!
+//! ## Conventions
+//!
+//! Model space, right-handed, +Y up, the skeleton's length unit (metres for the built-in
+//! humanoid, the file's unit for BVH), radians, quaternions `[x, y, z, w]`.
+//!
+//! ## Protocol
+//!
+//! `GET /` is the page, `GET /ws` the WebSocket. Every message is a JSON text object tagged by
+//! `type` ([`protocol::Request`] from the page, [`protocol::Reply`] from the server). Each
+//! connection has its own [`Session`] (skeleton, pose, effectors, base, solver, undo/redo,
+//! motion, key postures): one client's input never changes another's state.
+//!
+//! On connection the server sends `welcome` (`solvers`: every `SolverConfig` kind with its
+//! default parameters; `sources`; `max_upload`), `skeleton` (joint `name`, `parent`,
+//! `rest_translation`, `rest_rotation`, `limit` as `{"kind": "hinge", "axis", "min", "max"}` /
+//! `swing_twist` / `euler` / `mmd` / `free` / `locked`; `motion`: frames and frame time) and
+//! `pose` (`positions` and `rotations` of every joint in model space, `effectors`, `base`,
+//! `report`, `frame`, `can_undo`, `can_redo`).
+//!
+//! | request | reply |
+//! |---|---|
+//! | `{"type":"load","source":"builtin:humanoid"}` or `{"type":"load","name":"a.bvh","text":"…"}` | `skeleton`, `keys`, `pose` |
+//! | `{"type":"set_effector","joint":"leftHand","position":[x,y,z]?,"orientation":[x,y,z,w]?}` | `pose` with `report` |
+//! | `{"type":"remove_effector","joint":"leftHand"}` | `pose` |
+//! | `{"type":"set_base","joint":"hips"}` (`null`: the root stays fixed) | `pose` |
+//! | `{"type":"drag","joint":"leftHand","position":[x,y,z],"orientation":[x,y,z,w]?}` | `pose` with `report` |
+//! | `{"type":"solver","config":{"kind":"ccd", …}}` | `pose` with `report` |
+//! | `{"type":"trace"}` | `trace` (`position_errors`, `rotation_errors` after iteration 1, 2, …) |
+//! | `{"type":"undo"}`, `{"type":"redo"}`, `{"type":"reset"}` | `pose` |
+//! | `{"type":"frame","index":N}` | `pose` with `frame` |
+//! | `{"type":"capture_key"}`, `{"type":"clear_keys"}` | `keys` (`count`) |
+//! | `{"type":"generate","duration":T,"fps":30?,"profile":"minimum_acceleration"\|"minimum_jerk"?}` | `motion`, `pose` |
+//! | `{"type":"export_bvh"}` | `bvh` (`name`, `text`) |
+//!
+//! The `report` is the solver's [`ikarus_solve::SolveReport`] (`status`, `position_error` and
+//! `rotation_error` measured by forward kinematics, `iterations`, `restarts`, `active_limits`,
+//! `swivel` and `feasible_swivels` for `limb7`) plus `solver` and `time_us`. Consecutive drags
+//! of one joint form one undo step. The `trace` re-runs the last solve with iteration budgets
+//! 1, 2, … (at most 64; the solvers are deterministic), so each point is a real FK residual.
+//!
+//! Anything wrong — text that is not JSON, an unknown `type` or field, an unknown joint, a
+//! non-finite or non-unit goal, an upload over [`MAX_UPLOAD_BYTES`], a file that does not
+//! parse (the message names the file, line and column) — gets `{"type":"error","message":…}`
+//! and leaves the session as it was; the connection and the server keep serving.
+
+//! Solver configurations asking for more than 100,000 iterations are refused. Each message is
+//! handled to the end before the next; on a multi-thread runtime the solve runs under
+//! `block_in_place`, so other connections keep being served meanwhile.
+//!
+//! ## The page
+//!
+//! `web/index.html` with plain ES modules: `app.js` (socket, pointer interaction, motion
+//! controls, `window.appState` and `window.samplePixels()` for tests), `scene.js` (three.js
+//! drawing: bones, joints, targets, limit arcs and cones from the skeleton reply; picking by the
+//! joints' projected screen positions) and `panel.js` (solver menu and parameter inputs built
+//! from the welcome's default configurations, report, residual chart, limb7 swivel slider).
+//! three.js comes from npm at the version pinned in `web/package-lock.json`: `build.rs` runs
+//! `npm ci --omit=dev` into `OUT_DIR` and the files are embedded in the binary.
+
+#![warn(missing_docs)]
+
+mod catalog;
+mod playback;
+pub mod protocol;
+mod server;
+mod session;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub use catalog::{Catalog, solver_choices};
+pub use server::router;
+pub use session::Session;
+
+/// Largest uploaded file, in bytes (16 MiB).
+pub const MAX_UPLOAD_BYTES: usize = 16 * 1024 * 1024;
+
+/// Serves the viewer on `listener` until the process ends.
+///
+/// # Errors
+/// When accepting connections fails.
+pub async fn serve(listener: tokio::net::TcpListener, catalog: Catalog) -> std::io::Result<()> {
+    axum::serve(listener, router(Arc::new(catalog))).await
+}
+
+/// Binds `127.0.0.1:port` (0 picks a free port) and returns the listener and its address.
+///
+/// # Errors
+/// When the port is taken or cannot be bound.
+pub async fn bind(port: u16) -> std::io::Result<(tokio::net::TcpListener, SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let address = listener.local_addr()?;
+    Ok((listener, address))
+}
+
+/// Binds `127.0.0.1:port`, calls `ready` with the bound address, and serves until the process
+/// ends, on a tokio runtime of its own (for callers that are not async, like the CLI).
+///
+/// # Errors
+/// When the runtime cannot start, the port cannot be bound, or serving fails.
+pub fn run(port: u16, catalog: Catalog, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let (listener, address) = bind(port).await?;
+        ready(address);
+        serve(listener, catalog).await
+    })
+}

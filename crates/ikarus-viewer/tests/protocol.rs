@@ -1,0 +1,457 @@
+//! The viewer's WebSocket protocol against a running server on an ephemeral port, with a real
+//! WebSocket client.
+
+use futures_util::{SinkExt, StreamExt};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::{ModelPose, fk};
+use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use ikarus_viewer::Catalog;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A server on 127.0.0.1 with a free port, serving until the test's runtime ends.
+async fn start() -> String {
+    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
+    let catalog = Catalog::open(&[]).unwrap();
+    tokio::spawn(ikarus_viewer::serve(listener, catalog));
+    format!("ws://{address}/ws")
+}
+
+/// A client after the greeting (welcome, skeleton, pose), which it returns.
+async fn connect(url: &str) -> (Socket, Vec<Value>) {
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let mut greeting = Vec::new();
+    for _ in 0..3 {
+        greeting.push(next(&mut socket).await);
+    }
+    (socket, greeting)
+}
+
+async fn next(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(30), socket.next())
+            .await
+            .expect("a reply within 30 s")
+            .expect("the connection stays open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Sends `request` and returns the reply of type `until` (collecting the ones before it).
+async fn ask(socket: &mut Socket, request: &Value, until: &str) -> Value {
+    send_text(socket, request.to_string()).await;
+    reply_of(socket, until).await
+}
+
+async fn send_text(socket: &mut Socket, text: String) {
+    socket.send(Message::Text(text.into())).await.unwrap();
+}
+
+async fn reply_of(socket: &mut Socket, until: &str) -> Value {
+    loop {
+        let reply = next(socket).await;
+        if reply["type"] == until || reply["type"] == "error" {
+            assert_eq!(reply["type"], until, "{reply}");
+            return reply;
+        }
+    }
+}
+
+fn vec3(value: &Value) -> [f64; 3] {
+    serde_json::from_value(value.clone()).unwrap()
+}
+
+fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+fn joint_index(skeleton: &Value, name: &str) -> usize {
+    skeleton["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|j| j["name"] == name)
+        .unwrap()
+}
+
+/// Every bone keeps its rest length in the reply's positions (an FK check independent of the
+/// server's report).
+fn assert_bone_lengths(skeleton: &Value, pose: &Value) {
+    for (j, joint) in skeleton["joints"].as_array().unwrap().iter().enumerate() {
+        let Some(parent) = joint["parent"].as_u64() else {
+            continue;
+        };
+        let rest = vec3(&joint["rest_translation"]);
+        let length = distance(rest, [0.0; 3]);
+        let p = vec3(&pose["positions"][j]);
+        let q = vec3(&pose["positions"][parent as usize]);
+        assert!(
+            (distance(p, q) - length).abs() < 1e-9,
+            "bone {}",
+            joint["name"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn greeting_lists_solvers_and_draws_the_humanoid() {
+    let url = start().await;
+    let (_socket, greeting) = connect(&url).await;
+    assert_eq!(greeting[0]["type"], "welcome");
+    let kinds: Vec<&str> = greeting[0]["solvers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    for kind in ["none", "ccd", "two_bone", "limb7", "aim", "leg6"] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let ccd = &greeting[0]["solvers"][kinds.iter().position(|k| *k == "ccd").unwrap()];
+    assert_eq!(ccd["config"]["iteration"]["max_iterations"], 64);
+    assert_eq!(greeting[1]["type"], "skeleton");
+    assert_eq!(
+        greeting[1]["joints"].as_array().unwrap().len(),
+        builtin_humanoid().len()
+    );
+    let elbow = joint_index(&greeting[1], "leftLowerArm");
+    assert_eq!(greeting[1]["joints"][elbow]["limit"]["kind"], "hinge");
+    // The greeting's pose is the rest pose, by an FK of our own.
+    let skeleton = builtin_humanoid();
+    let mut model = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut model);
+    for (j, p) in model.positions().enumerate() {
+        assert!(distance(vec3(&greeting[2]["positions"][j]), p.to_array()) < 1e-12);
+    }
+}
+
+#[tokio::test]
+async fn drag_solves_with_ccd_and_limb7_to_the_target() {
+    let url = start().await;
+    let (mut socket, greeting) = connect(&url).await;
+    let hand = joint_index(&greeting[1], "leftHand");
+    let target = [0.45, 1.15, 0.25];
+    for (kind, config) in [
+        ("ccd", json!({"kind": "ccd"})),
+        (
+            "limb7",
+            json!({"kind": "limb7", "swivel": "middle_of_feasible"}),
+        ),
+    ] {
+        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+        ask(
+            &mut socket,
+            &json!({"type": "solver", "config": config}),
+            "pose",
+        )
+        .await;
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "drag", "joint": "leftHand", "position": target}),
+            "pose",
+        )
+        .await;
+        let report = &pose["report"];
+        assert_eq!(report["solver"], kind);
+        assert_eq!(report["status"], "converged", "{kind}: {report}");
+        let reached = distance(vec3(&pose["positions"][hand]), target);
+        assert!(reached < 1e-4, "{kind}: hand {reached} m from the target");
+        assert!((report["position_error"].as_f64().unwrap() - reached).abs() < 1e-9);
+        assert!(report["time_us"].as_f64().unwrap() > 0.0);
+        assert_eq!(pose["effectors"][0]["joint"], "leftHand");
+        assert_bone_lengths(&greeting[1], &pose);
+        if kind == "limb7" {
+            assert!(report["feasible_swivels"].is_array(), "{report}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn orientation_goals_pinned_effectors_and_the_trace() {
+    let url = start().await;
+    let (mut socket, greeting) = connect(&url).await;
+    let hand = joint_index(&greeting[1], "leftHand");
+    // An orientation goal (the rotate gizmo's drag): met by the analytic limb, and the reply's
+    // model-space rotation of the hand is the goal.
+    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+    let limb7 = json!({"kind": "limb7", "swivel": "middle_of_feasible"});
+    ask(
+        &mut socket,
+        &json!({"type": "solver", "config": limb7}),
+        "pose",
+    )
+    .await;
+    // First the position alone; then the hand's own rotation turned 0.1 rad about its bone
+    // axis (local +X) as the goal.
+    let reached = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.5, 1.2, 0.2]}),
+        "pose",
+    )
+    .await;
+    let q0: [f64; 4] = serde_json::from_value(reached["rotations"][hand].clone()).unwrap();
+    let q0 = glam::DQuat::from_array(q0);
+    let goal = (q0 * glam::DQuat::from_rotation_x(0.1)).to_array();
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.5, 1.2, 0.2], "orientation": goal}),
+        "pose",
+    )
+    .await;
+    assert_eq!(pose["report"]["status"], "converged", "{}", pose["report"]);
+    let q: [f64; 4] = serde_json::from_value(pose["rotations"][hand].clone()).unwrap();
+    let dot: f64 = q.iter().zip(goal).map(|(a, b)| a * b).sum();
+    assert!(dot.abs() > 1.0 - 1e-6, "hand rotation {q:?}, goal {goal:?}");
+    assert_eq!(pose["effectors"][0]["orientation"], json!(goal));
+    // Several pinned effectors: the right hand pinned where it is, the left dragged; CCD meets
+    // both, and the report's residual is the larger of the two, by FK.
+    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+    ask(
+        &mut socket,
+        &json!({"type": "solver", "config": {"kind": "ccd"}}),
+        "pose",
+    )
+    .await;
+    let right = joint_index(&greeting[1], "rightHand");
+    let pinned = ask(
+        &mut socket,
+        &json!({"type": "set_effector", "joint": "rightHand"}),
+        "pose",
+    )
+    .await;
+    let right_at = vec3(&pinned["positions"][right]);
+    let target = [0.35, 1.05, 0.3];
+    let both = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": target}),
+        "pose",
+    )
+    .await;
+    assert_eq!(both["effectors"].as_array().unwrap().len(), 2);
+    assert_eq!(both["report"]["status"], "converged", "{}", both["report"]);
+    let misses = [
+        distance(vec3(&both["positions"][hand]), target),
+        distance(vec3(&both["positions"][right]), right_at),
+    ];
+    assert!(misses[0] < 1e-4 && misses[1] < 1e-4, "{misses:?}");
+    let largest = misses[0].max(misses[1]);
+    assert!((both["report"]["position_error"].as_f64().unwrap() - largest).abs() < 1e-9);
+    // The residual per iteration ends at the solve's own residual.
+    ask(
+        &mut socket,
+        &json!({"type": "solver", "config": {"kind": "ccd"}}),
+        "pose",
+    )
+    .await;
+    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.3, 1.0, 0.3]}),
+        "pose",
+    )
+    .await;
+    let trace = ask(&mut socket, &json!({"type": "trace"}), "trace").await;
+    let errors = trace["position_errors"].as_array().unwrap();
+    assert_eq!(
+        errors.len() as u64,
+        pose["report"]["iterations"].as_u64().unwrap().clamp(1, 64)
+    );
+    assert_eq!(errors.last().unwrap(), &pose["report"]["position_error"]);
+}
+
+#[tokio::test]
+async fn bad_messages_get_errors_and_the_connection_keeps_serving() {
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let bad = [
+        "not json".to_owned(),
+        json!({"type": "fly"}).to_string(),
+        json!({"type": "drag", "joint": "tail", "position": [0, 1, 0]}).to_string(),
+        r#"{"type":"drag","joint":"leftHand","position":[NaN,1,0]}"#.to_owned(),
+        r#"{"type":"drag","joint":"leftHand","position":[1e999,1,0]}"#.to_owned(),
+        json!({"type": "drag", "joint": "leftHand", "position": [0, 1, 0], "orientation": [0, 0, 0, 2]}).to_string(),
+        json!({"type": "solver", "config": {"kind": "magic"}}).to_string(),
+        json!({"type": "solver", "config": {"kind": "ccd", "iteration": {"max_iterations": 4_000_000_000_u64}}}).to_string(),
+        json!({"type": "frame", "index": 3}).to_string(),
+        json!({"type": "undo"}).to_string(),
+        json!({"type": "generate", "duration": 1.0}).to_string(),
+        json!({"type": "load", "source": "/etc/passwd"}).to_string(),
+        json!({"type": "load", "name": "broken.bvh", "text": "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n"}).to_string(),
+    ];
+    for text in bad {
+        send_text(&mut socket, text.clone()).await;
+        let reply = next(&mut socket).await;
+        assert_eq!(reply["type"], "error", "{text} -> {reply}");
+        assert!(!reply["message"].as_str().unwrap().is_empty());
+    }
+    send_text(&mut socket, json!({"type": "load", "name": "broken.bvh", "text": "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n"}).to_string()).await;
+    let reply = next(&mut socket).await;
+    assert!(
+        reply["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("broken.bvh:5:"),
+        "{reply}"
+    );
+    // An upload over the limit: an error, and the same connection still solves.
+    let oversized = "x".repeat(ikarus_viewer::MAX_UPLOAD_BYTES + 1);
+    send_text(
+        &mut socket,
+        json!({"type": "load", "name": "big.bvh", "text": oversized}).to_string(),
+    )
+    .await;
+    let reply = next(&mut socket).await;
+    assert_eq!(reply["type"], "error");
+    assert!(
+        reply["message"].as_str().unwrap().contains("limit"),
+        "{reply}"
+    );
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.45, 1.15, 0.25]}),
+        "pose",
+    )
+    .await;
+    assert_eq!(pose["report"]["status"], "converged");
+}
+
+#[tokio::test]
+async fn clients_have_their_own_state() {
+    let url = start().await;
+    let (mut a, greeting) = connect(&url).await;
+    let (mut b, _) = connect(&url).await;
+    let hand = joint_index(&greeting[1], "leftHand");
+    ask(
+        &mut a,
+        &json!({"type": "set_base", "joint": "rightFoot"}),
+        "pose",
+    )
+    .await;
+    let moved = ask(
+        &mut a,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.2, 0.9, 0.4]}),
+        "pose",
+    )
+    .await;
+    assert_eq!(moved["base"], "rightFoot");
+    // The path from the right foot runs through the root: the foot stays, the hand arrives.
+    let foot = joint_index(&greeting[1], "rightFoot");
+    let stayed = distance(
+        vec3(&moved["positions"][foot]),
+        vec3(&greeting[2]["positions"][foot]),
+    );
+    assert!(stayed < 1e-9, "base moved {stayed} m");
+    let hips = joint_index(&greeting[1], "hips");
+    assert!(
+        distance(
+            vec3(&moved["positions"][hips]),
+            vec3(&greeting[2]["positions"][hips])
+        ) > 1e-3
+    );
+    let reached = distance(vec3(&moved["positions"][hand]), [0.2, 0.9, 0.4]);
+    assert!((reached - moved["report"]["position_error"].as_f64().unwrap()).abs() < 1e-9);
+    assert_eq!(
+        moved["report"]["status"], "converged",
+        "{}",
+        moved["report"]
+    );
+    send_text(&mut a, "garbage".to_owned()).await;
+    assert_eq!(next(&mut a).await["type"], "error");
+    // B: nothing to undo, no base, and its hand still where the rest pose has it.
+    send_text(&mut b, json!({"type": "undo"}).to_string()).await;
+    assert_eq!(next(&mut b).await["type"], "error");
+    let pinned = ask(
+        &mut b,
+        &json!({"type": "set_effector", "joint": "leftHand"}),
+        "pose",
+    )
+    .await;
+    assert_eq!(pinned["base"], Value::Null);
+    assert_eq!(pinned["positions"][hand], greeting[2]["positions"][hand]);
+    assert_eq!(
+        pinned["effectors"][0]["position"],
+        greeting[2]["positions"][hand]
+    );
+    assert_eq!(pinned["report"]["status"], "converged");
+    // A's state survived B's requests; undo brings back the pose before the drag.
+    let undone = ask(&mut a, &json!({"type": "undo"}), "pose").await;
+    assert_eq!(undone["positions"], greeting[2]["positions"]);
+    let redone = ask(&mut a, &json!({"type": "redo"}), "pose").await;
+    assert_eq!(redone["positions"], moved["positions"]);
+}
+
+#[tokio::test]
+async fn motion_upload_keys_generate_and_export() {
+    let Some(dir) = ikarus_testdata::require("bvh", "motion_upload_keys_generate_and_export")
+    else {
+        return;
+    };
+    let path = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let source = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).unwrap();
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let skeleton = ask(
+        &mut socket,
+        &json!({"type": "load", "name": "walk.bvh", "text": text}),
+        "skeleton",
+    )
+    .await;
+    reply_of(&mut socket, "pose").await;
+    assert_eq!(
+        skeleton["joints"].as_array().unwrap().len(),
+        source.skeleton.len()
+    );
+    assert_eq!(
+        skeleton["motion"]["frames"].as_u64().unwrap() as usize,
+        source.frame_count
+    );
+    // Frame 5 by the server equals frame 5 by our own FK.
+    let frame = ask(&mut socket, &json!({"type": "frame", "index": 5}), "pose").await;
+    assert_eq!(frame["frame"], 5);
+    let mut local = source.skeleton.rest_pose();
+    assert!(source.frame_pose(5, &mut local));
+    let mut model = ModelPose::new(&source.skeleton);
+    fk::forward_kinematics(&source.skeleton, &local, &mut model);
+    for (j, p) in model.positions().enumerate() {
+        assert!(distance(vec3(&frame["positions"][j]), p.to_array()) < 1e-9);
+    }
+    for index in [0, 10, 20] {
+        ask(
+            &mut socket,
+            &json!({"type": "frame", "index": index}),
+            "pose",
+        )
+        .await;
+        let keys = ask(&mut socket, &json!({"type": "capture_key"}), "keys").await;
+        assert_eq!(keys["count"], index / 10 + 1);
+    }
+    let motion = ask(
+        &mut socket,
+        &json!({"type": "generate", "duration": 2.0, "fps": 30}),
+        "motion",
+    )
+    .await;
+    assert_eq!(motion["frames"], 61);
+    // The generated motion passes through the middle key at t = 1 s (frame 30).
+    let middle = ask(&mut socket, &json!({"type": "frame", "index": 30}), "pose").await;
+    assert!(source.frame_pose(10, &mut local));
+    fk::forward_kinematics(&source.skeleton, &local, &mut model);
+    for (j, p) in model.positions().enumerate() {
+        assert!(distance(vec3(&middle["positions"][j]), p.to_array()) < 1e-6);
+    }
+    let bvh = ask(&mut socket, &json!({"type": "export_bvh"}), "bvh").await;
+    let back = Bvh::parse(
+        bvh["text"].as_str().unwrap().as_bytes(),
+        &BvhReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(back.frame_count, 61);
+    assert_eq!(back.skeleton.len(), source.skeleton.len());
+}

@@ -1,0 +1,286 @@
+// The page: a WebSocket to the server (which runs every solver), pointer interaction, the motion
+// controls, and `window.appState` / `window.samplePixels()` for tests.
+import * as THREE from 'three';
+import { SkeletonView } from './scene.js';
+import { SolverPanel } from './panel.js';
+
+const $ = (id) => document.getElementById(id);
+const view = new SkeletonView($('view'));
+const panel = new SolverPanel((config) => {
+  appState.solver = config.kind;
+  send({ type: 'solver', config });
+});
+
+/** What tests read: published after the first frame drawn with a skeleton. */
+const appState = {
+  ready: false, jointCount: 0, joints: [], selected: [], base: null, lastReport: null,
+  lastError: null, errors: 0, frame: null, motion: null, keys: 0, solver: 'ccd', poses: 0,
+  skeleton: null, fps: 0,
+};
+window.appState = appState;
+window.samplePixels = () => view.samplePixels();
+
+let socket, skeleton = null, pose = null, maxUpload = Infinity;
+
+function connect() {
+  socket = new WebSocket(`ws://${location.host}/ws`);
+  socket.onopen = () => { $('status').textContent = `connected to ${location.host}`; };
+  socket.onclose = () => { $('status').textContent = 'disconnected; reload to reconnect'; };
+  socket.onmessage = (event) => receive(JSON.parse(event.data));
+}
+
+function send(message) {
+  if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+// Drags: one in flight at a time; the newest pending position goes when the reply arrives, so
+// the server never queues stale targets.
+let dragInFlight = false, pendingDrag = null;
+function sendDrag(message) {
+  if (dragInFlight) { pendingDrag = message; return; }
+  dragInFlight = true;
+  send(message);
+}
+
+function receive(reply) {
+  switch (reply.type) {
+    case 'welcome':
+      panel.setChoices(reply.solvers, 'ccd');
+      $('source').replaceChildren(...reply.sources.map((s) => new Option(s, s)));
+      maxUpload = reply.max_upload;
+      break;
+    case 'skeleton':
+      skeleton = reply;
+      appState.skeleton = reply.name;
+      appState.jointCount = reply.joints.length;
+      appState.motion = reply.motion;
+      if (![...$('source').options].some((o) => o.value === reply.name)) {
+        // An upload: shown, but reloading it means dropping the file again.
+        const option = new Option(reply.name, reply.name);
+        option.disabled = true;
+        $('source').add(option);
+      }
+      $('source').value = reply.name;
+      $('report').textContent = 'no solve yet';
+      panel.drawTrace({ position_errors: [] });
+      $('report').className = '';
+      setMotion(reply.motion);
+      pose = null;
+      break;
+    case 'pose':
+      onPose(reply);
+      break;
+    case 'trace':
+      panel.drawTrace(reply);
+      appState.trace = reply.position_errors;
+      break;
+    case 'keys':
+      appState.keys = reply.count;
+      $('keys').textContent = `${reply.count} key${reply.count === 1 ? '' : 's'}`;
+      break;
+    case 'motion':
+      setMotion(reply);
+      break;
+    case 'bvh':
+      download(reply.name, reply.text);
+      appState.exported = reply.text.length;
+      break;
+    case 'error':
+      showError(reply.message);
+      frameInFlight = false;
+      dragDone();
+      break;
+  }
+}
+
+function onPose(reply) {
+  const first = pose === null;
+  pose = reply;
+  if (first) view.setSkeleton(skeleton, reply);
+  else if (reply.frame !== null) view.follow(reply.positions[0]);
+  view.setPose(reply);
+  appState.poses++;
+  appState.selected = reply.effectors.map((e) => e.joint);
+  appState.effectors = reply.effectors;
+  appState.base = reply.base;
+  appState.frame = reply.frame;
+  appState.positions = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.positions[i]]));
+  appState.rotations = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.rotations[i]]));
+  if (reply.report) {
+    appState.lastReport = reply.report;
+    panel.showReport(reply.report);
+  }
+  if (reply.frame !== null) {
+    $('scrub').value = reply.frame;
+    $('frame').textContent = `${reply.frame + 1} / ${appState.motion?.frames ?? 0}`;
+  }
+  $('undo').disabled = !reply.can_undo;
+  $('redo').disabled = !reply.can_redo;
+  const gizmoJoint = selectedJoint ?? appState.selected.at(-1);
+  const target = reply.effectors.find((e) => e.joint === gizmoJoint);
+  if (target && $('rotate').checked && !view.gizmo.dragging) attachGizmo(target);
+  if (!$('rotate').checked) view.gizmo.detach();
+  frameInFlight = false;
+  dragDone();
+}
+
+function dragDone() {
+  dragInFlight = false;
+  if (pendingDrag) { const m = pendingDrag; pendingDrag = null; sendDrag(m); }
+}
+
+let errorTimer;
+function showError(message) {
+  appState.lastError = message;
+  appState.errors++;
+  const box = $('error');
+  box.textContent = message;
+  box.hidden = false;
+  clearTimeout(errorTimer);
+  errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
+}
+
+// ---- pointer: click = effector + drag, shift-click = base, alt-click = release --------------
+let selectedJoint = null, dragging = null;
+const canvas = $('view');
+canvas.addEventListener('pointerdown', (event) => {
+  if (!pose || event.button !== 0) return;
+  const index = view.pick(event.clientX, event.clientY);
+  if (index < 0) return;
+  const name = skeleton.joints[index].name;
+  event.preventDefault();
+  event.stopImmediatePropagation();
+  if (event.shiftKey) { send({ type: 'set_base', joint: pose.base === name ? null : name }); return; }
+  if (event.altKey) { send({ type: 'remove_effector', joint: name }); return; }
+  selectedJoint = name;
+  const effector = pose.effectors.find((e) => e.joint === name);
+  const start = new THREE.Vector3(...(effector?.position ?? pose.positions[index]));
+  if (!effector) send({ type: 'set_effector', joint: name });
+  dragging = { name, plane: start, offset: start.clone().sub(new THREE.Vector3(...pose.positions[index])) };
+  view.orbit.enabled = false;
+  canvas.setPointerCapture(event.pointerId);
+}, { capture: true });
+
+canvas.addEventListener('pointermove', (event) => {
+  if (!dragging) return;
+  const p = view.dragPoint(event.clientX, event.clientY, dragging.plane);
+  if (p) sendDrag({ type: 'drag', joint: dragging.name, position: p.toArray() });
+});
+
+canvas.addEventListener('pointerup', (event) => {
+  if (!dragging) return;
+  dragging = null;
+  view.orbit.enabled = true;
+  canvas.releasePointerCapture(event.pointerId);
+  send({ type: 'trace' });
+});
+
+// ---- rotate gizmo: orientation goals ---------------------------------------------------------
+function attachGizmo(target) {
+  view.gizmoTarget.position.set(...target.position);
+  const index = skeleton.joints.findIndex((j) => j.name === target.joint);
+  view.gizmoTarget.quaternion.set(...(target.orientation ?? pose.rotations[index]));
+  view.gizmo.attach(view.gizmoTarget);
+}
+view.gizmo.addEventListener('objectChange', () => {
+  const name = selectedJoint ?? appState.selected.at(-1);
+  const target = pose?.effectors.find((e) => e.joint === name);
+  if (!target) return;
+  sendDrag({ type: 'drag', joint: name, position: target.position, orientation: view.gizmoTarget.quaternion.toArray() });
+});
+view.gizmo.addEventListener('mouseUp', () => send({ type: 'trace' }));
+$('rotate').addEventListener('change', () => {
+  const target = pose?.effectors.find((e) => e.joint === (selectedJoint ?? appState.selected.at(-1)));
+  if ($('rotate').checked && target) attachGizmo(target); else view.gizmo.detach();
+});
+
+// ---- buttons and keys ------------------------------------------------------------------------
+$('undo').onclick = () => send({ type: 'undo' });
+$('redo').onclick = () => send({ type: 'redo' });
+$('reset').onclick = () => { selectedJoint = null; send({ type: 'reset' }); };
+window.addEventListener('keydown', (event) => {
+  // Keys belong to text fields and menus while they have focus; sliders and buttons pass them.
+  const t = event.target;
+  if (t.tagName === 'SELECT' || (t.tagName === 'INPUT' && ['text', 'number'].includes(t.type))) return;
+  const key = event.key.toLowerCase();
+  if ((event.ctrlKey || event.metaKey) && key === 'z') send({ type: event.shiftKey ? 'redo' : 'undo' });
+  else if ((event.ctrlKey || event.metaKey) && key === 'y') send({ type: 'redo' });
+  else if (key === 'r') { $('rotate').checked = !$('rotate').checked; $('rotate').dispatchEvent(new Event('change')); }
+});
+$('source').onchange = () => send({ type: 'load', source: $('source').value });
+
+// ---- files: input or drop --------------------------------------------------------------------
+async function upload(file) {
+  if (file.size > maxUpload) {
+    // The server refuses it too; saying so here spares sending it.
+    showError(`${file.name}: ${file.size} bytes is larger than the ${maxUpload} byte upload limit`);
+    return;
+  }
+  send({ type: 'load', name: file.name, text: await file.text() });
+}
+$('file').onchange = () => { if ($('file').files[0]) upload($('file').files[0]); $('file').value = ''; };
+window.addEventListener('dragover', (e) => e.preventDefault());
+window.addEventListener('drop', (e) => {
+  e.preventDefault();
+  if (e.dataTransfer.files[0]) upload(e.dataTransfer.files[0]);
+});
+
+// ---- motion: play/scrub (the page asks for frame N at its clock), keys, generate, export --------
+let playing = false, playStart = 0, playFrom = 0, frameInFlight = false;
+function setMotion(motion) {
+  appState.motion = motion;
+  playing = false;
+  $('play').textContent = 'Play';
+  $('play').disabled = $('scrub').disabled = !motion;
+  $('scrub').max = motion ? motion.frames - 1 : 0;
+  $('frame').textContent = motion ? `– / ${motion.frames}` : '–';
+}
+$('play').onclick = () => {
+  playing = !playing;
+  $('play').textContent = playing ? 'Pause' : 'Play';
+  playStart = performance.now();
+  playFrom = Number($('scrub').value);
+};
+$('scrub').oninput = () => { playing = false; $('play').textContent = 'Play'; send({ type: 'frame', index: Number($('scrub').value) }); };
+function playTick(now) {
+  if (!playing || !appState.motion || frameInFlight) return;
+  const m = appState.motion;
+  const elapsed = Math.max(0, now - playStart) / 1000;
+  const index = (playFrom + Math.floor(elapsed / m.frame_time)) % m.frames;
+  if (index === pose?.frame) return;
+  frameInFlight = true;
+  send({ type: 'frame', index });
+}
+$('capture').onclick = () => send({ type: 'capture_key' });
+$('clear-keys').onclick = () => send({ type: 'clear_keys' });
+$('generate').onclick = () => send({ type: 'generate', duration: Number($('duration').value), profile: $('profile').value });
+$('export').onclick = () => send({ type: 'export_bvh' });
+
+function download(name, text) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+// ---- render loop: draws, publishes screen coordinates, measures fps ---------------------------
+let frames = 0, fpsStart = performance.now();
+function loop(now) {
+  requestAnimationFrame(loop);
+  playTick(now);
+  view.render();
+  if (pose) {
+    appState.joints = skeleton.joints.map((j, i) => {
+      const [x, y] = view.toScreen(view.positions[i]);
+      return { name: j.name, screen: [x, y], world: pose.positions[i] };
+    });
+    appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
+    appState.ready = true;
+  }
+  frames++;
+  appState.frames = (appState.frames ?? 0) + 1;
+  if (now - fpsStart > 1000) { appState.fps = frames * 1000 / (now - fpsStart); frames = 0; fpsStart = now; }
+}
+requestAnimationFrame(loop);
+connect();
