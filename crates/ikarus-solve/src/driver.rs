@@ -334,17 +334,50 @@ impl Iteration<'_> {
     /// returns the rotation applied. Records whether the limit was binding. The per-step clamp
     /// does not apply here.
     pub fn set_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let (new, old) = self.write_rotation(pj, requested);
+        self.refresh(pj, &old);
+        new
+    }
+
+    /// As [`Iteration::set_rotation`], but for an effector-side joint forward kinematics is
+    /// deferred: the rotation is projected onto the limit and written, nothing in the model
+    /// moves (not even the effectors) until [`Iteration::update_model`], which the caller must
+    /// run before reading the model (the driver runs it after the sweep). A step that places
+    /// points by the rotations it applied (FABRIK) sets every joint this way and pays one
+    /// forward kinematics pass per sweep instead of one partial update per joint. A base-side
+    /// joint is updated at once, as by [`Iteration::set_rotation`].
+    pub fn set_rotation_deferred(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let (new, old) = self.write_rotation(pj, requested);
+        match pj.side {
+            Side::Effector => self.stale = true,
+            Side::Base => self.refresh(pj, &old),
+        }
+        new
+    }
+
+    /// Projects `requested` onto `pj`'s limit and writes it into the pose (no forward
+    /// kinematics); returns the rotation set and the joint's previous local transform.
+    fn write_rotation(
+        &mut self,
+        pj: PathJoint,
+        requested: DQuat,
+    ) -> (DQuat, ikarus_core::Transform) {
         let joint = pj.joint;
         let rest = self.skeleton.rest(joint).rotation;
         let limit = self.skeleton.limit(joint);
-        let delta = rest.conjugate() * requested;
-        let projected = limit.project(delta);
-        let new = if projected == delta {
+        let new = if limit.is_free() {
+            self.active[joint.index()] = false;
             requested
         } else {
-            (rest * projected).normalize()
+            let delta = rest.conjugate() * requested;
+            let projected = limit.project(delta);
+            self.active[joint.index()] = projected != delta;
+            if projected == delta {
+                requested
+            } else {
+                (rest * projected).normalize()
+            }
         };
-        self.active[joint.index()] = !limit.is_free() && projected != delta;
         self.hinge_angles[joint.index()] = f64::NAN;
         let old_transform = self.pose[joint];
         let old = old_transform.rotation;
@@ -356,8 +389,7 @@ impl Iteration<'_> {
         };
         self.largest_step = self.largest_step.max(2.0 * chord.length());
         self.pose[joint].rotation = new;
-        self.refresh(pj, &old_transform);
-        new
+        (new, old_transform)
     }
 
     /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle

@@ -164,6 +164,8 @@ struct Bend {
 struct Attached {
     joint: JointId,
     offset: DVec3,
+    /// `|offset|`.
+    length: f64,
 }
 
 /// What one solve needs, built by `prepare`; per-joint buffers indexed by joint.
@@ -260,7 +262,7 @@ impl Plan {
         for index in 0..self.pivots.len() {
             self.pivots[index].bend = self.bend(index);
         }
-        self.reach = self.attached.iter().map(|a| a.offset.length()).sum();
+        self.reach = self.attached.iter().map(|a| a.length).sum();
         let base_side = path.iter().any(|p| p.side == Side::Base);
         let common = task.base.or_else(|| {
             let first = task.effectors.first()?.joint;
@@ -291,9 +293,11 @@ impl Plan {
                 let scale = pose[k].scale;
                 for c in skeleton.children(k) {
                     if role(c) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        let offset = scale * pose[c].translation;
                         self.attached.push(Attached {
                             joint: c,
-                            offset: scale * pose[c].translation,
+                            offset,
+                            length: offset.length(),
                         });
                     }
                 }
@@ -302,16 +306,20 @@ impl Plan {
                 let scale = pose[parent].scale;
                 let at = pose[k].translation;
                 if role(parent) & (BASE_SIDE | TARGET) != 0 {
+                    let offset = -(scale * at);
                     self.attached.push(Attached {
                         joint: parent,
-                        offset: -(scale * at),
+                        offset,
+                        length: offset.length(),
                     });
                 }
                 for d in skeleton.children(parent) {
                     if d != k && role(d) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        let offset = scale * (pose[d].translation - at);
                         self.attached.push(Attached {
                             joint: d,
-                            offset: scale * (pose[d].translation - at),
+                            offset,
+                            length: offset.length(),
                         });
                     }
                 }
@@ -441,19 +449,83 @@ impl Plan {
                 if direction.length_squared() < 1e-24 {
                     direction = self.position[j] - self.position[k];
                 }
-                let bone = if p.pj.side == Side::Effector {
-                    // The bone k → a as the segment of k would carry it.
+                let distance = direction.length();
+                let bone = if p.pj.side == Side::Effector && self.is_limited(a.joint) {
+                    // The bone k → a as the segment of k would carry it, within a's limit.
                     let segment =
                         crate::recover::shortest_arc_on(self.rotation[k], a.offset, direction);
                     let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
                     segment * a.offset
+                } else if distance > 0.0 {
+                    // The point on the line toward k's old place (the shortest arc of k's
+                    // segment carries the bone there).
+                    direction * (a.length / distance)
+                } else if p.pj.side == Side::Effector {
+                    self.rotation[k] * a.offset
                 } else {
-                    direction.normalize_or_zero() * a.offset.length()
+                    DVec3::ZERO
                 };
                 let proposal = reached - bone;
                 self.sum[k] += (proposal * sum.w).extend(sum.w);
             }
         }
+    }
+
+    /// The rotation (anchor frame) pivot `p` at `at`, whose segment now has the rotation
+    /// `reference`, wants: the best turn of its attached points toward their backward places,
+    /// with its bend plane and its effector's orientation goal.
+    fn segment(
+        &mut self,
+        task: &IkTask,
+        p: Pivot,
+        at: DVec3,
+        reference: DQuat,
+        anchor_rotation: DQuat,
+    ) -> DQuat {
+        let attached = &self.attached[p.start as usize..p.end as usize];
+        if let ([a], None, None) = (attached, p.bend, p.orientation) {
+            // One point (a chain): the shortest arc, without the fit's bookkeeping.
+            return if self.sum[a.joint.index()].w > 0.0 {
+                crate::recover::shortest_arc_on(
+                    reference,
+                    a.offset,
+                    self.reached[a.joint.index()] - at,
+                )
+            } else {
+                reference
+            };
+        }
+        let mut fit = RotationFit::new();
+        if let Some(bend) = p.bend {
+            self.add_bend(bend, at, reference, &mut fit);
+        }
+        for a in &self.attached[p.start as usize..p.end as usize] {
+            let weight = self.sum[a.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(a.offset, self.reached[a.joint.index()] - at, weight);
+            }
+        }
+        if let Some(i) = p.orientation {
+            let e = &task.effectors[usize::from(i)];
+            if let Some(goal) = e.goal.orientation {
+                let goal = anchor_rotation.conjugate() * goal;
+                let lever = self.reach.max(1e-9);
+                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                    fit.add(axis * lever, goal * axis * lever, e.weight);
+                }
+            }
+        }
+        if fit.pairs() == 0 {
+            reference
+        } else {
+            fit.solve(reference).rotation
+        }
+    }
+
+    /// True when `joint` is an effector-side path joint with a limit.
+    fn is_limited(&self, joint: JointId) -> bool {
+        let index = self.pivot_of[joint.index()];
+        index != u32::MAX && !self.limits[index as usize].is_free()
     }
 
     /// The segment rotation of a pivot whose child `a` (reached at `reached`) is a limited
@@ -468,9 +540,6 @@ impl Plan {
         anchor_rotation: DQuat,
     ) -> DQuat {
         let index = self.pivot_of[a.index()];
-        if index == u32::MAX || self.limits[index as usize].is_free() {
-            return segment;
-        }
         let child = &self.pivots[index as usize];
         let mut fit = RotationFit::new();
         for b in &self.attached[child.start as usize..child.end as usize] {
@@ -554,32 +623,8 @@ impl FabrikStep<'_> {
                 (frame, frame * current.conjugate())
             }
         };
-        let mut fit = RotationFit::new();
-        if let Some(bend) = p.bend {
-            plan.add_bend(bend, at, reference, &mut fit);
-        }
+        let body = plan.segment(ctx.task(), p, at, reference, anchor_rotation);
         let attached = &plan.attached[p.start as usize..p.end as usize];
-        for a in attached {
-            let weight = plan.sum[a.joint.index()].w;
-            if weight > 0.0 {
-                fit.add(a.offset, plan.reached[a.joint.index()] - at, weight);
-            }
-        }
-        if let Some(i) = p.orientation {
-            let e = &ctx.task().effectors[usize::from(i)];
-            if let Some(goal) = e.goal.orientation {
-                let goal = anchor_rotation.conjugate() * goal;
-                let lever = plan.reach.max(1e-9);
-                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
-                    fit.add(axis * lever, goal * axis * lever, e.weight);
-                }
-            }
-        }
-        let body = if fit.pairs() == 0 {
-            reference
-        } else {
-            fit.solve(reference).rotation
-        };
         let requested = match p.pj.side {
             Side::Effector => frame.conjugate() * body,
             Side::Base => body.conjugate() * frame,
@@ -611,7 +656,9 @@ impl FabrikStep<'_> {
             ctx.rotate_hinge(p.pj, &hinge, turn);
             ctx.pose()[k].rotation
         } else {
-            ctx.set_rotation(p.pj, clamp_step(current, requested, self.max_step_angle))
+            // The points below are placed by the rotation applied, so the model can wait for
+            // the one forward kinematics pass after the sweep.
+            ctx.set_rotation_deferred(p.pj, clamp_step(current, requested, self.max_step_angle))
         };
         let body = match p.pj.side {
             Side::Effector => {

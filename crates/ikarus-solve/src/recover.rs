@@ -156,15 +156,20 @@ impl RotationFit {
 /// `arc(reference · from, to) · reference`: the smallest rotation on top of `reference` that
 /// turns `from` (in the frame `reference` rotates) onto the direction of `to`.
 pub fn shortest_arc_on(reference: DQuat, from: DVec3, to: DVec3) -> DQuat {
-    let current = (reference * from).normalize();
-    let wanted = to.normalize();
-    if !(current.is_finite() && wanted.is_finite()) {
+    let current = reference * from;
+    // With c = current × to, d = current · to and n = |current| |to|, the arc is the
+    // quaternion (c, n + d) normalised: no unit vectors needed.
+    let n = current.length() * to.length();
+    let d = current.dot(to);
+    if !(n.is_finite() && n > 0.0 && d.is_finite()) {
         return reference;
     }
-    let arc = if current.dot(wanted) < -1.0 + 1e-12 {
-        DQuat::from_axis_angle(current.any_orthonormal_vector(), std::f64::consts::PI)
+    let arc = if d < (-1.0 + 1e-12) * n {
+        let axis = (current / current.length()).any_orthonormal_vector();
+        DQuat::from_axis_angle(axis, std::f64::consts::PI)
     } else {
-        DQuat::from_rotation_arc(current, wanted)
+        let c = current.cross(to);
+        DQuat::from_xyzw(c.x, c.y, c.z, n + d).normalize()
     };
     (arc * reference).normalize()
 }
