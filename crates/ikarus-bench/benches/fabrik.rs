@@ -14,41 +14,149 @@ use ikarus_core::{Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::fabrik::{self, FabrikConfig, FabrikWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
 
-const JOINTS: usize = 10;
-
-/// A fixed `base`, then `j0` … `j9` (every one turning, `j0` at the base) and `tip`: ten unit
-/// links along +Y.
-fn chain() -> Skeleton {
-    let mut b = SkeletonBuilder::new();
-    b.joint("base", None, Transform::IDENTITY);
-    let mut previous = "base".to_owned();
-    for i in 0..JOINTS {
-        let name = format!("j{i}");
-        let offset = if i == 0 { DVec3::ZERO } else { DVec3::Y };
-        b.joint(&name, Some(&previous), Transform::from_translation(offset));
-        previous = name;
-    }
-    b.joint(
-        "tip",
-        Some(&previous),
-        Transform::from_translation(DVec3::Y),
-    );
-    b.build().expect("a valid chain")
+/// One run of the paper's kind of experiment: a straight chain of `points` joint points
+/// (`points - 1` equal links of `link` metres along +Y from a fixed base; every point but the
+/// last turns), `count` targets from `target`, each solved from the straight rest pose.
+struct Protocol {
+    name: &'static str,
+    points: usize,
+    link: f64,
+    tolerance: f64,
+    count: usize,
+    target: fn(&mut SplitMix, f64) -> DVec3,
 }
 
-/// `count` targets uniform in the ball the chain reaches (radius 10 about the base; with equal
-/// links every point of it is reachable), splitmix64 with `seed`.
-fn targets(count: usize, seed: u64) -> Vec<DVec3> {
-    let mut rng = SplitMix(seed);
-    let reach = JOINTS as f64;
-    let mut out = Vec::with_capacity(count);
-    while out.len() < count {
-        let p = DVec3::new(rng.next_f64(), rng.next_f64(), rng.next_f64()) * 2.0 - DVec3::ONE;
-        if p.length_squared() <= 1.0 {
-            out.push(p * reach);
+/// The FABRIK paper's experiment (Aristidou & Lasenby 2011, Table 1 and Fig. 11) as far as it
+/// is documented: a chain of 10 joints in the paper's sense (points p1 … p10, p1 the fixed
+/// root, p10 the end effector: 9 links) of 900 mm, i.e. 100 mm links, no limits, the target
+/// 600 mm away (here: from the root, in a uniformly random direction), tolerance 10⁻³ mm.
+const PAPER: Protocol = Protocol {
+    name: "paper_10_points_900mm_target_600mm_tol_1um",
+    points: 10,
+    link: 0.1,
+    tolerance: 1e-6,
+    count: 10_000,
+    target: |rng, reach| random_direction(rng) * (reach * 600.0 / 900.0),
+};
+
+/// The harder distribution measured before (kept for comparison): 10 turning joints and a tip
+/// (11 points, 10 unit links), targets uniform in the whole reachable ball, tolerance 0.01
+/// (1% of a link).
+const BALL: Protocol = Protocol {
+    name: "ball_10_turning_joints_tol_1pct_link",
+    points: 11,
+    link: 1.0,
+    tolerance: 0.01,
+    count: 10_000,
+    target: |rng, reach| {
+        loop {
+            let p = DVec3::new(rng.next_f64(), rng.next_f64(), rng.next_f64()) * 2.0 - DVec3::ONE;
+            if p.length_squared() <= 1.0 {
+                return p * reach;
+            }
         }
+    },
+};
+
+/// A unit vector uniform on the sphere.
+fn random_direction(rng: &mut SplitMix) -> DVec3 {
+    let z = 2.0 * rng.next_f64() - 1.0;
+    let phi = std::f64::consts::TAU * rng.next_f64();
+    let r = (1.0 - z * z).sqrt();
+    DVec3::new(r * phi.cos(), r * phi.sin(), z)
+}
+
+impl Protocol {
+    /// A fixed `base`, then `j0` … (every one turning, `j0` at the base) and `tip`.
+    fn chain(&self) -> Skeleton {
+        let mut b = SkeletonBuilder::new();
+        b.joint("base", None, Transform::IDENTITY);
+        let mut previous = "base".to_owned();
+        for i in 0..self.points - 1 {
+            let name = format!("j{i}");
+            let offset = if i == 0 {
+                DVec3::ZERO
+            } else {
+                DVec3::Y * self.link
+            };
+            b.joint(&name, Some(&previous), Transform::from_translation(offset));
+            previous = name;
+        }
+        b.joint(
+            "tip",
+            Some(&previous),
+            Transform::from_translation(DVec3::Y * self.link),
+        );
+        b.build().expect("a valid chain")
     }
-    out
+
+    fn reach(&self) -> f64 {
+        (self.points - 1) as f64 * self.link
+    }
+
+    fn targets(&self, count: usize, seed: u64) -> Vec<DVec3> {
+        let mut rng = SplitMix(seed);
+        (0..count)
+            .map(|_| (self.target)(&mut rng, self.reach()))
+            .collect()
+    }
+
+    fn task(&self, skeleton: &Skeleton, target: DVec3) -> IkTask {
+        let mut t = task(skeleton, target);
+        t.tolerance.position = self.tolerance;
+        t
+    }
+
+    /// Solves every target and prints the mean iterations, the time per iteration (total
+    /// time over total iterations, as the paper reports it, and the marginal cost of one more
+    /// iteration: the slope of a least-squares line through (iterations, time) of all
+    /// solves, which leaves out each solve's fixed cost) and the time per solve.
+    fn run(&self) {
+        let s = self.chain();
+        let config = paper_config();
+        let mut workspace = FabrikWorkspace::new();
+        let mut converged = 0usize;
+        let mut solves: Vec<(u32, f64)> = Vec::with_capacity(self.count);
+        for target in self.targets(self.count, 2011) {
+            let t = self.task(&s, target);
+            let mut pose = s.rest_pose();
+            let start = Instant::now();
+            let report = fabrik::solve_with(&s, &t, &config, &mut workspace, &mut pose);
+            let elapsed = start.elapsed().as_nanos() as f64;
+            solves.push((report.iterations, elapsed));
+            converged += usize::from(report.converged());
+        }
+        let n = solves.len() as f64;
+        let iterations: f64 = solves.iter().map(|s| f64::from(s.0)).sum();
+        let time: f64 = solves.iter().map(|s| s.1).sum();
+        let (mean_i, mean_t) = (iterations / n, time / n);
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for &(i, t) in &solves {
+            let dx = f64::from(i) - mean_i;
+            sxy += dx * (t - mean_t);
+            sxx += dx * dx;
+        }
+        let slope = sxy / sxx;
+        let mut counts: Vec<u32> = solves.iter().map(|s| s.0).collect();
+        let mut times: Vec<f64> = solves.iter().map(|s| s.1).collect();
+        counts.sort_unstable();
+        times.sort_unstable_by(f64::total_cmp);
+        let k = solves.len();
+        println!(
+            "fabrik/{}: {:.2}% converged, mean {:.2} iterations (median {}, p99 {}, max {}); {:.0} ns per iteration over all solves, {:.0} ns per additional iteration (fixed cost {:.0} ns per solve); median {:.2} us per solve, p99 {:.2} us",
+            self.name,
+            100.0 * converged as f64 / n,
+            mean_i,
+            counts[k / 2],
+            counts[k * 99 / 100],
+            counts[k - 1],
+            time / iterations,
+            slope,
+            mean_t - slope * mean_i,
+            times[k / 2] / 1e3,
+            times[k * 99 / 100] / 1e3,
+        );
+    }
 }
 
 fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
@@ -75,48 +183,11 @@ fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
 fn paper_config() -> FabrikConfig {
     FabrikConfig {
         iteration: IterationSettings {
-            max_iterations: 1000,
+            max_iterations: 10_000,
             restarts: 0,
             ..IterationSettings::default()
         },
     }
-}
-
-fn paper_protocol() {
-    let s = chain();
-    let config = paper_config();
-    let mut workspace = FabrikWorkspace::new();
-    let (mut iterations, mut converged) = (0u64, 0usize);
-    let (mut times, mut per_iteration, mut counts) = (Vec::new(), Vec::new(), Vec::new());
-    let samples = targets(10_000, 2011);
-    for &target in &samples {
-        let t = task(&s, target);
-        let mut pose = s.rest_pose();
-        let start = Instant::now();
-        let report = fabrik::solve_with(&s, &t, &config, &mut workspace, &mut pose);
-        let elapsed = start.elapsed().as_nanos();
-        times.push(elapsed);
-        per_iteration.push(elapsed as f64 / f64::from(report.iterations.max(1)));
-        iterations += u64::from(report.iterations);
-        counts.push(report.iterations);
-        converged += usize::from(report.converged());
-    }
-    let total: u128 = times.iter().sum();
-    times.sort_unstable();
-    per_iteration.sort_unstable_by(f64::total_cmp);
-    counts.sort_unstable();
-    let n = samples.len();
-    println!(
-        "fabrik/paper_10_joints: {:.2}% converged to 0.01, mean {:.2} iterations (median {}, p99 {}), {:.0} ns per iteration over all solves (median solve {:.0} ns per iteration), median {:.2} us per solve, p99 {:.2} us",
-        100.0 * converged as f64 / n as f64,
-        iterations as f64 / n as f64,
-        counts[n / 2],
-        counts[n * 99 / 100],
-        total as f64 / iterations as f64,
-        per_iteration[n / 2],
-        times[n / 2] as f64 / 1e3,
-        times[n * 99 / 100] as f64 / 1e3,
-    );
 }
 
 /// The built-in humanoid's left hand follows a smooth closed loop in front of the body (1,000
@@ -162,27 +233,35 @@ fn jitter() {
 }
 
 fn bench_fabrik(c: &mut Criterion) {
-    paper_protocol();
+    PAPER.run();
+    BALL.run();
     jitter();
-    let s = chain();
-    let config = paper_config();
-    let tasks: Vec<IkTask> = targets(100, 7).into_iter().map(|t| task(&s, t)).collect();
-    let mut workspace = FabrikWorkspace::new();
     let mut group = c.benchmark_group("fabrik");
-    group.bench_function("paper_10_joints_100_targets_per_solve_mean", |b| {
-        let mut k = 0;
-        b.iter(|| {
-            let mut pose = s.rest_pose();
-            k = (k + 1) % tasks.len();
-            black_box(fabrik::solve_with(
-                &s,
-                &tasks[k],
-                &config,
-                &mut workspace,
-                &mut pose,
-            ))
+    for protocol in [PAPER, BALL] {
+        let s = protocol.chain();
+        let config = paper_config();
+        let tasks: Vec<IkTask> = protocol
+            .targets(100, 7)
+            .into_iter()
+            .map(|t| protocol.task(&s, t))
+            .collect();
+        let mut workspace = FabrikWorkspace::new();
+        let name = format!("{}_100_targets_per_solve_mean", protocol.name);
+        group.bench_function(name, |b| {
+            let mut k = 0;
+            b.iter(|| {
+                let mut pose = s.rest_pose();
+                k = (k + 1) % tasks.len();
+                black_box(fabrik::solve_with(
+                    &s,
+                    &tasks[k],
+                    &config,
+                    &mut workspace,
+                    &mut pose,
+                ))
+            });
         });
-    });
+    }
     group.finish();
 }
 

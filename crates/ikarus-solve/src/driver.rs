@@ -387,7 +387,11 @@ impl Iteration<'_> {
         } else {
             old - new
         };
-        self.largest_step = self.largest_step.max(2.0 * chord.length());
+        // (The square root only when the largest step grows.)
+        let chord_squared = 4.0 * chord.length_squared();
+        if chord_squared > self.largest_step * self.largest_step {
+            self.largest_step = chord_squared.sqrt();
+        }
         self.pose[joint].rotation = new;
         (new, old_transform)
     }

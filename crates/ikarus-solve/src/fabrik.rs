@@ -191,6 +191,10 @@ struct Plan {
     pivot_of: Vec<u32>,
     /// Per pivot: the joint's limit.
     limits: Vec<JointLimit>,
+    /// Per pivot: the local rotation the last forward pass left in the pose.
+    written: Vec<DQuat>,
+    /// The points and frames are those of the pose the last sweep left (see `load`).
+    fresh: bool,
 }
 
 const EFFECTOR_SIDE: u8 = 1;
@@ -262,6 +266,9 @@ impl Plan {
         for index in 0..self.pivots.len() {
             self.pivots[index].bend = self.bend(index);
         }
+        self.written.clear();
+        self.written.resize(self.pivots.len(), DQuat::IDENTITY);
+        self.fresh = false;
         self.reach = self.attached.iter().map(|a| a.length).sum();
         let base_side = path.iter().any(|p| p.side == Side::Base);
         let common = task.base.or_else(|| {
@@ -404,10 +411,22 @@ impl Plan {
             }
             Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
         };
+        // Below a fixed anchor, the forward pass placed every point and frame by the rotations
+        // it wrote: while the pose still holds them (no restart in between), they stand.
+        let fresh = self.fresh
+            && self.anchor != Anchor::Model
+            && self
+                .pivots
+                .iter()
+                .zip(&self.written)
+                .all(|(p, &w)| ctx.pose()[p.pj.joint].rotation == w);
         for p in &self.pivots {
             let k = p.pj.joint;
-            self.position[k.index()] = anchor_from_model.transform_point3(model.position(k));
             self.sum[k.index()] = DVec4::ZERO;
+            if fresh {
+                continue;
+            }
+            self.position[k.index()] = anchor_from_model.transform_point3(model.position(k));
             if self.anchor == Anchor::Model {
                 self.rotation[k.index()] = model.rotation(k);
                 self.rotation[p.parent.index()] = model.rotation(p.parent);
@@ -418,7 +437,9 @@ impl Plan {
         }
         for a in &self.attached {
             let j = a.joint;
-            self.position[j.index()] = anchor_from_model.transform_point3(model.position(j));
+            if !fresh {
+                self.position[j.index()] = anchor_from_model.transform_point3(model.position(j));
+            }
             self.sum[j.index()] = DVec4::ZERO;
         }
         for e in &ctx.task().effectors {
@@ -486,9 +507,10 @@ impl Plan {
         if let ([a], None, None) = (attached, p.bend, p.orientation) {
             // One point (a chain): the shortest arc, without the fit's bookkeeping.
             return if self.sum[a.joint.index()].w > 0.0 {
-                crate::recover::shortest_arc_on(
+                crate::recover::shortest_arc_on_with_length(
                     reference,
                     a.offset,
+                    a.length,
                     self.reached[a.joint.index()] - at,
                 )
             } else {
@@ -599,6 +621,7 @@ impl IterativeStep for FabrikStep<'_> {
         for index in 0..self.plan.pivots.len() {
             self.forward(ctx, index, anchor_rotation);
         }
+        self.plan.fresh = true;
     }
 }
 
@@ -660,9 +683,15 @@ impl FabrikStep<'_> {
             // the one forward kinematics pass after the sweep.
             ctx.set_rotation_deferred(p.pj, clamp_step(current, requested, self.max_step_angle))
         };
+        plan.written[index] = applied;
         let body = match p.pj.side {
             Side::Effector => {
-                let body = frame * applied;
+                // (When the wish was granted, the segment's rotation is the one wished for.)
+                let body = if applied == requested {
+                    body
+                } else {
+                    frame * applied
+                };
                 plan.rotation[k.index()] = body;
                 body
             }
