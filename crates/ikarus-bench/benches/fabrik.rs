@@ -7,6 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use cpu_time::ThreadTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
 use ikarus_bench::iiwa::SplitMix;
@@ -107,56 +108,68 @@ impl Protocol {
         t
     }
 
-    /// Solves every target and prints the mean iterations, the time per iteration (total
-    /// time over total iterations, as the paper reports it, and the marginal cost of one more
-    /// iteration: the slope of a least-squares line through (iterations, time) of all
-    /// solves, which leaves out each solve's fixed cost) and the time per solve.
+    /// Solves every target and prints the mean iterations and the time per iteration, both
+    /// on-CPU (this thread's CPU time: what the solver costs, without the waits of a shared
+    /// machine) and by the wall clock: total time over total iterations (as the paper reports
+    /// it) and the marginal cost of one more iteration (the slope of a least-squares line
+    /// through (iterations, time) of all solves, which leaves out each solve's fixed cost:
+    /// validation, path, plan, start and final forward kinematics, report).
     fn run(&self) {
         let s = self.chain();
         let config = paper_config();
         let mut workspace = FabrikWorkspace::new();
         let mut converged = 0usize;
-        let mut solves: Vec<(u32, f64)> = Vec::with_capacity(self.count);
+        let mut iterations = Vec::with_capacity(self.count);
+        let (mut cpu, mut wall) = (Vec::new(), Vec::new());
         for target in self.targets(self.count, 2011) {
             let t = self.task(&s, target);
             let mut pose = s.rest_pose();
-            let start = Instant::now();
+            let (start, start_cpu) = (Instant::now(), ThreadTime::now());
             let report = fabrik::solve_with(&s, &t, &config, &mut workspace, &mut pose);
-            let elapsed = start.elapsed().as_nanos() as f64;
-            solves.push((report.iterations, elapsed));
+            cpu.push(start_cpu.elapsed().as_nanos() as f64);
+            wall.push(start.elapsed().as_nanos() as f64);
+            iterations.push(f64::from(report.iterations));
             converged += usize::from(report.converged());
         }
-        let n = solves.len() as f64;
-        let iterations: f64 = solves.iter().map(|s| f64::from(s.0)).sum();
-        let time: f64 = solves.iter().map(|s| s.1).sum();
-        let (mean_i, mean_t) = (iterations / n, time / n);
-        let (mut sxy, mut sxx) = (0.0, 0.0);
-        for &(i, t) in &solves {
-            let dx = f64::from(i) - mean_i;
-            sxy += dx * (t - mean_t);
-            sxx += dx * dx;
-        }
-        let slope = sxy / sxx;
-        let mut counts: Vec<u32> = solves.iter().map(|s| s.0).collect();
-        let mut times: Vec<f64> = solves.iter().map(|s| s.1).collect();
-        counts.sort_unstable();
-        times.sort_unstable_by(f64::total_cmp);
-        let k = solves.len();
+        let n = iterations.len();
+        let mut counts = iterations.clone();
+        counts.sort_unstable_by(f64::total_cmp);
         println!(
-            "fabrik/{}: {:.2}% converged, mean {:.2} iterations (median {}, p99 {}, max {}); {:.0} ns per iteration over all solves, {:.0} ns per additional iteration (fixed cost {:.0} ns per solve); median {:.2} us per solve, p99 {:.2} us",
+            "fabrik/{}: {:.2}% converged, mean {:.2} iterations (median {}, p99 {}, max {})",
             self.name,
-            100.0 * converged as f64 / n,
-            mean_i,
-            counts[k / 2],
-            counts[k * 99 / 100],
-            counts[k - 1],
-            time / iterations,
-            slope,
-            mean_t - slope * mean_i,
-            times[k / 2] / 1e3,
-            times[k * 99 / 100] / 1e3,
+            100.0 * converged as f64 / n as f64,
+            mean(&iterations),
+            counts[n / 2],
+            counts[n * 99 / 100],
+            counts[n - 1],
         );
+        for (clock, times) in [("on-CPU", &mut cpu), ("wall", &mut wall)] {
+            let (slope, fixed) = line(&iterations, times);
+            let per_iteration = times.iter().sum::<f64>() / iterations.iter().sum::<f64>();
+            times.sort_unstable_by(f64::total_cmp);
+            println!(
+                "  {clock}: {per_iteration:.0} ns per iteration over all solves, {slope:.0} ns per additional iteration (fixed {fixed:.0} ns per solve), median {:.2} us per solve, p99 {:.2} us",
+                times[n / 2] / 1e3,
+                times[n * 99 / 100] / 1e3,
+            );
+        }
     }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Least-squares line `y = slope x + intercept`.
+fn line(x: &[f64], y: &[f64]) -> (f64, f64) {
+    let (mx, my) = (mean(x), mean(y));
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (&a, &b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+    }
+    let slope = sxy / sxx;
+    (slope, my - slope * mx)
 }
 
 fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {

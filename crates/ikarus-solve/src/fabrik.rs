@@ -544,6 +544,48 @@ impl Plan {
         }
     }
 
+    /// The forward step of pivot `index` when it is a link of a chain: an effector-side joint
+    /// that is no hinge, carries one point and has no bend plane, no orientation goal and no
+    /// step clamp. The same step as the general one (the shortest arc on top of the segment's
+    /// rotation), arranged for the inner loop: the arc's norm from its scalars, the point
+    /// placed on the line to its backward place when the limit leaves the rotation as asked.
+    /// Returns false, doing nothing, in the cases the general step handles (no weight, a
+    /// zero-length bone or direction, a half turn).
+    fn forward_link(&mut self, ctx: &mut Iteration<'_>, index: usize) -> bool {
+        let p = self.pivots[index];
+        let a = self.attached[p.start as usize];
+        let (k, j) = (p.pj.joint.index(), a.joint.index());
+        let at = self.position[k];
+        let to = self.reached[j] - at;
+        let distance = to.length();
+        // The arc (c, n + d) from the bone as the segment now carries it to `to`.
+        let n = a.length * distance;
+        let frame = self.rotation[p.parent.index()];
+        let current = ctx.pose()[p.pj.joint].rotation;
+        let reference = frame * current;
+        let bone = reference * a.offset;
+        let d = bone.dot(to);
+        if !(self.sum[j].w > 0.0 && n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n) {
+            return false;
+        }
+        let c = bone.cross(to);
+        // |(c, n + d)|² = |c|² + (n + d)² = 2n(n + d) for |bone| |to| = n.
+        let body =
+            DQuat::from_xyzw(c.x, c.y, c.z, n + d) * reference * (2.0 * n * (n + d)).sqrt().recip();
+        let requested = (frame.conjugate() * body).normalize();
+        let applied = ctx.set_rotation_deferred(p.pj, requested);
+        self.written[index] = applied;
+        if applied == requested {
+            self.rotation[k] = body;
+            self.position[j] = at + to * (a.length / distance);
+        } else {
+            let body = frame * applied;
+            self.rotation[k] = body;
+            self.position[j] = at + body * a.offset;
+        }
+        true
+    }
+
     /// True when `joint` is an effector-side path joint with a limit.
     fn is_limited(&self, joint: JointId) -> bool {
         let index = self.pivot_of[joint.index()];
@@ -631,6 +673,15 @@ impl FabrikStep<'_> {
     fn forward(&mut self, ctx: &mut Iteration<'_>, index: usize, anchor_rotation: DQuat) {
         let plan = &mut *self.plan;
         let p = plan.pivots[index];
+        let link = p.pj.side == Side::Effector
+            && p.end - p.start == 1
+            && p.hinge.is_none()
+            && p.bend.is_none()
+            && p.orientation.is_none()
+            && self.max_step_angle >= std::f64::consts::PI;
+        if link && plan.forward_link(ctx, index) {
+            return;
+        }
         let k = p.pj.joint;
         let at = plan.position[k.index()];
         let current = ctx.pose()[k].rotation;
