@@ -334,7 +334,8 @@ impl Iteration<'_> {
     /// returns the rotation applied. Records whether the limit was binding. The per-step clamp
     /// does not apply here.
     pub fn set_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
-        let (new, old) = self.write_rotation(pj, requested);
+        let old = self.pose[pj.joint];
+        let new = self.write_rotation(pj, requested);
         self.refresh(pj, &old);
         new
     }
@@ -347,21 +348,19 @@ impl Iteration<'_> {
     /// forward kinematics pass per sweep instead of one partial update per joint. A base-side
     /// joint is updated at once, as by [`Iteration::set_rotation`].
     pub fn set_rotation_deferred(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
-        let (new, old) = self.write_rotation(pj, requested);
         match pj.side {
-            Side::Effector => self.stale = true,
-            Side::Base => self.refresh(pj, &old),
+            Side::Effector => {
+                self.stale = true;
+                self.write_rotation(pj, requested)
+            }
+            Side::Base => self.set_rotation(pj, requested),
         }
-        new
     }
 
     /// Projects `requested` onto `pj`'s limit and writes it into the pose (no forward
-    /// kinematics); returns the rotation set and the joint's previous local transform.
-    fn write_rotation(
-        &mut self,
-        pj: PathJoint,
-        requested: DQuat,
-    ) -> (DQuat, ikarus_core::Transform) {
+    /// kinematics); returns the rotation set.
+    #[inline]
+    fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
         let joint = pj.joint;
         let rest = self.skeleton.rest(joint).rotation;
         let limit = self.skeleton.limit(joint);
@@ -379,8 +378,7 @@ impl Iteration<'_> {
             }
         };
         self.hinge_angles[joint.index()] = f64::NAN;
-        let old_transform = self.pose[joint];
-        let old = old_transform.rotation;
+        let old = self.pose[joint].rotation;
         // Chord length, the angle to first order (no trigonometry in the inner loop).
         let chord = if old.dot(new) < 0.0 {
             old + new
@@ -393,7 +391,7 @@ impl Iteration<'_> {
             self.largest_step = chord_squared.sqrt();
         }
         self.pose[joint].rotation = new;
-        (new, old_transform)
+        new
     }
 
     /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle

@@ -195,6 +195,9 @@ struct Plan {
     written: Vec<DQuat>,
     /// The points and frames are those of the pose the last sweep left (see `load`).
     fresh: bool,
+    /// The anchor frame's inverse model transform and its model rotation, as last loaded.
+    anchor_from_model: DAffine3,
+    anchor_rotation: DQuat,
 }
 
 const EFFECTOR_SIDE: u8 = 1;
@@ -404,15 +407,9 @@ impl Plan {
     /// Returns the anchor frame's model rotation (for orientation goals).
     fn load(&mut self, ctx: &Iteration<'_>) -> DQuat {
         let model = ctx.model();
-        let (anchor_from_model, anchor_rotation) = match self.anchor {
-            Anchor::Joint(c) => {
-                self.rotation[c.index()] = DQuat::IDENTITY;
-                (model[c].inverse(), model.rotation(c))
-            }
-            Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
-        };
         // Below a fixed anchor, the forward pass placed every point and frame by the rotations
-        // it wrote: while the pose still holds them (no restart in between), they stand.
+        // it wrote: while the pose still holds them (no restart in between), they stand, and
+        // so does the anchor (no path joint moves it).
         let fresh = self.fresh
             && self.anchor != Anchor::Model
             && self
@@ -420,6 +417,16 @@ impl Plan {
                 .iter()
                 .zip(&self.written)
                 .all(|(p, &w)| ctx.pose()[p.pj.joint].rotation == w);
+        if !fresh {
+            (self.anchor_from_model, self.anchor_rotation) = match self.anchor {
+                Anchor::Joint(c) => {
+                    self.rotation[c.index()] = DQuat::IDENTITY;
+                    (model[c].inverse(), model.rotation(c))
+                }
+                Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
+            };
+        }
+        let (anchor_from_model, anchor_rotation) = (self.anchor_from_model, self.anchor_rotation);
         for p in &self.pivots {
             let k = p.pj.joint;
             self.sum[k.index()] = DVec4::ZERO;
@@ -464,7 +471,12 @@ impl Plan {
                 if sum.w <= 0.0 {
                     continue;
                 }
-                let reached = sum.truncate() / sum.w;
+                // (A weight of 1, the common case, needs no division.)
+                let reached = if sum.w == 1.0 {
+                    sum.truncate()
+                } else {
+                    sum.truncate() / sum.w
+                };
                 self.reached[j] = reached;
                 let mut direction = reached - self.position[k];
                 if direction.length_squared() < 1e-24 {
@@ -563,7 +575,8 @@ impl Plan {
         let frame = self.rotation[p.parent.index()];
         let current = ctx.pose()[p.pj.joint].rotation;
         let reference = frame * current;
-        let bone = reference * a.offset;
+        // (Not `reference * a.offset`: the rotation by `current` does not wait for `frame`.)
+        let bone = frame * (current * a.offset);
         let d = bone.dot(to);
         if !(self.sum[j].w > 0.0 && n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n) {
             return false;
@@ -572,7 +585,10 @@ impl Plan {
         // |(c, n + d)|² = |c|² + (n + d)² = 2n(n + d) for |bone| |to| = n.
         let body =
             DQuat::from_xyzw(c.x, c.y, c.z, n + d) * reference * (2.0 * n * (n + d)).sqrt().recip();
-        let requested = (frame.conjugate() * body).normalize();
+        // A product of unit quaternions: one Newton step for 1/|q| near 1 renormalises it to
+        // rounding (no square root or division in the inner loop).
+        let requested = frame.conjugate() * body;
+        let requested = requested * (1.5 - 0.5 * requested.length_squared());
         let applied = ctx.set_rotation_deferred(p.pj, requested);
         self.written[index] = applied;
         if applied == requested {
