@@ -362,12 +362,12 @@ impl Iteration<'_> {
     #[inline]
     fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
         let joint = pj.joint;
-        let rest = self.skeleton.rest(joint).rotation;
         let limit = self.skeleton.limit(joint);
         let new = if limit.is_free() {
             self.active[joint.index()] = false;
             requested
         } else {
+            let rest = self.skeleton.rest(joint).rotation;
             let delta = rest.conjugate() * requested;
             let projected = limit.project(delta);
             self.active[joint.index()] = projected != delta;
@@ -411,13 +411,14 @@ impl Iteration<'_> {
                 } else {
                     (hinge.min, hinge.max)
                 };
-                self.set_hinge_angle(pj, &hinge, low + (high - low) * rng.next_f64());
+                self.set_hinge_angle_deferred(pj, &hinge, low + (high - low) * rng.next_f64());
                 continue;
             }
             let turn = DQuat::IDENTITY.slerp(rng.rotation(), angle / std::f64::consts::PI);
             let rotation = self.pose[pj.joint].rotation * turn;
-            self.set_rotation(pj, rotation);
+            self.set_rotation_deferred(pj, rotation);
         }
+        self.update_model();
     }
 
     /// Forward kinematics after a change at `pj` (whose local transform was `old`), and the
@@ -516,11 +517,12 @@ pub fn run<S: IterativeStep>(
         lazy: false,
         stale: false,
     };
-    // Start from a legal pose: every path joint on its limit.
+    // Start from a legal pose: every path joint on its limit (one forward kinematics pass).
     for &pj in ctx.path.joints() {
         let rotation = ctx.pose[pj.joint].rotation;
-        ctx.set_rotation(pj, rotation);
+        ctx.set_rotation_deferred(pj, rotation);
     }
+    ctx.update_model();
     let score = |(p, r): (f64, f64)| {
         p / task.tolerance.position.max(1e-300) + r / task.tolerance.rotation.max(1e-300)
     };
