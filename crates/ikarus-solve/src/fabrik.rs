@@ -76,6 +76,7 @@ impl FabrikConfig {
 pub struct FabrikWorkspace {
     driver: Workspace,
     plan: Plan,
+    chain: Chain,
 }
 
 impl FabrikWorkspace {
@@ -107,6 +108,7 @@ pub fn solve_with(
     let mut step = FabrikStep {
         max_step_angle: config.iteration.max_step_angle,
         plan: &mut workspace.plan,
+        chain: &mut workspace.chain,
     };
     driver::run(
         skeleton,
@@ -478,21 +480,19 @@ impl Plan {
                     sum.truncate() / sum.w
                 };
                 self.reached[j] = reached;
-                let mut direction = reached - self.position[k];
-                if direction.length_squared() < 1e-24 {
-                    direction = self.position[j] - self.position[k];
-                }
-                let distance = direction.length();
+                let (at, child) = (self.position[k], self.position[j]);
                 let bone = if p.pj.side == Side::Effector && self.is_limited(a.joint) {
                     // The bone k → a as the segment of k would carry it, within a's limit.
+                    let mut direction = reached - at;
+                    if direction.length_squared() < 1e-24 {
+                        direction = child - at;
+                    }
                     let segment =
                         crate::recover::shortest_arc_on(self.rotation[k], a.offset, direction);
                     let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
                     segment * a.offset
-                } else if distance > 0.0 {
-                    // The point on the line toward k's old place (the shortest arc of k's
-                    // segment carries the bone there).
-                    direction * (a.length / distance)
+                } else if let Some(bone) = bone_toward(reached, at, child, a.length) {
+                    bone
                 } else if p.pj.side == Side::Effector {
                     self.rotation[k] * a.offset
                 } else {
@@ -556,49 +556,33 @@ impl Plan {
         }
     }
 
-    /// The forward step of pivot `index` when it is a link of a chain: an effector-side joint
-    /// that is no hinge, carries one point and has no bend plane, no orientation goal and no
-    /// step clamp. The same step as the general one (the shortest arc on top of the segment's
-    /// rotation), arranged for the inner loop: the arc's norm from its scalars, the point
-    /// placed on the line to its backward place when the limit leaves the rotation as asked.
-    /// Returns false, doing nothing, in the cases the general step handles (no weight, a
-    /// zero-length bone or direction, a half turn).
+    /// The forward step of pivot `index` when it is a link: an effector-side joint that is no
+    /// hinge, carries one point and has no bend plane, no orientation goal and no step clamp
+    /// ([`link_turn`], then [`place`]). Returns false, doing nothing, when the point has no
+    /// weight (the general step keeps the segment as it is).
     fn forward_link(&mut self, ctx: &mut Iteration<'_>, index: usize) -> bool {
-        let p = self.pivots[index];
-        let a = self.attached[p.start as usize];
-        let (k, j) = (p.pj.joint.index(), a.joint.index());
-        let at = self.position[k];
-        let to = self.reached[j] - at;
-        let distance = to.length();
-        // The arc (c, n + d) from the bone as the segment now carries it to `to`.
-        let n = a.length * distance;
-        let frame = self.rotation[p.parent.index()];
-        let current = ctx.pose()[p.pj.joint].rotation;
-        let reference = frame * current;
-        // (Not `reference * a.offset`: the rotation by `current` does not wait for `frame`.)
-        let bone = frame * (current * a.offset);
-        let d = bone.dot(to);
-        if !(self.sum[j].w > 0.0 && n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n) {
+        let p = &self.pivots[index];
+        let (pj, parent, a) = (p.pj, p.parent, self.attached[p.start as usize]);
+        let (k, j) = (pj.joint.index(), a.joint.index());
+        if self.sum[j].w <= 0.0 {
             return false;
         }
-        let c = bone.cross(to);
-        // |(c, n + d)|² = |c|² + (n + d)² = 2n(n + d) for |bone| |to| = n.
-        let body =
-            DQuat::from_xyzw(c.x, c.y, c.z, n + d) * reference * (2.0 * n * (n + d)).sqrt().recip();
-        // A product of unit quaternions: one Newton step for 1/|q| near 1 renormalises it to
-        // rounding (no square root or division in the inner loop).
-        let requested = frame.conjugate() * body;
-        let requested = requested * (1.5 - 0.5 * requested.length_squared());
-        let applied = ctx.set_rotation_deferred(p.pj, requested);
+        let (at, reached, frame) = (
+            self.position[k],
+            self.reached[j],
+            self.rotation[parent.index()],
+        );
+        let current = ctx.pose()[pj.joint].rotation;
+        let (body, requested) = link_turn(frame, current, a.offset, a.length, at, reached);
+        let applied = ctx.set_rotation_deferred(pj, requested);
         self.written[index] = applied;
-        if applied == requested {
-            self.rotation[k] = body;
-            self.position[j] = at + to * (a.length / distance);
+        let body = if applied == requested {
+            body
         } else {
-            let body = frame * applied;
-            self.rotation[k] = body;
-            self.position[j] = at + body * a.offset;
-        }
+            frame * applied
+        };
+        self.rotation[k] = body;
+        self.position[j] = place(at, body, a.offset, a.length, reached, applied == requested);
         true
     }
 
@@ -662,18 +646,165 @@ impl Plan {
     }
 }
 
+/// The fast path of the commonest case, a free chain: one effector with a position goal only,
+/// every path joint on its effector side, without limits, carrying the next one (the last
+/// carries the effector), no per-step clamp. The same passes as the general plan on
+/// contiguous buffers indexed by link, without the general plan's per-joint bookkeeping.
+#[derive(Clone, Debug, Default)]
+struct Chain {
+    /// The links from the anchor outward; empty when the task is no free chain.
+    links: Vec<Link>,
+    /// The anchor joint (the first link's parent) and the effector.
+    anchor: Option<JointId>,
+    effector: Option<JointId>,
+    /// `points[i]`: link `i`'s joint, `points[links.len()]`: the effector (anchor frame), as
+    /// the forward pass leaves them.
+    points: Vec<DVec3>,
+    /// The same after the backward pass.
+    reached: Vec<DVec3>,
+    /// `frames[i]`: the rotation (anchor frame) of link `i`'s parent segment;
+    /// `frames[i + 1]`: link `i`'s segment.
+    frames: Vec<DQuat>,
+    /// Per link: the local rotation the last forward pass left in the pose.
+    written: Vec<DQuat>,
+    /// The points and frames are those of the pose the last sweep left.
+    fresh: bool,
+    /// The target, anchor frame.
+    target: DVec3,
+}
+
+/// One link of a [`Chain`]: a joint and its bone to the next point.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    pj: PathJoint,
+    /// The bone in the joint's frame, and its length.
+    offset: DVec3,
+    length: f64,
+}
+
+impl Chain {
+    /// Reads the chain from the general plan when it has the fast path's shape; otherwise
+    /// leaves it empty.
+    fn build(&mut self, plan: &Plan, task: &IkTask) {
+        self.links.clear();
+        self.fresh = false;
+        let [effector] = task.effectors.as_slice() else {
+            return;
+        };
+        let Anchor::Joint(anchor) = plan.anchor else {
+            return;
+        };
+        let simple = effector.goal.position.is_some()
+            && effector.goal.orientation.is_none()
+            && effector.weight > 0.0
+            && plan.pivots.first().is_some_and(|p| p.parent == anchor)
+            && plan.pivots.iter().enumerate().all(|(i, p)| {
+                let next = plan
+                    .pivots
+                    .get(i + 1)
+                    .map_or(effector.joint, |q| q.pj.joint);
+                p.pj.side == Side::Effector
+                    && plan.limits[i].is_free()
+                    && p.end - p.start == 1
+                    && plan.attached[p.start as usize].joint == next
+                    && p.bend.is_none()
+                    && p.orientation.is_none()
+            });
+        if !simple {
+            return;
+        }
+        for p in &plan.pivots {
+            let a = plan.attached[p.start as usize];
+            self.links.push(Link {
+                pj: p.pj,
+                offset: a.offset,
+                length: a.length,
+            });
+        }
+        let m = self.links.len();
+        for buffer in [&mut self.points, &mut self.reached] {
+            buffer.clear();
+            buffer.resize(m + 1, DVec3::ZERO);
+        }
+        self.frames.clear();
+        self.frames.resize(m + 1, DQuat::IDENTITY);
+        self.written.clear();
+        self.written.resize(m, DQuat::IDENTITY);
+        (self.anchor, self.effector) = (Some(anchor), Some(effector.joint));
+    }
+
+    /// One sweep: the points and frames of the pose (unless the last sweep left them), the
+    /// backward pass from the target, the forward pass from the anchor writing each joint's
+    /// rotation (deferred: one forward kinematics pass after the sweep).
+    fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        let (Some(anchor), Some(effector)) = (self.anchor, self.effector) else {
+            return;
+        };
+        let m = self.links.len();
+        let fresh = self.fresh
+            && self
+                .links
+                .iter()
+                .zip(&self.written)
+                .all(|(l, &w)| ctx.pose()[l.pj.joint].rotation == w);
+        if !fresh {
+            let model = ctx.model();
+            let anchor_from_model = model[anchor].inverse();
+            for (i, l) in self.links.iter().enumerate() {
+                self.points[i] = anchor_from_model.transform_point3(model.position(l.pj.joint));
+                self.frames[i + 1] = self.frames[i] * ctx.pose()[l.pj.joint].rotation;
+            }
+            self.points[m] = anchor_from_model.transform_point3(model.position(effector));
+            let target = ctx.task().effectors[0].goal.position.unwrap_or_default();
+            self.target = anchor_from_model.transform_point3(target);
+        }
+        // Backward: the effector to the target, every joint but the fixed first one toward
+        // its old place.
+        self.reached[m] = self.target;
+        for i in (1..m).rev() {
+            let l = self.links[i];
+            let (reached, at) = (self.reached[i + 1], self.points[i]);
+            let bone = bone_toward(reached, at, self.points[i + 1], l.length)
+                .unwrap_or_else(|| self.frames[i + 1] * l.offset);
+            self.reached[i] = reached - bone;
+        }
+        // Forward: each joint turns its bone toward the next backward point.
+        for (i, l) in self.links.iter().enumerate() {
+            let (at, reached, frame) = (self.points[i], self.reached[i + 1], self.frames[i]);
+            let current = ctx.pose()[l.pj.joint].rotation;
+            let (body, requested) = link_turn(frame, current, l.offset, l.length, at, reached);
+            let applied = ctx.set_rotation_deferred(l.pj, requested);
+            self.written[i] = applied;
+            let granted = applied == requested;
+            let body = if granted { body } else { frame * applied };
+            self.frames[i + 1] = body;
+            self.points[i + 1] = place(at, body, l.offset, l.length, reached, granted);
+        }
+        self.fresh = true;
+    }
+}
+
 struct FabrikStep<'a> {
     max_step_angle: f64,
     plan: &'a mut Plan,
+    chain: &'a mut Chain,
 }
 
 impl IterativeStep for FabrikStep<'_> {
     fn prepare(&mut self, ctx: &mut Iteration<'_>) {
         self.plan
             .build(ctx.skeleton(), ctx.task(), ctx.pose(), ctx.path().joints());
+        self.chain.links.clear();
+        if self.max_step_angle >= std::f64::consts::PI {
+            self.chain.build(self.plan, ctx.task());
+        }
     }
 
     fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        if !self.chain.links.is_empty() {
+            self.chain.sweep(ctx);
+            return;
+        }
         let anchor_rotation = self.plan.load(ctx);
         self.plan.backward(ctx.task(), anchor_rotation);
         for index in 0..self.plan.pivots.len() {
@@ -771,6 +902,75 @@ impl FabrikStep<'_> {
         for a in &plan.attached[p.start as usize..p.end as usize] {
             plan.position[a.joint.index()] = at + body * a.offset;
         }
+    }
+}
+
+/// FABRIK's backward step for one bone: the bone (from a joint at `at` to its child, whose
+/// new place is `reached` and old place `child`) of `length`, pointing from the line toward
+/// the joint's old place to `reached`; the joint's new place is `reached` minus it. `None`
+/// when no direction is left (the three points coincide).
+fn bone_toward(reached: DVec3, at: DVec3, child: DVec3, length: f64) -> Option<DVec3> {
+    let mut direction = reached - at;
+    if direction.length_squared() < 1e-24 {
+        direction = child - at;
+    }
+    let distance = direction.length();
+    (distance > 0.0).then(|| direction * (length / distance))
+}
+
+/// FABRIK's forward step for a joint carrying one point, in rotations: the joint at `at`, its
+/// parent's segment rotated by `frame` and its own local rotation `current` (both anchor
+/// frame), turns its bone (`offset` in its segment's frame, `|offset| = length`) toward the
+/// point's backward place `reached` by the shortest arc on top of `frame · current` (the
+/// twist stays). Returns the segment's new rotation and the local rotation that gives it.
+///
+/// The inner loop of the solver: the arc is the quaternion (c, n + d) for the bone `b` as
+/// the segment now carries it and `t = reached − at` (c = b × t, d = b · t, n = |b| |t|), whose
+/// norm is √(2n(n + d)): no unit vectors; and the product of unit quaternions is
+/// renormalised by one Newton step (no square root). Zero-length bones or directions and
+/// half turns go through [`shortest_arc_on`](crate::recover::shortest_arc_on).
+fn link_turn(
+    frame: DQuat,
+    current: DQuat,
+    offset: DVec3,
+    length: f64,
+    at: DVec3,
+    reached: DVec3,
+) -> (DQuat, DQuat) {
+    let to = reached - at;
+    let n = length * to.length();
+    let reference = frame * current;
+    // (Not `reference * offset`: the rotation by `current` does not wait for `frame`.)
+    let bone = frame * (current * offset);
+    let d = bone.dot(to);
+    let body = if n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n {
+        let c = bone.cross(to);
+        DQuat::from_xyzw(c.x, c.y, c.z, n + d) * reference * (2.0 * n * (n + d)).sqrt().recip()
+    } else {
+        crate::recover::shortest_arc_on_with_length(reference, offset, length, to)
+    };
+    let requested = frame.conjugate() * body;
+    (body, requested * (1.5 - 0.5 * requested.length_squared()))
+}
+
+/// Where a link's point goes once its joint turned: on the line from `at` to its backward
+/// place `reached` at `length` when the joint turned as [`link_turn`] asked (`granted`; the
+/// same point as the rotation gives, without rotating), else where the segment's rotation
+/// `body` carries `offset`.
+fn place(
+    at: DVec3,
+    body: DQuat,
+    offset: DVec3,
+    length: f64,
+    reached: DVec3,
+    granted: bool,
+) -> DVec3 {
+    let to = reached - at;
+    let distance = to.length();
+    if granted && distance > 0.0 {
+        at + to * (length / distance)
+    } else {
+        at + body * offset
     }
 }
 
