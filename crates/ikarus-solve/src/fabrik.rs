@@ -773,12 +773,10 @@ impl Chain {
             let (at, reached, frame) = (self.points[i], self.reached[i + 1], self.frames[i]);
             let current = ctx.pose()[l.pj.joint].rotation;
             let (body, requested) = link_turn(frame, current, l.offset, l.length, at, reached);
-            let applied = ctx.set_rotation_deferred(l.pj, requested);
-            self.written[i] = applied;
-            let granted = applied == requested;
-            let body = if granted { body } else { frame * applied };
+            // Free joints: the driver writes the rotation as requested.
+            self.written[i] = ctx.set_rotation_deferred(l.pj, requested);
             self.frames[i + 1] = body;
-            self.points[i + 1] = place(at, body, l.offset, l.length, reached, granted);
+            self.points[i + 1] = place(at, body, l.offset, l.length, reached, true);
         }
         self.fresh = true;
     }
@@ -940,8 +938,7 @@ fn link_turn(
     let to = reached - at;
     let n = length * to.length();
     let reference = frame * current;
-    // (Not `reference * offset`: the rotation by `current` does not wait for `frame`.)
-    let bone = frame * (current * offset);
+    let bone = reference * offset;
     let d = bone.dot(to);
     let body = if n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n {
         let c = bone.cross(to);
