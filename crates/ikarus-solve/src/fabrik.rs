@@ -359,8 +359,7 @@ impl Plan {
         let hinge_joint = self.attached[p.start as usize].joint;
         let child = self
             .pivots
-            .iter()
-            .find(|q| q.pj.joint == hinge_joint && q.pj.side == Side::Effector)?;
+            .get(self.pivot_of[hinge_joint.index()] as usize)?;
         let hinge = child.hinge?;
         if child.end - child.start != 1 {
             return None;
