@@ -336,29 +336,63 @@ impl Iteration<'_> {
     /// returns the rotation applied. Records whether the limit was binding. The per-step clamp
     /// does not apply here.
     pub fn set_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let old = self.pose[pj.joint];
+        let new = self.write_rotation(pj, requested);
+        self.refresh(pj, &old);
+        new
+    }
+
+    /// As [`Iteration::set_rotation`], but for an effector-side joint forward kinematics is
+    /// deferred: the rotation is projected onto the limit and written, nothing in the model
+    /// moves (not even the effectors) until [`Iteration::update_model`], which the caller must
+    /// run before reading the model (the driver runs it after the sweep). A step that places
+    /// points by the rotations it applied (FABRIK) sets every joint this way and pays one
+    /// forward kinematics pass per sweep instead of one partial update per joint. A base-side
+    /// joint is updated at once, as by [`Iteration::set_rotation`].
+    pub fn set_rotation_deferred(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        match pj.side {
+            Side::Effector => {
+                self.stale = true;
+                self.write_rotation(pj, requested)
+            }
+            Side::Base => self.set_rotation(pj, requested),
+        }
+    }
+
+    /// Projects `requested` onto `pj`'s limit and writes it into the pose (no forward
+    /// kinematics); returns the rotation set.
+    #[inline]
+    fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
         let joint = pj.joint;
-        let rest = self.skeleton.rest(joint).rotation;
         let limit = self.skeleton.limit(joint);
-        let delta = rest.conjugate() * requested;
-        let projected = limit.project(delta);
-        let new = if projected == delta {
+        let new = if limit.is_free() {
+            self.active[joint.index()] = false;
             requested
         } else {
-            (rest * projected).normalize()
+            let rest = self.skeleton.rest(joint).rotation;
+            let delta = rest.conjugate() * requested;
+            let projected = limit.project(delta);
+            self.active[joint.index()] = projected != delta;
+            if projected == delta {
+                requested
+            } else {
+                (rest * projected).normalize()
+            }
         };
-        self.active[joint.index()] = !limit.is_free() && projected != delta;
         self.hinge_angles[joint.index()] = f64::NAN;
-        let old_transform = self.pose[joint];
-        let old = old_transform.rotation;
+        let old = self.pose[joint].rotation;
         // Chord length, the angle to first order (no trigonometry in the inner loop).
         let chord = if old.dot(new) < 0.0 {
             old + new
         } else {
             old - new
         };
-        self.largest_step = self.largest_step.max(2.0 * chord.length());
+        // (The square root only when the largest step grows.)
+        let chord_squared = 4.0 * chord.length_squared();
+        if chord_squared > self.largest_step * self.largest_step {
+            self.largest_step = chord_squared.sqrt();
+        }
         self.pose[joint].rotation = new;
-        self.refresh(pj, &old_transform);
         new
     }
 
@@ -379,13 +413,14 @@ impl Iteration<'_> {
                 } else {
                     (hinge.min, hinge.max)
                 };
-                self.set_hinge_angle(pj, &hinge, low + (high - low) * rng.next_f64());
+                self.set_hinge_angle_deferred(pj, &hinge, low + (high - low) * rng.next_f64());
                 continue;
             }
             let turn = DQuat::IDENTITY.slerp(rng.rotation(), angle / std::f64::consts::PI);
             let rotation = self.pose[pj.joint].rotation * turn;
-            self.set_rotation(pj, rotation);
+            self.set_rotation_deferred(pj, rotation);
         }
+        self.update_model();
     }
 
     /// Forward kinematics after a change at `pj` (whose local transform was `old`), and the
@@ -484,11 +519,12 @@ pub fn run<S: IterativeStep>(
         lazy: false,
         stale: false,
     };
-    // Start from a legal pose: every path joint on its limit.
+    // Start from a legal pose: every path joint on its limit (one forward kinematics pass).
     for &pj in ctx.path.joints() {
         let rotation = ctx.pose[pj.joint].rotation;
-        ctx.set_rotation(pj, rotation);
+        ctx.set_rotation_deferred(pj, rotation);
     }
+    ctx.update_model();
     let score = |(p, r): (f64, f64)| {
         p / task.tolerance.position.max(1e-300) + r / task.tolerance.rotation.max(1e-300)
     };

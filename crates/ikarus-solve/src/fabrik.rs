@@ -29,6 +29,16 @@
 //! - **base joint** ([`IkTask::base`]): base-side joints turn their parent's segment about
 //!   themselves, the base point stays put, and the driver moves the root to keep it there.
 //!
+//! - **cost**: joints are written through
+//!   [`Iteration::set_rotation_deferred`](crate::driver::Iteration::set_rotation_deferred)
+//!   (except hinges, which move along their range), so a sweep pays one forward kinematics
+//!   pass, not one partial update per joint; the points and frames the forward pass leaves are
+//!   the next sweep's (read again from the pose only after a restart). A free chain (one
+//!   effector with a position goal, every path joint on its effector side without limits,
+//!   no step clamp) runs the same passes on contiguous per-link buffers; on the paper's
+//!   10-point chain a sweep costs under a microsecond (see `BENCHMARKS.md`). On a free chain
+//!   the joint points follow textbook point FABRIK sweep for sweep (tested).
+//!
 //! When it is weak: FABRIK moves points, so a joint whose turn moves no point (a roll hinge
 //! about its own bone, or joints sharing one point, as in robot wrists and shoulders) gets no
 //! lever and stays where it is: use CCD or a Jacobian solver for such arms. Narrow limits along
@@ -76,6 +86,7 @@ impl FabrikConfig {
 pub struct FabrikWorkspace {
     driver: Workspace,
     plan: Plan,
+    chain: Chain,
 }
 
 impl FabrikWorkspace {
@@ -107,6 +118,7 @@ pub fn solve_with(
     let mut step = FabrikStep {
         max_step_angle: config.iteration.max_step_angle,
         plan: &mut workspace.plan,
+        chain: &mut workspace.chain,
     };
     driver::run(
         skeleton,
@@ -164,6 +176,8 @@ struct Bend {
 struct Attached {
     joint: JointId,
     offset: DVec3,
+    /// `|offset|`.
+    length: f64,
 }
 
 /// What one solve needs, built by `prepare`; per-joint buffers indexed by joint.
@@ -189,6 +203,13 @@ struct Plan {
     pivot_of: Vec<u32>,
     /// Per pivot: the joint's limit.
     limits: Vec<JointLimit>,
+    /// Per pivot: the local rotation the last forward pass left in the pose.
+    written: Vec<DQuat>,
+    /// The points and frames are those of the pose the last sweep left (see `load`).
+    fresh: bool,
+    /// The anchor frame's inverse model transform and its model rotation, as last loaded.
+    anchor_from_model: DAffine3,
+    anchor_rotation: DQuat,
 }
 
 const EFFECTOR_SIDE: u8 = 1;
@@ -260,7 +281,10 @@ impl Plan {
         for index in 0..self.pivots.len() {
             self.pivots[index].bend = self.bend(index);
         }
-        self.reach = self.attached.iter().map(|a| a.offset.length()).sum();
+        self.written.clear();
+        self.written.resize(self.pivots.len(), DQuat::IDENTITY);
+        self.fresh = false;
+        self.reach = self.attached.iter().map(|a| a.length).sum();
         let base_side = path.iter().any(|p| p.side == Side::Base);
         let common = task.base.or_else(|| {
             let first = task.effectors.first()?.joint;
@@ -291,9 +315,11 @@ impl Plan {
                 let scale = pose[k].scale;
                 for c in skeleton.children(k) {
                     if role(c) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        let offset = scale * pose[c].translation;
                         self.attached.push(Attached {
                             joint: c,
-                            offset: scale * pose[c].translation,
+                            offset,
+                            length: offset.length(),
                         });
                     }
                 }
@@ -302,16 +328,20 @@ impl Plan {
                 let scale = pose[parent].scale;
                 let at = pose[k].translation;
                 if role(parent) & (BASE_SIDE | TARGET) != 0 {
+                    let offset = -(scale * at);
                     self.attached.push(Attached {
                         joint: parent,
-                        offset: -(scale * at),
+                        offset,
+                        length: offset.length(),
                     });
                 }
                 for d in skeleton.children(parent) {
                     if d != k && role(d) & (EFFECTOR_SIDE | TARGET) != 0 {
+                        let offset = scale * (pose[d].translation - at);
                         self.attached.push(Attached {
                             joint: d,
-                            offset: scale * (pose[d].translation - at),
+                            offset,
+                            length: offset.length(),
                         });
                     }
                 }
@@ -329,8 +359,7 @@ impl Plan {
         let hinge_joint = self.attached[p.start as usize].joint;
         let child = self
             .pivots
-            .iter()
-            .find(|q| q.pj.joint == hinge_joint && q.pj.side == Side::Effector)?;
+            .get(self.pivot_of[hinge_joint.index()] as usize)?;
         let hinge = child.hinge?;
         if child.end - child.start != 1 {
             return None;
@@ -389,17 +418,33 @@ impl Plan {
     /// Returns the anchor frame's model rotation (for orientation goals).
     fn load(&mut self, ctx: &Iteration<'_>) -> DQuat {
         let model = ctx.model();
-        let (anchor_from_model, anchor_rotation) = match self.anchor {
-            Anchor::Joint(c) => {
-                self.rotation[c.index()] = DQuat::IDENTITY;
-                (model[c].inverse(), model.rotation(c))
-            }
-            Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
-        };
+        // Below a fixed anchor, the forward pass placed every point and frame by the rotations
+        // it wrote: while the pose still holds them (no restart in between), they stand, and
+        // so does the anchor (no path joint moves it).
+        let fresh = self.fresh
+            && self.anchor != Anchor::Model
+            && self
+                .pivots
+                .iter()
+                .zip(&self.written)
+                .all(|(p, &w)| ctx.pose()[p.pj.joint].rotation == w);
+        if !fresh {
+            (self.anchor_from_model, self.anchor_rotation) = match self.anchor {
+                Anchor::Joint(c) => {
+                    self.rotation[c.index()] = DQuat::IDENTITY;
+                    (model[c].inverse(), model.rotation(c))
+                }
+                Anchor::Model => (DAffine3::IDENTITY, DQuat::IDENTITY),
+            };
+        }
+        let (anchor_from_model, anchor_rotation) = (self.anchor_from_model, self.anchor_rotation);
         for p in &self.pivots {
             let k = p.pj.joint;
-            self.position[k.index()] = anchor_from_model.transform_point3(model.position(k));
             self.sum[k.index()] = DVec4::ZERO;
+            if fresh {
+                continue;
+            }
+            self.position[k.index()] = anchor_from_model.transform_point3(model.position(k));
             if self.anchor == Anchor::Model {
                 self.rotation[k.index()] = model.rotation(k);
                 self.rotation[p.parent.index()] = model.rotation(p.parent);
@@ -410,7 +455,9 @@ impl Plan {
         }
         for a in &self.attached {
             let j = a.joint;
-            self.position[j.index()] = anchor_from_model.transform_point3(model.position(j));
+            if !fresh {
+                self.position[j.index()] = anchor_from_model.transform_point3(model.position(j));
+            }
             self.sum[j.index()] = DVec4::ZERO;
         }
         for e in &ctx.task().effectors {
@@ -435,25 +482,123 @@ impl Plan {
                 if sum.w <= 0.0 {
                     continue;
                 }
-                let reached = sum.truncate() / sum.w;
+                // (A weight of 1, the common case, needs no division.)
+                let reached = if sum.w == 1.0 {
+                    sum.truncate()
+                } else {
+                    sum.truncate() / sum.w
+                };
                 self.reached[j] = reached;
-                let mut direction = reached - self.position[k];
-                if direction.length_squared() < 1e-24 {
-                    direction = self.position[j] - self.position[k];
-                }
-                let bone = if p.pj.side == Side::Effector {
-                    // The bone k → a as the segment of k would carry it.
+                let (at, child) = (self.position[k], self.position[j]);
+                let bone = if p.pj.side == Side::Effector && self.is_limited(a.joint) {
+                    // The bone k → a as the segment of k would carry it, within a's limit.
+                    let mut direction = reached - at;
+                    if direction.length_squared() < 1e-24 {
+                        direction = child - at;
+                    }
                     let segment =
                         crate::recover::shortest_arc_on(self.rotation[k], a.offset, direction);
                     let segment = self.constrain(a.joint, reached, segment, task, anchor_rotation);
                     segment * a.offset
+                } else if let Some(bone) = bone_toward(reached, at, child, a.length) {
+                    bone
+                } else if p.pj.side == Side::Effector {
+                    self.rotation[k] * a.offset
                 } else {
-                    direction.normalize_or_zero() * a.offset.length()
+                    DVec3::ZERO
                 };
                 let proposal = reached - bone;
                 self.sum[k] += (proposal * sum.w).extend(sum.w);
             }
         }
+    }
+
+    /// The rotation (anchor frame) pivot `p` at `at`, whose segment now has the rotation
+    /// `reference`, wants: the best turn of its attached points toward their backward places,
+    /// with its bend plane and its effector's orientation goal.
+    fn segment(
+        &mut self,
+        task: &IkTask,
+        p: Pivot,
+        at: DVec3,
+        reference: DQuat,
+        anchor_rotation: DQuat,
+    ) -> DQuat {
+        let attached = &self.attached[p.start as usize..p.end as usize];
+        if let ([a], None, None) = (attached, p.bend, p.orientation) {
+            // One point (a chain): the shortest arc, without the fit's bookkeeping.
+            return if self.sum[a.joint.index()].w > 0.0 {
+                crate::recover::shortest_arc_on_with_length(
+                    reference,
+                    a.offset,
+                    a.length,
+                    self.reached[a.joint.index()] - at,
+                )
+            } else {
+                reference
+            };
+        }
+        let mut fit = RotationFit::new();
+        if let Some(bend) = p.bend {
+            self.add_bend(bend, at, reference, &mut fit);
+        }
+        for a in &self.attached[p.start as usize..p.end as usize] {
+            let weight = self.sum[a.joint.index()].w;
+            if weight > 0.0 {
+                fit.add(a.offset, self.reached[a.joint.index()] - at, weight);
+            }
+        }
+        if let Some(i) = p.orientation {
+            let e = &task.effectors[usize::from(i)];
+            if let Some(goal) = e.goal.orientation {
+                let goal = anchor_rotation.conjugate() * goal;
+                let lever = self.reach.max(1e-9);
+                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                    fit.add(axis * lever, goal * axis * lever, e.weight);
+                }
+            }
+        }
+        if fit.pairs() == 0 {
+            reference
+        } else {
+            fit.solve(reference).rotation
+        }
+    }
+
+    /// The forward step of pivot `index` when it is a link: an effector-side joint that is no
+    /// hinge, carries one point and has no bend plane, no orientation goal and no step clamp
+    /// ([`link_turn`], then [`place`]). Returns false, doing nothing, when the point has no
+    /// weight (the general step keeps the segment as it is).
+    fn forward_link(&mut self, ctx: &mut Iteration<'_>, index: usize) -> bool {
+        let p = &self.pivots[index];
+        let (pj, parent, a) = (p.pj, p.parent, self.attached[p.start as usize]);
+        let (k, j) = (pj.joint.index(), a.joint.index());
+        if self.sum[j].w <= 0.0 {
+            return false;
+        }
+        let (at, reached, frame) = (
+            self.position[k],
+            self.reached[j],
+            self.rotation[parent.index()],
+        );
+        let current = ctx.pose()[pj.joint].rotation;
+        let (body, requested) = link_turn(frame, current, a.offset, a.length, at, reached);
+        let applied = ctx.set_rotation_deferred(pj, requested);
+        self.written[index] = applied;
+        let body = if applied == requested {
+            body
+        } else {
+            frame * applied
+        };
+        self.rotation[k] = body;
+        self.position[j] = place(at, body, a.offset, a.length, reached, applied == requested);
+        true
+    }
+
+    /// True when `joint` is an effector-side path joint with a limit.
+    fn is_limited(&self, joint: JointId) -> bool {
+        let index = self.pivot_of[joint.index()];
+        index != u32::MAX && !self.limits[index as usize].is_free()
     }
 
     /// The segment rotation of a pivot whose child `a` (reached at `reached`) is a limited
@@ -468,9 +613,6 @@ impl Plan {
         anchor_rotation: DQuat,
     ) -> DQuat {
         let index = self.pivot_of[a.index()];
-        if index == u32::MAX || self.limits[index as usize].is_free() {
-            return segment;
-        }
         let child = &self.pivots[index as usize];
         let mut fit = RotationFit::new();
         for b in &self.attached[child.start as usize..child.end as usize] {
@@ -513,23 +655,169 @@ impl Plan {
     }
 }
 
+/// The fast path of the commonest case, a free chain: one effector with a position goal only,
+/// every path joint on its effector side, without limits, carrying the next one (the last
+/// carries the effector), no per-step clamp. The same passes as the general plan on
+/// contiguous buffers indexed by link, without the general plan's per-joint bookkeeping.
+#[derive(Clone, Debug, Default)]
+struct Chain {
+    /// The links from the anchor outward; empty when the task is no free chain.
+    links: Vec<Link>,
+    /// The anchor joint (the first link's parent) and the effector.
+    anchor: Option<JointId>,
+    effector: Option<JointId>,
+    /// `points[i]`: link `i`'s joint, `points[links.len()]`: the effector (anchor frame), as
+    /// the forward pass leaves them.
+    points: Vec<DVec3>,
+    /// The same after the backward pass.
+    reached: Vec<DVec3>,
+    /// `frames[i]`: the rotation (anchor frame) of link `i`'s parent segment;
+    /// `frames[i + 1]`: link `i`'s segment.
+    frames: Vec<DQuat>,
+    /// Per link: the local rotation the last forward pass left in the pose.
+    written: Vec<DQuat>,
+    /// The points and frames are those of the pose the last sweep left.
+    fresh: bool,
+    /// The target, anchor frame.
+    target: DVec3,
+}
+
+/// One link of a [`Chain`]: a joint and its bone to the next point.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    pj: PathJoint,
+    /// The bone in the joint's frame, and its length.
+    offset: DVec3,
+    length: f64,
+}
+
+impl Chain {
+    /// Reads the chain from the general plan when it has the fast path's shape; otherwise
+    /// leaves it empty.
+    fn build(&mut self, plan: &Plan, task: &IkTask) {
+        self.links.clear();
+        self.fresh = false;
+        let [effector] = task.effectors.as_slice() else {
+            return;
+        };
+        let Anchor::Joint(anchor) = plan.anchor else {
+            return;
+        };
+        let simple = effector.goal.position.is_some()
+            && effector.goal.orientation.is_none()
+            && effector.weight > 0.0
+            && plan.pivots.first().is_some_and(|p| p.parent == anchor)
+            && plan.pivots.iter().enumerate().all(|(i, p)| {
+                let next = plan
+                    .pivots
+                    .get(i + 1)
+                    .map_or(effector.joint, |q| q.pj.joint);
+                p.pj.side == Side::Effector
+                    && plan.limits[i].is_free()
+                    && p.end - p.start == 1
+                    && plan.attached[p.start as usize].joint == next
+                    && p.bend.is_none()
+                    && p.orientation.is_none()
+            });
+        if !simple {
+            return;
+        }
+        for p in &plan.pivots {
+            let a = plan.attached[p.start as usize];
+            self.links.push(Link {
+                pj: p.pj,
+                offset: a.offset,
+                length: a.length,
+            });
+        }
+        let m = self.links.len();
+        for buffer in [&mut self.points, &mut self.reached] {
+            buffer.clear();
+            buffer.resize(m + 1, DVec3::ZERO);
+        }
+        self.frames.clear();
+        self.frames.resize(m + 1, DQuat::IDENTITY);
+        self.written.clear();
+        self.written.resize(m, DQuat::IDENTITY);
+        (self.anchor, self.effector) = (Some(anchor), Some(effector.joint));
+    }
+
+    /// One sweep: the points and frames of the pose (unless the last sweep left them), the
+    /// backward pass from the target, the forward pass from the anchor writing each joint's
+    /// rotation (deferred: one forward kinematics pass after the sweep).
+    fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        let (Some(anchor), Some(effector)) = (self.anchor, self.effector) else {
+            return;
+        };
+        let m = self.links.len();
+        let fresh = self.fresh
+            && self
+                .links
+                .iter()
+                .zip(&self.written)
+                .all(|(l, &w)| ctx.pose()[l.pj.joint].rotation == w);
+        if !fresh {
+            let model = ctx.model();
+            let anchor_from_model = model[anchor].inverse();
+            for (i, l) in self.links.iter().enumerate() {
+                self.points[i] = anchor_from_model.transform_point3(model.position(l.pj.joint));
+                self.frames[i + 1] = self.frames[i] * ctx.pose()[l.pj.joint].rotation;
+            }
+            self.points[m] = anchor_from_model.transform_point3(model.position(effector));
+            let target = ctx.task().effectors[0].goal.position.unwrap_or_default();
+            self.target = anchor_from_model.transform_point3(target);
+        }
+        // Backward: the effector to the target, every joint but the fixed first one toward
+        // its old place.
+        self.reached[m] = self.target;
+        for i in (1..m).rev() {
+            let l = self.links[i];
+            let (reached, at) = (self.reached[i + 1], self.points[i]);
+            let bone = bone_toward(reached, at, self.points[i + 1], l.length)
+                .unwrap_or_else(|| self.frames[i + 1] * l.offset);
+            self.reached[i] = reached - bone;
+        }
+        // Forward: each joint turns its bone toward the next backward point.
+        for (i, l) in self.links.iter().enumerate() {
+            let (at, reached, frame) = (self.points[i], self.reached[i + 1], self.frames[i]);
+            let current = ctx.pose()[l.pj.joint].rotation;
+            let (body, requested) = link_turn(frame, current, l.offset, l.length, at, reached);
+            // Free joints: the driver writes the rotation as requested.
+            self.written[i] = ctx.set_rotation_deferred(l.pj, requested);
+            self.frames[i + 1] = body;
+            self.points[i + 1] = place(at, body, l.offset, l.length, reached, true);
+        }
+        self.fresh = true;
+    }
+}
+
 struct FabrikStep<'a> {
     max_step_angle: f64,
     plan: &'a mut Plan,
+    chain: &'a mut Chain,
 }
 
 impl IterativeStep for FabrikStep<'_> {
     fn prepare(&mut self, ctx: &mut Iteration<'_>) {
         self.plan
             .build(ctx.skeleton(), ctx.task(), ctx.pose(), ctx.path().joints());
+        self.chain.links.clear();
+        if self.max_step_angle >= std::f64::consts::PI {
+            self.chain.build(self.plan, ctx.task());
+        }
     }
 
     fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        if !self.chain.links.is_empty() {
+            self.chain.sweep(ctx);
+            return;
+        }
         let anchor_rotation = self.plan.load(ctx);
         self.plan.backward(ctx.task(), anchor_rotation);
         for index in 0..self.plan.pivots.len() {
             self.forward(ctx, index, anchor_rotation);
         }
+        self.plan.fresh = true;
     }
 }
 
@@ -539,6 +827,15 @@ impl FabrikStep<'_> {
     fn forward(&mut self, ctx: &mut Iteration<'_>, index: usize, anchor_rotation: DQuat) {
         let plan = &mut *self.plan;
         let p = plan.pivots[index];
+        let link = p.pj.side == Side::Effector
+            && p.end - p.start == 1
+            && p.hinge.is_none()
+            && p.bend.is_none()
+            && p.orientation.is_none()
+            && self.max_step_angle >= std::f64::consts::PI;
+        if link && plan.forward_link(ctx, index) {
+            return;
+        }
         let k = p.pj.joint;
         let at = plan.position[k.index()];
         let current = ctx.pose()[k].rotation;
@@ -554,32 +851,8 @@ impl FabrikStep<'_> {
                 (frame, frame * current.conjugate())
             }
         };
-        let mut fit = RotationFit::new();
-        if let Some(bend) = p.bend {
-            plan.add_bend(bend, at, reference, &mut fit);
-        }
+        let body = plan.segment(ctx.task(), p, at, reference, anchor_rotation);
         let attached = &plan.attached[p.start as usize..p.end as usize];
-        for a in attached {
-            let weight = plan.sum[a.joint.index()].w;
-            if weight > 0.0 {
-                fit.add(a.offset, plan.reached[a.joint.index()] - at, weight);
-            }
-        }
-        if let Some(i) = p.orientation {
-            let e = &ctx.task().effectors[usize::from(i)];
-            if let Some(goal) = e.goal.orientation {
-                let goal = anchor_rotation.conjugate() * goal;
-                let lever = plan.reach.max(1e-9);
-                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
-                    fit.add(axis * lever, goal * axis * lever, e.weight);
-                }
-            }
-        }
-        let body = if fit.pairs() == 0 {
-            reference
-        } else {
-            fit.solve(reference).rotation
-        };
         let requested = match p.pj.side {
             Side::Effector => frame.conjugate() * body,
             Side::Base => body.conjugate() * frame,
@@ -611,11 +884,19 @@ impl FabrikStep<'_> {
             ctx.rotate_hinge(p.pj, &hinge, turn);
             ctx.pose()[k].rotation
         } else {
-            ctx.set_rotation(p.pj, clamp_step(current, requested, self.max_step_angle))
+            // The points below are placed by the rotation applied, so the model can wait for
+            // the one forward kinematics pass after the sweep.
+            ctx.set_rotation_deferred(p.pj, clamp_step(current, requested, self.max_step_angle))
         };
+        plan.written[index] = applied;
         let body = match p.pj.side {
             Side::Effector => {
-                let body = frame * applied;
+                // (When the wish was granted, the segment's rotation is the one wished for.)
+                let body = if applied == requested {
+                    body
+                } else {
+                    frame * applied
+                };
                 plan.rotation[k.index()] = body;
                 body
             }
@@ -628,6 +909,74 @@ impl FabrikStep<'_> {
         for a in &plan.attached[p.start as usize..p.end as usize] {
             plan.position[a.joint.index()] = at + body * a.offset;
         }
+    }
+}
+
+/// FABRIK's backward step for one bone: the bone (from a joint at `at` to its child, whose
+/// new place is `reached` and old place `child`) of `length`, pointing from the line toward
+/// the joint's old place to `reached`; the joint's new place is `reached` minus it. `None`
+/// when no direction is left (the three points coincide).
+fn bone_toward(reached: DVec3, at: DVec3, child: DVec3, length: f64) -> Option<DVec3> {
+    let mut direction = reached - at;
+    if direction.length_squared() < 1e-24 {
+        direction = child - at;
+    }
+    let distance = direction.length();
+    (distance > 0.0).then(|| direction * (length / distance))
+}
+
+/// FABRIK's forward step for a joint carrying one point, in rotations: the joint at `at`, its
+/// parent's segment rotated by `frame` and its own local rotation `current` (both anchor
+/// frame), turns its bone (`offset` in its segment's frame, `|offset| = length`) toward the
+/// point's backward place `reached` by the shortest arc on top of `frame · current` (the
+/// twist stays). Returns the segment's new rotation and the local rotation that gives it.
+///
+/// The inner loop of the solver: the arc is the quaternion (c, n + d) for the bone `b` as
+/// the segment now carries it and `t = reached − at` (c = b × t, d = b · t, n = |b| |t|), whose
+/// norm is √(2n(n + d)): no unit vectors; and the product of unit quaternions is
+/// renormalised by one Newton step (no square root). Zero-length bones or directions and
+/// half turns go through [`shortest_arc_on`](crate::recover::shortest_arc_on).
+fn link_turn(
+    frame: DQuat,
+    current: DQuat,
+    offset: DVec3,
+    length: f64,
+    at: DVec3,
+    reached: DVec3,
+) -> (DQuat, DQuat) {
+    let to = reached - at;
+    let n = length * to.length();
+    let reference = frame * current;
+    let bone = reference * offset;
+    let d = bone.dot(to);
+    let body = if n > 0.0 && n.is_finite() && d > (-1.0 + 1e-12) * n {
+        let c = bone.cross(to);
+        DQuat::from_xyzw(c.x, c.y, c.z, n + d) * reference * (2.0 * n * (n + d)).sqrt().recip()
+    } else {
+        crate::recover::shortest_arc_on_with_length(reference, offset, length, to)
+    };
+    let requested = frame.conjugate() * body;
+    (body, requested * (1.5 - 0.5 * requested.length_squared()))
+}
+
+/// Where a link's point goes once its joint turned: on the line from `at` to its backward
+/// place `reached` at `length` when the joint turned as [`link_turn`] asked (`granted`; the
+/// same point as the rotation gives, without rotating), else where the segment's rotation
+/// `body` carries `offset`.
+fn place(
+    at: DVec3,
+    body: DQuat,
+    offset: DVec3,
+    length: f64,
+    reached: DVec3,
+    granted: bool,
+) -> DVec3 {
+    let to = reached - at;
+    let distance = to.length();
+    if granted && distance > 0.0 {
+        at + to * (length / distance)
+    } else {
+        at + body * offset
     }
 }
 

@@ -89,6 +89,94 @@ fn ten_joint_chain_reaches_targets_made_by_fk() {
     assert!(mean < 40.0, "{mean}");
 }
 
+/// Textbook FABRIK on points (Aristidou & Lasenby 2011, Algorithm 1, reachable case): the
+/// joint points of a chain with fixed `points[0]`, iterated until the end is within
+/// `tolerance` of `target`. Returns the points and the number of iterations.
+fn textbook_fabrik(mut points: Vec<DVec3>, target: DVec3, tolerance: f64) -> (Vec<DVec3>, u32) {
+    let lengths: Vec<f64> = points.windows(2).map(|w| (w[1] - w[0]).length()).collect();
+    let (base, last) = (points[0], points.len() - 1);
+    let mut iterations = 0;
+    while (points[last] - target).length() > tolerance && iterations < 10_000 {
+        points[last] = target;
+        for i in (0..last).rev() {
+            let d = points[i] - points[i + 1];
+            points[i] = points[i + 1] + d * (lengths[i] / d.length());
+        }
+        points[0] = base;
+        for i in 0..last {
+            let d = points[i + 1] - points[i];
+            points[i + 1] = points[i] + d * (lengths[i] / d.length());
+        }
+        iterations += 1;
+    }
+    (points, iterations)
+}
+
+#[test]
+fn a_free_chain_moves_its_points_as_textbook_fabrik_does() {
+    // The paper's chain (10 points, 9 links of 0.1) from bent start poses: the solver's joint
+    // points, measured by forward kinematics, follow the textbook algorithm on points
+    // sweep for sweep (same iteration count, same points), on the free-chain fast path and
+    // on the general plan (which a second, weightless effector at the root selects).
+    let mut b = SkeletonBuilder::new();
+    b.joint("base", None, Transform::IDENTITY);
+    let mut previous = "base".to_owned();
+    for i in 0..9 {
+        let offset = if i == 0 { DVec3::ZERO } else { DVec3::Y * 0.1 };
+        let name = format!("j{i}");
+        b.joint(&name, Some(&previous), Transform::from_translation(offset));
+        previous = name;
+    }
+    b.joint(
+        "tip",
+        Some(&previous),
+        Transform::from_translation(DVec3::Y * 0.1),
+    );
+    let s = b.build().unwrap();
+    let m = movers(&s, 9);
+    let tip = s.joint("tip").unwrap();
+    let mut rng = Rng(5);
+    let mut workspace = FabrikWorkspace::new();
+    let config = FabrikConfig {
+        iteration: ikarus_solve::IterationSettings {
+            max_iterations: 10_000,
+            restarts: 0,
+            ..Default::default()
+        },
+    };
+    let mut sweeps = 0;
+    for k in 0..200 {
+        let start = random_pose(&s, &m, &mut rng, 0.6);
+        let target = model(&s, &random_pose(&s, &m, &mut rng, 1.5)).position(tip);
+        let mut task = position_task(tip, target);
+        task.tolerance.position = 1e-6;
+        if k % 2 == 1 {
+            task.effectors.push(Effector {
+                joint: s.joint("base").unwrap(),
+                goal: Goal {
+                    position: Some(DVec3::ZERO),
+                    orientation: None,
+                },
+                weight: 0.0,
+            });
+        }
+        let fk = model(&s, &start);
+        let points: Vec<DVec3> = m.iter().chain([&tip]).map(|&j| fk.position(j)).collect();
+        let (expected, iterations) = textbook_fabrik(points, target, 1e-6);
+        let mut pose = start.clone();
+        let report = fabrik::solve_with(&s, &task, &config, &mut workspace, &mut pose);
+        check(&s, &task, &pose, &report);
+        assert!(report.converged());
+        assert_eq!(report.iterations, iterations);
+        sweeps += iterations;
+        let fk = model(&s, &pose);
+        for (&j, e) in m.iter().chain([&tip]).zip(&expected) {
+            assert!((fk.position(j) - *e).length() < 1e-9, "{} off", s.name(j));
+        }
+    }
+    assert!(sweeps > 600, "{sweeps}");
+}
+
 #[test]
 fn humanoid_arm_reaches_targets_made_by_fk_of_legal_poses() {
     let s = builtin_humanoid();
