@@ -482,14 +482,8 @@ pub fn run<S: IterativeStep>(
     pose: &mut LocalPose,
     step: &mut S,
 ) -> SolveReport {
-    if let Err(reason) = task.validate(skeleton) {
-        return SolveReport::invalid(reason.to_string());
-    }
-    if let Err(reason) = settings.validate() {
+    if let Err(reason) = check_inputs(skeleton, task, settings, pose) {
         return SolveReport::invalid(reason);
-    }
-    if pose.len() != skeleton.len() || !pose.is_finite() {
-        return SolveReport::invalid("the start pose is not a finite pose of this skeleton".into());
     }
     if let Err(reason) = workspace.path.rebuild(skeleton, task) {
         return SolveReport::invalid(reason.to_string());
@@ -679,6 +673,21 @@ fn out_of_reach(
         }
         pivot.is_some_and(|p| (target - p).length() > reach + task.tolerance.position)
     })
+}
+
+/// The task, the settings and the start pose are usable.
+fn check_inputs(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    settings: &IterationSettings,
+    pose: &LocalPose,
+) -> Result<(), String> {
+    task.validate(skeleton).map_err(|e| e.to_string())?;
+    settings.validate()?;
+    if pose.len() != skeleton.len() || !pose.is_finite() {
+        return Err("the start pose is not a finite pose of this skeleton".into());
+    }
+    Ok(())
 }
 
 /// Makes `buffer` a copy of `values`, reusing its allocation.
