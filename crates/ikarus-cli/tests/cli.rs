@@ -629,6 +629,24 @@ fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
+    // A time budget per target: accepted for iterative solvers, refused when not positive or
+    // for a closed form (which has no iterations to budget).
+    let mut budget = args("lm");
+    budget.extend(["--budget-us".to_owned(), "5000".to_owned()]);
+    let printed = ok(&budget.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(printed.contains("22 targets"), "{printed}");
+    let budgeted: Value = serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    assert_eq!(
+        budgeted["solver"]["iteration"]["time_budget_us"].as_f64(),
+        Some(5000.0)
+    );
+    *budget.last_mut().unwrap() = "0".into();
+    let e = fails(&budget.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("must be positive"), "{e}");
+    let mut closed = args("two_bone");
+    closed.extend(["--budget-us".to_owned(), "10".to_owned()]);
+    let e = fails(&closed.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("no iteration budget"), "{e}");
     let e = fails(&args("warp").iter().map(String::as_str).collect::<Vec<_>>());
     assert!(e.contains("--solver `warp`"), "{e}");
     let mut bad = args("lm");
