@@ -622,35 +622,71 @@ fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
     assert!(rows[21]["message"].as_str().unwrap().contains("2 entries"));
     assert_eq!(results["summary"]["succeeded"], 20);
 
-    // Another solver by JSON, a kind/method pair that does not exist, unknown links.
+    // Another solver by JSON.
     ok(
         &args(r#"{"kind": "ccd", "iteration": {"max_iterations": 20}}"#)
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
+}
+
+/// `ikarus batch` arguments: the time budget reaches the solver and is refused when not
+/// positive or for a closed form; unknown solvers and links are errors.
+#[test]
+fn batch_budget_and_bad_arguments() {
+    let Some(dir) = ikarus_testdata::require("urdf", "batch_budget_and_bad_arguments") else {
+        return;
+    };
+    let urdf = dir.join("panda.urdf");
+    let out = temp_dir("batch_args");
+    let (t, r) = (out.join("t.json"), out.join("r.json"));
+    std::fs::write(&t, r#"{"targets": [{"position": [0.4, 0.1, 0.5]}]}"#).unwrap();
+    let args = |solver: &str| -> Vec<String> {
+        [
+            "batch",
+            "--urdf",
+            urdf.to_str().unwrap(),
+            "--from",
+            "panda_link0",
+            "--to",
+            "panda_link8",
+            "--targets",
+            t.to_str().unwrap(),
+            "--solver",
+            solver,
+            "--out",
+            r.to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let run = |a: &[String], good: bool| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        if good { ok(&a) } else { fails(&a) }
+    };
     // A time budget per target: accepted for iterative solvers, refused when not positive or
     // for a closed form (which has no iterations to budget).
     let mut budget = args("lm");
     budget.extend(["--budget-us".to_owned(), "5000".to_owned()]);
-    let printed = ok(&budget.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(printed.contains("22 targets"), "{printed}");
+    let printed = run(&budget, true);
+    assert!(printed.contains("1 targets"), "{printed}");
     let budgeted: Value = serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
     assert_eq!(
         budgeted["solver"]["iteration"]["time_budget_us"].as_f64(),
         Some(5000.0)
     );
     *budget.last_mut().unwrap() = "0".into();
-    let e = fails(&budget.iter().map(String::as_str).collect::<Vec<_>>());
+    let e = run(&budget, false);
     assert!(e.contains("must be positive"), "{e}");
     let mut closed = args("two_bone");
     closed.extend(["--budget-us".to_owned(), "10".to_owned()]);
-    let e = fails(&closed.iter().map(String::as_str).collect::<Vec<_>>());
+    let e = run(&closed, false);
     assert!(e.contains("no iteration budget"), "{e}");
-    let e = fails(&args("warp").iter().map(String::as_str).collect::<Vec<_>>());
+    let e = run(&args("warp"), false);
     assert!(e.contains("--solver `warp`"), "{e}");
     let mut bad = args("lm");
     bad[6] = "panda_link99".into();
-    let e = fails(&bad.iter().map(String::as_str).collect::<Vec<_>>());
+    let e = run(&bad, false);
     assert!(e.contains("no link `panda_link99`"), "{e}");
 }
