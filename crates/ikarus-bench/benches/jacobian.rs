@@ -7,12 +7,11 @@
 //! for the transpose, too slow to finish them); the jitter pass the largest frame-to-frame
 //! joint rotation over 1,000 frames.
 
-use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ikarus_bench::iiwa;
-use ikarus_core::{ModelPose, fk};
+use ikarus_bench::{bench_cycling, iiwa};
+use ikarus_core::{LocalPose, ModelPose, fk};
 use ikarus_solve::IkTask;
 use ikarus_solve::jacobian::{self, JacobianConfig, JacobianMethod, JacobianWorkspace};
 
@@ -35,39 +34,10 @@ fn config(method: JacobianMethod) -> JacobianConfig {
     config
 }
 
-fn protocol(config: &JacobianConfig, label: &str) {
-    let s = iiwa::skeleton();
-    let flange = s.joint("flange").expect("iiwa flange");
-    let samples = iiwa::samples(&s, 10_000, 42);
-    let mut workspace = JacobianWorkspace::new();
-    let mut model = ModelPose::new(&s);
-    let mut times = Vec::with_capacity(samples.len());
-    let mut sweeps = Vec::with_capacity(samples.len());
-    let (mut mm, mut fine) = (0, 0);
-    for (_, target) in &samples {
-        let t = iiwa::task(&s, *target);
-        let mut pose = s.rest_pose();
-        let start = Instant::now();
-        let report = jacobian::solve_with(&s, &t, config, &mut workspace, &mut pose);
-        times.push(start.elapsed().as_nanos());
-        sweeps.push(report.iterations);
-        black_box(&report);
-        fk::forward_kinematics(&s, &pose, &mut model);
-        let error = (model.position(flange) - *target).length();
-        mm += usize::from(error < 1e-3);
-        fine += usize::from(error < 1e-5);
-    }
-    times.sort_unstable();
-    sweeps.sort_unstable();
-    let n = times.len();
-    println!(
-        "trac_ik/jacobian_{label}: {:.2}% within 1 mm, {:.2}% within 1e-5 m, median {:.1} us, p99 {:.1} us, median {} sweeps",
-        100.0 * mm as f64 / n as f64,
-        100.0 * fine as f64 / n as f64,
-        times[n / 2] as f64 / 1e3,
-        times[n * 99 / 100] as f64 / 1e3,
-        sweeps[n / 2],
-    );
+fn protocol(config: &JacobianConfig, label: &str, workspace: &mut JacobianWorkspace) {
+    let figures =
+        iiwa::position_protocol(|s, t, pose| jacobian::solve_with(s, t, config, workspace, pose));
+    println!("trac_ik/jacobian_{label}: {figures}");
 }
 
 /// The flange's full FK pose for joint vector `q` as the goal, tolerances 1e-5 m and 1e-5 rad.
@@ -112,32 +82,11 @@ fn protocol_pose(config: &JacobianConfig, label: &str) {
     );
 }
 
-fn jitter(config: &JacobianConfig, label: &str) {
-    let s = iiwa::skeleton();
-    let joints = iiwa::joints(&s);
-    let mut workspace = JacobianWorkspace::new();
-    let mut pose = s.rest_pose();
-    let mut largest: f64 = 0.0;
-    let mut worst_error: f64 = 0.0;
-    for k in 0..1000 {
-        let previous = pose.clone();
-        let report = jacobian::solve_with(
-            &s,
-            &iiwa::task(&s, iiwa::jitter_target(k)),
-            config,
-            &mut workspace,
-            &mut pose,
-        );
-        worst_error = worst_error.max(report.position_error);
-        if k > 0 {
-            for &j in &joints {
-                largest = largest.max(previous[j].rotation.angle_between(pose[j].rotation));
-            }
-        }
-    }
+fn jitter(config: &JacobianConfig, label: &str, workspace: &mut JacobianWorkspace) {
+    let (largest, worst) =
+        iiwa::jitter(|s, t, pose| jacobian::solve_with(s, t, config, workspace, pose));
     println!(
-        "jitter/jacobian_{label}: largest frame-to-frame joint rotation {:.4} rad ({:.2} deg) over 1000 frames, worst residual {worst_error:.1e} m",
-        largest,
+        "jitter/jacobian_{label}: largest frame-to-frame joint rotation {largest:.4} rad ({:.2} deg) over 1000 frames, worst residual {worst:.1e} m",
         largest.to_degrees()
     );
 }
@@ -150,46 +99,25 @@ fn bench_jacobian(c: &mut Criterion) {
     let mut group = c.benchmark_group("jacobian");
     for (label, method) in METHODS {
         let config = config(method);
+        let mut workspace = JacobianWorkspace::new();
         if std::env::var_os("IKARUS_SKIP_PROTOCOL").is_none() {
-            protocol(&config, label);
+            protocol(&config, label, &mut workspace);
             if method != JacobianMethod::Transpose {
                 protocol_pose(&config, label);
             }
             let mut interactive = config.clone();
             interactive.iteration.restarts = 0;
-            jitter(&interactive, label);
+            jitter(&interactive, label, &mut workspace);
         }
-        let mut workspace = JacobianWorkspace::new();
+        let mut solve = |t: &IkTask, pose: &mut LocalPose| {
+            jacobian::solve_with(&s, t, &config, &mut workspace, pose)
+        };
         if method != JacobianMethod::Transpose {
-            group.bench_function(format!("iiwa_6d_100_targets_per_solve_mean/{label}"), |b| {
-                let mut k = 0;
-                b.iter(|| {
-                    let mut pose = s.rest_pose();
-                    k = (k + 1) % tasks_6d.len();
-                    black_box(jacobian::solve_with(
-                        &s,
-                        &tasks_6d[k],
-                        &config,
-                        &mut workspace,
-                        &mut pose,
-                    ))
-                });
-            });
+            let name = format!("iiwa_6d_100_targets_per_solve_mean/{label}");
+            bench_cycling(&mut group, &name, &s, &tasks_6d, &mut solve);
         }
-        group.bench_function(format!("iiwa_100_targets_per_solve_mean/{label}"), |b| {
-            let mut k = 0;
-            b.iter(|| {
-                let mut pose = s.rest_pose();
-                k = (k + 1) % tasks.len();
-                black_box(jacobian::solve_with(
-                    &s,
-                    &tasks[k],
-                    &config,
-                    &mut workspace,
-                    &mut pose,
-                ))
-            });
-        });
+        let name = format!("iiwa_100_targets_per_solve_mean/{label}");
+        bench_cycling(&mut group, &name, &s, &tasks, &mut solve);
     }
     group.finish();
 }

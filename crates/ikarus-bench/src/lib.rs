@@ -63,3 +63,25 @@ pub fn trac_ik_lm_config() -> ikarus_solve::SolverConfig {
     config.iteration.restarts = 200;
     ikarus_solve::SolverConfig::Lm(config)
 }
+
+/// Criterion's time per solve over `tasks` cycled, each from the rest pose, as
+/// `<group>/<name>`: the shape of every solver bench's "N targets per solve" row.
+pub fn bench_cycling(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    skeleton: &Skeleton,
+    tasks: &[ikarus_solve::IkTask],
+    mut solve: impl FnMut(
+        &ikarus_solve::IkTask,
+        &mut ikarus_core::LocalPose,
+    ) -> ikarus_solve::SolveReport,
+) {
+    group.bench_function(name, |b| {
+        let mut k = 0;
+        b.iter(|| {
+            let mut pose = skeleton.rest_pose();
+            k = (k + 1) % tasks.len();
+            std::hint::black_box(solve(&tasks[k], &mut pose))
+        });
+    });
+}

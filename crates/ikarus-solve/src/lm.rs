@@ -93,6 +93,12 @@ impl LmConfig {
 #[derive(Clone, Debug, Default)]
 pub struct LmWorkspace {
     driver: Workspace,
+    buffers: Buffers,
+}
+
+/// The step's own buffers.
+#[derive(Clone, Debug, Default)]
+struct Buffers {
     dofs: Dofs,
     /// Jacobian, row-major `rows × columns`.
     j: Vec<f64>,
@@ -142,35 +148,9 @@ pub fn solve_with(
     if let Err(reason) = config.validate() {
         return SolveReport::invalid(reason);
     }
-    let LmWorkspace {
-        driver: driver_workspace,
-        dofs,
-        j,
-        e,
-        trial,
-        normal,
-        system,
-        gradient,
-        step,
-        fixed,
-        saved,
-        values,
-        pushed,
-    } = workspace;
     let mut lm = LmStep {
         config,
-        dofs,
-        j,
-        e,
-        trial,
-        normal,
-        system,
-        gradient,
-        step,
-        fixed,
-        saved,
-        values,
-        pushed,
+        b: &mut workspace.buffers,
         hinges_only: false,
         lambda: config.lambda,
         nu: 2.0,
@@ -179,7 +159,7 @@ pub fn solve_with(
         skeleton,
         task,
         &config.iteration,
-        driver_workspace,
+        &mut workspace.driver,
         pose,
         &mut lm,
     )
@@ -187,18 +167,7 @@ pub fn solve_with(
 
 struct LmStep<'a> {
     config: &'a LmConfig,
-    dofs: &'a mut Dofs,
-    j: &'a mut Vec<f64>,
-    e: &'a mut Vec<f64>,
-    trial: &'a mut Vec<f64>,
-    normal: &'a mut DMatrix<f64>,
-    system: &'a mut DMatrix<f64>,
-    gradient: &'a mut DVector<f64>,
-    step: &'a mut DVector<f64>,
-    fixed: &'a mut Vec<bool>,
-    saved: &'a mut Vec<DQuat>,
-    values: &'a mut Vec<f64>,
-    pushed: &'a mut Vec<f64>,
+    b: &'a mut Buffers,
     /// Every column is a hinge: trial steps set all angles, then run one forward kinematics.
     hinges_only: bool,
     lambda: f64,
@@ -225,16 +194,16 @@ fn cost(e: &[f64]) -> f64 {
 impl LmStep<'_> {
     /// `normal = JᵀJ`, `gradient = Jᵀe` from the current pose.
     fn linearise(&mut self, ctx: &Iteration<'_>) {
-        let (rows, n) = (self.dofs.rows(), self.dofs.columns());
-        self.dofs.residual(ctx, self.e);
-        self.dofs.jacobian(ctx, self.j);
+        let (rows, n) = (self.b.dofs.rows(), self.b.dofs.columns());
+        self.b.dofs.residual(ctx, &mut self.b.e);
+        self.b.dofs.jacobian(ctx, &mut self.b.j);
         // J is row-major: row r is `j[r·n..(r+1)·n]`. JᵀJ and Jᵀe as sums of rank-one
         // updates over the rows, into nalgebra's column-major storage.
-        let normal = self.normal.as_mut_slice();
+        let normal = self.b.normal.as_mut_slice();
         normal.fill(0.0);
-        let gradient = self.gradient.as_mut_slice();
+        let gradient = self.b.gradient.as_mut_slice();
         gradient.fill(0.0);
-        for (row, &e) in self.j[..rows * n].chunks_exact(n).zip(self.e.iter()) {
+        for (row, &e) in self.b.j[..rows * n].chunks_exact(n).zip(self.b.e.iter()) {
             for (b, &jb) in row.iter().enumerate() {
                 gradient[b] += jb * e;
                 let column = &mut normal[b * n..(b + 1) * n];
@@ -248,63 +217,63 @@ impl LmStep<'_> {
     /// Solves the damped system for `step`, holding `fixed` columns at zero. False when the
     /// factorisation fails (not positive definite: only with non-finite input).
     fn solve_damped(&mut self) -> bool {
-        let n = self.dofs.columns();
-        let floor = 1e-9 * (0..n).map(|a| self.normal[(a, a)]).fold(1e-12, f64::max);
-        self.system.copy_from(self.normal);
-        self.step.copy_from(self.gradient);
+        let n = self.b.dofs.columns();
+        let floor = 1e-9 * (0..n).map(|a| self.b.normal[(a, a)]).fold(1e-12, f64::max);
+        self.b.system.copy_from(&self.b.normal);
+        self.b.step.copy_from(&self.b.gradient);
         for a in 0..n {
-            let d = self.normal[(a, a)].max(floor);
-            self.system[(a, a)] += self.lambda * d;
+            let d = self.b.normal[(a, a)].max(floor);
+            self.b.system[(a, a)] += self.lambda * d;
         }
-        for a in (0..n).filter(|&a| self.fixed[a]) {
+        for a in (0..n).filter(|&a| self.b.fixed[a]) {
             for b in 0..n {
-                self.system[(a, b)] = 0.0;
-                self.system[(b, a)] = 0.0;
+                self.b.system[(a, b)] = 0.0;
+                self.b.system[(b, a)] = 0.0;
             }
-            self.system[(a, a)] = 1.0;
-            self.step[a] = 0.0;
+            self.b.system[(a, a)] = 1.0;
+            self.b.step[a] = 0.0;
         }
         let solved = match n {
-            1 => solve_fixed::<1>(self.system, self.step),
-            2 => solve_fixed::<2>(self.system, self.step),
-            3 => solve_fixed::<3>(self.system, self.step),
-            4 => solve_fixed::<4>(self.system, self.step),
-            5 => solve_fixed::<5>(self.system, self.step),
-            6 => solve_fixed::<6>(self.system, self.step),
-            7 => solve_fixed::<7>(self.system, self.step),
-            8 => solve_fixed::<8>(self.system, self.step),
+            1 => solve_fixed::<1>(&self.b.system, &mut self.b.step),
+            2 => solve_fixed::<2>(&self.b.system, &mut self.b.step),
+            3 => solve_fixed::<3>(&self.b.system, &mut self.b.step),
+            4 => solve_fixed::<4>(&self.b.system, &mut self.b.step),
+            5 => solve_fixed::<5>(&self.b.system, &mut self.b.step),
+            6 => solve_fixed::<6>(&self.b.system, &mut self.b.step),
+            7 => solve_fixed::<7>(&self.b.system, &mut self.b.step),
+            8 => solve_fixed::<8>(&self.b.system, &mut self.b.step),
             _ => {
-                let matrix = std::mem::replace(self.system, DMatrix::zeros(0, 0));
+                let matrix = std::mem::replace(&mut self.b.system, DMatrix::zeros(0, 0));
                 if let Some(factor) = nalgebra::linalg::Cholesky::new(matrix) {
-                    factor.solve_mut(self.step);
-                    *self.system = factor.unpack();
+                    factor.solve_mut(&mut self.b.step);
+                    self.b.system = factor.unpack();
                     true
                 } else {
-                    *self.system = DMatrix::zeros(n, n);
+                    self.b.system = DMatrix::zeros(n, n);
                     false
                 }
             }
         };
-        solved && self.step.iter().all(|x| x.is_finite())
+        solved && self.b.step.iter().all(|x| x.is_finite())
     }
 
     /// Holds hinge columns that sit on a bound and whose step points outward; true when any
     /// new column was held (the system must be solved again).
     fn hold_outward(&mut self, ctx: &Iteration<'_>) -> bool {
         let mut changed = false;
-        for c in 0..self.dofs.columns() {
-            if self.fixed[c] || !matches!(self.dofs.dofs()[c].kind, DofKind::Hinge(_)) {
+        for c in 0..self.b.dofs.columns() {
+            if self.b.fixed[c] || !matches!(self.b.dofs.dofs()[c].kind, DofKind::Hinge(_)) {
                 continue;
             }
             let (Some(value), Some((low, high))) =
-                (self.dofs.hinge_value(ctx, c), self.dofs.hinge_bounds(c))
+                (self.b.dofs.hinge_value(ctx, c), self.b.dofs.hinge_bounds(c))
             else {
                 continue;
             };
-            let s = self.step[c];
+            let s = self.b.step[c];
             if (s > 0.0 && value >= high - 1e-12) || (s < 0.0 && value <= low + 1e-12) {
-                self.fixed[c] = true;
-                self.pushed[c] = s;
+                self.b.fixed[c] = true;
+                self.b.pushed[c] = s;
                 changed = true;
             }
         }
@@ -314,17 +283,17 @@ impl LmStep<'_> {
     /// Remembers the pose at the start of the sweep.
     fn save(&mut self, ctx: &Iteration<'_>) {
         if self.hinges_only {
-            for c in 0..self.dofs.columns() {
-                self.values[c] = self.dofs.hinge_value(ctx, c).unwrap_or(0.0);
+            for c in 0..self.b.dofs.columns() {
+                self.b.values[c] = self.b.dofs.hinge_value(ctx, c).unwrap_or(0.0);
             }
         } else {
-            Dofs::save(ctx, self.saved);
+            Dofs::save(ctx, &mut self.b.saved);
         }
     }
 
     /// Sets every hinge column to `value(c)` and runs forward kinematics once.
     fn set_hinges(&self, ctx: &mut Iteration<'_>, value: impl Fn(usize) -> f64) {
-        for (c, dof) in self.dofs.dofs().iter().enumerate() {
+        for (c, dof) in self.b.dofs.dofs().iter().enumerate() {
             if let DofKind::Hinge(hinge) = dof.kind {
                 let sign = match dof.joint.side {
                     Side::Effector => 1.0,
@@ -339,21 +308,21 @@ impl LmStep<'_> {
     /// Takes the trial step from the saved pose; no hinge step exceeds
     /// [`IterationSettings::max_step_angle`] (the whole step shrinks to fit).
     fn apply(&mut self, ctx: &mut Iteration<'_>) {
-        let largest = self.step.amax();
+        let largest = self.b.step.amax();
         let limit = self.config.iteration.max_step_angle;
         if largest > limit {
-            *self.step *= limit / largest;
+            self.b.step *= limit / largest;
         }
         if self.hinges_only {
             // A held column asks for its outward push again: the hinge clamps it to the same
             // stop and the driver records the limit as active.
             let (values, step, fixed, pushed) =
-                (&*self.values, &*self.step, &*self.fixed, &*self.pushed);
+                (&self.b.values, &self.b.step, &self.b.fixed, &self.b.pushed);
             self.set_hinges(ctx, |c| {
                 values[c] + if fixed[c] { pushed[c] } else { step[c] }
             });
         } else {
-            self.dofs.apply(ctx, self.step.as_slice());
+            self.b.dofs.apply(ctx, self.b.step.as_slice());
             ctx.update_model();
         }
     }
@@ -361,21 +330,21 @@ impl LmStep<'_> {
     /// Puts the saved pose back.
     fn restore(&mut self, ctx: &mut Iteration<'_>) {
         if self.hinges_only {
-            let values = &*self.values;
+            let values = &self.b.values;
             self.set_hinges(ctx, |c| values[c]);
         } else {
-            Dofs::restore(ctx, self.saved);
+            Dofs::restore(ctx, &self.b.saved);
         }
     }
 
     /// Predicted decrease of `½|e|²` for the current step: `½ hᵀ(λ D h + g)`.
     fn predicted(&self) -> f64 {
-        let n = self.dofs.columns();
-        let floor = 1e-9 * (0..n).map(|a| self.normal[(a, a)]).fold(1e-12, f64::max);
+        let n = self.b.dofs.columns();
+        let floor = 1e-9 * (0..n).map(|a| self.b.normal[(a, a)]).fold(1e-12, f64::max);
         0.5 * (0..n)
             .map(|a| {
-                let h = self.step[a];
-                h * (self.lambda * self.normal[(a, a)].max(floor) * h + self.gradient[a])
+                let h = self.b.step[a];
+                h * (self.lambda * self.b.normal[(a, a)].max(floor) * h + self.b.gradient[a])
             })
             .sum::<f64>()
     }
@@ -383,22 +352,23 @@ impl LmStep<'_> {
 
 impl IterativeStep for LmStep<'_> {
     fn prepare(&mut self, ctx: &mut Iteration<'_>) {
-        self.dofs.rebuild(ctx.skeleton(), ctx.task(), ctx.path());
-        let (rows, n) = (self.dofs.rows(), self.dofs.columns());
-        self.j.resize(rows * n, 0.0);
-        self.e.resize(rows, 0.0);
-        self.trial.resize(rows, 0.0);
-        if self.normal.shape() != (n, n) {
-            *self.normal = DMatrix::zeros(n, n);
-            *self.system = DMatrix::zeros(n, n);
-            *self.gradient = DVector::zeros(n);
-            *self.step = DVector::zeros(n);
+        self.b.dofs.rebuild(ctx.skeleton(), ctx.task(), ctx.path());
+        let (rows, n) = (self.b.dofs.rows(), self.b.dofs.columns());
+        self.b.j.resize(rows * n, 0.0);
+        self.b.e.resize(rows, 0.0);
+        self.b.trial.resize(rows, 0.0);
+        if self.b.normal.shape() != (n, n) {
+            self.b.normal = DMatrix::zeros(n, n);
+            self.b.system = DMatrix::zeros(n, n);
+            self.b.gradient = DVector::zeros(n);
+            self.b.step = DVector::zeros(n);
         }
-        self.fixed.resize(n, false);
-        self.saved.resize(ctx.path().len(), DQuat::IDENTITY);
-        self.values.resize(n, 0.0);
-        self.pushed.resize(n, 0.0);
+        self.b.fixed.resize(n, false);
+        self.b.saved.resize(ctx.path().len(), DQuat::IDENTITY);
+        self.b.values.resize(n, 0.0);
+        self.b.pushed.resize(n, 0.0);
         self.hinges_only = self
+            .b
             .dofs
             .dofs()
             .iter()
@@ -408,32 +378,32 @@ impl IterativeStep for LmStep<'_> {
     }
 
     fn sweep(&mut self, ctx: &mut Iteration<'_>) {
-        let n = self.dofs.columns();
+        let n = self.b.dofs.columns();
         if n == 0 {
             return;
         }
         self.linearise(ctx);
-        let before = cost(self.e);
+        let before = cost(&self.b.e);
         if before == 0.0 {
             return;
         }
         self.save(ctx);
         for _ in 0..self.config.max_tries {
-            self.fixed.fill(false);
+            self.b.fixed.fill(false);
             if !self.solve_damped() {
                 return;
             }
             if self.hold_outward(ctx) && !self.solve_damped() {
                 return;
             }
-            if self.step.iter().all(|&h| h == 0.0) {
+            if self.b.step.iter().all(|&h| h == 0.0) {
                 // Every free direction is held on a stop: nothing can improve this start.
                 break;
             }
             self.apply(ctx);
             let predicted = self.predicted();
-            self.dofs.residual(ctx, self.trial);
-            let after = cost(self.trial);
+            self.b.dofs.residual(ctx, &mut self.b.trial);
+            let after = cost(&self.b.trial);
             if after < before {
                 let rho = if predicted > 0.0 {
                     (before - after) / predicted
