@@ -433,7 +433,9 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
         ("ccd ", 6),
         ("ccd/length", 6),
         ("ccd/mmd", 6),
-        ("lm ", 6),
+        // Six humanoid tasks and the two robot-leg goals.
+        ("lm ", 8),
+        ("leg6", 2),
         ("fabrik", 6),
         ("jac/transp", 6),
         ("jac/pinv", 6),

@@ -4,17 +4,20 @@
 //! (solver, task, status, residual, iterations, time), writes the motion as BVH and checks
 //! that it reads back.
 
-use std::f64::consts::FRAC_PI_2;
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_6};
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Result, ensure};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
+use ikarus_core::{
+    HingeLimit, JointLimit, LocalPose, ModelPose, Motion, Skeleton, SkeletonBuilder, Transform, fk,
+};
 use ikarus_formats::bvh::{Bvh, BvhLayout, BvhReadOptions};
 use ikarus_solve::aim::AimConfig;
 use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
+use ikarus_solve::leg6::Leg6Config;
 use ikarus_solve::limb7::{Limb7Config, SwivelPolicy};
 use ikarus_solve::lm::LmConfig;
 use ikarus_solve::two_bone::TwoBoneConfig;
@@ -195,6 +198,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     let mut rows = run_solvers(&skeleton)?;
     rows.push(look_at(&skeleton)?);
+    rows.extend(robot_leg()?);
     print_table(&rows);
 
     let motion = generate_motion(&skeleton, args.frames)?;
@@ -260,6 +264,126 @@ fn run_solvers(skeleton: &Skeleton) -> Result<Vec<Row>> {
             rows.push(Row {
                 solver: label,
                 task: name,
+                status: report.status,
+                residual: report.position_error,
+                iterations: report.iterations,
+                micros,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The robot leg's hinges: name, offset from the parent, axis, range (radians).
+const ROBOT_LEG: [(&str, DVec3, DVec3, f64, f64); 6] = [
+    (
+        "RLEG_HIP_R",
+        DVec3::new(0.0, -0.09, 0.0),
+        DVec3::X,
+        -0.349,
+        FRAC_PI_2,
+    ),
+    ("RLEG_HIP_P", DVec3::ZERO, DVec3::Y, -FRAC_PI_6, FRAC_PI_6),
+    (
+        "RLEG_HIP_Y",
+        DVec3::new(0.0, 0.0, -0.3535),
+        DVec3::Z,
+        -2.095,
+        0.7,
+    ),
+    ("RLEG_KNEE", DVec3::ZERO, DVec3::Y, 0.0, 2.618),
+    (
+        "RLEG_ANKLE_P",
+        DVec3::new(0.0, 0.0, -0.3),
+        DVec3::Y,
+        0.0,
+        2.618,
+    ),
+    ("RLEG_ANKLE_R", DVec3::ZERO, DVec3::X, -1.27, 0.68),
+];
+
+fn robot_leg_skeleton() -> Result<Skeleton> {
+    let mut b = SkeletonBuilder::new();
+    b.joint(
+        "BODY",
+        None,
+        Transform::from_translation(DVec3::new(0.0, 0.0, 0.75)),
+    );
+    let mut parent = "BODY";
+    for (name, offset, axis, min, max) in ROBOT_LEG {
+        let limit = JointLimit::Hinge(HingeLimit { axis, min, max });
+        b.limited_joint(
+            name,
+            Some(parent),
+            Transform::from_translation(offset),
+            limit,
+        );
+        parent = name;
+    }
+    Ok(b.build()?)
+}
+
+/// A six-hinge robot leg with the dimensions and limits of `simple_humanoid.urdf`'s right leg
+/// (hip roll, pitch, yaw; knee; ankle pitch, roll; +Z up, as the robot's own frame), built in
+/// code so the demo needs no files: seed 003's closed form (`leg6`) and Levenberg–Marquardt on
+/// 6-D foot goals made by FK of legal joint angles.
+fn robot_leg() -> Result<Vec<Row>> {
+    let leg = robot_leg_skeleton()?;
+    let foot = leg.try_joint("RLEG_ANKLE_R")?;
+    // Joint angles (roll, pitch, yaw, knee, ankle pitch, ankle roll) whose foot poses are the goals.
+    let goals: [(&'static str, [f64; 6]); 2] = [
+        (
+            "robot foot forward and up, turned (6-D)",
+            [0.1, -0.45, 0.2, 0.3, 0.15, -0.1],
+        ),
+        (
+            "robot foot out, sole level (6-D)",
+            [0.15, -0.35, 0.0, 0.25, 0.1, -0.15],
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (task_name, angles) in goals {
+        let mut source = leg.rest_pose();
+        for ((name, ..), angle) in ROBOT_LEG.iter().zip(angles) {
+            let JointLimit::Hinge(h) = leg.limit(leg.try_joint(name)?) else {
+                unreachable!()
+            };
+            source[leg.try_joint(name)?].rotation = DQuat::from_axis_angle(h.axis, angle);
+        }
+        let mut model = ModelPose::new(&leg);
+        fk::forward_kinematics(&leg, &source, &mut model);
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: foot,
+                goal: Goal {
+                    position: Some(model.position(foot)),
+                    orientation: Some(model.rotation(foot)),
+                },
+                weight: 1.0,
+            }],
+            ..IkTask::default()
+        };
+        for (label, config) in [
+            ("leg6", SolverConfig::Leg6(Leg6Config::default())),
+            ("lm", SolverConfig::Lm(LmConfig::default())),
+        ] {
+            let mut pose = leg.rest_pose();
+            let start = Instant::now();
+            let report = ikarus_solve::solve(&leg, &task, &config, &mut pose);
+            let micros = start.elapsed().as_secs_f64() * 1e6;
+            let (measured, _) = ikarus_solve::measure(&leg, &task, &pose);
+            ensure!(
+                measured == report.position_error,
+                "{label} reports {} but FK measures {measured}",
+                report.position_error
+            );
+            ensure!(
+                leg.limit_violation(&pose).is_none(),
+                "{label} left the robot leg's limits"
+            );
+            rows.push(Row {
+                solver: label,
+                task: task_name,
                 status: report.status,
                 residual: report.position_error,
                 iterations: report.iterations,
