@@ -1,7 +1,7 @@
 //! # ikarus-core
 //!
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
-//! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
+//! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips (keyframes, blends), forward kinematics
 //! ([`fk`]), serial chains with a joint-vector interface ([`chain`]) and the built-in default
 //! humanoid ([`humanoid`]).
 //!
@@ -41,6 +41,7 @@
 pub mod chain;
 pub mod fk;
 pub mod humanoid;
+pub mod keyframes;
 mod limit;
 mod motion;
 mod pose;
