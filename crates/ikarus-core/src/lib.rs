@@ -1,9 +1,9 @@
 //! # ikarus-core
 //!
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
-//! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips (keyframes, blends), forward kinematics
-//! ([`fk`]), serial chains with a joint-vector interface ([`chain`]) and the built-in default
-//! humanoid ([`humanoid`]).
+//! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
+//! ([`fk`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
+//! joint-vector interface ([`chain`]) and the built-in default humanoid ([`humanoid`]).
 //!
 //! ## Conventions
 //!
@@ -38,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blend;
 pub mod chain;
 pub mod fk;
 pub mod humanoid;
