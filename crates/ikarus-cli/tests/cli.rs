@@ -540,8 +540,7 @@ fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
 
 /// A pose written by `ikarus solve` (the root moved: the path runs through the hips) as the
 /// end posture, and as a squad keyframe: the BVH frames at those times reproduce the solved
-/// joint positions (by an independent FK of the written channels); joints a pose file leaves
-/// out keep their rest transform; unknown joints are named in the error.
+/// joint positions (by an independent FK of the written channels).
 #[test]
 fn motion_takes_pose_json_postures_and_squad_keyframes() {
     let dir = temp_dir("motion-json");
@@ -627,7 +626,14 @@ fn motion_takes_pose_json_postures_and_squad_keyframes() {
     let conflict = ikarus(&[&args[..], &["--keyframes", "--euler", "x.bvh"]].concat());
     assert!(!conflict.status.success());
     assert!(String::from_utf8_lossy(&conflict.stderr).contains("cannot be used with '--euler'"));
-    // A partial pose: only the left forearm turns, so only the joints below it move.
+}
+
+/// A pose JSON that lists one joint turns only that joint (the rest keep their rest
+/// transform); a joint the skeleton lacks is named in the error.
+#[test]
+fn motion_pose_json_keeps_rest_for_missing_joints_and_names_unknown_ones() {
+    let dir = temp_dir("motion-json-partial");
+    // Only the left forearm turns, so only the joints below it move.
     let partial = write_task(
         &dir,
         "partial.json",

@@ -27,6 +27,10 @@ use crate::load;
 
 /// Arguments of `ikarus motion`.
 #[derive(clap::Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches; clap rejects the conflicting ones"
+)]
 pub struct Args {
     /// Start posture: `FILE#FRAME`, `POSE.json` or `rest`.
     #[arg(long)]
