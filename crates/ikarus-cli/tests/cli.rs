@@ -540,6 +540,153 @@ fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
     );
 }
 
+/// A pose written by `ikarus solve` (the root moved: the path runs through the hips) as the
+/// end posture, and as a squad keyframe: the BVH frames at those times reproduce the solved
+/// joint positions (by an independent FK of the written channels).
+#[test]
+fn motion_takes_pose_json_postures_and_squad_keyframes() {
+    let dir = temp_dir("motion-json");
+    let task = write_task(
+        &dir,
+        "task.json",
+        r#"{"skeleton": "builtin:humanoid",
+        "solver": {"kind": "ccd", "iteration": {"max_iterations": 300}},
+        "base": "rightFoot",
+        "effectors": [{"joint": "leftHand", "position": [0.6, 1.0, 0.25]}]}"#,
+    );
+    let pose = dir.join("pose.json");
+    ok(&["solve", &task, "--out", pose.to_str().unwrap()]);
+    let solved: Value = serde_json::from_str(&std::fs::read_to_string(&pose).unwrap()).unwrap();
+    let solved = json_positions(&solved);
+    let gap_to_solved = |bvh: &Bvh, frame: usize| {
+        let positions = naive_positions(bvh, frame);
+        solved
+            .iter()
+            .map(|(name, p)| {
+                let j = bvh.skeleton.joint(name).unwrap();
+                (positions[j.index()] - *p).length()
+            })
+            .fold(0.0, f64::max)
+    };
+    let pose = pose.to_str().unwrap();
+    let (to, keyed) = (dir.join("to.bvh"), dir.join("keyed.bvh"));
+    ok(&[
+        "motion",
+        "--from",
+        "rest",
+        "--to",
+        pose,
+        "--duration",
+        "1",
+        to.to_str().unwrap(),
+    ]);
+    let made = Bvh::read(&to, &BvhReadOptions::default()).unwrap();
+    assert_eq!(made.frame_count, 31);
+    let hips_moved = naive_positions(&made, 30)[0] - naive_positions(&made, 0)[0];
+    assert!(hips_moved.length() > 1e-3, "the root translation is kept");
+    assert!(
+        gap_to_solved(&made, 30) < 1e-6,
+        "{}",
+        gap_to_solved(&made, 30)
+    );
+    let via = format!("{pose}@0.4");
+    let args = [
+        "motion",
+        "--from",
+        "rest",
+        "--via",
+        &via,
+        "--to",
+        "rest",
+        "--duration",
+        "1",
+    ];
+    ok(&[&args[..], &["--keyframes", keyed.to_str().unwrap()]].concat());
+    let made = Bvh::read(&keyed, &BvhReadOptions::default()).unwrap();
+    assert!(
+        gap_to_solved(&made, 12) < 1e-6,
+        "{}",
+        gap_to_solved(&made, 12)
+    );
+    // Keyframes leave rest moving; the minimum-acceleration trajectory leaves it at rest.
+    let step = |bvh: &Bvh| {
+        let (a, b) = (naive_positions(bvh, 0), naive_positions(bvh, 1));
+        a.iter()
+            .zip(&b)
+            .map(|(p, q)| (*p - *q).length())
+            .fold(0.0, f64::max)
+    };
+    let smooth = dir.join("smooth.bvh");
+    ok(&[&args[..], &[smooth.to_str().unwrap()]].concat());
+    let smooth = Bvh::read(&smooth, &BvhReadOptions::default()).unwrap();
+    assert!(
+        step(&smooth) < 0.2 * step(&made),
+        "{} {}",
+        step(&smooth),
+        step(&made)
+    );
+    let conflict = ikarus(&[&args[..], &["--keyframes", "--euler", "x.bvh"]].concat());
+    assert!(!conflict.status.success());
+    assert!(String::from_utf8_lossy(&conflict.stderr).contains("cannot be used with '--euler'"));
+}
+
+/// A pose JSON that lists one joint turns only that joint (the rest keep their rest
+/// transform); a joint the skeleton lacks is named in the error.
+#[test]
+fn motion_pose_json_keeps_rest_for_missing_joints_and_names_unknown_ones() {
+    let dir = temp_dir("motion-json-partial");
+    // Only the left forearm turns, so only the joints below it move.
+    let partial = write_task(
+        &dir,
+        "partial.json",
+        r#"{"joints": [{"name": "leftLowerArm", "rotation": [0, 0.7071067811865476, 0, 0.7071067811865476]}]}"#,
+    );
+    let out = dir.join("partial.bvh");
+    ok(&[
+        "motion",
+        "--from",
+        "rest",
+        "--to",
+        &partial,
+        "--duration",
+        "1",
+        out.to_str().unwrap(),
+    ]);
+    let made = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    let (first, last) = (naive_positions(&made, 0), naive_positions(&made, 30));
+    let moved: Vec<&str> = made
+        .skeleton
+        .joints()
+        .filter(|j| (first[j.index()] - last[j.index()]).length() > 1e-9)
+        .map(|j| made.skeleton.name(j))
+        .collect();
+    let forearm = made.skeleton.joint("leftLowerArm").unwrap();
+    let below: Vec<&str> = made
+        .skeleton
+        .joints()
+        .filter(|&j| j != forearm && made.skeleton.is_ancestor_or_self(forearm, j))
+        .map(|j| made.skeleton.name(j))
+        .collect();
+    assert!(below.contains(&"leftHand"));
+    assert_eq!(moved, below);
+    let unknown = write_task(
+        &dir,
+        "unknown.json",
+        r#"{"joints": [{"name": "tail", "rotation": [0, 0, 0, 1]}]}"#,
+    );
+    let error = fails(&[
+        "motion",
+        "--from",
+        "rest",
+        "--to",
+        &unknown,
+        "--duration",
+        "1",
+        "x.bvh",
+    ]);
+    assert!(error.contains("`tail`"), "{error}");
+}
+
 /// `ikarus batch` on the Panda: targets from random joint vectors, results in input order,
 /// each checked by forward kinematics of its own `q`; bad rows get a status, bad arguments an
 /// error.

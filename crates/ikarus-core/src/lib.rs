@@ -2,8 +2,8 @@
 //!
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
 //! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
-//! ([`fk`]), serial chains with a joint-vector interface ([`chain`]) and the built-in default
-//! humanoid ([`humanoid`]).
+//! ([`fk`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
+//! joint-vector interface ([`chain`]) and the built-in default humanoid ([`humanoid`]).
 //!
 //! ## Conventions
 //!
@@ -38,9 +38,11 @@
 
 #![warn(missing_docs)]
 
+pub mod blend;
 pub mod chain;
 pub mod fk;
 pub mod humanoid;
+pub mod keyframes;
 mod limit;
 mod motion;
 mod pose;

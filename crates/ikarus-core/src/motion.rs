@@ -106,19 +106,33 @@ impl Motion {
     }
 
     /// Samples the clip at `time` seconds into `out`: slerp/lerp between the two nearest
-    /// frames, clamped to the first and last frame. Does nothing on an empty clip.
+    /// frames (within 1e-9 frame times of a frame, that frame exactly), clamped to the first and last
+    /// frame. Does nothing on an empty clip.
+    ///
+    /// # Panics
+    /// When `out` has another joint count than the clip.
     pub fn sample(&self, time: f64, out: &mut LocalPose) {
         let Some(last) = self.frames.len().checked_sub(1) else {
             return;
         };
-        let position = if time.is_finite() {
+        let mut position = if time.is_finite() {
             (time / self.frame_time).clamp(0.0, last as f64)
         } else {
             0.0
         };
+        // Times computed by arithmetic (`k · dt − start`) land on frames only up to rounding.
+        if (position - position.round()).abs() < 1e-9 {
+            position = position.round();
+        }
         let i = (position.floor() as usize).min(last);
         let j = (i + 1).min(last);
-        out.set_interpolated(&self.frames[i], &self.frames[j], position - i as f64);
+        let fraction = position - i as f64;
+        if fraction == 0.0 {
+            out.transforms_mut()
+                .copy_from_slice(self.frames[i].transforms());
+        } else {
+            out.set_interpolated(&self.frames[i], &self.frames[j], fraction);
+        }
     }
 
     /// The clip resampled at a new frame time, covering the same duration (the last frame is
@@ -168,6 +182,23 @@ pub enum MotionError {
     /// Resampling would produce more than ten million frames. Use a longer frame time.
     #[error("resampling would produce more than ten million frames")]
     TooManyFrames,
+    /// A blend weight is NaN or (in a mask) outside `[0, 1]`.
+    #[error("blend weight {weight} must lie in [0, 1]")]
+    InvalidWeight {
+        /// The rejected value.
+        weight: f64,
+    },
+    /// A crossfade's start or duration is negative or not finite.
+    #[error("crossfade start {start} s and duration {duration} s must be finite and non-negative")]
+    InvalidFade {
+        /// Start on the first clip's clock, seconds.
+        start: f64,
+        /// Fade length, seconds.
+        duration: f64,
+    },
+    /// A clip to blend has no frames.
+    #[error("cannot blend a clip without frames")]
+    Empty,
 }
 
 #[cfg(test)]

@@ -46,6 +46,19 @@ pub enum Profile {
     MinimumJerk,
 }
 
+impl Profile {
+    /// The profile from rest to rest over the unit interval: position at `s` in `[0, 1]`
+    /// (clamped), 0 at `s = 0` and 1 at `s = 1` with zero velocity at both: `3s² − 2s³` (seed
+    /// 002's `t²(3T − 2t)/T³` with `T = 1`) or `10s³ − 15s⁴ + 6s⁵`.
+    pub fn rest_to_rest(self, s: f64) -> f64 {
+        let s = s.clamp(0.0, 1.0);
+        match self {
+            Self::MinimumAcceleration => s * s * (3.0 - 2.0 * s),
+            Self::MinimumJerk => s * s * s * (10.0 - 15.0 * s + 6.0 * s * s),
+        }
+    }
+}
+
 /// How the velocity at via points is chosen for [`Profile::MinimumAcceleration`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
