@@ -99,8 +99,7 @@ function onPose(reply) {
   const first = pose === null;
   pose = reply;
   if (first) view.setSkeleton(skeleton, reply);
-  else if (reply.frame !== null) view.follow(reply.positions[0]);
-  view.setPose(reply);
+  view.queuePose(reply, !first && reply.frame !== null);
   appState.poses++;
   appState.selected = reply.effectors.map((e) => e.joint);
   appState.effectors = reply.effectors;

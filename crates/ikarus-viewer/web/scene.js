@@ -189,6 +189,16 @@ export class SkeletonView {
     this.orbit.update();
   }
 
+  /**
+   * Shows a pose reply with the next frame; when poses arrive faster than frames are drawn,
+   * only the newest is placed. `follow` moves the camera with the root (motion playback).
+   */
+  queuePose(pose, follow) {
+    this.pendingPose = pose;
+    this.pendingFollow ||= follow;
+    this.invalidate();
+  }
+
   /** Places joints, bones, targets and limit drawings for a pose reply. */
   setPose(pose) {
     this.positions = pose.positions.map(v3);
@@ -344,6 +354,12 @@ export class SkeletonView {
   }
 
   render() {
+    if (this.pendingPose) {
+      if (this.pendingFollow) this.follow(this.pendingPose.positions[0]);
+      this.setPose(this.pendingPose);
+      this.pendingPose = null;
+      this.pendingFollow = false;
+    }
     this.needsRender = false;
     this.spheres?.setView(this.camera, this.renderer.getContext().drawingBufferHeight);
     this.renderer.render(this.scene, this.camera);
