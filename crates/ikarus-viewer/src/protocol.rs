@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub enum Request {
     /// Open a skeleton: `source` is `builtin:humanoid` or one of the files named on the command
     /// line (as listed in [`Reply::Welcome`]); or `name` + `text` upload a file's contents
-    /// (BVH), at most [`crate::MAX_UPLOAD_BYTES`].
+    /// (`.bvh` or `.urdf`), at most [`crate::MAX_UPLOAD_BYTES`].
     Load {
         /// A source the server knows.
         #[serde(default)]
