@@ -1,6 +1,7 @@
 //! The viewer in a real browser: runs the Playwright spec in `crates/ikarus-viewer/web/tests`
 //! against `ikarus serve` (this package's binary) in Debian's chromium. Says SKIPPED when
-//! chromium or the npm packages are missing, unless `CI` is set, when it fails instead.
+//! chromium or the npm packages are missing, unless `CI` is set, when it fails instead. The
+//! shared data's BVH walk and panda URDF are passed as `IKARUS_BVH` and `IKARUS_URDF`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,6 +60,11 @@ fn viewer_in_chromium() {
         ),
         None => command.env_remove("IKARUS_BVH"),
     };
+    let urdf = ikarus_testdata::require("urdf", TEST).map(|dir| dir.join("panda.urdf"));
+    match &urdf {
+        Some(path) => command.env("IKARUS_URDF", path),
+        None => command.env_remove("IKARUS_URDF"),
+    };
     let output = command.output().expect("npx runs (Node.js installed)");
     let log = format!(
         "{}{}",
@@ -68,4 +74,7 @@ fn viewer_in_chromium() {
     println!("{log}\nscreenshots in {}", screenshots.display());
     assert!(output.status.success(), "playwright failed:\n{log}");
     assert!(screenshots.join("viewer-drag-ccd.png").is_file());
+    if urdf.is_some() {
+        assert!(screenshots.join("viewer-urdf.png").is_file());
+    }
 }

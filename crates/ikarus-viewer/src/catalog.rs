@@ -3,10 +3,11 @@
 
 use ikarus_core::humanoid::BUILTIN_HUMANOID;
 use ikarus_formats::bvh::{Bvh, BvhError, BvhReadOptions};
+use ikarus_formats::urdf::Urdf;
 use ikarus_formats::{Document, FormatError};
 use ikarus_solve::SolverConfig;
 
-use crate::protocol::SolverChoice;
+use crate::protocol::{SolverChoice, SourceFormat};
 use crate::session::Loaded;
 
 /// The documents opened at startup, shared read-only by every connection.
@@ -24,14 +25,18 @@ impl Catalog {
     pub fn open(sources: &[String]) -> Result<Self, FormatError> {
         let mut documents = Vec::with_capacity(sources.len() + 1);
         for source in sources {
+            let document = ikarus_formats::open(source, 1.0)?;
             documents.push(Loaded {
                 name: source.clone(),
-                document: ikarus_formats::open(source, 1.0)?,
+                // `open` accepted it, so the name has a known extension.
+                format: SourceFormat::of(source).unwrap_or(SourceFormat::Bvh),
+                document,
             });
         }
         if !sources.iter().any(|s| s == BUILTIN_HUMANOID) {
             documents.push(Loaded {
                 name: BUILTIN_HUMANOID.to_owned(),
+                format: SourceFormat::Builtin,
                 document: ikarus_formats::open(BUILTIN_HUMANOID, 1.0)?,
             });
         }
@@ -61,7 +66,8 @@ impl Catalog {
     }
 }
 
-/// Parses an uploaded file by its extension (`.bvh`). Errors name the file, line and column.
+/// Parses an uploaded file by its extension (`.bvh`, `.urdf`). Errors name the file, line and
+/// column.
 pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
     if text.len() > crate::MAX_UPLOAD_BYTES {
         return Err(format!(
@@ -70,23 +76,37 @@ pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
             crate::MAX_UPLOAD_BYTES
         ));
     }
-    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    if extension.as_deref() != Some("bvh") {
-        return Err(format!(
-            "{name}: the page opens .bvh files; open other formats on the command line \
-             (`ikarus serve FILE`)"
-        ));
-    }
-    let located = |e: BvhError| format!("{name}:{e}");
-    let bvh = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).map_err(located)?;
-    let motion = bvh.to_motion().map_err(located)?;
+    let format = SourceFormat::of(name);
+    let document = match format {
+        Some(SourceFormat::Bvh) => {
+            let located = |e: BvhError| format!("{name}:{e}");
+            let bvh = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).map_err(located)?;
+            let motion = bvh.to_motion().map_err(located)?;
+            Document {
+                motion: Some(motion),
+                layout: Some(bvh.layout.clone()),
+                skeleton: bvh.skeleton,
+            }
+        }
+        Some(SourceFormat::Urdf) => {
+            let robot = Urdf::parse(text).map_err(|e| format!("{name}:{e}"))?;
+            Document {
+                skeleton: robot.skeleton,
+                motion: None,
+                layout: None,
+            }
+        }
+        _ => {
+            return Err(format!(
+                "{name}: the page opens .bvh and .urdf files; open other formats on the command \
+                 line (`ikarus serve FILE`)"
+            ));
+        }
+    };
     Ok(Loaded {
         name: name.to_owned(),
-        document: Document {
-            motion: Some(motion),
-            layout: Some(bvh.layout.clone()),
-            skeleton: bvh.skeleton,
-        },
+        format: format.unwrap_or(SourceFormat::Bvh), // Some: the other cases returned above
+        document,
     })
 }
 
@@ -141,6 +161,12 @@ mod tests {
         assert!(error.starts_with("a.bvh:4:"), "{error}");
         let error = parse_upload("a.pmx", "").unwrap_err();
         assert!(error.contains(".bvh"), "{error}");
+        let error = parse_upload(
+            "r.URDF",
+            "<robot name=\"r\">\n  <link name=\"a\">\n</robot>",
+        )
+        .unwrap_err();
+        assert!(error.starts_with("r.URDF:3:"), "{error}");
         let big = " ".repeat(crate::MAX_UPLOAD_BYTES + 1);
         assert!(parse_upload("big.bvh", &big).unwrap_err().contains("limit"));
     }

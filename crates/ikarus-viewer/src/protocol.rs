@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub enum Request {
     /// Open a skeleton: `source` is `builtin:humanoid` or one of the files named on the command
     /// line (as listed in [`Reply::Welcome`]); or `name` + `text` upload a file's contents
-    /// (BVH), at most [`crate::MAX_UPLOAD_BYTES`].
+    /// (`.bvh` or `.urdf`), at most [`crate::MAX_UPLOAD_BYTES`].
     Load {
         /// A source the server knows.
         #[serde(default)]
@@ -155,11 +155,52 @@ pub struct SolverChoice {
     pub config: serde_json::Value,
 }
 
+/// Where a skeleton came from, which says how to show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SourceFormat {
+    /// The built-in humanoid (+Y up, metres).
+    Builtin,
+    /// A BVH file (+Y up by the format's convention, the file's unit).
+    Bvh,
+    /// A URDF robot (its own frames, +Z up, metres).
+    Urdf,
+}
+
+impl SourceFormat {
+    /// The format of a source name: `builtin:…`, or a file name by its extension.
+    pub fn of(name: &str) -> Option<Self> {
+        if name.starts_with("builtin:") {
+            return Some(Self::Builtin);
+        }
+        let extension = name.rsplit_once('.')?.1.to_ascii_lowercase();
+        match extension.as_str() {
+            "bvh" => Some(Self::Bvh),
+            "urdf" => Some(Self::Urdf),
+            _ => None,
+        }
+    }
+
+    /// The model-space up direction of skeletons in this format: +Z for URDF, +Y otherwise.
+    pub fn up(self) -> [f64; 3] {
+        match self {
+            Self::Urdf => [0.0, 0.0, 1.0],
+            Self::Builtin | Self::Bvh => [0.0, 1.0, 0.0],
+        }
+    }
+}
+
 /// The loaded skeleton.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SkeletonInfo {
     /// Source name.
     pub name: String,
+    /// The source's format.
+    pub format: SourceFormat,
+    /// Model-space up direction (`[0, 0, 1]` for URDF robots): the page turns the drawing so
+    /// this points up on screen. Positions in messages stay in model space.
+    pub up: [f64; 3],
     /// Joints in order (parents first).
     pub joints: Vec<JointInfo>,
     /// The loaded motion, if any.

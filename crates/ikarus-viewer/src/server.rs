@@ -27,6 +27,7 @@ const ASSETS: &[Asset] = &[
     ),
     ("/app.js", JS, include_bytes!("../web/app.js")),
     ("/scene.js", JS, include_bytes!("../web/scene.js")),
+    ("/batch.js", JS, include_bytes!("../web/batch.js")),
     ("/panel.js", JS, include_bytes!("../web/panel.js")),
     (
         "/style.css",

@@ -12,6 +12,7 @@ use ikarus_solve::{Effector, Goal, IkTask, SolverConfig};
 use crate::catalog::Catalog;
 use crate::protocol::{
     EffectorInfo, JointInfo, MotionInfo, PoseInfo, Reply, ReportInfo, Request, SkeletonInfo,
+    SourceFormat,
 };
 
 /// Undo steps kept per connection.
@@ -29,6 +30,7 @@ struct Snapshot {
 #[derive(Clone, Debug)]
 pub(crate) struct Loaded {
     pub name: String,
+    pub format: SourceFormat,
     pub document: Document,
 }
 
@@ -361,6 +363,8 @@ impl Session {
         let skeleton = self.skeleton();
         SkeletonInfo {
             name: self.loaded.name.clone(),
+            format: self.loaded.format,
+            up: self.loaded.format.up(),
             joints: skeleton
                 .joints()
                 .map(|j| JointInfo {

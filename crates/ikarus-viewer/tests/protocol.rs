@@ -5,6 +5,7 @@ use futures_util::{SinkExt, StreamExt};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use ikarus_formats::urdf::Urdf;
 use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -454,4 +455,128 @@ async fn motion_upload_keys_generate_and_export() {
     .unwrap();
     assert_eq!(back.frame_count, 61);
     assert_eq!(back.skeleton.len(), source.skeleton.len());
+}
+
+/// The panda arm uploaded as URDF: shown +Z up, its link8 dragged to a target with LM and with
+/// CCD. The reply's rotations, turned back into local rotations and run through our own FK of
+/// the robot parsed here, give the reply's positions; every joint is inside its limit.
+#[tokio::test]
+async fn urdf_upload_solves_with_lm_and_ccd() {
+    let Some(dir) = ikarus_testdata::require("urdf", "urdf_upload_solves_with_lm_and_ccd") else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("panda.urdf")).unwrap();
+    let robot = Urdf::parse(&text).unwrap();
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let info = ask(
+        &mut socket,
+        &json!({"type": "load", "name": "panda.urdf", "text": text}),
+        "skeleton",
+    )
+    .await;
+    reply_of(&mut socket, "pose").await;
+    assert_eq!(info["format"], "urdf");
+    assert_eq!(info["up"], json!([0.0, 0.0, 1.0]));
+    assert_eq!(
+        info["joints"].as_array().unwrap().len(),
+        robot.skeleton.len()
+    );
+    assert_eq!(robot.skeleton.len(), 13);
+    let tip = joint_index(&info, "panda_link8");
+    let target = [0.45, 0.15, 0.55];
+    for kind in ["lm", "ccd"] {
+        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+        let config = json!({"type": "solver", "config": {"kind": kind}});
+        ask(&mut socket, &config, "pose").await;
+        ask(
+            &mut socket,
+            &json!({"type": "set_effector", "joint": "panda_link8"}),
+            "pose",
+        )
+        .await;
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "drag", "joint": "panda_link8", "position": target}),
+            "pose",
+        )
+        .await;
+        let report = &pose["report"];
+        assert_eq!(report["solver"], kind);
+        assert_eq!(report["status"], "converged", "{kind}: {report}");
+        let reached = distance(vec3(&pose["positions"][tip]), target);
+        assert!(reached < 1e-4, "{kind}: link8 {reached} m from the target");
+        assert!((report["position_error"].as_f64().unwrap() - reached).abs() < 1e-9);
+        assert_bone_lengths(&info, &pose);
+        assert_fk_and_limits(&robot, &pose, kind);
+    }
+}
+
+/// Local rotations from the reply's model rotations, our FK of them, and the robot's limits.
+fn assert_fk_and_limits(robot: &Urdf, pose: &Value, kind: &str) {
+    let skeleton = &robot.skeleton;
+    let rotation = |j: usize| {
+        let q: [f64; 4] = serde_json::from_value(pose["rotations"][j].clone()).unwrap();
+        glam::DQuat::from_array(q)
+    };
+    let mut local = skeleton.rest_pose();
+    for j in skeleton.joints() {
+        let parent = skeleton
+            .parent(j)
+            .map_or(glam::DQuat::IDENTITY, |p| rotation(p.index()));
+        local.transforms_mut()[j.index()].rotation = parent.conjugate() * rotation(j.index());
+    }
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &local, &mut model);
+    for (j, p) in model.positions().enumerate() {
+        let miss = distance(vec3(&pose["positions"][j]), p.to_array());
+        assert!(miss < 1e-9, "{kind}: joint {j} is {miss} m off our FK");
+    }
+    if let Some((joint, by)) = skeleton.limit_violation(&local) {
+        assert!(
+            by < 1e-9,
+            "{kind}: {} outside its limit by {by} rad",
+            skeleton.name(joint)
+        );
+    }
+}
+
+#[tokio::test]
+async fn malformed_urdf_names_the_line() {
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let text = "<robot name=\"r\">\n  <link name=\"a\"/>\n  <joint name=\"j\" type=\"revolute\">\n    <parent link=\"a\"/>\n    <child link=\"nowhere\"/>\n  </joint>\n</robot>\n";
+    send_text(
+        &mut socket,
+        json!({"type": "load", "name": "bad.urdf", "text": text}).to_string(),
+    )
+    .await;
+    let reply = next(&mut socket).await;
+    assert_eq!(reply["type"], "error");
+    let message = reply["message"].as_str().unwrap();
+    assert!(message.starts_with("bad.urdf:"), "{message}");
+    let line: u32 = message.split(':').nth(1).unwrap().parse().unwrap();
+    assert!((3..=5).contains(&line), "{message}");
+    // Not XML at all: the line of the syntax error.
+    send_text(
+        &mut socket,
+        json!({"type": "load", "name": "bad.urdf", "text": "<robot name=\"r\">\n<link name=\"a\">\n</robot>"}).to_string(),
+    )
+    .await;
+    let reply = next(&mut socket).await;
+    assert!(
+        reply["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("bad.urdf:3:"),
+        "{reply}"
+    );
+    // The humanoid is still loaded and solves.
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "leftHand", "position": [0.45, 1.15, 0.25]}),
+        "pose",
+    )
+    .await;
+    assert_eq!(pose["report"]["status"], "converged");
 }

@@ -15,8 +15,9 @@ const panel = new SolverPanel((config) => {
 const appState = {
   ready: false, jointCount: 0, joints: [], selected: [], base: null, lastReport: null,
   lastError: null, errors: 0, frame: null, motion: null, keys: 0, solver: 'ccd', poses: 0,
-  skeleton: null, fps: 0,
+  skeleton: null, format: null, fps: 0, frames: 0,
 };
+appState.renderer = { name: view.gpu.name, software: view.gpu.software, antialias: view.antialias };
 window.appState = appState;
 window.samplePixels = () => view.samplePixels();
 
@@ -52,6 +53,7 @@ function receive(reply) {
     case 'skeleton':
       skeleton = reply;
       appState.skeleton = reply.name;
+      appState.format = reply.format;
       appState.jointCount = reply.joints.length;
       appState.motion = reply.motion;
       if (![...$('source').options].some((o) => o.value === reply.name)) {
@@ -97,8 +99,7 @@ function onPose(reply) {
   const first = pose === null;
   pose = reply;
   if (first) view.setSkeleton(skeleton, reply);
-  else if (reply.frame !== null) view.follow(reply.positions[0]);
-  view.setPose(reply);
+  view.queuePose(reply, !first && reply.frame !== null);
   appState.poses++;
   appState.selected = reply.effectors.map((e) => e.joint);
   appState.effectors = reply.effectors;
@@ -264,23 +265,31 @@ function download(name, text) {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
-// ---- render loop: draws, publishes screen coordinates, measures fps ---------------------------
-let frames = 0, fpsStart = performance.now();
+// ---- render loop: renders on demand, publishes screen coordinates, counts drawn frames --------
+// `appState.frames` counts frames that were rendered (not animation callbacks), `appState.fps`
+// is rendered frames per second over the last second: 0 while nothing changes.
+let rendered = 0, fpsStart = performance.now();
 function loop(now) {
   requestAnimationFrame(loop);
   playTick(now);
-  view.render();
-  if (pose) {
-    appState.joints = skeleton.joints.map((j, i) => {
-      const [x, y] = view.toScreen(view.positions[i]);
-      return { name: j.name, screen: [x, y], world: pose.positions[i] };
-    });
-    appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
-    appState.ready = true;
+  if (view.needsRender) {
+    view.render();
+    rendered++;
+    appState.frames = (appState.frames ?? 0) + 1;
+    if (pose) publish();
   }
-  frames++;
-  appState.frames = (appState.frames ?? 0) + 1;
-  if (now - fpsStart > 1000) { appState.fps = frames * 1000 / (now - fpsStart); frames = 0; fpsStart = now; }
+  if (now - fpsStart > 1000) { appState.fps = rendered * 1000 / (now - fpsStart); rendered = 0; fpsStart = now; }
+}
+
+/** The joints' screen positions as drawn (for picking by tests) and the gizmo's state. */
+function publish() {
+  const rect = canvas.getBoundingClientRect();
+  appState.joints = skeleton.joints.map((j, i) => {
+    const [x, y] = view.toScreen(view.positions[i], rect);
+    return { name: j.name, screen: [x, y], world: pose.positions[i] };
+  });
+  appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
+  appState.ready = true;
 }
 requestAnimationFrame(loop);
 connect();

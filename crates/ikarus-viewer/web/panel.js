@@ -2,6 +2,8 @@
 // the live report, the residual-per-iteration chart and the limb7 swivel slider.
 
 const $ = (id) => document.getElementById(id);
+/** Shortest time between two updates of the report text, milliseconds. */
+const REPORT_INTERVAL_MS = 100;
 
 /** Solver menu and parameter inputs; `apply(config)` is called with the edited configuration. */
 export class SolverPanel {
@@ -73,8 +75,24 @@ export class SolverPanel {
     this.apply(this.config);
   }
 
-  /** The live report and, for limb7, the feasible swivel ranges. */
+  /**
+   * The live report, at most every `REPORT_INTERVAL_MS`: a drag brings a report with every pose
+   * (up to the display's frame rate), more than anyone reads, and each text change costs the
+   * browser a layout and a repaint of the panel. The last report is always shown.
+   */
   showReport(report) {
+    this.report = report;
+    if (this.reportTimer) return;
+    const wait = Math.max(0, (this.reportShown ?? -Infinity) + REPORT_INTERVAL_MS - performance.now());
+    this.reportTimer = setTimeout(() => {
+      this.reportTimer = null;
+      this.reportShown = performance.now();
+      this.writeReport(this.report);
+    }, wait);
+  }
+
+  /** The report and, for limb7, the feasible swivel ranges. */
+  writeReport(report) {
     const box = $('report');
     if (!report) return;
     const fmt = (x) => (x === null || x === undefined ? '∞' : Number(x).toExponential(2));

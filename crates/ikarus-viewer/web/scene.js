@@ -3,45 +3,84 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 import { TransformControls } from 'three/addons/controls/TransformControls.js';
+import { LineBatch, SphereBatch, TriangleBatch } from './batch.js';
 
 export const BACKGROUND = 0x1e2126;
 const COLORS = {
   joint: 0xd8dce4, bone: 0x7f8ea3, effector: 0xffb000, base: 0x40c0ff, target: 0xff5a36,
-  limit: 0x5fbf7f, active: 0xff3040,
+  limit: 0x5fbf7f, active: 0xff3040, grid: 0x30353c, gridAxis: 0x3a4048,
 };
+const GRID_DIVISIONS = 20;
+/** Angle per segment of limit arcs and cones (15°: smooth at their size on screen). */
+const ARC_STEP = Math.PI / 12;
 
 const v3 = (a) => new THREE.Vector3(a[0], a[1], a[2]);
 const q4 = (a) => new THREE.Quaternion(a[0], a[1], a[2], a[3]);
+const Y = new THREE.Vector3(0, 1, 0);
+/** The twelve edges of an octahedron (the target marker) between its six vertices ±x, ±y, ±z. */
+const OCTAHEDRON = [[0, 2], [0, 3], [0, 4], [0, 5], [1, 2], [1, 3], [1, 4], [1, 5], [2, 4], [2, 5], [3, 4], [3, 5]];
+const OCTAHEDRON_VERTICES = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]].map(v3);
+
+/**
+ * The skeleton is two draw calls whatever its size (see batch.js): joints and bones in one
+ * triangle buffer, grid, limit drawings and targets in one line buffer, both rewritten per pose.
+ * The page renders on demand: `needsRender` is set by poses, camera moves, the gizmo and
+ * resizes, and the loop in app.js renders only then.
+ */
+/**
+ * The WebGL renderer's name, and whether it rasterises on the CPU (SwiftShader, llvmpipe,
+ * Microsoft's WARP): there multisampling costs most of a frame — on a headless chromium with
+ * SwiftShader it halves the frame rate of this scene — so the page draws without it.
+ */
+export function webglRenderer() {
+  const gl = document.createElement('canvas').getContext('webgl2');
+  if (!gl) return { name: 'none', software: false };
+  const info = gl.getExtension('WEBGL_debug_renderer_info');
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  gl.getExtension('WEBGL_lose_context')?.loseContext();
+  return { name, software: /swiftshader|llvmpipe|softpipe|software|warp/i.test(name) };
+}
 
 export class SkeletonView {
   constructor(canvas) {
     this.canvas = canvas;
-    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true });
-    this.renderer.setPixelRatio(window.devicePixelRatio);
+    this.gpu = webglRenderer();
+    this.antialias = !this.gpu.software;
+    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: this.antialias });
+    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
     this.renderer.setClearColor(BACKGROUND);
     this.scene = new THREE.Scene();
     this.camera = new THREE.PerspectiveCamera(40, 1, 0.01, 1000);
     this.orbit = new OrbitControls(this.camera, canvas);
     this.orbit.enableDamping = false;
+    this.orbit.addEventListener('change', () => this.invalidate());
     this.scene.add(new THREE.HemisphereLight(0xffffff, 0x303040, 2.0));
     const sun = new THREE.DirectionalLight(0xffffff, 1.5);
     sun.position.set(2, 4, 3);
     this.scene.add(sun);
+    // Model space: the skeleton's own frame, turned so its `up` points along the page's +Y.
+    this.root = new THREE.Group();
+    this.scene.add(this.root);
     this.gizmoTarget = new THREE.Object3D();
-    this.scene.add(this.gizmoTarget);
+    this.root.add(this.gizmoTarget);
     this.gizmo = new TransformControls(this.camera, canvas);
     this.gizmo.setMode('rotate');
     this.gizmo.setSpace('world');
     this.gizmo.setSize(0.6);
     this.gizmo.addEventListener('dragging-changed', (e) => { this.orbit.enabled = !e.value; });
+    this.gizmo.addEventListener('change', () => this.invalidate());
     this.scene.add(this.gizmo.getHelper());
-    this.root = new THREE.Group();
-    this.scene.add(this.root);
     this.joints = [];
     this.positions = [];
     this.rotations = [];
+    this.needsRender = true;
     this.resize();
     window.addEventListener('resize', () => this.resize());
+  }
+
+  /** Asks the loop for a new frame. */
+  invalidate() {
+    this.needsRender = true;
   }
 
   resize() {
@@ -49,57 +88,115 @@ export class SkeletonView {
     this.renderer.setSize(w, h, false);
     this.camera.aspect = w / h;
     this.camera.updateProjectionMatrix();
+    this.invalidate();
   }
 
-  /** Rebuilds the drawing for a new skeleton; `pose` frames the camera. */
+  /** Model space to the page's world (+Y up). */
+  toWorld(p) {
+    return p.clone().applyQuaternion(this.root.quaternion);
+  }
+
+  /** The page's world to model space. */
+  toModel(p) {
+    return p.clone().applyQuaternion(this.root.quaternion.clone().invert());
+  }
+
+  /**
+   * Rebuilds the drawing for a new skeleton: `skeleton.up` (model space, `[0, 0, 1]` for URDF
+   * robots) is turned to the page's +Y, and the camera frames the pose's bounding box.
+   */
   setSkeleton(skeleton, pose) {
-    this.root.clear();
+    for (const o of [...this.root.children]) if (o !== this.gizmoTarget) this.dispose(o);
     this.gizmo.detach();
     this.joints = skeleton.joints;
+    this.root.quaternion.setFromUnitVectors(v3(skeleton.up ?? [0, 1, 0]).normalize(), Y);
+    this.root.updateMatrixWorld();
     const box = new THREE.Box3();
-    pose.positions.forEach((p) => box.expandByPoint(v3(p)));
+    pose.positions.forEach((p) => box.expandByPoint(this.toWorld(v3(p))));
     const size = Math.max(box.getSize(new THREE.Vector3()).length(), 1e-3);
     this.size = size;
     const r = size * 0.012;
-    this.jointGeometry = new THREE.SphereGeometry(r, 16, 12);
-    this.boneGeometry = new THREE.CylinderGeometry(r * 0.45, r * 0.45, 1, 8, 1);
-    this.boneGeometry.translate(0, 0.5, 0);
-    this.targetGeometry = new THREE.OctahedronGeometry(r * 1.8);
-    this.targetMaterial = new THREE.MeshBasicMaterial({ color: COLORS.target, wireframe: true });
-    this.jointMeshes = this.joints.map(() => {
-      const m = new THREE.Mesh(this.jointGeometry, new THREE.MeshStandardMaterial({ color: COLORS.joint }));
-      this.root.add(m);
-      return m;
-    });
-    this.boneMeshes = this.joints.map((j) => {
-      if (j.parent === null) return null;
-      const m = new THREE.Mesh(this.boneGeometry, new THREE.MeshStandardMaterial({ color: COLORS.bone }));
-      this.root.add(m);
-      return m;
-    });
-    this.limitGroups = this.joints.map((j, i) => this.limitGroup(j, i, size * 0.05));
-    this.targets = new THREE.Group();
-    this.root.add(this.targets);
-    const grid = new THREE.GridHelper(size * 2, 20, 0x3a4048, 0x30353c);
-    grid.position.y = box.min.y;
-    this.root.add(grid);
+    this.markerSize = r * 1.8;
+    this.jointRadius = r;
+    this.spheres = new SphereBatch(this.joints.length);
+    this.root.add(this.spheres.points);
+    // Few triangles: software WebGL pays about a microsecond per triangle, and at a bone's
+    // width on screen (a few pixels) more segments do not show; the joints cover the ends.
+    const cylinder = new THREE.CylinderGeometry(r * 0.45, r * 0.45, 1, 6, 1, true);
+    cylinder.translate(0, 0.5, 0);
+    this.bones = this.joints.flatMap((j, i) => (j.parent === null ? [] : [i]));
+    this.solids = new TriangleBatch(this.bones.map(() => cylinder));
+    this.root.add(this.solids.mesh);
+    // The line buffer: the grid first (kept), then each pose's limits and targets.
+    this.limitShapes = this.limitShapesOf(size * 0.05);
+    const limitSegments = this.limitShapes.reduce((sum, s) => sum + s.points.length / 2, 0);
+    this.overlay = new LineBatch(GRID_DIVISIONS * 2 + 2 + limitSegments + OCTAHEDRON.length * this.joints.length);
+    this.root.add(this.overlay.lines);
     const center = box.getCenter(new THREE.Vector3());
-    this.orbit.target.copy(center);
-    this.camera.near = size / 200;
-    this.camera.far = size * 50;
-    this.camera.position.copy(center).add(new THREE.Vector3(0, size * 0.1, size * 1.5));
-    this.camera.updateProjectionMatrix();
-    this.orbit.update();
+    this.addGrid(new THREE.Vector3(center.x, box.min.y, center.z), size * 2);
+    this.overlay.freeze();
+    this.frame(center, size / 2);
   }
 
-  /** Moves the camera with the root over the ground (x, z), so a walking motion stays in view. */
+  /** A square grid on the floor (world +Y up) around `middle`, as model-space segments. */
+  addGrid(middle, extent) {
+    const line = new THREE.Color(COLORS.grid), axis = new THREE.Color(COLORS.gridAxis);
+    for (let k = 0; k <= GRID_DIVISIONS; k++) {
+      const t = -extent / 2 + extent * k / GRID_DIVISIONS;
+      const color = 2 * k === GRID_DIVISIONS ? axis : line;
+      const at = (x, z) => this.toModel(new THREE.Vector3(middle.x + x, middle.y, middle.z + z));
+      this.overlay.segment(at(t, -extent / 2), at(t, extent / 2), color);
+      this.overlay.segment(at(-extent / 2, t), at(extent / 2, t), color);
+    }
+  }
+
+  /** Puts the camera in front of a sphere (world centre, radius) so all of it is in view. */
+  frame(center, radius) {
+    const vertical = THREE.MathUtils.degToRad(this.camera.fov) / 2;
+    const horizontal = Math.atan(Math.tan(vertical) * this.camera.aspect);
+    const distance = radius / Math.sin(Math.min(vertical, horizontal)) * 1.05;
+    this.orbit.target.copy(center);
+    this.camera.near = distance / 100;
+    this.camera.far = distance * 50;
+    this.camera.position.copy(center).add(new THREE.Vector3(0, 0.1, 1).normalize().multiplyScalar(distance));
+    this.camera.updateProjectionMatrix();
+    this.orbit.update();
+    this.invalidate();
+  }
+
+  dispose(object) {
+    object.removeFromParent();
+    object.traverse((o) => { o.geometry?.dispose(); o.material?.dispose(); });
+  }
+
+  /** Moves the grid by a world-space shift (it is drawn in model space, in the line buffer). */
+  shiftGrid(shift) {
+    const model = this.toModel(shift), P = this.overlay.geometry.attributes.position.array;
+    for (let k = 0; k < this.overlay.fixed * 6; k += 3) {
+      P[k] += model.x; P[k + 1] += model.y; P[k + 2] += model.z;
+    }
+  }
+
+  /** Moves the camera with the root over the ground, so a walking motion stays in view. */
   follow(root) {
     const previous = this.positions[0];
     if (!previous) return;
-    const shift = new THREE.Vector3(root[0] - previous.x, 0, root[2] - previous.z);
+    const shift = this.toWorld(v3(root).sub(previous));
+    shift.y = 0;
     this.camera.position.add(shift);
     this.orbit.target.add(shift);
+    this.shiftGrid(shift);
     this.orbit.update();
+  }
+
+  /**
+   * Shows a pose reply with the next frame; when poses arrive faster than frames are drawn,
+   * only the newest is placed. `follow` moves the camera with the root (motion playback).
+   */
+  queuePose(pose, follow) {
+    this.pendingPose = pose;
+    this.pendingFollow ||= follow;
+    this.invalidate();
   }
 
   /** Places joints, bones, targets and limit drawings for a pose reply. */
@@ -107,57 +204,77 @@ export class SkeletonView {
     this.positions = pose.positions.map(v3);
     this.rotations = pose.rotations.map(q4);
     const effectors = new Set(pose.effectors.map((e) => e.joint));
-    const active = new Set(pose.report?.active_limits ?? []);
-    const up = new THREE.Vector3(0, 1, 0);
+    const matrix = new THREE.Matrix4(), color = new THREE.Color(), scale = new THREE.Vector3();
+    const turn = new THREE.Quaternion();
     this.joints.forEach((joint, i) => {
-      const m = this.jointMeshes[i];
-      m.position.copy(this.positions[i]);
-      const color = joint.name === pose.base ? COLORS.base : effectors.has(joint.name) ? COLORS.effector : COLORS.joint;
-      m.material.color.setHex(color);
-      m.scale.setScalar(color === COLORS.joint ? 1 : 1.5);
-      const bone = this.boneMeshes[i];
-      if (bone) {
-        const from = this.positions[joint.parent], d = this.positions[i].clone().sub(from);
-        bone.position.copy(from);
-        bone.scale.set(1, Math.max(d.length(), 1e-9), 1);
-        bone.quaternion.setFromUnitVectors(up, d.lengthSq() > 0 ? d.clone().normalize() : up);
-      }
-      const g = this.limitGroups[i];
-      if (g) {
-        // The limit's frame: the parent's model rotation times the joint's rest rotation.
-        const parent = joint.parent === null ? new THREE.Quaternion() : this.rotations[joint.parent];
-        g.position.copy(this.positions[i]);
-        g.quaternion.copy(parent).multiply(q4(joint.rest_rotation));
-        const c = active.has(joint.name) ? COLORS.active : COLORS.limit;
-        g.traverse((o) => o.material?.color.setHex(c));
-      }
+      const hex = joint.name === pose.base ? COLORS.base : effectors.has(joint.name) ? COLORS.effector : COLORS.joint;
+      this.spheres.place(i, this.positions[i], this.jointRadius * (hex === COLORS.joint ? 1 : 1.5), color.setHex(hex));
     });
-    // Target markers are pooled: a drag updates them in place, 60 times a second.
-    const goals = pose.effectors.filter((e) => e.position);
-    while (this.targets.children.length < goals.length) {
-      this.targets.add(new THREE.Mesh(this.targetGeometry, this.targetMaterial));
-    }
-    this.targets.children.forEach((t, k) => {
-      t.visible = k < goals.length;
-      if (!t.visible) return;
-      t.position.copy(v3(goals[k].position));
-      t.quaternion.copy(goals[k].orientation ? q4(goals[k].orientation) : new THREE.Quaternion());
+    this.spheres.commit();
+    color.setHex(COLORS.bone);
+    this.bones.forEach((i, k) => {
+      const from = this.positions[this.joints[i].parent], d = this.positions[i].clone().sub(from);
+      const length = d.length();
+      turn.setFromUnitVectors(Y, length > 0 ? d.divideScalar(length) : Y);
+      scale.set(1, Math.max(length, 1e-9), 1);
+      this.solids.place(k, matrix.compose(from, turn, scale), color);
     });
+    this.solids.commit();
+    this.overlay.clear();
+    this.placeLimits(new Set(pose.report?.active_limits ?? []));
+    this.placeTargets(pose.effectors.filter((e) => e.position));
+    this.overlay.commit();
+    this.invalidate();
   }
 
-  /** Lines showing a joint's limit in its rest frame: hinge arcs, swing cones, Euler arcs. */
-  limitGroup(joint, index, radius) {
+  /** A wireframe octahedron at each goal position, turned by the goal orientation if any. */
+  placeTargets(goals) {
+    const color = new THREE.Color(COLORS.target), turn = new THREE.Quaternion();
+    const corners = OCTAHEDRON_VERTICES.map(() => new THREE.Vector3());
+    for (const goal of goals) {
+      turn.set(...(goal.orientation ?? [0, 0, 0, 1]));
+      const at = v3(goal.position);
+      corners.forEach((c, k) => c.copy(OCTAHEDRON_VERTICES[k]).multiplyScalar(this.markerSize).applyQuaternion(turn).add(at));
+      for (const [a, b] of OCTAHEDRON) this.overlay.segment(corners[a], corners[b], color);
+    }
+  }
+
+  /** Each joint's limit drawing (segment pairs in its rest frame), kept for `placeLimits`. */
+  limitShapesOf(radius) {
+    return this.joints
+      .map((joint, i) => ({ joint: i, points: this.limitSegments(joint, i, radius) }))
+      .filter((s) => s.points.length);
+  }
+
+  /** Each limit drawn in its frame (the parent's model rotation times the joint's rest rotation) at the joint; active ones red. */
+  placeLimits(active) {
+    const frame = new THREE.Quaternion(), a = new THREE.Vector3(), b = new THREE.Vector3();
+    const normal = new THREE.Color(COLORS.limit), highlighted = new THREE.Color(COLORS.active);
+    for (const { joint: i, points } of this.limitShapes) {
+      const joint = this.joints[i];
+      if (joint.parent === null) frame.identity(); else frame.copy(this.rotations[joint.parent]);
+      frame.multiply(q4(joint.rest_rotation));
+      const color = active.has(joint.name) ? highlighted : normal;
+      for (let k = 0; k < points.length; k += 2) {
+        a.copy(points[k]).applyQuaternion(frame).add(this.positions[i]);
+        b.copy(points[k + 1]).applyQuaternion(frame).add(this.positions[i]);
+        this.overlay.segment(a, b, color);
+      }
+    }
+  }
+
+  /** A joint's limit as segment end-point pairs in its rest frame: hinge arcs, swing cones, Euler arcs. */
+  limitSegments(joint, index, radius) {
     const limit = joint.limit;
-    if (!limit || limit.kind === 'free' || limit.kind === 'locked') return null;
+    const segments = [];
+    if (!limit || limit.kind === 'free' || limit.kind === 'locked') return segments;
     const child = this.joints.findIndex((j) => j.parent === index);
     const along = child >= 0 ? v3(this.joints[child].rest_translation) : new THREE.Vector3(0, -1, 0);
     if (along.lengthSq() < 1e-12) along.set(0, -1, 0);
     along.normalize();
-    const group = new THREE.Group();
     const line = (points, loop = false) => {
-      const geometry = new THREE.BufferGeometry().setFromPoints(points);
-      const material = new THREE.LineBasicMaterial({ color: COLORS.limit });
-      group.add(loop ? new THREE.LineLoop(geometry, material) : new THREE.Line(geometry, material));
+      for (let k = 0; k + 1 < points.length; k++) segments.push(points[k], points[k + 1]);
+      if (loop) segments.push(points.at(-1), points[0]);
     };
     const arc = (axis, min, max, r) => {
       axis = axis.clone().normalize();
@@ -166,8 +283,9 @@ export class SkeletonView {
       if (start.lengthSq() < 1e-9) start = new THREE.Vector3(0, 1, 0).cross(axis);
       start.normalize().multiplyScalar(r);
       const points = [new THREE.Vector3()];
-      for (let k = 0; k <= 32; k++) {
-        const a = min + (max - min) * k / 32;
+      const steps = Math.max(4, Math.ceil((max - min) / ARC_STEP));
+      for (let k = 0; k <= steps; k++) {
+        const a = min + (max - min) * k / steps;
         points.push(start.clone().applyAxisAngle(axis, a));
       }
       points.push(new THREE.Vector3());
@@ -183,7 +301,7 @@ export class SkeletonView {
       ['x', 'y', 'z'].forEach((c, k) => arc(axes[k], limit.min[c] ?? limit.min[k], limit.max[c] ?? limit.max[k], radius * (0.7 + 0.15 * k)));
     }
     if (limit.kind === 'swing_twist') this.swingCone(limit, radius * 1.6, line);
-    return group.children.length ? (this.root.add(group), group) : null;
+    return segments;
   }
 
   /** The boundary of a swing–twist limit's swing ellipse, as directions of the twist axis. */
@@ -191,8 +309,9 @@ export class SkeletonView {
     const t = v3(limit.twist_axis).normalize(), u = v3(limit.swing_axis).normalize();
     const w = t.clone().cross(u);
     const rim = [];
-    for (let k = 0; k < 48; k++) {
-      const phi = 2 * Math.PI * k / 48, c = Math.cos(phi), s = Math.sin(phi);
+    const steps = Math.round(2 * Math.PI / ARC_STEP);
+    for (let k = 0; k < steps; k++) {
+      const phi = 2 * Math.PI * k / steps, c = Math.cos(phi), s = Math.sin(phi);
       const su = c >= 0 ? limit.swing_u[1] : -limit.swing_u[0];
       const sv = s >= 0 ? limit.swing_v[1] : -limit.swing_v[0];
       const swing = u.clone().multiplyScalar(su * c).add(w.clone().multiplyScalar(sv * s));
@@ -201,39 +320,48 @@ export class SkeletonView {
       rim.push(dir.multiplyScalar(radius));
     }
     line(rim, true);
-    for (let k = 0; k < 48; k += 12) line([new THREE.Vector3(), rim[k]]);
+    for (let k = 0; k < steps; k += steps / 4) line([new THREE.Vector3(), rim[k]]);
   }
 
   /** Screen position (CSS pixels, relative to the page) of a model-space point. */
-  toScreen(p) {
-    const v = p.clone().project(this.camera);
-    const rect = this.canvas.getBoundingClientRect();
+  toScreen(p, rect = this.canvas.getBoundingClientRect()) {
+    const v = this.toWorld(p).project(this.camera);
     return [rect.left + (v.x + 1) / 2 * rect.width, rect.top + (1 - v.y) / 2 * rect.height, v.z];
   }
 
   /** The joint drawn nearest to a screen point, within `pixels`, or -1. */
   pick(x, y, pixels = 14) {
     let best = -1, bestD = pixels;
+    const rect = this.canvas.getBoundingClientRect();
     this.positions.forEach((p, i) => {
-      const [sx, sy, z] = this.toScreen(p);
+      const [sx, sy, z] = this.toScreen(p, rect);
       const d = Math.hypot(sx - x, sy - y);
       if (z < 1 && d < bestD) { best = i; bestD = d; }
     });
     return best;
   }
 
-  /** Where the ray under a screen point meets the plane through `point` facing the camera. */
+  /** Where the ray under a screen point meets the plane through `point` facing the camera (model space). */
   dragPoint(x, y, point) {
     const rect = this.canvas.getBoundingClientRect();
     const ndc = new THREE.Vector2((x - rect.left) / rect.width * 2 - 1, -((y - rect.top) / rect.height) * 2 + 1);
     const ray = new THREE.Raycaster();
     ray.setFromCamera(ndc, this.camera);
     const normal = this.camera.getWorldDirection(new THREE.Vector3());
-    const plane = new THREE.Plane().setFromNormalAndCoplanarPoint(normal, point);
-    return ray.ray.intersectPlane(plane, new THREE.Vector3());
+    const plane = new THREE.Plane().setFromNormalAndCoplanarPoint(normal, this.toWorld(point));
+    const hit = ray.ray.intersectPlane(plane, new THREE.Vector3());
+    return hit && this.toModel(hit);
   }
 
   render() {
+    if (this.pendingPose) {
+      if (this.pendingFollow) this.follow(this.pendingPose.positions[0]);
+      this.setPose(this.pendingPose);
+      this.pendingPose = null;
+      this.pendingFollow = false;
+    }
+    this.needsRender = false;
+    this.spheres?.setView(this.camera, this.renderer.getContext().drawingBufferHeight);
     this.renderer.render(this.scene, this.camera);
   }
 

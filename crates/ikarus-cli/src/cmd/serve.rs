@@ -7,7 +7,7 @@ use ikarus_viewer::Catalog;
 /// Arguments of `ikarus serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Files to open (BVH); the page starts on the first, or on `builtin:humanoid`.
+    /// Files to open (BVH, URDF); the page starts on the first, or on `builtin:humanoid`.
     files: Vec<String>,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 8765)]
