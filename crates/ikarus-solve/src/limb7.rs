@@ -181,6 +181,12 @@ pub struct Limb7 {
     reference2: DVec3,
     /// Angle (about ŵ) from `normalize(m × ŵ)` to the elbow offset, for straight limbs.
     straight_beta: f64,
+    /// `elbow_frame · wrist_frame` and `elbow_frame · (axis, 0) · wrist_frame`: the rotation
+    /// between the shoulder and the wrist is `shoulder · (c·wrist_c + s·wrist_s)` for the
+    /// hinge's half-angle cosine `c` and sine `s` (the quaternion product is bilinear), one
+    /// product instead of three on the wrist's path.
+    wrist_c: DQuat,
+    wrist_s: DQuat,
 }
 
 const MAX_BRANCHES: usize = 6;
@@ -406,6 +412,8 @@ impl Limb7 {
             reference,
             reference2: DVec3::ZERO,
             straight_beta: 0.0,
+            wrist_c: g.elbow_frame * g.wrist_frame,
+            wrist_s: g.elbow_frame * DQuat::from_xyzw(axis.x, axis.y, axis.z, 0.0) * g.wrist_frame,
         };
         // Reach over the range: its ends and the extremes of the cosine inside it.
         let (mut d2_min, mut d2_max) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -495,10 +503,9 @@ impl Limb7 {
     /// The wrist's local rotation that gives it the limb-frame orientation `goal` on top of the
     /// shoulder and elbow of `solution`.
     pub fn wrist_for(&self, solution: &Limb7Solution, goal: DQuat) -> DQuat {
-        let before_wrist = solution.shoulder
-            * self.geometry.elbow_frame
-            * solution.elbow_hinge
-            * self.geometry.wrist_frame;
+        let hinge = solution.elbow_hinge;
+        let (c, s) = (hinge.w, hinge.xyz().dot(self.axis));
+        let before_wrist = solution.shoulder * (self.wrist_c * c + self.wrist_s * s);
         // A product of unit quaternions: unit to rounding.
         before_wrist.conjugate() * goal
     }
