@@ -68,6 +68,20 @@ fn vec3(value: &Value) -> [f64; 3] {
     serde_json::from_value(value.clone()).unwrap()
 }
 
+/// The reply's report names `kind`, says converged, and its position error is the distance
+/// (by the reply's own positions) from joint `index` to `target`, below 1e-4 m.
+fn assert_converged_at(pose: &Value, kind: &str, index: usize, target: [f64; 3]) {
+    let report = &pose["report"];
+    assert_eq!(report["solver"], kind);
+    assert_eq!(report["status"], "converged", "{kind}: {report}");
+    let reached = distance(vec3(&pose["positions"][index]), target);
+    assert!(
+        reached < 1e-4,
+        "{kind}: joint {index} is {reached} m from the target"
+    );
+    assert!((report["position_error"].as_f64().unwrap() - reached).abs() < 1e-9);
+}
+
 fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
@@ -158,12 +172,8 @@ async fn drag_solves_with_ccd_and_limb7_to_the_target() {
             "pose",
         )
         .await;
+        assert_converged_at(&pose, kind, hand, target);
         let report = &pose["report"];
-        assert_eq!(report["solver"], kind);
-        assert_eq!(report["status"], "converged", "{kind}: {report}");
-        let reached = distance(vec3(&pose["positions"][hand]), target);
-        assert!(reached < 1e-4, "{kind}: hand {reached} m from the target");
-        assert!((report["position_error"].as_f64().unwrap() - reached).abs() < 1e-9);
         assert!(report["time_us"].as_f64().unwrap() > 0.0);
         assert_eq!(pose["effectors"][0]["joint"], "leftHand");
         assert_bone_lengths(&greeting[1], &pose);
@@ -501,12 +511,7 @@ async fn urdf_upload_solves_with_lm_and_ccd() {
             "pose",
         )
         .await;
-        let report = &pose["report"];
-        assert_eq!(report["solver"], kind);
-        assert_eq!(report["status"], "converged", "{kind}: {report}");
-        let reached = distance(vec3(&pose["positions"][tip]), target);
-        assert!(reached < 1e-4, "{kind}: link8 {reached} m from the target");
-        assert!((report["position_error"].as_f64().unwrap() - reached).abs() < 1e-9);
+        assert_converged_at(&pose, kind, tip, target);
         assert_bone_lengths(&info, &pose);
         assert_fk_and_limits(&robot, &pose, kind);
     }
