@@ -628,7 +628,32 @@ pub fn solve_pose(params: &Leg6Params, position: DVec3, rotation: DQuat) -> Leg6
     } else {
         rotation * length2.sqrt().recip()
     };
-    finite_or_invalid(solve_pose_unchecked(params, position, rotation), params)
+    // The closed form compiled for the best instruction set found at run time (AVX2, …):
+    // the same IEEE operations in the same order, so every machine gets the same angles.
+    let out = pulp::Arch::new().dispatch(PoseSolve {
+        params,
+        position,
+        rotation,
+    });
+    finite_or_invalid(out, params)
+}
+
+/// [`solve_pose_unchecked`] as a [`pulp::WithSimd`] operation, so that it is inlined into
+/// the code compiled for the instruction set dispatched to.
+struct PoseSolve<'a> {
+    params: &'a Leg6Params,
+    position: DVec3,
+    rotation: DQuat,
+}
+
+impl pulp::WithSimd for PoseSolve<'_> {
+    type Output = Leg6Output;
+
+    #[allow(clippy::inline_always)] // the point: compiled inside the dispatched function
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> Leg6Output {
+        solve_pose_unchecked(self.params, self.position, self.rotation)
+    }
 }
 
 /// Seed 003: the sole point at `position` with the sole parallel to the pelvis's xy plane and
@@ -712,6 +737,8 @@ impl Candidate {
     }
 }
 
+#[allow(clippy::inline_always)] // inlined into `solve_pose`'s instruction-set dispatch
+#[inline(always)]
 fn solve_pose_unchecked(params: &Leg6Params, position: DVec3, rotation: DQuat) -> Leg6Output {
     let foot = DMat3::from_quat(rotation);
     let roll_joint = position - foot * params.sole;
@@ -985,7 +1012,8 @@ fn unit2(sin: f64, cos: f64) -> (f64, f64) {
 /// The hip rotation `rolled · Ry(−q)` (thigh to leg frame, `(cq, sq)` the cosine and sine
 /// of `q`) decomposed in the leg's hip order, as (sine, cosine) pairs by axis (roll, pitch,
 /// yaw), for [`angles`].
-#[inline]
+#[allow(clippy::inline_always)] // inside `solve_pose`'s dispatched code
+#[inline(always)]
 fn hip_pairs(rolled: &DMat3, cq: f64, sq: f64, order: HipOrder) -> ([f64; 3], [f64; 3]) {
     match order {
         HipOrder::YawRollPitch => decompose::<2, 0, 1>(rolled, cq, sq),
@@ -1000,7 +1028,8 @@ fn hip_pairs(rolled: &DMat3, cq: f64, sq: f64, order: HipOrder) -> ([f64; 3], [f
 /// The hip's (yaw, roll, pitch) from the first decomposition's angles by axis (roll, pitch,
 /// yaw): the decomposition inside the limits when there is one, and which angles were
 /// clamped.
-#[inline]
+#[allow(clippy::inline_always)] // inside `solve_pose`'s dispatched code
+#[inline(always)]
 fn hip_angles(first: [f64; 3], params: &Leg6Params) -> ([f64; 3], [bool; 3]) {
     let (lo, hi) = (&params.limits.min, &params.limits.max);
     let (yaw, yaw_out) = fit(first[2], lo.hip_yaw, hi.hip_yaw);
@@ -1807,6 +1836,35 @@ mod tests {
             assert_eq!(angle(y, x), want, "{y} {x}");
         }
         assert!(angle(f64::NAN, 1.0).is_nan());
+    }
+
+    #[test]
+    fn dispatched_solve_gives_the_bits_of_the_baseline_build() {
+        // `solve_pose` runs the closed form compiled for the best instruction set of this
+        // machine; called directly here it is the baseline (SSE2) build. Same bits expected.
+        let mut params = Leg6Params::new(DVec3::new(0.0, -0.1, 0.0), 0.4, 0.38, 0.05)
+            .with_hip_order(HipOrder::YawRollPitch);
+        params.thigh = DVec3::new(0.01, 0.0, -0.4);
+        params.ankle = DVec3::new(0.0, 0.0, -0.02);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for order in HipOrder::ALL {
+            let params = params.with_hip_order(order);
+            for _ in 0..2000 {
+                let position = DVec3::new(next() * 0.3, -0.1 + next() * 0.3, -0.6 + next() * 0.3);
+                let axis = DVec3::new(next(), next(), next()).normalize_or(DVec3::Z);
+                let rotation = DQuat::from_axis_angle(axis, next() * 1.5);
+                let dispatched = solve_pose(&params, position, rotation);
+                let baseline =
+                    finite_or_invalid(solve_pose_unchecked(&params, position, rotation), &params);
+                assert_eq!(dispatched, baseline, "{order:?} {position} {rotation}");
+            }
+        }
     }
 
     #[test]

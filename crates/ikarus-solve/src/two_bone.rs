@@ -234,11 +234,29 @@ impl TwoBoneOutput {
 /// never returns NaN; invalid input gives [`TwoBoneOutput::IDENTITY`].
 #[inline]
 pub fn solve(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneOutput {
-    let out = solve_unchecked(input, settings);
+    let out = pulp::Arch::new().dispatch(Solve { input, settings });
     if out.start_correction.is_finite() && out.mid_correction.is_finite() {
         out
     } else {
         TwoBoneOutput::IDENTITY
+    }
+}
+
+/// [`solve_unchecked`] as a [`pulp::WithSimd`] operation, so that it is inlined into the code
+/// compiled for the instruction set dispatched to (AVX2, AVX-512, or the baseline). The same
+/// IEEE operations run in the same order on every path, so every machine gets the same bits.
+struct Solve<'a> {
+    input: &'a TwoBoneInput,
+    settings: &'a TwoBoneSettings,
+}
+
+impl pulp::WithSimd for Solve<'_> {
+    type Output = TwoBoneOutput;
+
+    #[allow(clippy::inline_always)] // the point: compiled inside the dispatched function
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> TwoBoneOutput {
+        solve_unchecked(self.input, self.settings)
     }
 }
 
@@ -279,6 +297,8 @@ pub fn recover_pole(start: DVec3, mid: DVec3, end: DVec3) -> Option<DVec3> {
 }
 
 #[allow(clippy::too_many_lines)] // one straight-line computation, split only by its comments
+#[allow(clippy::inline_always)] // inlined into `solve`'s instruction-set dispatch
+#[inline(always)]
 fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneOutput {
     if settings.weight.is_nan() || settings.weight <= 0.0 || settings.soften.is_nan() {
         return TwoBoneOutput::IDENTITY; // weight ≤ 0 or NaN, soften NaN
@@ -694,6 +714,53 @@ mod tests {
         assert!((mid - DVec3::X).length() < 1e-12, "{mid}");
         let end = mid + out.start_correction * (out.mid_correction * DVec3::X);
         assert!((end - input.target).length() < 1e-12, "{end}");
+    }
+
+    #[test]
+    fn dispatched_solve_gives_the_bits_of_the_baseline_build() {
+        // `solve` runs the closed form compiled for the best instruction set of this machine;
+        // called directly here it is the baseline (SSE2) build. Same bits expected.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut vector = || DVec3::new(next(), next(), next());
+        for i in 0..5000 {
+            let input = TwoBoneInput {
+                start_joint: DAffine3::from_mat3_translation(
+                    DMat3::from_cols(vector(), vector(), vector()),
+                    vector(),
+                ),
+                mid_joint: DAffine3::from_mat3_translation(
+                    DMat3::from_cols(vector(), vector(), vector()),
+                    vector(),
+                ),
+                end_joint: DAffine3::from_translation(vector()),
+                target: vector() * 2.0,
+                pole: if i % 2 == 0 {
+                    Pole::Vector(vector())
+                } else {
+                    Pole::Hint(vector())
+                },
+                mid_axis: vector(),
+            };
+            let settings = TwoBoneSettings {
+                twist_angle: [0.0, 0.7][i % 2],
+                soften: [1.0, 0.9, 1.0][i % 3],
+                weight: [1.0, 1.0, 1.0, 0.5][i % 4],
+            };
+            let baseline = solve_unchecked(&input, &settings);
+            let baseline =
+                if baseline.start_correction.is_finite() && baseline.mid_correction.is_finite() {
+                    baseline
+                } else {
+                    TwoBoneOutput::IDENTITY
+                };
+            assert_eq!(solve(&input, &settings), baseline, "{input:?} {settings:?}");
+        }
     }
 
     #[test]
