@@ -20,6 +20,7 @@ pub mod driver;
 pub mod fabrik;
 mod frames;
 pub mod jacobian;
+mod lanes;
 pub mod leg6;
 pub mod limb7;
 pub mod lm;

@@ -977,35 +977,105 @@ fn cmu_bvh_left_arm_round_trips_and_reaches() {
     assert!(frames > 50, "only {frames} frames with a bent elbow");
 }
 
-#[test]
-fn batch_matches_single_solves() {
-    let mut rng = Rng(16);
+/// Rigs under every parent transform with random targets and poles (vectors and hints), and
+/// the special cases mixed in: a straight and a folded arm, a target at the start joint, a pole
+/// along the target axis, zero-length bones, singular and non-finite joints and targets.
+fn batch_inputs(rng: &mut Rng) -> Vec<TwoBoneInput> {
     let mut inputs = Vec::new();
     for (_, parent) in parent_transforms() {
-        for _ in 0..50 {
-            let rig = Rig::with_random_lengths(&mut rng, parent, 0.1, 1.0);
-            let pose = rig.random_pose(&mut rng);
+        for i in 0..50 {
+            let rig = Rig::with_random_lengths(rng, parent, 0.1, 1.0);
+            let pose = rig.random_pose(rng);
             let model = model_of(&rig.skeleton, &pose);
-            let target = model.position(rig.chain.start) + rng.in_ball() * 2.0;
-            inputs.push(rig.chain.input(
-                &rig.skeleton,
-                &pose,
-                &model,
-                target,
-                Pole::Vector(rng.direction()),
-            ));
+            let start = model.position(rig.chain.start);
+            let target = start + rng.in_ball() * (1.2 * (rig.l1 + rig.l2));
+            let pole = if i % 3 == 0 {
+                Pole::Hint(start + rng.in_ball())
+            } else {
+                Pole::Vector(rng.direction())
+            };
+            inputs.push(rig.chain.input(&rig.skeleton, &pose, &model, target, pole));
         }
     }
-    let settings = TwoBoneSettings {
+    let straight = straight_arm(0.4, 0.3);
+    let special = [
+        straight,
+        TwoBoneInput {
+            end_joint: DAffine3::from_translation(DVec3::X * 0.1), // folded back
+            ..straight
+        },
+        TwoBoneInput {
+            target: DVec3::ZERO,
+            ..straight
+        },
+        TwoBoneInput {
+            pole: Pole::Vector(straight.target * 2.0),
+            ..straight
+        },
+        TwoBoneInput {
+            mid_joint: DAffine3::IDENTITY,
+            ..straight
+        },
+        TwoBoneInput {
+            start_joint: DAffine3::from_scale(DVec3::new(1.0, 0.0, 1.0)),
+            ..straight
+        },
+        TwoBoneInput {
+            target: DVec3::new(f64::NAN, 0.0, 0.0),
+            ..straight
+        },
+        TwoBoneInput {
+            mid_joint: DAffine3::from_translation(DVec3::new(f64::INFINITY, 0.0, 0.0)),
+            ..straight
+        },
+        TwoBoneInput {
+            mid_axis: DVec3::ZERO,
+            ..straight
+        },
+    ];
+    // Spread through the batch so that special lanes share registers with ordinary ones.
+    for (k, input) in special.into_iter().enumerate() {
+        inputs.insert(7 + 37 * k, input);
+    }
+    inputs
+}
+
+#[test]
+fn batch_gives_the_bits_of_single_solves() {
+    let mut rng = Rng(16);
+    let inputs = batch_inputs(&mut rng);
+    assert_ne!(inputs.len() % 8, 0, "a tail that fills no register");
+    let blended = TwoBoneSettings {
         twist_angle: 0.3,
         soften: 0.9,
         weight: 0.8,
     };
-    let mut outputs = vec![TwoBoneOutput::default(); inputs.len()];
-    solve_batch(&inputs, &settings, &mut outputs);
-    for (input, output) in inputs.iter().zip(&outputs) {
-        assert_eq!(*output, solve(input, &settings));
+    let twisted = TwoBoneSettings {
+        twist_angle: -1.1,
+        ..TwoBoneSettings::default()
+    };
+    for settings in [TwoBoneSettings::default(), twisted, blended] {
+        let mut outputs = vec![TwoBoneOutput::default(); inputs.len()];
+        solve_batch(&inputs, &settings, &mut outputs);
+        for (index, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
+            assert_eq!(*output, solve(input, &settings), "{index}: {settings:?}");
+            assert!(
+                output.start_correction.is_finite() && output.mid_correction.is_finite(),
+                "{index}"
+            );
+        }
+        // And every length, so that each tail size goes through the scalar remainder.
+        for length in 0..=17 {
+            let mut short = vec![TwoBoneOutput::default(); length];
+            solve_batch(&inputs[..length], &settings, &mut short);
+            assert_eq!(short, outputs[..length], "length {length}");
+        }
     }
+    let reached = inputs
+        .iter()
+        .filter(|input| solve(input, &TwoBoneSettings::default()).reached)
+        .count();
+    assert!(reached > inputs.len() / 3, "only {reached} reached");
 }
 
 #[test]
