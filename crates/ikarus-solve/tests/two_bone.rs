@@ -1054,7 +1054,22 @@ fn batch_gives_the_bits_of_single_solves() {
         twist_angle: -1.1,
         ..TwoBoneSettings::default()
     };
-    for settings in [TwoBoneSettings::default(), twisted, blended] {
+    let nan_twist = TwoBoneSettings {
+        twist_angle: f64::NAN,
+        ..TwoBoneSettings::default()
+    };
+    let past_one = TwoBoneSettings {
+        soften: f64::INFINITY,
+        weight: 2.0,
+        ..TwoBoneSettings::default()
+    };
+    for settings in [
+        TwoBoneSettings::default(),
+        twisted,
+        blended,
+        nan_twist,
+        past_one,
+    ] {
         let mut outputs = vec![TwoBoneOutput::default(); inputs.len()];
         solve_batch(&inputs, &settings, &mut outputs);
         for (index, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
