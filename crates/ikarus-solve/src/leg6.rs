@@ -122,10 +122,10 @@
 //!
 //! About 82 ns per [`solve_level`] and 88–91 ns per [`solve_pose`] (f64, see `BENCHMARKS.md`;
 //! `solve_pose` runs code compiled for the instruction set found at run time, AVX2 or
-//! AVX-512, with the same bits as the baseline build). No libm call on the common path: the six angles come from an in-module
-//! `atan2` (within 2 ulp) evaluated for all six together, limits are checked once at the end
-//! (the joint-by-joint clamping pass runs only when a lower joint is out), and lengths known
-//! early replace normalizations.
+//! AVX-512, with the same bits as the baseline build). No libm call on the common path: the
+//! six angles come from an in-module `atan2` (within 2 ulp) evaluated for all six together,
+//! limits are checked once at the end (the joint-by-joint clamping pass runs only when a lower
+//! joint is out), and lengths known early replace normalizations.
 //!
 //! ## Example
 //!
