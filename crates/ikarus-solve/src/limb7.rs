@@ -495,13 +495,19 @@ impl Limb7 {
         if !target.is_finite() || !swivel.is_finite() || !elbow_hint.unwrap_or(0.0).is_finite() {
             return Err(Limb7Error::NonFinite);
         }
-        let mut solution = self.solve_unchecked(target, swivel, elbow_hint);
-        solution.wrist = Some(self.wrist_for(&solution, goal));
-        Ok(solution)
+        Ok(pulp::Arch::new().dispatch(PoseSolve {
+            limb: self,
+            target,
+            goal,
+            swivel,
+            elbow_hint,
+        }))
     }
 
     /// The wrist's local rotation that gives it the limb-frame orientation `goal` on top of the
     /// shoulder and elbow of `solution`.
+    #[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+    #[inline(always)]
     pub fn wrist_for(&self, solution: &Limb7Solution, goal: DQuat) -> DQuat {
         let hinge = solution.elbow_hinge;
         let (c, s) = (hinge.w, hinge.xyz().dot(self.axis));
@@ -677,7 +683,8 @@ impl Limb7 {
         }
     }
 
-    #[inline]
+    #[allow(clippy::inline_always)] // inlined into `solve_pose`'s instruction-set dispatch
+    #[inline(always)]
     fn solve_unchecked(
         &self,
         target: DVec3,
@@ -734,6 +741,8 @@ impl Limb7 {
 
     /// Elbow angle whose reach is `d2` (or nearest to it in range), its cosine and sine, and
     /// whether it is exact.
+    #[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+    #[inline(always)]
     fn elbow_angle_for(&self, d2: f64, hint: Option<f64>) -> (f64, f64, f64, bool) {
         let [lo, hi] = self.geometry.elbow_range;
         let c = (d2 - self.d2_const) / self.two_rho;
@@ -834,6 +843,8 @@ impl Limb7 {
 
     /// The unit direction (shoulder frame, normal to ŵ) from the shoulder→wrist axis to the
     /// elbow; for a straight limb the bend plane's direction with the same offset angle.
+    #[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+    #[inline(always)]
     fn elbow_direction(&self, w: DVec3, w_hat: DVec3) -> DVec3 {
         let a = self.geometry.upper;
         let offset = a - a.dot(w_hat) * w_hat;
@@ -855,6 +866,8 @@ impl Limb7 {
     }
 
     /// `(û, v̂)`: the reference projected normal to `n`, and `n × û`.
+    #[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+    #[inline(always)]
     fn swivel_basis(&self, n: DVec3) -> (DVec3, DVec3) {
         let p = self.reference - self.reference.dot(n) * n;
         let len2 = p.length_squared();
@@ -1314,6 +1327,8 @@ fn branches(rel_lo: f64, rel_hi: f64) -> ([Branch; MAX_BRANCHES], usize) {
 
 /// The rotation by the angle whose cosine and sine are given about a unit axis, by half-angle
 /// formulas (no trigonometric calls); the angle is taken in `(-π, π]`.
+#[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+#[inline(always)]
 fn half_angle_rotation(axis: DVec3, cos: f64, sin: f64) -> DQuat {
     let (c, s) = if cos > -0.5 {
         let c = (0.5 * (1.0 + cos)).sqrt();
@@ -1329,6 +1344,8 @@ fn half_angle_rotation(axis: DVec3, cos: f64, sin: f64) -> DQuat {
 /// `(sin x, cos x)` for finite `x` to about 2e-16 for `|x| ≤ 1e4`: reduction by π/2 in two
 /// parts (Cody–Waite) and Taylor polynomials on `[−π/4, π/4]` (truncation below 5e-17), about
 /// twice as fast as the C library's `sincos` here.
+#[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+#[inline(always)]
 fn sin_cos(x: f64) -> (f64, f64) {
     // π/2 split so that k · PI_2_HI is exact for |k| < 2²⁰ (its low 20 bits are zero).
     const PI_2_HI: f64 = 1.570_796_326_734_125_6;
@@ -1367,12 +1384,16 @@ fn sin_cos(x: f64) -> (f64, f64) {
 }
 
 /// Angular distance for nearby angles (one rounding, no remainder).
+#[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+#[inline(always)]
 fn near_distance(a: f64, b: f64) -> f64 {
     let d = a - b;
     (d - TAU * (d / TAU).round()).abs()
 }
 
 /// `angle` in `(-π, π]`.
+#[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
+#[inline(always)]
 fn wrap(angle: f64) -> f64 {
     if angle > -PI && angle <= PI {
         return angle;
@@ -1468,9 +1489,64 @@ pub fn solve_task(
     report
 }
 
+/// [`Limb7::solve_pose`]'s closed form as a [`pulp::WithSimd`] operation, so that it is
+/// compiled inside the function dispatched to (AVX2, AVX-512 or the baseline). The same IEEE
+/// operations run in the same order on every path, so every machine gets the same bits.
+struct PoseSolve<'a> {
+    limb: &'a Limb7,
+    target: DVec3,
+    goal: DQuat,
+    swivel: f64,
+    elbow_hint: Option<f64>,
+}
+
+impl pulp::WithSimd for PoseSolve<'_> {
+    type Output = Limb7Solution;
+
+    #[allow(clippy::inline_always)] // the point: compiled inside the dispatched function
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> Limb7Solution {
+        let mut solution = self
+            .limb
+            .solve_unchecked(self.target, self.swivel, self.elbow_hint);
+        solution.wrist = Some(self.limb.wrist_for(&solution, self.goal));
+        solution
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sin_cos;
+    use super::{DQuat, DVec3, Limb7, Limb7Geometry, sin_cos};
+
+    #[test]
+    fn dispatched_solve_pose_gives_the_bits_of_the_baseline_build() {
+        // `solve_pose` runs the closed form compiled for the best instruction set of this
+        // machine; called directly here it is the baseline (SSE2) build. Same bits expected.
+        let mut geometry = Limb7Geometry::seed(0.28, 0.25);
+        geometry.elbow_frame = DQuat::from_rotation_x(0.3);
+        geometry.lower = DVec3::new(0.02, -0.25, 0.01);
+        let limb = Limb7::new(geometry).expect("valid limb");
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for i in 0..5000 {
+            let target = DVec3::new(next(), next(), next()) * 0.6;
+            let axis = DVec3::new(next(), next(), next()).normalize_or(DVec3::Z);
+            let goal = DQuat::from_axis_angle(axis, next() * 3.0);
+            let swivel = next() * 4.0;
+            let hint = (i % 2 == 0).then(|| next() * 3.0);
+            let dispatched = limb
+                .solve_pose(target, goal, swivel, hint)
+                .expect("finite input");
+            let mut baseline = limb.solve_unchecked(target, swivel, hint);
+            baseline.wrist = Some(limb.wrist_for(&baseline, goal));
+            assert_eq!(dispatched, baseline, "{target} {goal} {swivel} {hint:?}");
+        }
+    }
 
     #[test]
     fn sin_cos_matches_the_library_to_a_few_ulps() {
