@@ -1807,13 +1807,8 @@ mod tests {
 
     #[test]
     fn angle_matches_std_atan2() {
-        let mut state = 0x1234_5678_9abc_def0_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = crate::test_rng::Xorshift(0x1234_5678_9abc_def0_u64);
+        let mut next = || rng.signed();
         let mut worst: f64 = 0.0;
         for i in 0..1_000_000 {
             let scale = 10f64.powi(i % 40 - 20);
@@ -1847,13 +1842,8 @@ mod tests {
             .with_hip_order(HipOrder::YawRollPitch);
         params.thigh = DVec3::new(0.01, 0.0, -0.4);
         params.ankle = DVec3::new(0.0, 0.0, -0.02);
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = crate::test_rng::Xorshift(0x9e37_79b9_7f4a_7c15_u64);
+        let mut next = || rng.signed();
         for order in HipOrder::ALL {
             let params = params.with_hip_order(order);
             for _ in 0..2000 {

@@ -29,6 +29,8 @@ pub mod recover;
 mod report;
 pub mod svd;
 mod task;
+#[cfg(test)]
+mod test_rng;
 pub mod two_bone;
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};

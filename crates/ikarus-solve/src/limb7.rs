@@ -1526,13 +1526,8 @@ mod tests {
         geometry.elbow_frame = DQuat::from_rotation_x(0.3);
         geometry.lower = DVec3::new(0.02, -0.25, 0.01);
         let limb = Limb7::new(geometry).expect("valid limb");
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = crate::test_rng::Xorshift(0x9e37_79b9_7f4a_7c15_u64);
+        let mut next = || rng.signed();
         for i in 0..5000 {
             let target = DVec3::new(next(), next(), next()) * 0.6;
             let axis = DVec3::new(next(), next(), next()).normalize_or(DVec3::Z);

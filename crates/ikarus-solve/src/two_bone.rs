@@ -745,13 +745,8 @@ mod tests {
     fn dispatched_solve_gives_the_bits_of_the_baseline_build() {
         // `solve` runs the closed form compiled for the best instruction set of this machine;
         // called directly here it is the baseline (SSE2) build. Same bits expected.
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = crate::test_rng::Xorshift(0x9e37_79b9_7f4a_7c15_u64);
+        let mut next = || rng.signed();
         let mut vector = || DVec3::new(next(), next(), next());
         for i in 0..5000 {
             let input = TwoBoneInput {

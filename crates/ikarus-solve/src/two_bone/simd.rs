@@ -371,13 +371,8 @@ mod tests {
     /// Rigid and scaled two-bone chains with mostly reachable targets, some far, some with
     /// special cases, as the batch meets them.
     fn problems() -> Vec<TwoBoneInput> {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = crate::test_rng::Xorshift(0x2545_f491_4f6c_dd1d_u64);
+        let mut next = || rng.signed();
         let mut inputs = Vec::new();
         for i in 0..203 {
             let mut unit = || DVec3::new(next(), next(), next()).normalize_or(DVec3::X);
