@@ -228,6 +228,16 @@ fn malformed_files_give_one_line_with_file_line_and_column() {
     assert!(err.contains("missing.bvh"), "{err}");
     let err = fails(&["info", dir.join("model.xyz").to_str().unwrap()]);
     assert!(err.contains("unknown file format"), "{err}");
+    // Binary junk: the location and message once, the bytes escaped.
+    let junk = dir.join("junk.bvh");
+    std::fs::write(&junk, b"junk\x01\xff\x00data\n").unwrap();
+    let err = fails(&["info", junk.to_str().unwrap()]);
+    assert_eq!(err.matches("expected HIERARCHY").count(), 1, "{err}");
+    assert!(
+        err.contains(r"junk.bvh:1:1: expected HIERARCHY, found `junk\x01\xff\x00data`"),
+        "{err}"
+    );
+    assert!(err.trim_end().chars().all(|c| !c.is_control()), "{err:?}");
 }
 
 fn write_task(dir: &Path, name: &str, task: &str) -> String {
@@ -485,6 +495,12 @@ fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
     let source = Bvh::read(std::path::Path::new(file), &BvhReadOptions::default()).unwrap();
     let made = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
     assert_eq!(made.frame_count, 61);
+    // The source's layout is kept: 31 joints + 7 end sites, 96 channels, as in the source.
+    assert_eq!(made.layout, source.layout);
+    assert_eq!(made.skeleton.len(), 38);
+    assert_eq!(made.layout.channel_count(), 96);
+    let end_sites = made.layout.joints.iter().filter(|j| j.end_site).count();
+    assert_eq!(end_sites, 7);
     let positions = |bvh: &Bvh, frame: usize| {
         let mut pose = bvh.skeleton.rest_pose();
         bvh.frame_pose(frame, &mut pose);

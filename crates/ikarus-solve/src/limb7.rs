@@ -95,7 +95,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::{IkTask, SolveReport, analytic};
+use crate::{IkTask, SolveReport, SolveStatus, analytic};
 
 /// Samples around the swivel circle used by [`Limb7::feasible_swivels`] before bisection.
 pub const SWIVEL_SAMPLES: usize = 256;
@@ -331,7 +331,10 @@ pub struct Limb7Limits<'a> {
 pub enum SwivelPolicy {
     /// Exactly this swivel (radians), limits or not.
     Fixed(f64),
-    /// The swivel of the current pose (the elbow keeps its side as the target moves).
+    /// The swivel of the current pose when it is feasible (the elbow keeps its side as the
+    /// target moves), otherwise the nearest feasible swivel: the elbow moves only as far as
+    /// the limits make it. The feasible intervals are computed only when the current swivel
+    /// is not feasible, so the common case costs one closed-form solve more than `Fixed`.
     KeepCurrent,
     /// This swivel if feasible, otherwise the nearest feasible one.
     NearestFeasible(f64),
@@ -591,16 +594,7 @@ impl Limb7 {
             Some(q) => Some(unit_quat(q).ok_or(Limb7Error::NonFinite)?),
             None => None,
         };
-        let legal = |swivel: f64| {
-            let s = self.solve_unchecked(target, swivel, elbow_hint);
-            limits
-                .shoulder
-                .contains(limits.shoulder_rest.conjugate() * s.shoulder)
-                && goal.is_none_or(|goal| {
-                    let wrist = self.wrist_for(&s, goal);
-                    limits.wrist.contains(limits.wrist_rest.conjugate() * wrist)
-                })
-        };
+        let legal = |swivel: f64| self.is_legal(target, goal, limits, elbow_hint, swivel);
         let step = TAU / SWIVEL_SAMPLES as f64;
         let mut angles: Vec<f64> = (0..SWIVEL_SAMPLES)
             .map(|i| -PI + step * i as f64)
@@ -661,9 +655,86 @@ impl Limb7 {
         Ok(intervals)
     }
 
+    /// True when the swivel keeps the shoulder (and, with a unit `goal` orientation, the
+    /// wrist) inside `limits`: one closed-form solve and the limits' `contains`. Every input
+    /// must be finite (see [`feasible_swivels`](Self::feasible_swivels), which checks).
+    fn is_legal(
+        &self,
+        target: DVec3,
+        goal: Option<DQuat>,
+        limits: &Limb7Limits<'_>,
+        elbow_hint: Option<f64>,
+        swivel: f64,
+    ) -> bool {
+        let s = self.solve_unchecked(target, swivel, elbow_hint);
+        limits
+            .shoulder
+            .contains(limits.shoulder_rest.conjugate() * s.shoulder)
+            && goal.is_none_or(|goal| {
+                let wrist = self.wrist_for(&s, goal);
+                limits.wrist.contains(limits.wrist_rest.conjugate() * wrist)
+            })
+    }
+
+    /// The swivel whose closed-form pose lies least outside `limits` (the sum of the
+    /// shoulder's and, with a unit `goal`, the wrist's [`JointLimit::violation`]): the
+    /// [`SWIVEL_SAMPLES`] grid, then a golden-section search between the best sample's
+    /// neighbours. Used when no swivel is feasible, so that projecting onto the limits moves
+    /// the limb as little as possible (a target just outside the legal workspace is then
+    /// missed by about how far it lies outside). Every input must be finite.
+    fn least_violating_swivel(
+        &self,
+        target: DVec3,
+        goal: Option<DQuat>,
+        limits: &Limb7Limits<'_>,
+        elbow_hint: Option<f64>,
+    ) -> f64 {
+        let violation = |swivel: f64| {
+            let s = self.solve_unchecked(target, swivel, elbow_hint);
+            let shoulder = limits
+                .shoulder
+                .violation(limits.shoulder_rest.conjugate() * s.shoulder);
+            shoulder
+                + goal.map_or(0.0, |goal| {
+                    let wrist = self.wrist_for(&s, goal);
+                    limits
+                        .wrist
+                        .violation(limits.wrist_rest.conjugate() * wrist)
+                })
+        };
+        let step = TAU / SWIVEL_SAMPLES as f64;
+        let (mut best, mut best_violation) = (0.0, f64::INFINITY);
+        for i in 0..SWIVEL_SAMPLES {
+            let swivel = -PI + step * i as f64;
+            let v = violation(swivel);
+            if v < best_violation {
+                (best, best_violation) = (swivel, v);
+            }
+        }
+        // Golden-section search on [best − step, best + step].
+        let ratio = 0.5 * (5f64.sqrt() - 1.0);
+        let (mut lo, mut hi) = (best - step, best + step);
+        let (mut x1, mut x2) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
+        let (mut v1, mut v2) = (violation(x1), violation(x2));
+        for _ in 0..48 {
+            if v1 <= v2 {
+                (hi, x2, v2) = (x2, x1, v1);
+                x1 = hi - ratio * (hi - lo);
+                v1 = violation(x1);
+            } else {
+                (lo, x1, v1) = (x1, x2, v2);
+                x2 = lo + ratio * (hi - lo);
+                v2 = violation(x2);
+            }
+        }
+        let (x, v) = if v1 <= v2 { (x1, v1) } else { (x2, v2) };
+        wrap(if v < best_violation { x } else { best })
+    }
+
     /// Picks the swivel for `policy`: `current` is the current pose's swivel, `feasible` the
-    /// feasible intervals (only read by the feasible policies; empty means none is feasible, in
-    /// which case the wish or the current swivel is kept).
+    /// feasible intervals (read by every policy but `Fixed`; empty means none is feasible —
+    /// or, for `KeepCurrent`, that the current swivel is known to be feasible — in which case
+    /// the wish or the current swivel is kept).
     pub fn choose_swivel(policy: SwivelPolicy, current: f64, feasible: &[SwivelInterval]) -> f64 {
         let nearest = |wish: f64| {
             feasible
@@ -674,7 +745,7 @@ impl Limb7 {
         };
         match policy {
             SwivelPolicy::Fixed(swivel) => wrap(swivel),
-            SwivelPolicy::KeepCurrent => wrap(current),
+            SwivelPolicy::KeepCurrent => nearest(current),
             SwivelPolicy::NearestFeasible(wish) => nearest(wish),
             SwivelPolicy::MiddleOfFeasible => feasible
                 .iter()
@@ -942,6 +1013,9 @@ pub struct Limb7Report {
     /// The wrist reached the goal (position, and orientation when given) with every limb joint
     /// inside its limit.
     pub reached: bool,
+    /// The target lies within the shoulder–wrist distances the elbow's range allows (the
+    /// position is reachable for some swivel unless the shoulder limit forbids every one).
+    pub in_reach: bool,
     /// The swivel used, radians.
     pub swivel: f64,
     /// The feasible swivel intervals (computed for the feasible policies and whenever the
@@ -1191,10 +1265,13 @@ pub fn solve_chain(
         SwivelPolicy::Fixed(wish) | SwivelPolicy::NearestFeasible(wish) => [wish, current],
         SwivelPolicy::KeepCurrent | SwivelPolicy::MiddleOfFeasible => [current, current],
     };
-    let needs_feasible = matches!(
-        policy,
-        SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible
-    );
+    let needs_feasible = match policy {
+        SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible => true,
+        SwivelPolicy::KeepCurrent => {
+            !limb.is_legal(target, orientation, &limits, Some(hint), current)
+        }
+        SwivelPolicy::Fixed(_) => false,
+    };
     let mut feasible = if needs_feasible {
         Some(
             limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
@@ -1203,7 +1280,14 @@ pub fn solve_chain(
     } else {
         None
     };
-    let swivel = Limb7::choose_swivel(policy, current, feasible.as_deref().unwrap_or(&[]));
+    let swivel = match feasible.as_deref() {
+        // Nothing is feasible: the swivel that needs the smallest correction by the limits
+        // (except for a fixed swivel, which is the caller's to keep).
+        Some([]) if !matches!(policy, SwivelPolicy::Fixed(_)) => {
+            limb.least_violating_swivel(target, orientation, &limits, Some(hint))
+        }
+        intervals => Limb7::choose_swivel(policy, current, intervals.unwrap_or(&[])),
+    };
     let mut solution = limb
         .solve_position(target, swivel, Some(hint))
         .map_err(geometry_error)?;
@@ -1245,6 +1329,7 @@ pub fn solve_chain(
     fk::update_subtree(skeleton, pose, model, chain.shoulder);
     Ok(Limb7Report {
         reached: solution.reached && limited.is_empty(),
+        in_reach: solution.reached,
         swivel: solution.swivel,
         feasible,
         limited,
@@ -1482,6 +1567,20 @@ pub fn solve_task(
         outcome.reached,
         pose,
     );
+    if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =
+        (report.status, config.swivel, &outcome.feasible)
+        && !feasible.is_empty()
+        && outcome.in_reach
+    {
+        // Only the swivel was in the way: another one is feasible. Not "unreachable".
+        report.status = SolveStatus::MaxIterations;
+        report.message = Some(format!(
+            "the fixed swivel {:.4} rad puts {} outside the limits (projected); feasible \
+             swivels exist, use `nearest_feasible` or `keep_current`",
+            outcome.swivel,
+            outcome.limited.join(", ")
+        ));
+    }
     report.swivel = Some(outcome.swivel);
     report.feasible_swivels = outcome
         .feasible

@@ -169,4 +169,36 @@ mod tests {
         assert_eq!(config, SolverConfig::None);
         assert!(serde_json::from_str::<SolverConfig>(r#"{"kind":"magic"}"#).is_err());
     }
+
+    #[test]
+    fn a_base_that_is_an_effector_is_invalid_input_for_every_solver() {
+        let s = builtin_humanoid();
+        let hand = s.joint("leftHand").unwrap();
+        let task = IkTask {
+            effectors: vec![Effector {
+                joint: hand,
+                goal: Goal {
+                    position: Some(DVec3::new(0.6, 1.2, 0.2)),
+                    orientation: None,
+                },
+                weight: 1.0,
+            }],
+            base: Some(hand),
+            ..IkTask::default()
+        };
+        for kind in ["ccd", "lm", "fabrik", "jacobian", "limb7", "two_bone"] {
+            let config: SolverConfig =
+                serde_json::from_str(&format!(r#"{{"kind":"{kind}"}}"#)).unwrap();
+            let mut pose = s.rest_pose();
+            let report = solve(&s, &task, &config, &mut pose);
+            assert_eq!(report.status, SolveStatus::InvalidInput, "{kind}");
+            assert_eq!(report.iterations, 0);
+            let message = report.message.unwrap();
+            assert!(
+                message.contains("`leftHand` is the base joint"),
+                "{message}"
+            );
+            assert_eq!(pose, s.rest_pose());
+        }
+    }
 }

@@ -58,8 +58,8 @@ pub struct IkTask {
 }
 
 impl IkTask {
-    /// Checks joints exist in `skeleton`, goals and weights are finite, and orientations are
-    /// unit quaternions.
+    /// Checks joints exist in `skeleton`, the base is not an effector, goals and weights are
+    /// finite, and orientations are unit quaternions.
     ///
     /// # Errors
     /// The first problem found.
@@ -76,6 +76,9 @@ impl IkTask {
                 return Err(TaskError::UnknownJoint { joint: e.joint });
             }
             let name = skeleton.name(e.joint).to_owned();
+            if self.base == Some(e.joint) {
+                return Err(TaskError::BaseIsEffector { joint: name });
+            }
             if e.goal.position.is_none() && e.goal.orientation.is_none() {
                 return Err(TaskError::EmptyGoal { joint: name });
             }
@@ -157,6 +160,13 @@ pub enum TaskError {
         effector: String,
         /// The base joint.
         base: String,
+    },
+    /// The base joint is also an effector: the base stays where it is, so its goal can never
+    /// be worked towards. Pick the base further up (or down) the skeleton.
+    #[error("effector `{joint}` is the base joint, which stays fixed; pick another base")]
+    BaseIsEffector {
+        /// The joint.
+        joint: String,
     },
     /// More than 65,536 effectors.
     #[error("a task holds at most 65,536 effectors")]

@@ -496,8 +496,18 @@ fn swivel_policies_pick_what_they_say() {
         Limb7::choose_swivel(SwivelPolicy::Fixed(0.2), 1.0, &intervals),
         0.2
     );
+    // The current swivel when feasible (or when nothing is known to be feasible), else the
+    // nearest feasible one.
+    assert_eq!(
+        Limb7::choose_swivel(SwivelPolicy::KeepCurrent, -0.7, &intervals),
+        -0.7
+    );
     assert_eq!(
         Limb7::choose_swivel(SwivelPolicy::KeepCurrent, 1.0, &intervals),
+        -0.5
+    );
+    assert_eq!(
+        Limb7::choose_swivel(SwivelPolicy::KeepCurrent, 1.0, &[]),
         1.0
     );
     assert_eq!(
@@ -1033,8 +1043,15 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
     if report.status == SolveStatus::Converged {
         assert!(report.position_error < TOLERANCE);
     } else {
-        assert_eq!(report.status, SolveStatus::Unreachable);
+        // The fixed swivel pushed a joint onto its limit. Another swivel is feasible here, so
+        // the goal is not `unreachable`: the report says the swivel was in the way.
         assert!(!report.active_limits.is_empty());
+        assert!(!report.feasible_swivels.as_ref().unwrap().is_empty());
+        assert_eq!(report.status, SolveStatus::MaxIterations, "{report:?}");
+        assert!(report.message.as_ref().unwrap().contains("fixed swivel"));
+        let mut keep = skeleton.rest_pose();
+        let default = SolverConfig::Limb7(ikarus_solve::limb7::Limb7Config::default());
+        assert!(solve(&skeleton, &position_only, &default, &mut keep).converged());
     }
 
     let two_bone: SolverConfig = serde_json::from_str(r#"{"kind": "two_bone"}"#).unwrap();
@@ -1076,5 +1093,94 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
             assert!(report.message.is_some());
             assert_eq!(pose, skeleton.rest_pose());
         }
+    }
+}
+
+/// Issue 13: with the default policy, `unreachable` means that no swivel reaches. On the
+/// built-in humanoid's arms and legs, random targets 0.3–0.95 × reach (legs: downward): LM on
+/// the same four joint DOF (base = the limb's parent, position only) never converges where
+/// limb7 says `unreachable`, limb7 converges wherever LM does, and limb7 converges on every
+/// target made by FK of a legal pose (the independent ground truth).
+#[test]
+fn default_policy_says_unreachable_only_where_no_swivel_reaches() {
+    use ikarus_solve::lm::LmConfig;
+    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+    let skeleton = builtin_humanoid();
+    let limb7 = SolverConfig::Limb7(ikarus_solve::limb7::Limb7Config::default());
+    let lm = SolverConfig::Lm(LmConfig::default());
+    let mut rng = Rng(13);
+    for (names, base) in [
+        (["leftUpperArm", "leftLowerArm", "leftHand"], "leftShoulder"),
+        (
+            ["rightUpperArm", "rightLowerArm", "rightHand"],
+            "rightShoulder",
+        ),
+        (["leftUpperLeg", "leftLowerLeg", "leftFoot"], "hips"),
+        (["rightUpperLeg", "rightLowerLeg", "rightFoot"], "hips"),
+    ] {
+        let [s, e, w] = names.map(|n| skeleton.joint(n).unwrap());
+        let rest = model_of(&skeleton, &skeleton.rest_pose());
+        let reach = (rest.position(e) - rest.position(s)).length()
+            + (rest.position(w) - rest.position(e)).length();
+        let (mut lm_converged, mut limb7_converged, mut unreachable) = (0, 0, 0);
+        for i in 0..120 {
+            let target = if i % 2 == 0 {
+                // Any direction for arms, the lower half for legs (hips bend little upward).
+                let mut direction = rng.direction();
+                if base == "hips" {
+                    direction.y = -direction.y.abs();
+                }
+                rest.position(s) + direction * reach * rng.range(0.3, 0.95)
+            } else {
+                // FK of a legal limb pose: reachable by construction.
+                let mut source = skeleton.rest_pose();
+                for j in [s, e] {
+                    let rest = skeleton.rest(j).rotation;
+                    source[j].rotation = rest * legal_rotation(&mut rng, skeleton.limit(j));
+                }
+                model_of(&skeleton, &source).position(w)
+            };
+            let task = |base: Option<JointId>| IkTask {
+                effectors: vec![Effector {
+                    joint: w,
+                    goal: Goal {
+                        position: Some(target),
+                        orientation: None,
+                    },
+                    weight: 1.0,
+                }],
+                base,
+                ..IkTask::default()
+            };
+            let mut pose = skeleton.rest_pose();
+            let analytic = solve(&skeleton, &task(None), &limb7, &mut pose);
+            assert!(skeleton.limit_violation(&pose).is_none(), "{names:?} #{i}");
+            let mut pose = skeleton.rest_pose();
+            let numeric = solve(&skeleton, &task(skeleton.joint(base)), &lm, &mut pose);
+            assert!(skeleton.limit_violation(&pose).is_none(), "{names:?} #{i}");
+            lm_converged += usize::from(numeric.converged());
+            limb7_converged += usize::from(analytic.converged());
+            unreachable += usize::from(analytic.status == SolveStatus::Unreachable);
+            if numeric.converged() || i % 2 == 1 {
+                assert!(
+                    analytic.converged(),
+                    "{names:?} #{i}: target {target} converged by LM ({numeric:?}) or made \
+                     by FK, limb7 says {analytic:?}"
+                );
+            }
+            if analytic.status == SolveStatus::Unreachable {
+                assert!(analytic.position_error > 1e-4, "{analytic:?}");
+            }
+        }
+        // Not vacuous: most targets converge, and some are truly out of reach.
+        assert!(
+            lm_converged >= 80,
+            "{names:?}: LM converged on {lm_converged}"
+        );
+        assert!(limb7_converged >= lm_converged, "{names:?}");
+        assert!(
+            unreachable > 0,
+            "{names:?}: every random target was reachable"
+        );
     }
 }

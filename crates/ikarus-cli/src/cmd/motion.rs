@@ -102,11 +102,13 @@ pub fn run(args: &Args) -> Result<()> {
         sampler((k as f64 * frame_time).min(args.duration), &mut pose);
         motion.push(pose.clone())?;
     }
-    let bvh = Bvh::from_motion(
-        skeleton,
-        &motion,
-        BvhLayout::for_motion(skeleton, Some(&motion)),
-    )?;
+    // The source's own layout when it has one (end sites stay end sites, channels keep their
+    // order), as `convert` does; otherwise one made for the motion.
+    let layout = document
+        .layout
+        .clone()
+        .unwrap_or_else(|| BvhLayout::for_motion(skeleton, Some(&motion)));
+    let bvh = Bvh::from_motion(skeleton, &motion, layout)?;
     bvh.write(&args.out)?;
     println!(
         "{} frames at {} fps through {} postures written to {}",

@@ -513,7 +513,13 @@ fn show(token: &[u8]) -> String {
     if token.is_empty() {
         return "nothing".into();
     }
-    let text = String::from_utf8_lossy(&token[..token.len().min(40)]);
+    // Printable ASCII as it is, every other byte escaped (`\x01`, `\xff`): a message must
+    // not carry control characters or broken UTF-8 to the terminal.
+    let text: String = token[..token.len().min(40)]
+        .iter()
+        .flat_map(|&b| std::ascii::escape_default(b))
+        .map(char::from)
+        .collect();
     let ellipsis = if token.len() > 40 { "..." } else { "" };
     format!("`{text}{ellipsis}`")
 }
