@@ -31,6 +31,23 @@ pub fn update_subtree(
     update_range(skeleton, local, model, skeleton.subtree(joint));
 }
 
+/// Recomputes `model_from_joint` for the listed joints only, in the order given: each joint's
+/// parent must be listed before it or already be up to date in `model`. The partial update
+/// of a prepared task, which needs the model frames of one chain's ancestors and nothing
+/// else: pass the chain's path from the root, root first
+/// ([`Skeleton::path_to_root`] reversed, computed once).
+///
+/// # Panics
+/// When `local` or `model` was sized for a different skeleton, or a joint is not in it.
+pub fn update_joints(
+    skeleton: &Skeleton,
+    local: &LocalPose,
+    model: &mut ModelPose,
+    joints: &[JointId],
+) {
+    update_indices(skeleton, local, model, joints.iter().map(|j| j.index()));
+}
+
 /// After `joint`'s local transform changed from `old` to `local[joint]`, moves `descendant`
 /// (the joint itself or one in its subtree) rigidly along with it, without recomputing the
 /// joints in between — the cheap update an iterative solver uses for its effectors while it
@@ -82,6 +99,16 @@ fn update_range(
     model: &mut ModelPose,
     range: std::ops::Range<usize>,
 ) {
+    update_indices(skeleton, local, model, range);
+}
+
+#[inline]
+fn update_indices(
+    skeleton: &Skeleton,
+    local: &LocalPose,
+    model: &mut ModelPose,
+    indices: impl Iterator<Item = usize>,
+) {
     let n = skeleton.len();
     assert_eq!(local.len(), n, "local pose is for a different skeleton");
     assert_eq!(model.len(), n, "model pose is for a different skeleton");
@@ -90,7 +117,7 @@ fn update_range(
     let matrices = &mut model.model_from_joint[..n];
     let rotations = &mut model.rotations[..n];
     let rigid = &mut model.rigid[..n];
-    for i in range {
+    for i in indices {
         let l = &locals[i];
         let unit_scale = l.scale == DVec3::ONE;
         match parents[i] {
@@ -146,6 +173,33 @@ mod tests {
         assert_eq!(model, full);
         let c = model.position(s.joint("c").unwrap());
         assert!((c - DVec3::new(1.0, 2.0, 0.0)).length() < 1e-12, "{c}");
+    }
+
+    #[test]
+    fn path_update_matches_full_fk_on_the_path_only() {
+        let mut b = SkeletonBuilder::new();
+        b.joint("a", None, Transform::from_translation(DVec3::Y))
+            .joint("b", Some("a"), Transform::from_translation(DVec3::X))
+            .joint("c", Some("b"), Transform::from_translation(DVec3::X))
+            .joint("d", Some("a"), Transform::from_translation(DVec3::Z));
+        let s = b.build().unwrap();
+        let mut pose = s.rest_pose();
+        for (j, angle) in s.joints().zip([0.3, -0.7, 1.1, 0.4]) {
+            pose[j].rotation =
+                DQuat::from_axis_angle(DVec3::new(1.0, 2.0, -1.0).normalize(), angle);
+            pose[j].scale = DVec3::new(1.0, 1.5, 0.5) * (1.0 + angle.abs());
+        }
+        let mut full = ModelPose::new(&s);
+        forward_kinematics(&s, &pose, &mut full);
+        let mut model = ModelPose::new(&s);
+        let path: Vec<JointId> = ["a", "b", "c"].map(|n| s.joint(n).unwrap()).to_vec();
+        update_joints(&s, &pose, &mut model, &path);
+        for &j in &path {
+            assert_eq!(model[j], full[j]);
+            assert_eq!(model.rotation(j), full.rotation(j));
+        }
+        // `d` is not on the path: untouched.
+        assert_eq!(model.position(s.joint("d").unwrap()), DVec3::ZERO);
     }
 
     #[test]

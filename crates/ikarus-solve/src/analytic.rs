@@ -2,10 +2,10 @@
 //! kind on an [`IkTask`]: one effector whose ancestors form the chain, limits enforced after the
 //! closed form, and a report measured by forward kinematics.
 
-use ikarus_core::{JointId, LocalPose, Skeleton};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 
-use crate::report::{SolveReport, SolveStatus};
-use crate::{Effector, IkTask, measure};
+use crate::report::{SolveReport, SolveStatus, residuals};
+use crate::{Effector, IkTask};
 
 /// The task's single effector and its `N − 1` nearest ancestors, root-most first (e.g. upper
 /// arm, lower arm, hand), or why the task does not fit a closed-form solver of `kind`.
@@ -48,6 +48,34 @@ pub(crate) fn finish(
     reached: bool,
     pose: &mut LocalPose,
 ) -> SolveReport {
+    let active = enforce_limits(skeleton, joints, pose);
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    report(task, reached, active, &model)
+}
+
+/// [`finish`] on a `model` that holds the FK of `pose` for the ancestors of `path[0]` and for
+/// `path` (the chain's joints from its root-most joint down to the effector, root first),
+/// which is all a closed form reads and writes. The residuals are read from it (the same
+/// operations as a full FK, so the same bits); a limit enforced here updates `path`.
+/// Allocates only the names of enforced limits.
+pub(crate) fn finish_in(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    (joints, path): (&[JointId], &[JointId]),
+    reached: bool,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> SolveReport {
+    let active = enforce_limits(skeleton, joints, pose);
+    if !active.is_empty() {
+        fk::update_joints(skeleton, pose, model, path);
+    }
+    report(task, reached, active, model)
+}
+
+/// Projects each of `joints` onto its limit; the names of those that had to be.
+fn enforce_limits(skeleton: &Skeleton, joints: &[JointId], pose: &mut LocalPose) -> Vec<String> {
     let mut active = Vec::new();
     for &joint in joints {
         let rest = skeleton.rest(joint).rotation;
@@ -58,7 +86,11 @@ pub(crate) fn finish(
             active.push(skeleton.name(joint).to_owned());
         }
     }
-    let (position_error, rotation_error) = measure(skeleton, task, pose);
+    active
+}
+
+fn report(task: &IkTask, reached: bool, active: Vec<String>, model: &ModelPose) -> SolveReport {
+    let (position_error, rotation_error) = residuals(task, model);
     let mut report =
         SolveReport::from_residuals(task, position_error, rotation_error, 1, !active.is_empty());
     if !report.converged() && (!reached || !active.is_empty()) {
@@ -66,4 +98,11 @@ pub(crate) fn finish(
     }
     report.active_limits = active;
     report
+}
+
+/// The strict ancestors of `joint`, root first.
+pub(crate) fn ancestors(skeleton: &Skeleton, joint: JointId) -> Vec<JointId> {
+    let mut path: Vec<JointId> = skeleton.path_to_root(joint).skip(1).collect();
+    path.reverse();
+    path
 }

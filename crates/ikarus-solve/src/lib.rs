@@ -25,6 +25,7 @@ pub mod leg6;
 pub mod limb7;
 pub mod lm;
 pub mod path;
+pub mod prepared;
 pub mod recover;
 mod report;
 pub mod svd;
@@ -35,6 +36,7 @@ pub mod two_bone;
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
 pub use driver::{IterationSettings, Workspace};
+pub use prepared::{PrepareError, PreparedTask};
 pub use report::{SolveReport, SolveStatus, measure};
 pub use task::{Effector, Goal, IkTask, TaskError, Tolerance};
 

@@ -1234,6 +1234,26 @@ pub fn solve_chain(
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) -> Result<Limb7Report, Limb7ChainError> {
+    fk::forward_kinematics(skeleton, pose, model);
+    let limb = chain.limb(skeleton, pose)?;
+    let report = solve_chain_in(skeleton, chain, &limb, goal, policy, pose, model)?;
+    fk::update_subtree(skeleton, pose, model, chain.shoulder);
+    Ok(report)
+}
+
+/// [`solve_chain`] with the chain's `limb` for this pose given (`chain.limb(skeleton, pose)`,
+/// which a prepared task keeps while the bones do not change) and `model` holding the FK of
+/// the shoulder's strict ancestors only. Writes the three rotations into `pose` and leaves
+/// `model` as it was.
+pub(crate) fn solve_chain_in(
+    skeleton: &Skeleton,
+    chain: &Limb7Chain,
+    limb: &Limb7,
+    goal: &Limb7Goal,
+    policy: SwivelPolicy,
+    pose: &mut LocalPose,
+    model: &ModelPose,
+) -> Result<Limb7Report, Limb7ChainError> {
     let geometry_error = |source| Limb7ChainError::Geometry {
         joint: skeleton.name(chain.shoulder).to_owned(),
         source,
@@ -1241,8 +1261,6 @@ pub fn solve_chain(
     if !goal.position.is_finite() || goal.orientation.is_some_and(|q| unit_quat(q).is_none()) {
         return Err(geometry_error(Limb7Error::NonFinite));
     }
-    fk::forward_kinematics(skeleton, pose, model);
-    let limb = chain.limb(skeleton, pose)?;
     let model_from_limb = chain.model_from_limb(skeleton, pose, model);
     if model_from_limb.matrix3.determinant().abs() < 1e-300 {
         return Err(geometry_error(Limb7Error::NonFinite));
@@ -1326,7 +1344,6 @@ pub fn solve_chain(
                 .map_err(geometry_error)?,
         );
     }
-    fk::update_subtree(skeleton, pose, model, chain.shoulder);
     Ok(Limb7Report {
         reached: solution.reached && limited.is_empty(),
         in_reach: solution.reached,
@@ -1516,76 +1533,186 @@ pub fn solve_task(
     config: &Limb7Config,
     pose: &mut LocalPose,
 ) -> SolveReport {
-    let (effector, [shoulder, elbow, wrist]) =
-        match analytic::chain_of::<3>(skeleton, task, "limb7") {
-            Ok(chain) => chain,
-            Err(message) => return SolveReport::invalid(message),
-        };
-    let Some(position) = effector.goal.position else {
-        return SolveReport::invalid("`limb7` needs a position goal".into());
-    };
-    let mut model = ModelPose::new(skeleton);
-    let chain = match (config.elbow_axis, skeleton.limit(elbow)) {
-        (None, JointLimit::Hinge(_)) => Limb7Chain::new(skeleton, shoulder, elbow, wrist),
-        (axis, _) => {
-            let axis = axis.map_or_else(
-                || {
-                    fk::forward_kinematics(skeleton, pose, &mut model);
-                    let (s, e, w) = (
-                        model.position(shoulder),
-                        model.position(elbow),
-                        model.position(wrist),
-                    );
-                    let current = model.rotation(elbow).inverse() * (e - s).cross(w - e);
-                    skeleton.rest(elbow).rotation.inverse() * (pose[elbow].rotation * current)
-                },
-                DVec3::from_array,
-            );
-            Limb7Chain::with_hinge(skeleton, [shoulder, elbow, wrist], axis, [-PI, PI])
-        }
-    };
-    let chain = match chain {
-        Ok(chain) => chain,
-        Err(error) => return SolveReport::invalid(error.to_string()),
-    };
-    let goal = Limb7Goal {
-        position,
-        orientation: effector.goal.orientation,
-    };
-    let before = pose.clone();
-    let outcome = match solve_chain(skeleton, &chain, &goal, config.swivel, pose, &mut model) {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            *pose = before;
-            return SolveReport::invalid(error.to_string());
-        }
-    };
-    let mut report = analytic::finish(
-        skeleton,
-        task,
-        &[shoulder, elbow, wrist],
-        outcome.reached,
-        pose,
-    );
-    if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =
-        (report.status, config.swivel, &outcome.feasible)
-        && !feasible.is_empty()
-        && outcome.in_reach
-    {
-        // Only the swivel was in the way: another one is feasible. Not "unreachable".
-        report.status = SolveStatus::MaxIterations;
-        report.message = Some(format!(
-            "the fixed swivel {:.4} rad puts {} outside the limits (projected); feasible \
-             swivels exist, use `nearest_feasible` or `keep_current`",
-            outcome.swivel,
-            outcome.limited.join(", ")
-        ));
+    match Limb7Task::new(skeleton, task, config) {
+        Ok(mut prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton)),
+        Err(message) => SolveReport::invalid(message),
     }
-    report.swivel = Some(outcome.swivel);
-    report.feasible_swivels = outcome
-        .feasible
-        .map(|intervals| intervals.iter().map(|i| [i.start, i.end]).collect());
-    report
+}
+
+/// A limb7 task's shape compiled once (the engine of [`solve_task`] and of a
+/// [`PreparedTask`](crate::PreparedTask)): the chain validated, the frames it reads listed, and
+/// the [`Limb7`] of the last solve kept while the bones it was built from stay the same.
+#[derive(Clone, Debug)]
+pub(crate) struct Limb7Task {
+    /// Shoulder, elbow, wrist.
+    joints: [JointId; 3],
+    /// The shoulder's strict ancestors and then the shoulder → wrist path, root first.
+    path: Vec<JointId>,
+    /// Where the shoulder → wrist part of `path` begins.
+    chain_from: usize,
+    /// The chain, unless its elbow axis is taken from the current bend at each solve.
+    chain: Option<Limb7Chain>,
+    config: Limb7Config,
+    /// The limb of the last solve, and the local transforms of the shoulder → wrist path it
+    /// was built from (the chain joints' rotations, which it does not depend on, as identity).
+    limb: Option<(Limb7, Vec<Transform>)>,
+}
+
+impl Limb7Task {
+    /// Validates the task's shape (one effector with two ancestors, no base) and the chain.
+    pub(crate) fn new(
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &Limb7Config,
+    ) -> Result<Self, String> {
+        let (_, joints) = analytic::chain_of::<3>(skeleton, task, "limb7")?;
+        let [shoulder, elbow, wrist] = joints;
+        let chain = match (config.elbow_axis, skeleton.limit(elbow)) {
+            (None, JointLimit::Hinge(_)) => Some(Limb7Chain::new(skeleton, shoulder, elbow, wrist)),
+            (Some(axis), _) => Some(Limb7Chain::with_hinge(
+                skeleton,
+                joints,
+                DVec3::from_array(axis),
+                [-PI, PI],
+            )),
+            (None, _) => None,
+        }
+        .transpose()
+        .map_err(|error| error.to_string())?;
+        let mut path = analytic::ancestors(skeleton, shoulder);
+        let chain_from = path.len();
+        path.extend(skeleton.chain(shoulder, wrist).unwrap_or_default());
+        Ok(Self {
+            joints,
+            path,
+            chain_from,
+            chain,
+            config: *config,
+            limb: None,
+        })
+    }
+
+    /// The part of `pose` the limb is built from, for joint `j` of the shoulder → wrist path:
+    /// the shoulder's scale, the elbow's and wrist's translation and scale, every transform
+    /// between them.
+    fn bone(&self, pose: &LocalPose, j: JointId) -> Transform {
+        let t = pose[j];
+        if j == self.joints[0] {
+            Transform {
+                translation: DVec3::ZERO,
+                rotation: DQuat::IDENTITY,
+                scale: t.scale,
+            }
+        } else if self.joints.contains(&j) {
+            Transform {
+                rotation: DQuat::IDENTITY,
+                ..t
+            }
+        } else {
+            t
+        }
+    }
+
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
+    /// `model` as scratch: only the model frames of `path` are computed.
+    pub(crate) fn solve(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        let effector = task.effectors[0];
+        let Some(position) = effector.goal.position else {
+            return SolveReport::invalid("`limb7` needs a position goal".into());
+        };
+        let [shoulder, elbow, wrist] = self.joints;
+        let chain_path = &self.path[self.chain_from..];
+        let rebuilt;
+        let chain = if let Some(chain) = &self.chain {
+            fk::update_joints(skeleton, pose, model, &self.path[..self.chain_from]);
+            chain
+        } else {
+            // The elbow axis from the current bend (range the whole circle).
+            fk::update_joints(skeleton, pose, model, &self.path);
+            let (s, e, w) = (
+                model.position(shoulder),
+                model.position(elbow),
+                model.position(wrist),
+            );
+            let current = model.rotation(elbow).inverse() * (e - s).cross(w - e);
+            let axis = skeleton.rest(elbow).rotation.inverse() * (pose[elbow].rotation * current);
+            rebuilt = match Limb7Chain::with_hinge(skeleton, self.joints, axis, [-PI, PI]) {
+                Ok(chain) => chain,
+                Err(error) => return SolveReport::invalid(error.to_string()),
+            };
+            &rebuilt
+        };
+        let kept = self.limb.take().filter(|(_, bones)| {
+            chain_path
+                .iter()
+                .zip(bones)
+                .all(|(&j, bone)| self.bone(pose, j) == *bone)
+        });
+        let entry = match kept {
+            Some(entry) => entry,
+            None => match chain.limb(skeleton, pose) {
+                Ok(limb) => (
+                    limb,
+                    chain_path.iter().map(|&j| self.bone(pose, j)).collect(),
+                ),
+                Err(error) => return SolveReport::invalid(error.to_string()),
+            },
+        };
+        let limb = &entry.0;
+        let goal = Limb7Goal {
+            position,
+            orientation: effector.goal.orientation,
+        };
+        let outcome = match solve_chain_in(
+            skeleton,
+            chain,
+            limb,
+            &goal,
+            self.config.swivel,
+            pose,
+            model,
+        ) {
+            Ok(outcome) => outcome,
+            Err(error) => return SolveReport::invalid(error.to_string()),
+        };
+        if self.chain.is_some() {
+            self.limb = Some(entry);
+        }
+        fk::update_joints(skeleton, pose, model, chain_path);
+        let mut report = analytic::finish_in(
+            skeleton,
+            task,
+            (&self.joints, chain_path),
+            outcome.reached,
+            pose,
+            model,
+        );
+        if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =
+            (report.status, self.config.swivel, &outcome.feasible)
+            && !feasible.is_empty()
+            && outcome.in_reach
+        {
+            // Only the swivel was in the way: another one is feasible. Not "unreachable".
+            report.status = SolveStatus::MaxIterations;
+            report.message = Some(format!(
+                "the fixed swivel {:.4} rad puts {} outside the limits (projected); feasible \
+                 swivels exist, use `nearest_feasible` or `keep_current`",
+                outcome.swivel,
+                outcome.limited.join(", ")
+            ));
+        }
+        report.swivel = Some(outcome.swivel);
+        report.feasible_swivels = outcome
+            .feasible
+            .map(|intervals| intervals.iter().map(|i| [i.start, i.end]).collect());
+        report
+    }
 }
 
 /// [`Limb7::solve_pose`]'s closed form as a [`pulp::WithSimd`] operation, so that it is

@@ -75,36 +75,37 @@ impl IkTask {
             if !joint_ok(e.joint) {
                 return Err(TaskError::UnknownJoint { joint: e.joint });
             }
-            let name = skeleton.name(e.joint).to_owned();
+            // Allocated only for the error: a valid task allocates nothing.
+            let name = || skeleton.name(e.joint).to_owned();
             if self.base == Some(e.joint) {
-                return Err(TaskError::BaseIsEffector { joint: name });
+                return Err(TaskError::BaseIsEffector { joint: name() });
             }
             if e.goal.position.is_none() && e.goal.orientation.is_none() {
-                return Err(TaskError::EmptyGoal { joint: name });
+                return Err(TaskError::EmptyGoal { joint: name() });
             }
             if e.goal.position.is_some_and(|p| !p.is_finite()) {
                 return Err(TaskError::NonFinite {
-                    joint: name,
+                    joint: name(),
                     what: "position",
                 });
             }
             if let Some(q) = e.goal.orientation {
                 if !q.is_finite() {
                     return Err(TaskError::NonFinite {
-                        joint: name,
+                        joint: name(),
                         what: "orientation",
                     });
                 }
                 if (q.length() - 1.0).abs() > 1e-6 {
                     return Err(TaskError::NonUnitOrientation {
-                        joint: name,
+                        joint: name(),
                         length: q.length(),
                     });
                 }
             }
             if !(e.weight.is_finite() && e.weight >= 0.0) {
                 return Err(TaskError::NonFinite {
-                    joint: name,
+                    joint: name(),
                     what: "weight",
                 });
             }

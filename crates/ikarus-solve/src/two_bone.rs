@@ -837,61 +837,133 @@ pub fn solve_task(
     config: &TwoBoneConfig,
     pose: &mut LocalPose,
 ) -> SolveReport {
-    let (effector, [start, mid, end]) = match analytic::chain_of::<3>(skeleton, task, "two_bone") {
-        Ok(chain) => chain,
-        Err(message) => return SolveReport::invalid(message),
-    };
-    let Some(target) = effector.goal.position else {
-        return SolveReport::invalid("`two_bone` needs a position goal".into());
-    };
-    let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut model);
-    let (s, m, e) = (
-        model.position(start),
-        model.position(mid),
-        model.position(end),
-    );
-    let axis = match (config.mid_axis, skeleton.limit(mid)) {
-        (Some(axis), _) => DVec3::from_array(axis),
-        (None, JointLimit::Hinge(hinge)) => hinge.axis,
-        (None, _) => {
+    match TwoBoneTask::new(skeleton, task, config) {
+        Ok(prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton)),
+        Err(message) => SolveReport::invalid(message),
+    }
+}
+
+/// A two-bone task's shape compiled once (the engine of [`solve_task`] and of a
+/// [`PreparedTask`](crate::PreparedTask)): the chain validated, the frames it reads listed.
+#[derive(Clone, Debug)]
+pub(crate) struct TwoBoneTask {
+    /// Start, mid, end.
+    joints: [JointId; 3],
+    /// The strict ancestors of the start joint and then the start → end path, root first:
+    /// every model frame the solve reads.
+    path: Vec<JointId>,
+    /// Where the start → end part of `path` begins.
+    chain_from: usize,
+    /// The chain, when its hinge axis does not depend on the pose (configured, or the mid
+    /// joint's hinge limit); otherwise taken from the current bend at each solve.
+    chain: Option<TwoBoneChain>,
+    config: TwoBoneConfig,
+}
+
+impl TwoBoneTask {
+    /// Validates the task's shape (one effector with two ancestors, no base) and the chain.
+    pub(crate) fn new(
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &TwoBoneConfig,
+    ) -> Result<Self, String> {
+        let (_, joints) = analytic::chain_of::<3>(skeleton, task, "two_bone")?;
+        let [start, mid, end] = joints;
+        let axis = match (config.mid_axis, skeleton.limit(mid)) {
+            (Some(axis), _) => Some(DVec3::from_array(axis)),
+            (None, JointLimit::Hinge(hinge)) => Some(hinge.axis),
+            (None, _) => None,
+        };
+        let chain = axis
+            .map(|axis| TwoBoneChain::new(skeleton, start, mid, end, axis))
+            .transpose()
+            .map_err(|error| error.to_string())?;
+        let mut path = analytic::ancestors(skeleton, start);
+        let chain_from = path.len();
+        path.extend(skeleton.chain(start, end).unwrap_or_default());
+        Ok(Self {
+            joints,
+            path,
+            chain_from,
+            chain,
+            config: *config,
+        })
+    }
+
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
+    /// `model` as scratch: only the model frames of `path` are computed.
+    pub(crate) fn solve(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        let config = &self.config;
+        let effector = task.effectors[0];
+        let Some(target) = effector.goal.position else {
+            return SolveReport::invalid("`two_bone` needs a position goal".into());
+        };
+        let [start, mid, end] = self.joints;
+        fk::update_joints(skeleton, pose, model, &self.path);
+        let (s, m, e) = (
+            model.position(start),
+            model.position(mid),
+            model.position(end),
+        );
+        let chain = if let Some(chain) = self.chain {
+            chain
+        } else {
             let bend = (m - s).cross(e - m);
             let current = model.rotation(mid).inverse() * bend;
-            skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * current)
+            let axis = skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * current);
+            match TwoBoneChain::new(skeleton, start, mid, end, axis) {
+                Ok(chain) => chain,
+                Err(error) => return SolveReport::invalid(error.to_string()),
+            }
+        };
+        let pole = match (config.hint, config.pole) {
+            (Some(hint), _) => Pole::Hint(DVec3::from_array(hint)),
+            (None, Some(pole)) => Pole::Vector(DVec3::from_array(pole)),
+            (None, None) => Pole::Vector(recover_pole(s, m, e).unwrap_or_else(|| {
+                // Straight: the mid joint moves against the end's flexion direction.
+                let axis_model = model.rotation(mid)
+                    * (pose[mid].rotation.inverse() * skeleton.rest(mid).rotation * chain.mid_axis);
+                -axis_model.cross(e - m)
+            })),
+        };
+        let settings = TwoBoneSettings {
+            twist_angle: config.twist_angle,
+            soften: config.soften,
+            weight: config.weight,
+        };
+        let before = self.joints.map(|j| pose[j]);
+        let output = solve(&chain.input(skeleton, pose, model, target, pole), &settings);
+        output.apply_to(&chain, pose);
+        let chain_path = &self.path[self.chain_from..];
+        fk::update_joints(skeleton, pose, model, chain_path);
+        if let Some(orientation) = effector.goal.orientation {
+            let parent = skeleton
+                .parent(end)
+                .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+            pose[end].rotation = (parent.conjugate() * orientation).normalize();
+            fk::update_joints(skeleton, pose, model, &chain_path[chain_path.len() - 1..]);
         }
-    };
-    let chain = match TwoBoneChain::new(skeleton, start, mid, end, axis) {
-        Ok(chain) => chain,
-        Err(error) => return SolveReport::invalid(error.to_string()),
-    };
-    let pole = match (config.hint, config.pole) {
-        (Some(hint), _) => Pole::Hint(DVec3::from_array(hint)),
-        (None, Some(pole)) => Pole::Vector(DVec3::from_array(pole)),
-        (None, None) => Pole::Vector(recover_pole(s, m, e).unwrap_or_else(|| {
-            // Straight: the mid joint moves against the end's flexion direction.
-            let axis_model = model.rotation(mid)
-                * (pose[mid].rotation.inverse() * skeleton.rest(mid).rotation * chain.mid_axis);
-            -axis_model.cross(e - m)
-        })),
-    };
-    let settings = TwoBoneSettings {
-        twist_angle: config.twist_angle,
-        soften: config.soften,
-        weight: config.weight,
-    };
-    let before = pose.clone();
-    let reached = solve_chain(skeleton, &chain, target, pole, &settings, pose, &mut model);
-    if let Some(orientation) = effector.goal.orientation {
-        let parent = skeleton
-            .parent(end)
-            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
-        pose[end].rotation = (parent.conjugate() * orientation).normalize();
+        if !self.joints.iter().all(|&j| pose[j].is_finite()) {
+            for (&j, saved) in self.joints.iter().zip(before) {
+                pose[j] = saved;
+            }
+            return SolveReport::invalid("two_bone produced a non-finite pose".into());
+        }
+        analytic::finish_in(
+            skeleton,
+            task,
+            (&self.joints, chain_path),
+            output.reached,
+            pose,
+            model,
+        )
     }
-    if !pose.is_finite() {
-        *pose = before;
-        return SolveReport::invalid("two_bone produced a non-finite pose".into());
-    }
-    analytic::finish(skeleton, task, &[start, mid, end], reached, pose)
 }
 
 /// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =

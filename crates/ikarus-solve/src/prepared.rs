@@ -1,0 +1,164 @@
+//! Prepared tasks: a task's shape (skeleton, effector joints and weights, base, tolerances,
+//! solver configuration) checked and compiled once into a reusable object that owns its
+//! workspace, for callers that solve the same kind of task every frame — every limb of every
+//! character of a game.
+//!
+//! Per frame only the goals ([`PreparedTask::goal_mut`]) and the pose go in. A warm prepared
+//! task allocates nothing (except the names of joints whose limits had to be enforced, and
+//! the feasible swivel intervals when a limb7 policy computes them, both in the report):
+//! - the closed forms `two_bone` and `limb7` compute the model frames of their chain's
+//!   ancestors and of the chain only (not the whole skeleton), measure the residual from
+//!   them, and limb7 keeps its limb geometry while the bones it was built from do not change;
+//! - the iterative solvers (`ccd`, `lm`, `fabrik`, `jacobian`) run with the task's own
+//!   [`SolverWorkspace`];
+//! - `none`, `aim` and `leg6` run their one-shot form.
+//!
+//! [`solve`](crate::solve) is the one-shot convenience: it prepares and solves once, and gives
+//! the same pose and report bit for bit (tested).
+//!
+//! ```
+//! use ikarus_core::{glam::DVec3, humanoid::builtin_humanoid};
+//! use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig};
+//!
+//! let skeleton = builtin_humanoid();
+//! let hand = skeleton.joint("leftHand").unwrap();
+//! let shape = IkTask {
+//!     effectors: vec![Effector {
+//!         joint: hand,
+//!         goal: Goal { position: Some(DVec3::new(0.55, 1.2, 0.2)), orientation: None },
+//!         weight: 1.0,
+//!     }],
+//!     ..IkTask::default()
+//! };
+//! let config: SolverConfig = serde_json::from_str(r#"{"kind": "limb7"}"#).unwrap();
+//! let mut arm = PreparedTask::new(&skeleton, &shape, &config).unwrap();
+//! let mut pose = skeleton.rest_pose();
+//! for frame in 0..3 {
+//!     arm.goal_mut(0).position = Some(DVec3::new(0.55, 1.2 + 0.02 * f64::from(frame), 0.2));
+//!     let report = arm.solve(&mut pose);
+//!     assert!(report.converged());
+//! }
+//! ```
+
+use ikarus_core::{LocalPose, ModelPose, Skeleton};
+
+use crate::limb7::Limb7Task;
+use crate::two_bone::TwoBoneTask;
+use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
+
+/// A task's shape compiled once for a skeleton; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct PreparedTask<'s> {
+    skeleton: &'s Skeleton,
+    task: IkTask,
+    config: SolverConfig,
+    engine: Engine,
+    /// Scratch model frames of the closed forms (only their chain's frames are computed).
+    model: ModelPose,
+}
+
+/// What runs a prepared task.
+#[derive(Clone, Debug)]
+enum Engine {
+    /// Closed-form two-bone IK on the chain's frames only.
+    TwoBone(Box<TwoBoneTask>),
+    /// The closed-form 7-DOF limb on the chain's frames only, its limb kept between solves.
+    Limb7(Box<Limb7Task>),
+    /// [`solve_with`] on the task's own buffers.
+    General(Box<SolverWorkspace>),
+}
+
+/// Why a task's shape cannot be prepared.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrepareError {
+    /// The task itself is invalid (unknown joints, the base an effector, bad goals or
+    /// tolerances): fix the task.
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    /// The solver does not fit the task (a closed form given several effectors or a base,
+    /// a chain without the joints or hinge it needs) or its parameters are out of range.
+    #[error("{0}")]
+    Solver(String),
+}
+
+impl<'s> PreparedTask<'s> {
+    /// Checks `task` and `config` once and compiles the task's shape. The goals in `task` are
+    /// the initial goals; change them with [`goals_mut`](Self::goals_mut) before each
+    /// [`solve`](Self::solve).
+    ///
+    /// # Errors
+    /// [`PrepareError`] saying what does not fit.
+    pub fn new(
+        skeleton: &'s Skeleton,
+        task: &IkTask,
+        config: &SolverConfig,
+    ) -> Result<Self, PrepareError> {
+        task.validate(skeleton)?;
+        let engine = match config {
+            SolverConfig::TwoBone(c) => Engine::TwoBone(Box::new(
+                TwoBoneTask::new(skeleton, task, c).map_err(PrepareError::Solver)?,
+            )),
+            SolverConfig::Limb7(c) => Engine::Limb7(Box::new(
+                Limb7Task::new(skeleton, task, c).map_err(PrepareError::Solver)?,
+            )),
+            _ => {
+                if let Some(settings) = config.clone().iteration_mut() {
+                    settings.validate().map_err(PrepareError::Solver)?;
+                }
+                Engine::General(Box::default())
+            }
+        };
+        Ok(Self {
+            skeleton,
+            task: task.clone(),
+            config: config.clone(),
+            engine,
+            model: ModelPose::new(skeleton),
+        })
+    }
+
+    /// The skeleton this task was prepared for.
+    pub fn skeleton(&self) -> &'s Skeleton {
+        self.skeleton
+    }
+
+    /// The task as it stands (its goals are the last ones set).
+    pub fn task(&self) -> &IkTask {
+        &self.task
+    }
+
+    /// The goal of effector `index` (in the order of the prepared task), to set before a
+    /// solve.
+    ///
+    /// # Panics
+    /// When the task has no effector `index`.
+    pub fn goal_mut(&mut self, index: usize) -> &mut Goal {
+        &mut self.task.effectors[index].goal
+    }
+
+    /// The goals, one per effector in the order of the prepared task, to set before a solve.
+    /// The rest of the shape (joints, weights, base, tolerances) is fixed.
+    pub fn goals_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Goal> + '_ {
+        self.task.effectors.iter_mut().map(|e| &mut e.goal)
+    }
+
+    /// Solves the task with its current goals on `pose` (the start pose on entry, the pose
+    /// found on exit), exactly as [`solve`](crate::solve) would. Bad goals give
+    /// [`SolveStatus::InvalidInput`](crate::SolveStatus::InvalidInput) and leave the pose
+    /// untouched.
+    ///
+    /// # Panics
+    /// When `pose` was sized for another skeleton.
+    pub fn solve(&mut self, pose: &mut LocalPose) -> SolveReport {
+        let (skeleton, task) = (self.skeleton, &self.task);
+        if let Err(reason) = task.validate(skeleton) {
+            return SolveReport::invalid(reason.to_string());
+        }
+        match &mut self.engine {
+            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, &mut self.model),
+            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, &mut self.model),
+            Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
+        }
+    }
+}

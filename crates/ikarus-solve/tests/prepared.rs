@@ -1,0 +1,206 @@
+//! Prepared tasks against the one-shot `solve`: the same pose and report bit for bit, frame
+//! after frame, for every solver kind (the one-shot path is the independent baseline: full FK,
+//! a fresh workspace, the chain rebuilt); the limb cache follows bones that change; a warm
+//! prepared closed form allocates nothing.
+
+mod common;
+
+use common::{Rng, model};
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::{JointId, Skeleton};
+use ikarus_solve::{
+    Effector, Goal, IkTask, PrepareError, PreparedTask, SolveStatus, SolverConfig, solve,
+};
+
+fn config(json: &str) -> SolverConfig {
+    serde_json::from_str(json).unwrap()
+}
+
+fn one_effector(joint: JointId, goal: Goal) -> IkTask {
+    IkTask {
+        effectors: vec![Effector {
+            joint,
+            goal,
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    }
+}
+
+/// Goals around the effector's rest frame: `reach` metres and up to 0.8 rad away.
+fn random_goal(rng: &mut Rng, skeleton: &Skeleton, joint: JointId, orientation: bool) -> Goal {
+    let rest = model(skeleton, &skeleton.rest_pose());
+    let offset = DVec3::new(
+        rng.range(-0.25, 0.25),
+        rng.range(-0.3, 0.2),
+        rng.range(-0.1, 0.35),
+    );
+    Goal {
+        position: Some(rest.position(joint) + offset),
+        orientation: orientation.then(|| rng.rotation(0.8) * rest.rotation(joint)),
+    }
+}
+
+#[test]
+fn prepared_tasks_give_the_one_shot_pose_and_report_frame_after_frame() {
+    let skeleton = builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let foot = skeleton.joint("rightFoot").unwrap();
+    let kinds = [
+        (r#"{"kind": "two_bone"}"#, foot),
+        (
+            r#"{"kind": "two_bone", "pole": [0, 0, 1], "soften": 0.9}"#,
+            hand,
+        ),
+        (r#"{"kind": "two_bone", "mid_axis": [0, -1, 0]}"#, hand),
+        (r#"{"kind": "limb7"}"#, hand),
+        (r#"{"kind": "limb7"}"#, foot),
+        (r#"{"kind": "limb7", "swivel": "middle_of_feasible"}"#, hand),
+        (r#"{"kind": "limb7", "swivel": {"fixed": 0.4}}"#, hand),
+        (r#"{"kind": "limb7", "elbow_axis": [0, -1, 0]}"#, hand),
+        (r#"{"kind": "none"}"#, hand),
+        (r#"{"kind": "ccd"}"#, hand),
+        (r#"{"kind": "ccd", "variant": "mmd"}"#, foot),
+        (r#"{"kind": "lm"}"#, hand),
+        (r#"{"kind": "fabrik"}"#, hand),
+        (r#"{"kind": "jacobian", "method": "dls"}"#, hand),
+    ];
+    let mut rng = Rng(42);
+    let mut converged = 0;
+    for (json, joint) in kinds {
+        let solver = config(json);
+        for orientation in [false, true] {
+            let shape = one_effector(joint, random_goal(&mut rng, &skeleton, joint, orientation));
+            let mut prepared = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
+            let mut pose = skeleton.rest_pose();
+            let mut reference = skeleton.rest_pose();
+            for frame in 0..12 {
+                let mut goal = random_goal(&mut rng, &skeleton, joint, orientation);
+                if frame == 5 {
+                    goal.position = Some(DVec3::new(f64::NAN, 0.0, 0.0));
+                }
+                *prepared.goal_mut(0) = goal;
+                let report = prepared.solve(&mut pose);
+                let expected = solve(&skeleton, prepared.task(), &solver, &mut reference);
+                assert_eq!(report, expected, "{json} frame {frame}");
+                assert_eq!(pose, reference, "{json} frame {frame}");
+                if frame == 5 {
+                    assert_eq!(report.status, SolveStatus::InvalidInput);
+                }
+                converged += usize::from(report.converged());
+            }
+        }
+    }
+    // Not vacuous: most frames converge.
+    assert!(converged > 60, "{converged}");
+}
+
+#[test]
+fn limb7_rebuilds_its_limb_when_the_bones_change() {
+    let skeleton = builtin_humanoid();
+    let [arm, elbow, hand] =
+        ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| skeleton.joint(n).unwrap());
+    let solver = config(r#"{"kind": "limb7"}"#);
+    let mut rng = Rng(7);
+    let shape = one_effector(hand, random_goal(&mut rng, &skeleton, hand, true));
+    let mut prepared = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
+    let mut pose = skeleton.rest_pose();
+    let mut reference = skeleton.rest_pose();
+    for frame in 0..20 {
+        // Bones that stretch and scale every few frames (a cartoon arm).
+        if frame % 3 == 0 {
+            let upper = skeleton.rest(elbow).translation * rng.range(0.8, 1.3);
+            let lower = skeleton.rest(hand).translation * rng.range(0.9, 1.1);
+            let scale = DVec3::splat(rng.range(0.9, 1.1));
+            for p in [&mut pose, &mut reference] {
+                p[elbow].translation = upper;
+                p[hand].translation = lower;
+                p[arm].scale = scale;
+            }
+        }
+        let goal = random_goal(&mut rng, &skeleton, hand, true);
+        *prepared.goal_mut(0) = goal;
+        let report = prepared.solve(&mut pose);
+        let expected = solve(&skeleton, prepared.task(), &solver, &mut reference);
+        assert_eq!(report, expected, "frame {frame}");
+        assert_eq!(pose, reference, "frame {frame}");
+        if report.converged() {
+            let reached = model(&skeleton, &pose).position(hand);
+            assert!((reached - goal.position.unwrap()).length() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn shapes_that_do_not_fit_are_refused_once() {
+    let skeleton = builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let goal = Goal {
+        position: Some(DVec3::new(0.5, 1.2, 0.2)),
+        orientation: None,
+    };
+    let with_base = IkTask {
+        base: Some(skeleton.joint("hips").unwrap()),
+        ..one_effector(hand, goal)
+    };
+    for json in [r#"{"kind": "limb7"}"#, r#"{"kind": "two_bone"}"#] {
+        let error = PreparedTask::new(&skeleton, &with_base, &config(json)).unwrap_err();
+        assert!(matches!(error, PrepareError::Solver(ref m) if m.contains("base")));
+    }
+    let own_base = IkTask {
+        base: Some(hand),
+        ..one_effector(hand, goal)
+    };
+    let error = PreparedTask::new(&skeleton, &own_base, &config(r#"{"kind": "ccd"}"#));
+    assert!(matches!(error, Err(PrepareError::Task(_))));
+    let bad_settings = config(r#"{"kind": "ccd", "iteration": {"blend": 2}}"#);
+    let error = PreparedTask::new(&skeleton, &one_effector(hand, goal), &bad_settings);
+    assert!(matches!(error, Err(PrepareError::Solver(ref m)) if m.contains("blend")));
+}
+
+#[test]
+fn warm_prepared_closed_forms_allocate_nothing() {
+    let skeleton = builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let foot = skeleton.joint("leftFoot").unwrap();
+    let mut rng = Rng(3);
+    for (json, joint, bend) in [
+        (r#"{"kind": "limb7"}"#, hand, DVec3::new(-0.1, -0.1, 0.15)),
+        (r#"{"kind": "two_bone"}"#, foot, DVec3::new(0.0, 0.15, 0.1)),
+        (r#"{"kind": "ccd"}"#, hand, DVec3::new(-0.1, -0.1, 0.15)),
+    ] {
+        let goal = Goal {
+            position: Some(model(&skeleton, &skeleton.rest_pose()).position(joint) + bend),
+            orientation: Some(DQuat::IDENTITY),
+        };
+        let mut prepared =
+            PreparedTask::new(&skeleton, &one_effector(joint, goal), &config(json)).unwrap();
+        let mut pose = skeleton.rest_pose();
+        prepared.solve(&mut pose);
+        let mut allocations = 0;
+        let mut converged = 0;
+        for _ in 0..50 {
+            // Small moves from a converged pose: no limit is hit, so the report holds no names.
+            let mut goal = prepared.task().effectors[0].goal;
+            goal.position = goal.position.map(|p| {
+                p + DVec3::new(
+                    rng.range(-0.01, 0.01),
+                    rng.range(-0.01, 0.01),
+                    rng.range(-0.01, 0.01),
+                )
+            });
+            goal.orientation = None;
+            *prepared.goal_mut(0) = goal;
+            let mut report = None;
+            let info = allocation_counter::measure(|| report = Some(prepared.solve(&mut pose)));
+            let report = report.unwrap();
+            if report.active_limits.is_empty() {
+                allocations += info.count_total;
+            }
+            converged += usize::from(report.converged());
+        }
+        assert_eq!(allocations, 0, "{json}");
+        assert!(converged >= 45, "{json}: {converged}");
+    }
+}
