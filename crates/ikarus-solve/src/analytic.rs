@@ -89,7 +89,15 @@ fn enforce_limits(skeleton: &Skeleton, joints: &[JointId], pose: &mut LocalPose)
     active
 }
 
-fn report(task: &IkTask, reached: bool, active: Vec<String>, model: &ModelPose) -> SolveReport {
+/// The report of a closed form: the residuals read from `model`; not converged is
+/// `unreachable` when the closed form (`reached` false) or an enforced limit (`active`, the
+/// names) proves it.
+pub(crate) fn report(
+    task: &IkTask,
+    reached: bool,
+    active: Vec<String>,
+    model: &ModelPose,
+) -> SolveReport {
     let (position_error, rotation_error) = residuals(task, model);
     let mut report =
         SolveReport::from_residuals(task, position_error, rotation_error, 1, !active.is_empty());

@@ -666,12 +666,26 @@ impl Limb7 {
         elbow_hint: Option<f64>,
         swivel: f64,
     ) -> bool {
-        let s = self.solve_unchecked(target, swivel, elbow_hint);
+        self.solution_is_legal(
+            &self.solve_unchecked(target, swivel, elbow_hint),
+            goal,
+            limits,
+        )
+    }
+
+    /// True when `solution` keeps the shoulder (and, with a unit `goal` orientation, the
+    /// wrist) inside `limits`.
+    fn solution_is_legal(
+        &self,
+        solution: &Limb7Solution,
+        goal: Option<DQuat>,
+        limits: &Limb7Limits<'_>,
+    ) -> bool {
         limits
             .shoulder
-            .contains(limits.shoulder_rest.conjugate() * s.shoulder)
+            .contains(limits.shoulder_rest.conjugate() * solution.shoulder)
             && goal.is_none_or(|goal| {
-                let wrist = self.wrist_for(&s, goal);
+                let wrist = self.wrist_for(solution, goal);
                 limits.wrist.contains(limits.wrist_rest.conjugate() * wrist)
             })
     }
@@ -1283,10 +1297,17 @@ pub(crate) fn solve_chain_in(
         SwivelPolicy::Fixed(wish) | SwivelPolicy::NearestFeasible(wish) => [wish, current],
         SwivelPolicy::KeepCurrent | SwivelPolicy::MiddleOfFeasible => [current, current],
     };
+    // `KeepCurrent`: the current swivel's solution, once found legal, is the answer (its
+    // shoulder and wrist need no second check).
+    let mut legal_current = None;
     let needs_feasible = match policy {
         SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible => true,
         SwivelPolicy::KeepCurrent => {
-            !limb.is_legal(target, orientation, &limits, Some(hint), current)
+            let solution = limb.solve_unchecked(target, wrap(current), Some(hint));
+            let legal = solution.shoulder.is_finite()
+                && limb.solution_is_legal(&solution, orientation, &limits);
+            legal_current = legal.then_some(solution);
+            !legal
         }
         SwivelPolicy::Fixed(_) => false,
     };
@@ -1306,19 +1327,23 @@ pub(crate) fn solve_chain_in(
         }
         intervals => Limb7::choose_swivel(policy, current, intervals.unwrap_or(&[])),
     };
-    let mut solution = limb
-        .solve_position(target, swivel, Some(hint))
-        .map_err(geometry_error)?;
+    let known_legal = legal_current.is_some();
+    let mut solution = match legal_current {
+        Some(solution) => solution,
+        None => limb
+            .solve_position(target, swivel, Some(hint))
+            .map_err(geometry_error)?,
+    };
     if let Some(goal) = orientation {
         solution.wrist = Some(limb.wrist_for(&solution, goal));
     }
     // Write, enforcing limits.
     let mut limited = Vec::new();
-    let mut set = |joint: JointId, rotation: DQuat, pose: &mut LocalPose| {
+    let mut set = |joint: JointId, rotation: DQuat, known_legal: bool, pose: &mut LocalPose| {
         let rest = skeleton.rest(joint).rotation;
         let limit = skeleton.limit(joint);
         let delta = rest.conjugate() * rotation;
-        let legal = if limit.contains(delta) {
+        let legal = if known_legal || limit.contains(delta) {
             rotation
         } else {
             limited.push(skeleton.name(joint).to_owned());
@@ -1329,15 +1354,21 @@ pub(crate) fn solve_chain_in(
             ..pose[joint]
         };
     };
-    set(chain.shoulder, solution.shoulder, pose);
+    set(chain.shoulder, solution.shoulder, known_legal, pose);
     set(
         chain.elbow,
         skeleton.rest(chain.elbow).rotation * solution.elbow_hinge,
+        false,
         pose,
     );
-    if let Some(wrist) = solution.wrist {
-        set(chain.wrist, wrist, pose);
-    }
+    // Without an orientation goal the wrist keeps its rotation, which must be legal too.
+    let wrist = solution.wrist.unwrap_or(pose[chain.wrist].rotation);
+    set(
+        chain.wrist,
+        wrist,
+        known_legal && solution.wrist.is_some(),
+        pose,
+    );
     if !limited.is_empty() && feasible.is_none() {
         feasible = Some(
             limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
@@ -1685,14 +1716,8 @@ impl Limb7Task {
             self.limb = Some(entry);
         }
         fk::update_joints(skeleton, pose, model, chain_path);
-        let mut report = analytic::finish_in(
-            skeleton,
-            task,
-            (&self.joints, chain_path),
-            outcome.reached,
-            pose,
-            model,
-        );
+        // `solve_chain_in` enforced the three limits already.
+        let mut report = analytic::report(task, outcome.reached, outcome.limited, model);
         if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =
             (report.status, self.config.swivel, &outcome.feasible)
             && !feasible.is_empty()
@@ -1704,7 +1729,7 @@ impl Limb7Task {
                 "the fixed swivel {:.4} rad puts {} outside the limits (projected); feasible \
                  swivels exist, use `nearest_feasible` or `keep_current`",
                 outcome.swivel,
-                outcome.limited.join(", ")
+                report.active_limits.join(", ")
             ));
         }
         report.swivel = Some(outcome.swivel);

@@ -1,0 +1,250 @@
+//! Prepared tasks at game scale (issue 13): 1,000 built-in humanoids, each with its own pose
+//! and root placement, and four limbs solved per frame — limb7 arms (hand position and
+//! orientation, default swivel policy) and two-bone legs (foot position and orientation) —
+//! through four [`PreparedTask`]s shared by all characters, as one thread of a game would run
+//! them. The same frame with classic CCD (default settings) on the same four effectors; the
+//! one-shot `solve` on the closed forms for contrast; and the kernels alone
+//! (`two_bone::solve`, `Limb7::solve_pose`) on the same limbs, for the per-limb ratio.
+//!
+//! The goals move every frame (FK of a legal limb motion: arms bent in front of the body, feet
+//! lifting and landing, so every goal is reachable); the benchmark cycles through 16
+//! precomputed frames.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ikarus_core::glam::{DQuat, DVec3};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_solve::limb7::Limb7Chain;
+use ikarus_solve::two_bone::{Pole, TwoBoneChain, TwoBoneSettings};
+use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig, solve};
+use std::hint::black_box;
+
+const CHARACTERS: usize = 1000;
+const FRAMES: usize = 16;
+const LIMBS: [&str; 4] = ["leftHand", "rightHand", "leftFoot", "rightFoot"];
+
+/// Per frame, per character, per limb: the goal (model space).
+struct Scene {
+    skeleton: Skeleton,
+    joints: [JointId; 4],
+    poses: Vec<LocalPose>,
+    goals: Vec<Vec<[Goal; 4]>>,
+}
+
+fn scene() -> Scene {
+    let skeleton = builtin_humanoid();
+    let joints = LIMBS.map(|n| skeleton.joint(n).expect("VRM name"));
+    let hips = skeleton.joint("hips").expect("VRM name");
+    let mut poses = Vec::with_capacity(CHARACTERS);
+    for c in 0..CHARACTERS {
+        let mut pose = skeleton.rest_pose();
+        let place = DVec3::new((c % 40) as f64 * 1.5, 0.0, (c / 40) as f64 * 1.5);
+        let turn = DQuat::from_rotation_y(c as f64 * 0.37);
+        pose[hips].translation = place + DVec3::new(0.0, 0.95 - 0.03 * (c % 3) as f64, 0.0);
+        pose[hips].rotation = turn;
+        poses.push(pose);
+    }
+    // Goals made by FK of a legal, moving limb pose (so every goal is reachable): arms bent in
+    // front of the body, feet lifting and landing.
+    let limb_joints = |names: [&str; 3]| names.map(|n| skeleton.joint(n).expect("VRM name"));
+    let arms = [
+        limb_joints(["leftUpperArm", "leftLowerArm", "leftHand"]),
+        limb_joints(["rightUpperArm", "rightLowerArm", "rightHand"]),
+    ];
+    let legs = [
+        limb_joints(["leftUpperLeg", "leftLowerLeg", "leftFoot"]),
+        limb_joints(["rightUpperLeg", "rightLowerLeg", "rightFoot"]),
+    ];
+    let legal = |j: JointId, q: DQuat| skeleton.rest(j).rotation * skeleton.limit(j).project(q);
+    let mut model = ModelPose::new(&skeleton);
+    let goals = (0..FRAMES)
+        .map(|f| {
+            let phase = f as f64 / FRAMES as f64 * std::f64::consts::TAU;
+            poses
+                .iter()
+                .enumerate()
+                .map(|(c, pose)| {
+                    let t = phase + c as f64 * 0.1;
+                    let mut source = pose.clone();
+                    for (side, [s, e, w]) in [(1.0, arms[0]), (-1.0, arms[1])] {
+                        source[s].rotation = legal(
+                            s,
+                            DQuat::from_rotation_z(-side * (0.9 + 0.2 * t.sin()))
+                                * DQuat::from_rotation_y(side * (0.5 + 0.2 * t.cos())),
+                        );
+                        source[e].rotation =
+                            legal(e, DQuat::from_rotation_y(-side * (0.9 + 0.3 * t.sin())));
+                        source[w].rotation = legal(w, DQuat::from_rotation_z(0.2 * t.cos()));
+                    }
+                    for (shift, [s, e, w]) in [(0.0, legs[0]), (std::f64::consts::PI, legs[1])] {
+                        let lift = 0.5 + 0.5 * (t + shift).sin();
+                        source[s].rotation = legal(s, DQuat::from_rotation_x(-0.6 * lift));
+                        source[e].rotation = legal(e, DQuat::from_rotation_x(1.0 * lift));
+                        source[w].rotation = legal(w, DQuat::from_rotation_x(-0.3 * lift));
+                    }
+                    fk::forward_kinematics(&skeleton, &source, &mut model);
+                    joints.map(|j| Goal {
+                        position: Some(model.position(j)),
+                        orientation: Some(model.rotation(j)),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    Scene {
+        skeleton,
+        joints,
+        poses,
+        goals,
+    }
+}
+
+fn task(joint: JointId, goal: Goal) -> IkTask {
+    IkTask {
+        effectors: vec![Effector {
+            joint,
+            goal,
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    }
+}
+
+fn config(json: &str) -> SolverConfig {
+    serde_json::from_str(json).expect("solver JSON")
+}
+
+/// The four prepared limbs: `arms` for the hands, `legs` for the feet.
+fn limbs<'s>(scene: &'s Scene, arms: &SolverConfig, legs: &SolverConfig) -> Vec<PreparedTask<'s>> {
+    (0..4)
+        .map(|k| {
+            let solver = if k < 2 { arms } else { legs };
+            let shape = task(scene.joints[k], scene.goals[0][0][k]);
+            PreparedTask::new(&scene.skeleton, &shape, solver).expect("the limbs fit")
+        })
+        .collect()
+}
+
+/// One frame of every character through the prepared limbs; the number converged.
+fn frame(
+    limbs: &mut [PreparedTask<'_>],
+    scene: &Scene,
+    poses: &mut [LocalPose],
+    f: usize,
+) -> usize {
+    let mut converged = 0;
+    for (pose, goals) in poses.iter_mut().zip(&scene.goals[f]) {
+        for (limb, goal) in limbs.iter_mut().zip(goals) {
+            *limb.goal_mut(0) = *goal;
+            converged += usize::from(limb.solve(pose).converged());
+        }
+    }
+    converged
+}
+
+fn bench_prepared(c: &mut Criterion) {
+    let scene = scene();
+    let mut group = c.benchmark_group("prepared");
+    group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
+    group.sample_size(20);
+
+    let closed = (
+        config(r#"{"kind": "limb7"}"#),
+        config(r#"{"kind": "two_bone"}"#),
+    );
+    let ccd = config(r#"{"kind": "ccd"}"#);
+    for (name, arms, legs) in [("closed_forms", &closed.0, &closed.1), ("ccd", &ccd, &ccd)] {
+        let mut state = None;
+        let mut f = 0;
+        group.bench_function(format!("{name}_1000_characters_x4_limbs_per_frame"), |b| {
+            // One warm-up pass over the frames (not timed; criterion calls this closure several
+            // times), which also tells how many solves converge.
+            let (limbs, poses) = state.get_or_insert_with(|| {
+                let mut limbs = limbs(&scene, arms, legs);
+                let mut poses = scene.poses.clone();
+                let mut converged = 0;
+                for f in 0..FRAMES {
+                    converged += frame(&mut limbs, &scene, &mut poses, f);
+                }
+                eprintln!(
+                    "prepared/{name}: {converged} of {} limb solves converged over {FRAMES} frames",
+                    FRAMES * CHARACTERS * 4
+                );
+                (limbs, poses)
+            });
+            b.iter(|| {
+                f = (f + 1) % FRAMES;
+                black_box(frame(limbs, &scene, poses, f))
+            });
+        });
+    }
+
+    // The one-shot `solve` on the same closed-form limbs, 100 characters (for contrast).
+    let mut poses = scene.poses.clone();
+    let mut f = 0;
+    group.throughput(Throughput::Elements(400));
+    group.bench_function("closed_forms_one_shot_solve_100_characters_x4_limbs", |b| {
+        b.iter(|| {
+            f = (f + 1) % FRAMES;
+            let mut converged = 0;
+            for (pose, goals) in poses.iter_mut().zip(&scene.goals[f]).take(100) {
+                for (k, goal) in goals.iter().enumerate() {
+                    let solver = if k < 2 { &closed.0 } else { &closed.1 };
+                    let report =
+                        solve(&scene.skeleton, &task(scene.joints[k], *goal), solver, pose);
+                    converged += usize::from(report.converged());
+                }
+            }
+            black_box(converged)
+        });
+    });
+    group.finish();
+    bench_kernels(c, &scene);
+}
+
+/// The closed forms alone on the same limbs of the first character's first frame: the kernel
+/// time the prepared path is compared with.
+fn bench_kernels(c: &mut Criterion, scene: &Scene) {
+    let skeleton = &scene.skeleton;
+    let pose = &scene.poses[0];
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    let [hand, _, foot, _] = scene.joints;
+    let goals = scene.goals[0][0];
+    let parents = |j: JointId| {
+        let mid = skeleton.parent(j).expect("limb");
+        [skeleton.parent(mid).expect("limb"), mid, j]
+    };
+    let mut group = c.benchmark_group("prepared_kernels");
+    let [start, mid, end] = parents(foot);
+    let chain = TwoBoneChain::from_hinge(skeleton, start, mid, end).expect("knee hinge");
+    let input = chain.input(
+        skeleton,
+        pose,
+        &model,
+        goals[2].position.expect("goal"),
+        Pole::Vector(DVec3::Z),
+    );
+    let settings = TwoBoneSettings::default();
+    group.bench_function("two_bone_solve_leg", |b| {
+        b.iter(|| black_box(ikarus_solve::two_bone::solve(black_box(&input), &settings)));
+    });
+    let [shoulder, elbow, wrist] = parents(hand);
+    let chain = Limb7Chain::new(skeleton, shoulder, elbow, wrist).expect("elbow hinge");
+    let limb = chain.limb(skeleton, pose).expect("limb");
+    let limb_frame = chain.model_from_limb(skeleton, pose, &model);
+    let target = limb_frame
+        .inverse()
+        .transform_point3(goals[0].position.expect("goal"));
+    let orientation = goals[0].orientation.expect("goal");
+    let swivel = chain.current_swivel(skeleton, pose).expect("swivel");
+    group.bench_function("limb7_solve_pose_arm", |b| {
+        b.iter(|| {
+            black_box(limb.solve_pose(black_box(target), orientation, black_box(swivel), Some(0.5)))
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_prepared);
+criterion_main!(benches);
