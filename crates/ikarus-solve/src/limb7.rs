@@ -745,6 +745,58 @@ impl Limb7 {
         wrap(if v < best_violation { x } else { best })
     }
 
+    /// The swivel for `policy` and its closed-form solution (shoulder and elbow; the wrist is
+    /// the caller's), whether that solution is already known to be legal, and the feasible
+    /// intervals when they were computed. `current` is the pose's swivel, `hint` its elbow
+    /// angle.
+    fn choose_solution(
+        &self,
+        policy: SwivelPolicy,
+        target: DVec3,
+        orientation: Option<DQuat>,
+        limits: &Limb7Limits<'_>,
+        hint: f64,
+        current: f64,
+    ) -> Result<(Limb7Solution, bool, Option<Vec<SwivelInterval>>), Limb7Error> {
+        let wishes = match policy {
+            SwivelPolicy::Fixed(wish) | SwivelPolicy::NearestFeasible(wish) => [wish, current],
+            SwivelPolicy::KeepCurrent | SwivelPolicy::MiddleOfFeasible => [current, current],
+        };
+        // `KeepCurrent`: the current swivel's solution, once found legal, is the answer (its
+        // shoulder and wrist need no second check).
+        let mut legal_current = None;
+        let needs_feasible = match policy {
+            SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible => true,
+            SwivelPolicy::KeepCurrent => {
+                let solution = self.solve_unchecked(target, wrap(current), Some(hint));
+                let legal = solution.shoulder.is_finite()
+                    && self.solution_is_legal(&solution, orientation, limits);
+                legal_current = legal.then_some(solution);
+                !legal
+            }
+            SwivelPolicy::Fixed(_) => false,
+        };
+        let feasible = if needs_feasible {
+            Some(self.feasible_swivels(target, orientation, limits, Some(hint), &wishes)?)
+        } else {
+            None
+        };
+        let swivel = match feasible.as_deref() {
+            // Nothing is feasible: the swivel that needs the smallest correction by the limits
+            // (except for a fixed swivel, which is the caller's to keep).
+            Some([]) if !matches!(policy, SwivelPolicy::Fixed(_)) => {
+                self.least_violating_swivel(target, orientation, limits, Some(hint))
+            }
+            intervals => Limb7::choose_swivel(policy, current, intervals.unwrap_or(&[])),
+        };
+        let known_legal = legal_current.is_some();
+        let solution = match legal_current {
+            Some(solution) => solution,
+            None => self.solve_position(target, swivel, Some(hint))?,
+        };
+        Ok((solution, known_legal, feasible))
+    }
+
     /// Picks the swivel for `policy`: `current` is the current pose's swivel, `feasible` the
     /// feasible intervals (read by every policy but `Fixed`; empty means none is feasible —
     /// or, for `KeepCurrent`, that the current swivel is known to be feasible — in which case
@@ -1293,47 +1345,9 @@ pub(crate) fn solve_chain_in(
         wrist: skeleton.limit(chain.wrist),
         wrist_rest: skeleton.rest(chain.wrist).rotation,
     };
-    let wishes = match policy {
-        SwivelPolicy::Fixed(wish) | SwivelPolicy::NearestFeasible(wish) => [wish, current],
-        SwivelPolicy::KeepCurrent | SwivelPolicy::MiddleOfFeasible => [current, current],
-    };
-    // `KeepCurrent`: the current swivel's solution, once found legal, is the answer (its
-    // shoulder and wrist need no second check).
-    let mut legal_current = None;
-    let needs_feasible = match policy {
-        SwivelPolicy::NearestFeasible(_) | SwivelPolicy::MiddleOfFeasible => true,
-        SwivelPolicy::KeepCurrent => {
-            let solution = limb.solve_unchecked(target, wrap(current), Some(hint));
-            let legal = solution.shoulder.is_finite()
-                && limb.solution_is_legal(&solution, orientation, &limits);
-            legal_current = legal.then_some(solution);
-            !legal
-        }
-        SwivelPolicy::Fixed(_) => false,
-    };
-    let mut feasible = if needs_feasible {
-        Some(
-            limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
-                .map_err(geometry_error)?,
-        )
-    } else {
-        None
-    };
-    let swivel = match feasible.as_deref() {
-        // Nothing is feasible: the swivel that needs the smallest correction by the limits
-        // (except for a fixed swivel, which is the caller's to keep).
-        Some([]) if !matches!(policy, SwivelPolicy::Fixed(_)) => {
-            limb.least_violating_swivel(target, orientation, &limits, Some(hint))
-        }
-        intervals => Limb7::choose_swivel(policy, current, intervals.unwrap_or(&[])),
-    };
-    let known_legal = legal_current.is_some();
-    let mut solution = match legal_current {
-        Some(solution) => solution,
-        None => limb
-            .solve_position(target, swivel, Some(hint))
-            .map_err(geometry_error)?,
-    };
+    let (mut solution, known_legal, mut feasible) = limb
+        .choose_solution(policy, target, orientation, &limits, hint, current)
+        .map_err(geometry_error)?;
     if let Some(goal) = orientation {
         solution.wrist = Some(limb.wrist_for(&solution, goal));
     }
@@ -1370,6 +1384,7 @@ pub(crate) fn solve_chain_in(
         pose,
     );
     if !limited.is_empty() && feasible.is_none() {
+        let wishes = [solution.swivel, current];
         feasible = Some(
             limb.feasible_swivels(target, orientation, &limits, Some(hint), &wishes)
                 .map_err(geometry_error)?,
