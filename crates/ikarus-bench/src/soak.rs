@@ -46,6 +46,7 @@
 
 pub mod draw;
 
+use std::fmt::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -108,10 +109,22 @@ pub fn solvers() -> Vec<(&'static str, SolverConfig)> {
             "jacobian/sdls",
             jacobian(JacobianMethod::Sdls, SVD_MAX_ITERATIONS),
         ),
-        ("two_bone", SolverConfig::TwoBone(Default::default())),
-        ("limb7", SolverConfig::Limb7(Default::default())),
-        ("aim", SolverConfig::Aim(Default::default())),
-        ("leg6", SolverConfig::Leg6(Default::default())),
+        (
+            "two_bone",
+            SolverConfig::TwoBone(ikarus_solve::two_bone::TwoBoneConfig::default()),
+        ),
+        (
+            "limb7",
+            SolverConfig::Limb7(ikarus_solve::limb7::Limb7Config::default()),
+        ),
+        (
+            "aim",
+            SolverConfig::Aim(ikarus_solve::aim::AimConfig::default()),
+        ),
+        (
+            "leg6",
+            SolverConfig::Leg6(ikarus_solve::leg6::Leg6Config::default()),
+        ),
     ]
 }
 
@@ -159,7 +172,7 @@ pub struct Counts {
     pub solves: u64,
     /// Failures per category, in [`CATEGORIES`] order.
     pub failures: [u64; CATEGORIES.len()],
-    /// Statuses: converged, max_iterations, unreachable, invalid_input.
+    /// Statuses: `converged`, `max_iterations`, `unreachable`, `invalid_input`.
     pub statuses: [u64; 4],
     /// Wall time spent in this solver's solves, seconds (diagnostic: the machine is shared).
     pub seconds: f64,
@@ -230,19 +243,19 @@ impl SoakReport {
         ];
         let mut out = format!("{:<19}{:>9}", "solver", "solves");
         for name in short {
-            out += &format!("{name:>8}");
+            let _ = write!(out, "{name:>8}");
         }
         for name in ["conv", "max_it", "unreach", "invalid"] {
-            out += &format!("{name:>9}");
+            let _ = write!(out, "{name:>9}");
         }
         out.push('\n');
         for (label, c) in &self.solvers {
-            out += &format!("{label:<19}{:>9}", c.solves);
+            let _ = write!(out, "{label:<19}{:>9}", c.solves);
             for f in c.failures {
-                out += &format!("{f:>8}");
+                let _ = write!(out, "{f:>8}");
             }
             for s in c.statuses {
-                out += &format!("{s:>9}");
+                let _ = write!(out, "{s:>9}");
             }
             out.push('\n');
         }
@@ -595,7 +608,7 @@ fn worst_violation(
                 return None;
             }
             let by = limit.violation(delta);
-            (!(by <= LIMIT_TOLERANCE)).then_some((j, by))
+            (by.is_nan() || by > LIMIT_TOLERANCE).then_some((j, by))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
