@@ -1,7 +1,8 @@
 //! Shared fixtures for the benchmarks: the real files from `../shared/data` and the TRAC-IK
-//! protocol arm ([`iiwa`]).
+//! protocol arm ([`iiwa`]); the soak runner ([`soak`]).
 
 pub mod iiwa;
+pub mod soak;
 pub mod trac_ik;
 
 use std::path::PathBuf;

@@ -972,7 +972,12 @@ pub fn solve_task(
     let to_target = target - eye;
     let along = to_target.dot(sight);
     let miss = (to_target - along * sight).length();
-    let angle = to_target.angle_between(sight);
+    // A target at the eye is seen from any direction (angle_between would give NaN).
+    let angle = if to_target == DVec3::ZERO || sight == DVec3::ZERO {
+        0.0
+    } else {
+        to_target.angle_between(sight)
+    };
     let mut report = SolveReport::from_residuals(task, miss, angle, 1, output.limited);
     if !report.converged() && (!output.reached || output.limited) {
         report.status = crate::SolveStatus::Unreachable;
