@@ -469,12 +469,14 @@ fn mmd_bounds(m: &MmdLimit) -> (DVec3, DVec3) {
 }
 
 fn mmd_contains(m: &MmdLimit, q: DQuat) -> bool {
-    if q.w < 0.0 {
+    let eps = 0.5 * ANGLE_TOLERANCE;
+    // `w` a rounding below 0 is a half-turn: within the tolerance, not the other sign's
+    // rotation (whose vector part is mirrored and may leave the bounds).
+    if q.w < -eps {
         return false;
     }
     let (lo, hi) = mmd_bounds(m);
     let v = q.xyz();
-    let eps = 0.5 * ANGLE_TOLERANCE;
     (0..3).all(|i| v[i] >= lo[i] - eps && v[i] <= hi[i] + eps)
 }
 
@@ -629,6 +631,23 @@ mod tests {
         );
         assert!((signed_angle_about(twist, DVec3::Y) - 0.05).abs() < 1e-12);
         assert!((swing.to_scaled_axis() - DVec3::X * 0.3).length() < 1e-12);
+    }
+
+    #[test]
+    fn mmd_half_turn_with_w_rounded_below_zero_is_contained() {
+        // Found by the soak runner: a projected half turn stored as w = -1e-17 failed
+        // `contains` (its negation mirrors the vector part out of the one-sided x range).
+        let limit = JointLimit::Mmd(MmdLimit {
+            min: DVec3::new(0.0, -0.1, -0.1),
+            max: DVec3::new(PI, 0.1, 0.1),
+        });
+        let half_turn = DQuat::from_xyzw(1.0, 0.0, 0.0, -1e-17);
+        assert!(limit.contains(half_turn));
+        assert_eq!(limit.violation(half_turn), 0.0);
+        assert_eq!(limit.project(half_turn), half_turn);
+        // A real excess beyond the half turn is still refused.
+        let beyond = DQuat::from_axis_angle(DVec3::X, PI + 1e-3);
+        assert!(!limit.contains(beyond));
     }
 
     #[test]

@@ -550,6 +550,11 @@ pub fn run<S: IterativeStep>(
         iterations += 1;
         current = residuals(task, ctx.model);
         let s = score(current);
+        if !s.is_finite() {
+            // The step diverged (a NaN or overflowing pose, e.g. from goals near f64::MAX):
+            // nothing more to gain; the best pose so far is returned.
+            break;
+        }
         if s < best_score {
             best_score = s;
             workspace.best.copy_from_slice(ctx.pose.transforms());

@@ -118,14 +118,23 @@ pub fn measure(skeleton: &Skeleton, task: &IkTask, pose: &LocalPose) -> (f64, f6
 pub(crate) fn residuals(task: &IkTask, model: &ModelPose) -> (f64, f64) {
     let mut position_error: f64 = 0.0;
     let mut rotation_error: f64 = 0.0;
+    // A NaN error (a NaN pose) counts as infinitely far: `f64::max` would drop it and call
+    // the pose converged.
+    let worst = |so_far: f64, error: f64| {
+        if error.is_nan() {
+            f64::INFINITY
+        } else {
+            so_far.max(error)
+        }
+    };
     for e in task.effectors.iter().filter(|e| e.weight > 0.0) {
         if let Some(p) = e.goal.position {
-            position_error = position_error.max((model.position(e.joint) - p).length());
+            position_error = worst(position_error, (model.position(e.joint) - p).length());
         }
         if let Some(q) = e.goal.orientation {
             let r = model.rotation(e.joint);
             let d = (r.conjugate() * q).normalize();
-            rotation_error = rotation_error.max(2.0 * d.xyz().length().atan2(d.w.abs()));
+            rotation_error = worst(rotation_error, 2.0 * d.xyz().length().atan2(d.w.abs()));
         }
     }
     (position_error, rotation_error)
