@@ -61,14 +61,27 @@ use crate::recover::RotationFit;
 use crate::{IkTask, SolveReport};
 
 /// FABRIK parameters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FabrikConfig {
-    /// The shared loop's parameters (one sweep = one backward and one forward pass).
+    /// The shared loop's parameters (one sweep = one backward and one forward pass). Default:
+    /// [`IterationSettings::default`] with [`FabrikConfig::DEFAULT_MAX_ITERATIONS`] sweeps.
     pub iteration: IterationSettings,
 }
 
+impl Default for FabrikConfig {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_MAX_ITERATIONS)
+    }
+}
+
 impl FabrikConfig {
+    /// The default sweep budget, 500: hinge chains (robot arms) converge linearly near the
+    /// goal and some targets take a few hundred sweeps to 1e-5 m; free chains and reachable
+    /// humanoid targets stop long before (the loop ends at the tolerance or when nothing
+    /// moves).
+    pub const DEFAULT_MAX_ITERATIONS: u32 = 500;
+
     /// A configuration with the given iteration budget, other loop parameters at their
     /// defaults.
     pub fn new(max_iterations: u32) -> Self {
@@ -595,6 +608,54 @@ impl Plan {
         true
     }
 
+    /// The turn of hinge pivot `index` (effector side, one attached point with a backward
+    /// place) about `axis` (anchor frame, through the pivot), whose segment now has the
+    /// rotation `reference`: the angle that brings the points the turn carries down the chain
+    /// (the attached point and every point below it, with the joints in between as the pose
+    /// holds them) closest to their backward places, in the least-squares sense. A point on
+    /// the axis has no lever and counts for nothing, so a roll hinge (its bone along its axis)
+    /// is turned by the joints that bend below it and the effector, and a joint sharing its
+    /// point with the next one by the points past both. 0 when every point lies on the axis.
+    fn hinge_turn(&self, pose: &LocalPose, index: usize, axis: DVec3, reference: DQuat) -> f64 {
+        let p = &self.pivots[index];
+        let at = self.position[p.pj.joint.index()];
+        let first = self.attached[p.start as usize];
+        let (mut joint, mut rotation) = (first.joint, reference);
+        let mut from = reference * first.offset;
+        // Points nearer the axis than this carry only rounding noise.
+        let threshold = 1e-9 * self.reach;
+        let (mut sine, mut cosine) = (0.0, 0.0);
+        let mut lever = false;
+        loop {
+            let weight = self.sum[joint.index()].w;
+            if (from - axis * axis.dot(from)).length_squared() > threshold * threshold {
+                let to = self.reached[joint.index()] - at;
+                sine += weight * axis.dot(from.cross(to));
+                cosine += weight * (from.dot(to) - axis.dot(from) * axis.dot(to));
+                lever = true;
+            }
+            // The next point down, while the chain does not branch.
+            let Some(q) = self.pivots.get(self.pivot_of[joint.index()] as usize) else {
+                break;
+            };
+            if q.end - q.start != 1 {
+                break;
+            }
+            let next = self.attached[q.start as usize];
+            if self.sum[next.joint.index()].w <= 0.0 {
+                break;
+            }
+            rotation *= pose[joint].rotation;
+            from += rotation * next.offset;
+            joint = next.joint;
+        }
+        if lever && (sine != 0.0 || cosine != 0.0) {
+            sine.atan2(cosine)
+        } else {
+            0.0
+        }
+    }
+
     /// True when `joint` is an effector-side path joint with a limit.
     fn is_limited(&self, joint: JointId) -> bool {
         let index = self.pivot_of[joint.index()];
@@ -866,12 +927,7 @@ impl FabrikStep<'_> {
             };
             let single = attached.len() == 1 && plan.sum[attached[0].joint.index()].w > 0.0;
             let turn = if single && p.orientation.is_none() {
-                let a = attached[0];
-                angle_about(
-                    axis,
-                    reference * a.offset,
-                    plan.reached[a.joint.index()] - at,
-                )
+                plan.hinge_turn(ctx.pose(), index, axis, reference)
             } else {
                 let have = hinge.angle(p.rest.conjugate() * current);
                 let want = hinge.angle(p.rest.conjugate() * requested);
@@ -978,17 +1034,6 @@ fn place(
     } else {
         at + body * offset
     }
-}
-
-/// The angle about the unit `axis` that best turns `from` toward `to` (both projected on the
-/// plane normal to the axis); 0 when either lies along the axis.
-fn angle_about(axis: DVec3, from: DVec3, to: DVec3) -> f64 {
-    let sine = axis.dot(from.cross(to));
-    let cosine = from.dot(to) - axis.dot(from) * axis.dot(to);
-    if sine.hypot(cosine) <= 1e-12 * from.length() * to.length() {
-        return 0.0;
-    }
-    sine.atan2(cosine)
 }
 
 /// `requested`, or the rotation `max_angle` radians from `current` toward it.
