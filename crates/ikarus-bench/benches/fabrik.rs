@@ -252,9 +252,8 @@ fn paper_config() -> FabrikConfig {
 
 /// The built-in humanoid's left hand follows a smooth closed loop in front of the body (1,000
 /// frames, 12–25 cm from its rest place), each frame warm-started from the previous solution,
-/// limits on, restarts off. (The iiwa-like arm of the CCD bench is no FABRIK case: its
-/// roll hinges turn about their own bones and pairs of its joints share a point, so the points
-/// give those joints no lever.)
+/// limits on, restarts off. (Robot arms are measured by `benches/trac_ik.rs` with
+/// `IKARUS_TRAC_IK_POSITION_ONLY=1`.)
 fn jitter() {
     let s = ikarus_core::humanoid::builtin_humanoid();
     let hand = s.joint("leftHand").expect("humanoid hand");

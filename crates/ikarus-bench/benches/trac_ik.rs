@@ -10,14 +10,17 @@
 //! the mean per solve over 100 targets per robot.
 //!
 //! `IKARUS_TRAC_IK_TARGETS=N` runs N targets instead of 10,000 (quick looks);
-//! `IKARUS_TRAC_IK_NO_PEER=1` leaves `k` out (profiling ikarus alone).
+//! `IKARUS_TRAC_IK_NO_PEER=1` leaves `k` out (profiling ikarus alone);
+//! `IKARUS_TRAC_IK_POSITION_ONLY=1` drops the targets' orientations (3-D targets, success =
+//! position error < 1e-5 m with every joint inside its limits; the lines add the share within
+//! 1 mm) and leaves `k` out (its solver has no position-only mode).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::trac_ik::{self, Figures, ROBOTS, Robot, figures_of_times};
-use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::batch::{BatchResult, BatchTarget, solve_batch};
 use ikarus_solve::fabrik::FabrikConfig;
 use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::{CcdConfig, SolverConfig};
@@ -35,7 +38,7 @@ fn count() -> usize {
 
 /// Every iterative solver on the same targets: Levenberg–Marquardt with the protocol's restart
 /// budget, the Jacobian family as `benches/jacobian.rs` sets it up (500 sweeps, 8 restarts),
-/// CCD and FABRIK with their defaults and the same budget. `IKARUS_TRAC_IK_SOLVERS=lm,dls`
+/// CCD with its defaults and the same budget, FABRIK with its defaults (500 sweeps). `IKARUS_TRAC_IK_SOLVERS=lm,dls`
 /// picks some.
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
     let jacobian = |method| {
@@ -51,7 +54,7 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
         ("jacobian_pinv", jacobian(JacobianMethod::Pinv)),
         ("jacobian_sdls", jacobian(JacobianMethod::Sdls)),
         ("ccd", SolverConfig::Ccd(ccd)),
-        ("fabrik", SolverConfig::Fabrik(FabrikConfig::new(500))),
+        ("fabrik", SolverConfig::Fabrik(FabrikConfig::default())),
     ];
     match std::env::var("IKARUS_TRAC_IK_SOLVERS") {
         Ok(names) => all
@@ -62,6 +65,10 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
     }
 }
 
+fn position_only() -> bool {
+    std::env::var_os("IKARUS_TRAC_IK_POSITION_ONLY").is_some()
+}
+
 fn print(file: &str, solver: &str, f: &Figures) {
     println!(
         "trac_ik/{file}/{solver}: {:.2}% solved, median {:.1} us, p99 {:.1} us, mean {:.1} us",
@@ -70,6 +77,20 @@ fn print(file: &str, solver: &str, f: &Figures) {
         f.p99_us,
         f.mean_us
     );
+}
+
+/// The share of `results` whose tip is within 1 mm of its target, joints inside the limits,
+/// judged by forward kinematics of the returned `q`.
+fn within_1_mm(robot: &Robot, targets: &[BatchTarget], results: &[BatchResult]) -> f64 {
+    let ok = targets
+        .iter()
+        .zip(results)
+        .filter(|(t, r)| {
+            let (position, _, legal) = robot.check(t, r);
+            position < 1e-3 && legal
+        })
+        .count();
+    ok as f64 / targets.len().max(1) as f64
 }
 
 /// The `k` crate on the same joint vectors: targets from its own FK, seeded from the middle.
@@ -117,7 +138,13 @@ fn protocol() -> Vec<(Robot, Vec<BatchTarget>)> {
     for (file, base, tip) in ROBOTS {
         let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
         let samples = robot.samples(count(), SEED);
-        let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
+        let targets: Vec<BatchTarget> = samples
+            .iter()
+            .map(|(_, t)| BatchTarget {
+                orientation: t.orientation.filter(|_| !position_only()),
+                ..t.clone()
+            })
+            .collect();
         for (name, config) in solvers() {
             let results = solve_batch(
                 robot.skeleton(),
@@ -128,8 +155,19 @@ fn protocol() -> Vec<(Robot, Vec<BatchTarget>)> {
                 1,
             );
             print(file, name, &trac_ik::figures(&robot, &targets, &results));
+            if position_only() {
+                println!(
+                    "trac_ik/{file}/{name}: {:.2}% within 1 mm",
+                    100.0 * within_1_mm(&robot, &targets, &results)
+                );
+            }
         }
-        if let Some(f) = k_protocol(&robot, &samples) {
+        let peer = if position_only() {
+            None
+        } else {
+            k_protocol(&robot, &samples)
+        };
+        if let Some(f) = peer {
             print(file, "k_jacobian", &f);
         }
         loaded.push((robot, targets));
