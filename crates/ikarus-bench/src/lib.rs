@@ -1,6 +1,7 @@
 //! Shared fixtures for the benchmarks: the real files from `../shared/data` and the TRAC-IK
-//! protocol arm ([`iiwa`]).
+//! protocol arm ([`iiwa`]), the humanoid reach protocol ([`humanoid`]).
 
+pub mod humanoid;
 pub mod iiwa;
 pub mod trac_ik;
 

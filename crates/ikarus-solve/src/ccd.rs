@@ -146,6 +146,10 @@ fn length_up(skeleton: &Skeleton, model: &ModelPose, from: JointId, to: JointId)
 }
 
 impl IterativeStep for CcdStep<'_> {
+    fn pattern_moves(&self) -> bool {
+        true
+    }
+
     fn prepare(&mut self, ctx: &mut Iteration<'_>) {
         let (skeleton, model, path, task) = (ctx.skeleton(), ctx.model(), ctx.path(), ctx.task());
         self.weights.clear();

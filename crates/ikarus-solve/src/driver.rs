@@ -6,6 +6,9 @@
 //! - the loop: at most [`IterationSettings::max_iterations`] sweeps, stopping as soon as every
 //!   goal is within the task's tolerances or when a sweep moves no joint by more than
 //!   [`IterationSettings::min_step`] (nothing moves any more);
+//! - for steps that converge linearly (CCD), a pattern move after each improving sweep that
+//!   continues the sweep's change while that lowers the residual
+//!   ([`IterationSettings::pattern_factor`]);
 //! - every joint update: the per-step angle clamp, the joint limit projection
 //!   ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the partial forward
 //!   kinematics; with a base joint on the far side of the root, the inverse rotation and the
@@ -46,6 +49,17 @@ pub struct IterationSettings {
     pub stall_window: u32,
     /// Seed of the restart generator (solves are deterministic). Default 0.
     pub seed: u64,
+    /// Largest pattern move, for steps that take them (CCD; see
+    /// [`IterativeStep::pattern_moves`]): after a sweep that lowered the residual, every path
+    /// joint continues its change over that sweep by `factor` times its size (a Hooke–Jeeves
+    /// pattern move; hinges along their angle, other joints along the rotation, each then
+    /// projected onto its limit), and the move is kept only when it lowers the residual
+    /// further. `factor` starts at 1 and doubles after each kept move up to this value, halving
+    /// after a refused one. Coordinate descent converges linearly, slowest where the chain has
+    /// to fold or slide along its limits, and its sweeps then repeat nearly the same change:
+    /// the move takes many of them at once. Small values take fewer sweeps at a time; 0
+    /// disables the moves. Default 16.
+    pub pattern_factor: f64,
     /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
     /// values between interpolate each path joint's rotation (then re-apply its limit).
     /// Default 1.
@@ -67,6 +81,7 @@ impl Default for IterationSettings {
             restarts: 8,
             stall_window: 16,
             seed: 0,
+            pattern_factor: 16.0,
             blend: 1.0,
             time_budget_us: None,
         }
@@ -97,6 +112,12 @@ impl IterationSettings {
                 self.min_step
             ));
         }
+        if !(self.pattern_factor.is_finite() && self.pattern_factor >= 0.0) {
+            return Err(format!(
+                "pattern_factor {} must be finite and >= 0",
+                self.pattern_factor
+            ));
+        }
         if self.stall_window == 0 {
             return Err("stall_window must be at least 1".into());
         }
@@ -118,6 +139,11 @@ impl IterationSettings {
 pub struct Workspace {
     model: Option<ModelPose>,
     input: Vec<ikarus_core::Transform>,
+    /// The pose before the current sweep (for the pattern move).
+    before: Vec<ikarus_core::Transform>,
+    /// The pose after the current sweep, restored when a pattern move fails.
+    after: Vec<ikarus_core::Transform>,
+    after_active: Vec<bool>,
     best: Vec<ikarus_core::Transform>,
     /// `active` as it was when `best` was recorded.
     best_active: Vec<bool>,
@@ -152,6 +178,13 @@ pub trait IterativeStep {
 
     /// One sweep: turn path joints through `ctx`.
     fn sweep(&mut self, ctx: &mut Iteration<'_>);
+
+    /// True when the driver may follow an improving sweep with a pattern move (see
+    /// [`IterationSettings::pattern_factor`]): for steps whose sweeps converge linearly and
+    /// repeat nearly the same change (coordinate descent). Default false.
+    fn pattern_moves(&self) -> bool {
+        false
+    }
 }
 
 /// What a step sees and changes during one sweep.
@@ -396,6 +429,30 @@ impl Iteration<'_> {
         new
     }
 
+    /// The pattern move (see [`IterationSettings::pattern_factor`]): every path joint, at its
+    /// rotation after the sweep, turns on by `factor` times its change from `before` (the
+    /// local transforms before the sweep), then onto its limit. Effector-side joints only;
+    /// forward kinematics is deferred.
+    fn pattern_move(&mut self, before: &[ikarus_core::Transform], factor: f64) {
+        for &pj in self.path.joints() {
+            let j = pj.joint;
+            let old = before[j.index()].rotation;
+            if let JointLimit::Hinge(hinge) = *self.skeleton.limit(j) {
+                let from = hinge.angle(self.skeleton.rest(j).rotation.conjugate() * old);
+                let to = self.hinge_angle(pj, &hinge);
+                // The change the short way round (a full-circle hinge may cross ±π).
+                let change = wrap_angle(to - from);
+                self.set_hinge_angle_deferred(pj, &hinge, to + factor * change);
+                continue;
+            }
+            let new = self.pose[j].rotation;
+            let change = new * old.conjugate();
+            let change = if change.w < 0.0 { -change } else { change };
+            let more = DQuat::from_scaled_axis(change.to_scaled_axis() * factor);
+            self.set_rotation_deferred(pj, (more * new).normalize());
+        }
+    }
+
     /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle
     /// drawn uniformly from its whole range (TRAC-IK's random restart; a hinge's range is its
     /// natural scale, and uniform draws never pile joints up on their stops the way projected
@@ -535,11 +592,21 @@ pub fn run<S: IterativeStep>(
     // Best score at the start of the current stall window, and the sweep that opened it.
     let mut window = (best_score, 0);
     let deadline = settings.deadline();
+    // Pattern moves: offered by the step, effector-side paths only (a base-side joint moves
+    // the root, which a move would have to carry along).
+    let pattern = step.pattern_moves()
+        && settings.pattern_factor > 0.0
+        && ctx.path.joints().iter().all(|pj| pj.side == Side::Effector);
+    let mut factor: f64 = 1.0;
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             break;
         }
         ctx.largest_step = 0.0;
+        let before_score = score(current);
+        if pattern {
+            refill(&mut workspace.before, ctx.pose.transforms());
+        }
         ctx.lazy = true;
         step.sweep(&mut ctx);
         ctx.lazy = false;
@@ -549,7 +616,29 @@ pub fn run<S: IterativeStep>(
         }
         iterations += 1;
         current = residuals(task, ctx.model);
-        let s = score(current);
+        let mut s = score(current);
+        if pattern && s < before_score && !converged(current) {
+            // Try the pattern move; keep it only when it lowers the residual.
+            let largest = ctx.largest_step;
+            refill(&mut workspace.after, ctx.pose.transforms());
+            refill(&mut workspace.after_active, ctx.active);
+            ctx.pattern_move(&workspace.before, factor.min(settings.pattern_factor));
+            ctx.update_model();
+            let trial = residuals(task, ctx.model);
+            if score(trial) < s {
+                current = trial;
+                s = score(trial);
+                factor = (2.0 * factor).min(settings.pattern_factor);
+            } else {
+                ctx.pose.transforms_mut().copy_from_slice(&workspace.after);
+                ctx.active.copy_from_slice(&workspace.after_active);
+                ctx.hinge_angles.fill(f64::NAN);
+                fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
+                factor = (0.5 * factor).max(1.0);
+            }
+            // The sweep's own step decides whether anything still moves.
+            ctx.largest_step = largest;
+        }
         if s < best_score {
             best_score = s;
             workspace.best.copy_from_slice(ctx.pose.transforms());
@@ -572,6 +661,7 @@ pub fn run<S: IterativeStep>(
             restarts += 1;
             let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
             ctx.kick(&workspace.best, &mut rng, kick);
+            factor = 1.0;
             current = residuals(task, ctx.model);
             window = (score(current), iterations);
         }
@@ -720,4 +810,10 @@ impl SplitMix {
             b * (tau * u3).cos(),
         )
     }
+}
+
+/// `angle` wrapped to `[-π, π]`.
+fn wrap_angle(angle: f64) -> f64 {
+    use std::f64::consts::{PI, TAU};
+    angle - TAU * ((angle + PI) / TAU).floor()
 }
