@@ -431,9 +431,12 @@ impl Iteration<'_> {
 
     /// The pattern move (see [`IterationSettings::pattern_factor`]): every path joint, at its
     /// rotation after the sweep, turns on by `factor` times its change from `before` (the
-    /// local transforms before the sweep), then onto its limit. Effector-side joints only;
-    /// forward kinematics is deferred.
+    /// local transforms before the sweep), then onto its limit. Effector-side paths only, on
+    /// an up-to-date model; like a sweep it carries only the effectors along (the model is
+    /// stale afterwards: [`Iteration::update_model`] to keep the move,
+    /// [`Iteration::undo_pattern_move`] to drop it).
     fn pattern_move(&mut self, before: &[ikarus_core::Transform], factor: f64) {
+        self.lazy = true;
         for &pj in self.path.joints() {
             let j = pj.joint;
             let old = before[j.index()].rotation;
@@ -442,15 +445,41 @@ impl Iteration<'_> {
                 let to = self.hinge_angle(pj, &hinge);
                 // The change the short way round (a full-circle hinge may cross ±π).
                 let change = wrap_angle(to - from);
-                self.set_hinge_angle_deferred(pj, &hinge, to + factor * change);
+                self.set_hinge_angle(pj, &hinge, to + factor * change);
                 continue;
             }
-            let new = self.pose[j].rotation;
-            let change = new * old.conjugate();
+            // The change in the rest frame, without the directions the limit locks entirely
+            // (their rounding noise would grow by `factor` at every move).
+            let rest = self.skeleton.rest(j).rotation;
+            let delta = rest.conjugate() * self.pose[j].rotation;
+            let change = delta * (rest.conjugate() * old).conjugate();
             let change = if change.w < 0.0 { -change } else { change };
+            let change = self.skeleton.limit(j).unlocked_part(change);
             let more = DQuat::from_scaled_axis(change.to_scaled_axis() * factor);
-            self.set_rotation_deferred(pj, (more * new).normalize());
+            self.set_rotation(pj, (rest * more * delta).normalize());
         }
+        self.lazy = false;
+    }
+
+    /// Drops a pattern move: back to the local pose `after` and its `active` flags, and the
+    /// effectors (the only joints the move carried) back to where `after` puts them.
+    fn undo_pattern_move(&mut self, after: &[ikarus_core::Transform], active: &[bool]) {
+        self.pose.transforms_mut().copy_from_slice(after);
+        self.active.copy_from_slice(active);
+        for &pj in self.path.joints() {
+            self.hinge_angles[pj.joint.index()] = f64::NAN;
+        }
+        // An effector below another effector is recomputed with that one's subtree.
+        let effectors = &self.task.effectors;
+        for e in effectors {
+            let covered = effectors
+                .iter()
+                .any(|a| a.joint != e.joint && self.skeleton.is_ancestor_or_self(a.joint, e.joint));
+            if !covered {
+                fk::update_subtree(self.skeleton, self.pose, self.model, e.joint);
+            }
+        }
+        self.stale = false;
     }
 
     /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle
@@ -623,17 +652,14 @@ pub fn run<S: IterativeStep>(
             refill(&mut workspace.after, ctx.pose.transforms());
             refill(&mut workspace.after_active, ctx.active);
             ctx.pattern_move(&workspace.before, factor.min(settings.pattern_factor));
-            ctx.update_model();
             let trial = residuals(task, ctx.model);
             if score(trial) < s {
+                ctx.update_model();
                 current = trial;
                 s = score(trial);
                 factor = (2.0 * factor).min(settings.pattern_factor);
             } else {
-                ctx.pose.transforms_mut().copy_from_slice(&workspace.after);
-                ctx.active.copy_from_slice(&workspace.after_active);
-                ctx.hinge_angles.fill(f64::NAN);
-                fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
+                ctx.undo_pattern_move(&workspace.after, &workspace.after_active);
                 factor = (0.5 * factor).max(1.0);
             }
             // The sweep's own step decides whether anything still moves.
