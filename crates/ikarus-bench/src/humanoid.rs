@@ -105,6 +105,8 @@ pub fn solvers() -> [(&'static str, SolverConfig); 4] {
 pub struct Outcome {
     /// Position error of the returned pose by forward kinematics, metres.
     pub error: f64,
+    /// Position error the solver reported, metres.
+    pub reported_error: f64,
     /// Within the task's tolerance by forward kinematics (and reported converged).
     pub converged: bool,
     /// Every joint of the returned pose inside its limit.
@@ -140,6 +142,7 @@ pub fn run(
             let error = (model.position(hand) - target).length();
             Outcome {
                 error,
+                reported_error: report.position_error,
                 converged: error <= t.tolerance.position && report.converged(),
                 legal: skeleton.limit_violation(&pose).is_none(),
                 time_us,

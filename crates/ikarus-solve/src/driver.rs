@@ -139,11 +139,7 @@ impl IterationSettings {
 pub struct Workspace {
     model: Option<ModelPose>,
     input: Vec<ikarus_core::Transform>,
-    /// The pose before the current sweep (for the pattern move).
-    before: Vec<ikarus_core::Transform>,
-    /// The pose after the current sweep, restored when a pattern move fails.
-    after: Vec<ikarus_core::Transform>,
-    after_active: Vec<bool>,
+    pattern: PatternMove,
     best: Vec<ikarus_core::Transform>,
     /// `active` as it was when `best` was recorded.
     best_active: Vec<bool>,
@@ -159,6 +155,28 @@ impl Workspace {
         Self::default()
     }
 
+    /// Checks the inputs, builds the path, sizes the buffers for `skeleton` and keeps the
+    /// input pose.
+    fn start(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        settings: &IterationSettings,
+        pose: &LocalPose,
+    ) -> Result<(), String> {
+        check_inputs(skeleton, task, settings, pose)?;
+        self.path
+            .rebuild(skeleton, task)
+            .map_err(|reason| reason.to_string())?;
+        let n = skeleton.len();
+        self.reset(n, pose);
+        let model = self.model.get_or_insert_with(|| ModelPose::new(skeleton));
+        if model.len() != n {
+            *model = ModelPose::new(skeleton);
+        }
+        Ok(())
+    }
+
     /// Clears the per-solve buffers for `n` joints and keeps the input pose.
     fn reset(&mut self, n: usize, pose: &LocalPose) {
         self.active.clear();
@@ -167,6 +185,44 @@ impl Workspace {
         self.hinge_angles.resize(n, f64::NAN);
         self.input.clear();
         self.input.extend_from_slice(pose.transforms());
+    }
+}
+
+/// The state of the pattern moves of one solve (see [`IterationSettings::pattern_factor`]).
+#[derive(Clone, Debug, Default)]
+struct PatternMove {
+    /// The largest factor; 0 when the solve makes no pattern moves.
+    cap: f64,
+    /// The factor of the next move.
+    factor: f64,
+    /// The local pose before the sweep.
+    before: Vec<ikarus_core::Transform>,
+    /// The local pose after the sweep and its `active` flags, restored when the move fails.
+    after: Vec<ikarus_core::Transform>,
+    after_active: Vec<bool>,
+}
+
+impl PatternMove {
+    /// Ready for a solve of `path` by a step that does (`offered`) or does not take pattern
+    /// moves. Effector-side paths only: a base-side joint moves the root, which a move would
+    /// have to carry along.
+    fn start(&mut self, settings: &IterationSettings, offered: bool, path: &JointPath) {
+        let effector_side = path.joints().iter().all(|pj| pj.side == Side::Effector);
+        self.cap = if offered && effector_side {
+            settings.pattern_factor
+        } else {
+            0.0
+        };
+        self.restart();
+    }
+
+    /// Back to the smallest move (at a restart).
+    fn restart(&mut self) {
+        self.factor = self.cap.min(1.0);
+    }
+
+    fn enabled(&self) -> bool {
+        self.cap > 0.0
     }
 }
 
@@ -429,6 +485,33 @@ impl Iteration<'_> {
         new
     }
 
+    /// Tries the pattern move from `pattern.before` to the current pose (see
+    /// [`IterationSettings::pattern_factor`]), on an up-to-date model: keeps it (model up to
+    /// date, returns the residuals, next factor doubled) when `better` accepts its residuals,
+    /// else restores the pose after the sweep (next factor halved). Either way the sweep's own
+    /// largest step stays the one that decides whether anything still moves.
+    fn try_pattern_move(
+        &mut self,
+        pattern: &mut PatternMove,
+        better: impl Fn((f64, f64)) -> bool,
+    ) -> Option<(f64, f64)> {
+        let largest = self.largest_step;
+        refill(&mut pattern.after, self.pose.transforms());
+        refill(&mut pattern.after_active, self.active);
+        self.pattern_move(&pattern.before, pattern.factor);
+        let trial = residuals(self.task, self.model);
+        let kept = better(trial);
+        if kept {
+            self.update_model();
+            pattern.factor = (2.0 * pattern.factor).min(pattern.cap);
+        } else {
+            self.undo_pattern_move(&pattern.after, &pattern.after_active);
+            pattern.factor = (0.5 * pattern.factor).max(pattern.cap.min(1.0));
+        }
+        self.largest_step = largest;
+        kept.then_some(trial)
+    }
+
     /// The pattern move (see [`IterationSettings::pattern_factor`]): every path joint, at its
     /// rotation after the sweep, turns on by `factor` times its change from `before` (the
     /// local transforms before the sweep), then onto its limit. Effector-side paths only, on
@@ -551,6 +634,10 @@ impl Iteration<'_> {
 
 fn clamp_angle(q: DQuat, max_angle: f64) -> DQuat {
     let q = if q.w < 0.0 { -q } else { q };
+    if max_angle >= std::f64::consts::PI {
+        // No rotation turns by more than π (the default: no clamp, no trigonometry).
+        return q;
+    }
     let angle = 2.0 * q.xyz().length().atan2(q.w);
     if angle <= max_angle || angle == 0.0 {
         return q;
@@ -568,21 +655,10 @@ pub fn run<S: IterativeStep>(
     pose: &mut LocalPose,
     step: &mut S,
 ) -> SolveReport {
-    if let Err(reason) = check_inputs(skeleton, task, settings, pose) {
+    if let Err(reason) = workspace.start(skeleton, task, settings, pose) {
         return SolveReport::invalid(reason);
     }
-    if let Err(reason) = workspace.path.rebuild(skeleton, task) {
-        return SolveReport::invalid(reason.to_string());
-    }
-    let n = skeleton.len();
-    workspace.reset(n, pose);
-    let model = workspace
-        .model
-        .get_or_insert_with(|| ModelPose::new(skeleton));
-    if model.len() != n {
-        *model = ModelPose::new(skeleton);
-    }
-
+    let model = workspace.model.as_mut().expect("sized by start");
     fk::forward_kinematics(skeleton, pose, model);
     let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
     let mut ctx = Iteration {
@@ -615,26 +691,22 @@ pub fn run<S: IterativeStep>(
     refill(&mut workspace.best, ctx.pose.transforms());
     refill(&mut workspace.best_active, ctx.active);
     step.prepare(&mut ctx);
+    let offered = step.pattern_moves();
+    workspace.pattern.start(settings, offered, &workspace.path);
     let mut iterations = 0;
     let mut restarts = 0;
     let mut rng = SplitMix(settings.seed);
     // Best score at the start of the current stall window, and the sweep that opened it.
     let mut window = (best_score, 0);
     let deadline = settings.deadline();
-    // Pattern moves: offered by the step, effector-side paths only (a base-side joint moves
-    // the root, which a move would have to carry along).
-    let pattern = step.pattern_moves()
-        && settings.pattern_factor > 0.0
-        && ctx.path.joints().iter().all(|pj| pj.side == Side::Effector);
-    let mut factor: f64 = 1.0;
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             break;
         }
         ctx.largest_step = 0.0;
         let before_score = score(current);
-        if pattern {
-            refill(&mut workspace.before, ctx.pose.transforms());
+        if workspace.pattern.enabled() {
+            refill(&mut workspace.pattern.before, ctx.pose.transforms());
         }
         ctx.lazy = true;
         step.sweep(&mut ctx);
@@ -646,24 +718,14 @@ pub fn run<S: IterativeStep>(
         iterations += 1;
         current = residuals(task, ctx.model);
         let mut s = score(current);
-        if pattern && s < before_score && !converged(current) {
-            // Try the pattern move; keep it only when it lowers the residual.
-            let largest = ctx.largest_step;
-            refill(&mut workspace.after, ctx.pose.transforms());
-            refill(&mut workspace.after_active, ctx.active);
-            ctx.pattern_move(&workspace.before, factor.min(settings.pattern_factor));
-            let trial = residuals(task, ctx.model);
-            if score(trial) < s {
-                ctx.update_model();
-                current = trial;
-                s = score(trial);
-                factor = (2.0 * factor).min(settings.pattern_factor);
-            } else {
-                ctx.undo_pattern_move(&workspace.after, &workspace.after_active);
-                factor = (0.5 * factor).max(1.0);
-            }
-            // The sweep's own step decides whether anything still moves.
-            ctx.largest_step = largest;
+        // After an improving sweep, the pattern move while it improves further.
+        if workspace.pattern.enabled()
+            && s < before_score
+            && !converged(current)
+            && let Some(trial) = ctx.try_pattern_move(&mut workspace.pattern, |r| score(r) < s)
+        {
+            current = trial;
+            s = score(trial);
         }
         if s < best_score {
             best_score = s;
@@ -687,7 +749,7 @@ pub fn run<S: IterativeStep>(
             restarts += 1;
             let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
             ctx.kick(&workspace.best, &mut rng, kick);
-            factor = 1.0;
+            workspace.pattern.restart();
             current = residuals(task, ctx.model);
             window = (score(current), iterations);
         }
