@@ -50,15 +50,16 @@ pub struct IterationSettings {
     /// Seed of the restart generator (solves are deterministic). Default 0.
     pub seed: u64,
     /// Largest pattern move, for steps that take them (CCD; see
-    /// [`IterativeStep::pattern_moves`]): after a sweep that lowered the residual, every path
-    /// joint continues its change over that sweep by `factor` times its size (a Hooke–Jeeves
-    /// pattern move; hinges along their angle, other joints along the rotation, each then
-    /// projected onto its limit), and the move is kept only when it lowers the residual
-    /// further. `factor` starts at 1 and doubles after each kept move up to this value, halving
-    /// after a refused one. Coordinate descent converges linearly, slowest where the chain has
-    /// to fold or slide along its limits, and its sweeps then repeat nearly the same change:
-    /// the move takes many of them at once. Small values take fewer sweeps at a time; 0
-    /// disables the moves. Default 16.
+    /// [`IterativeStep::pattern_moves`]): after a sweep that lowered the residual score from
+    /// `s₀` to `s₁`, every path joint continues its change over that sweep by
+    /// `factor = r / (1 − r)` times its size, `r = s₁ / s₀` (a Hooke–Jeeves pattern move whose
+    /// length is the rest of a geometric series with that sweep's ratio; hinges along their
+    /// angle, other joints along the rotation, each then projected onto its limit), and the
+    /// move is kept only when it lowers the residual further. Coordinate descent converges
+    /// linearly, slowest where the chain has to fold or slide along its limits, and its sweeps
+    /// then repeat nearly the same change: the move takes the remaining ones at once. This
+    /// caps `factor`; small values take fewer sweeps at a time, 0 disables the moves.
+    /// Default 16.
     pub pattern_factor: f64,
     /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
     /// values between interpolate each path joint's rotation (then re-apply its limit).
@@ -193,8 +194,6 @@ impl Workspace {
 struct PatternMove {
     /// The largest factor; 0 when the solve makes no pattern moves.
     cap: f64,
-    /// The factor of the next move.
-    factor: f64,
     /// The local pose before the sweep.
     before: Vec<ikarus_core::Transform>,
     /// The local pose after the sweep and its `active` flags, restored when the move fails.
@@ -213,12 +212,6 @@ impl PatternMove {
         } else {
             0.0
         };
-        self.restart();
-    }
-
-    /// Back to the smallest move (at a restart).
-    fn restart(&mut self) {
-        self.factor = self.cap.min(1.0);
     }
 
     fn enabled(&self) -> bool {
@@ -485,28 +478,28 @@ impl Iteration<'_> {
         new
     }
 
-    /// Tries the pattern move from `pattern.before` to the current pose (see
-    /// [`IterationSettings::pattern_factor`]), on an up-to-date model: keeps it (model up to
-    /// date, returns the residuals, next factor doubled) when `better` accepts its residuals,
-    /// else restores the pose after the sweep (next factor halved). Either way the sweep's own
-    /// largest step stays the one that decides whether anything still moves.
+    /// Tries the pattern move from `pattern.before` to the current pose after a sweep that
+    /// shrank the residual score by `ratio` (see [`IterationSettings::pattern_factor`]), on an
+    /// up-to-date model: keeps it (model up to date, returns the residuals) when `better`
+    /// accepts its residuals, else restores the pose after the sweep. Either way the sweep's
+    /// own largest step stays the one that decides whether anything still moves.
     fn try_pattern_move(
         &mut self,
         pattern: &mut PatternMove,
+        ratio: f64,
         better: impl Fn((f64, f64)) -> bool,
     ) -> Option<(f64, f64)> {
         let largest = self.largest_step;
         refill(&mut pattern.after, self.pose.transforms());
         refill(&mut pattern.after_active, self.active);
-        self.pattern_move(&pattern.before, pattern.factor);
+        let factor = (ratio / (1.0 - ratio)).min(pattern.cap);
+        self.pattern_move(&pattern.before, factor);
         let trial = residuals(self.task, self.model);
         let kept = better(trial);
         if kept {
             self.update_model();
-            pattern.factor = (2.0 * pattern.factor).min(pattern.cap);
         } else {
             self.undo_pattern_move(&pattern.after, &pattern.after_active);
-            pattern.factor = (0.5 * pattern.factor).max(pattern.cap.min(1.0));
         }
         self.largest_step = largest;
         kept.then_some(trial)
@@ -539,7 +532,10 @@ impl Iteration<'_> {
             let change = if change.w < 0.0 { -change } else { change };
             let change = self.skeleton.limit(j).unlocked_part(change);
             let more = DQuat::from_scaled_axis(change.to_scaled_axis() * factor);
-            self.set_rotation(pj, (rest * more * delta).normalize());
+            // A move past π comes out with w < 0: the same turn, kept in the usual sign.
+            let moved = (more * delta).normalize();
+            let moved = if moved.w < 0.0 { -moved } else { moved };
+            self.set_rotation(pj, (rest * moved).normalize());
         }
         self.lazy = false;
     }
@@ -722,7 +718,8 @@ pub fn run<S: IterativeStep>(
         if workspace.pattern.enabled()
             && s < before_score
             && !converged(current)
-            && let Some(trial) = ctx.try_pattern_move(&mut workspace.pattern, |r| score(r) < s)
+            && let Some(trial) =
+                ctx.try_pattern_move(&mut workspace.pattern, s / before_score, |r| score(r) < s)
         {
             current = trial;
             s = score(trial);
@@ -749,7 +746,6 @@ pub fn run<S: IterativeStep>(
             restarts += 1;
             let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
             ctx.kick(&workspace.best, &mut rng, kick);
-            workspace.pattern.restart();
             current = residuals(task, ctx.model);
             window = (score(current), iterations);
         }
