@@ -23,8 +23,8 @@
 //! driver follows every improving sweep with a pattern move (Hooke–Jeeves): each path joint
 //! continues that sweep's change by `r / (1 − r)` times, `r` being the sweep's own residual
 //! ratio (the rest of a geometric series), kept only when it lowers the residual
-//! ([`IterationSettings::pattern_factor`] caps the factor, default 16). The per-joint rules above are
-//! untouched (the MMD variant stays seed 001's); the move lies between sweeps. On the
+//! ([`IterationSettings::pattern_factor`] caps the factor, default 16). The per-joint rules
+//! above are untouched (the MMD variant stays seed 001's); the move lies between sweeps. On the
 //! built-in humanoid's left hand (60 targets 5–25 cm from rest, no base, defaults;
 //! `ikarus_bench::humanoid`) classic CCD reached 39 of the 54 targets Levenberg–Marquardt
 //! reaches, the MMD variant 39, at a median of 38 sweeps; with the moves 53, 53 (length
