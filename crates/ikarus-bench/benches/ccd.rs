@@ -1,14 +1,21 @@
-//! CCD on the TRAC-IK protocol (position only) with the iiwa-like arm, and the jitter of a
-//! warm-started solve following a smoothly moving target.
+//! CCD on the TRAC-IK protocol (position only) with the iiwa-like arm, the jitter of a
+//! warm-started solve following a smoothly moving target, and the humanoid reach protocol
+//! ([`ikarus_bench::humanoid`]: the left hand to 60 targets, every CCD variant at its defaults
+//! beside Levenberg–Marquardt).
 //!
 //! Besides criterion's timing of representative solves, the protocol pass prints success
 //! rates at 1 mm and 1e-5 m and the median and p99 of per-solve wall times over all 10,000
-//! targets (single thread), then the jitter figure.
+//! targets (single thread), then the jitter figure, then the humanoid counts. The
+//! `ccd_humanoid` group measures the median solve over the 60 humanoid targets: one criterion
+//! iteration times every target's solve and counts their median.
+
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ikarus_bench::humanoid::{self, Figures};
 use ikarus_bench::{bench_cycling, iiwa, trac_ik_ccd_config};
 use ikarus_solve::ccd::{self, CcdWorkspace};
-use ikarus_solve::{CcdConfig, IkTask};
+use ikarus_solve::{CcdConfig, IkTask, SolverWorkspace};
 
 fn protocol(config: &CcdConfig, label: &str, workspace: &mut CcdWorkspace) {
     let figures =
@@ -47,5 +54,51 @@ fn bench_ccd(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_ccd);
+/// The humanoid reach protocol: counts and `Instant` medians printed, then criterion's median
+/// solve per solver.
+fn bench_humanoid(c: &mut Criterion) {
+    let s = humanoid::skeleton();
+    let targets = humanoid::targets(&s, humanoid::TARGETS, humanoid::SEED);
+    let tasks: Vec<IkTask> = targets.iter().map(|&t| humanoid::task(&s, t)).collect();
+    let mut workspace = SolverWorkspace::new();
+    let solvers = humanoid::solvers();
+    let reference = humanoid::run(&s, &targets, &solvers[0].1, &mut workspace);
+    for (name, config) in &solvers {
+        let outcomes = humanoid::run(&s, &targets, config, &mut workspace);
+        println!(
+            "ccd_humanoid/{name}: {}",
+            Figures::of(&outcomes, &reference)
+        );
+    }
+    let mut group = c.benchmark_group("ccd_humanoid");
+    group.sample_size(30);
+    for (name, config) in &solvers {
+        group.bench_function(format!("{name}_median_of_60"), |b| {
+            let mut times = vec![0.0; tasks.len()];
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for (task, time) in tasks.iter().zip(&mut times) {
+                        let mut pose = s.rest_pose();
+                        let start = Instant::now();
+                        std::hint::black_box(ikarus_solve::solve_with(
+                            &s,
+                            task,
+                            config,
+                            &mut workspace,
+                            &mut pose,
+                        ));
+                        *time = start.elapsed().as_secs_f64();
+                    }
+                    times.sort_by(f64::total_cmp);
+                    total += Duration::from_secs_f64(humanoid::median(&times));
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_ccd, bench_humanoid);
 criterion_main!(benches);

@@ -1,6 +1,8 @@
 //! Shared fixtures for the benchmarks: the real files from `../shared/data` and the TRAC-IK
-//! protocol arm ([`iiwa`]); the soak runner ([`soak`]).
+//! protocol arm ([`iiwa`]), the humanoid reach protocol ([`humanoid`]); the soak runner
+//! ([`soak`]).
 
+pub mod humanoid;
 pub mod iiwa;
 pub mod soak;
 pub mod trac_ik;

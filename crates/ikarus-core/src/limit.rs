@@ -279,17 +279,20 @@ impl JointLimit {
                 DQuat::from_axis_angle(h.axis, clamped)
             }
             Self::SwingTwist(s) => {
-                if self.contains(delta) {
-                    return delta;
-                }
+                // One decomposition serves the legality test (that of `contains`) and the
+                // projection.
                 let (swing, twist) = swing_twist(delta, s.twist_axis);
                 let angle = signed_angle_about(twist, s.twist_axis);
+                let (su, sv) = swing_components(s, swing);
+                let (pu, pv) = project_swing(s, su, sv);
+                let excess = (su - pu).hypot(sv - pv) + outside(angle, s.twist.0, s.twist.1);
+                if excess <= ANGLE_TOLERANCE {
+                    return delta;
+                }
                 let twist = DQuat::from_axis_angle(
                     s.twist_axis,
                     clamp_circular(angle, s.twist.0, s.twist.1),
                 );
-                let (su, sv) = swing_components(s, swing);
-                let (pu, pv) = project_swing(s, su, sv);
                 let v_axis = s.twist_axis.cross(s.swing_axis);
                 DQuat::from_scaled_axis(s.swing_axis * pu + v_axis * pv) * twist
             }
@@ -337,11 +340,10 @@ impl JointLimit {
             Self::SwingTwist(s) => {
                 let swing_locked = s.swing_u == (0.0, 0.0) && s.swing_v == (0.0, 0.0);
                 let twist_locked = s.twist == (0.0, 0.0);
-                let (swing, twist) = swing_twist(rotation, s.twist_axis);
                 match (swing_locked, twist_locked) {
                     (true, true) => DQuat::IDENTITY,
-                    (true, false) => twist,
-                    (false, true) => swing,
+                    (true, false) => swing_twist(rotation, s.twist_axis).1,
+                    (false, true) => swing_twist(rotation, s.twist_axis).0,
                     (false, false) => rotation,
                 }
             }

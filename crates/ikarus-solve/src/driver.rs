@@ -6,6 +6,9 @@
 //! - the loop: at most [`IterationSettings::max_iterations`] sweeps, stopping as soon as every
 //!   goal is within the task's tolerances or when a sweep moves no joint by more than
 //!   [`IterationSettings::min_step`] (nothing moves any more);
+//! - for steps that converge linearly (CCD), a pattern move after each improving sweep that
+//!   continues the sweep's change while that lowers the residual
+//!   ([`IterationSettings::pattern_factor`]);
 //! - every joint update: the per-step angle clamp, the joint limit projection
 //!   ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the partial forward
 //!   kinematics; with a base joint on the far side of the root, the inverse rotation and the
@@ -46,6 +49,18 @@ pub struct IterationSettings {
     pub stall_window: u32,
     /// Seed of the restart generator (solves are deterministic). Default 0.
     pub seed: u64,
+    /// Largest pattern move, for steps that take them (CCD; see
+    /// [`IterativeStep::pattern_moves`]): after a sweep that lowered the residual score from
+    /// `s₀` to `s₁`, every path joint continues its change over that sweep by
+    /// `factor = r / (1 − r)` times its size, `r = s₁ / s₀` (a Hooke–Jeeves pattern move whose
+    /// length is the rest of a geometric series with that sweep's ratio; hinges along their
+    /// angle, other joints along the rotation, each then projected onto its limit), and the
+    /// move is kept only when it lowers the residual further. Coordinate descent converges
+    /// linearly, slowest where the chain has to fold or slide along its limits, and its sweeps
+    /// then repeat nearly the same change: the move takes the remaining ones at once. This
+    /// caps `factor`; small values take fewer sweeps at a time, 0 disables the moves.
+    /// Default 16.
+    pub pattern_factor: f64,
     /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
     /// values between interpolate each path joint's rotation (then re-apply its limit).
     /// Default 1.
@@ -67,6 +82,7 @@ impl Default for IterationSettings {
             restarts: 8,
             stall_window: 16,
             seed: 0,
+            pattern_factor: 16.0,
             blend: 1.0,
             time_budget_us: None,
         }
@@ -97,6 +113,12 @@ impl IterationSettings {
                 self.min_step
             ));
         }
+        if !(self.pattern_factor.is_finite() && self.pattern_factor >= 0.0) {
+            return Err(format!(
+                "pattern_factor {} must be finite and >= 0",
+                self.pattern_factor
+            ));
+        }
         if self.stall_window == 0 {
             return Err("stall_window must be at least 1".into());
         }
@@ -118,6 +140,7 @@ impl IterationSettings {
 pub struct Workspace {
     model: Option<ModelPose>,
     input: Vec<ikarus_core::Transform>,
+    pattern: PatternMove,
     best: Vec<ikarus_core::Transform>,
     /// `active` as it was when `best` was recorded.
     best_active: Vec<bool>,
@@ -133,6 +156,28 @@ impl Workspace {
         Self::default()
     }
 
+    /// Checks the inputs, builds the path, sizes the buffers for `skeleton` and keeps the
+    /// input pose.
+    fn start(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        settings: &IterationSettings,
+        pose: &LocalPose,
+    ) -> Result<(), String> {
+        check_inputs(skeleton, task, settings, pose)?;
+        self.path
+            .rebuild(skeleton, task)
+            .map_err(|reason| reason.to_string())?;
+        let n = skeleton.len();
+        self.reset(n, pose);
+        let model = self.model.get_or_insert_with(|| ModelPose::new(skeleton));
+        if model.len() != n {
+            *model = ModelPose::new(skeleton);
+        }
+        Ok(())
+    }
+
     /// Clears the per-solve buffers for `n` joints and keeps the input pose.
     fn reset(&mut self, n: usize, pose: &LocalPose) {
         self.active.clear();
@@ -144,6 +189,36 @@ impl Workspace {
     }
 }
 
+/// The state of the pattern moves of one solve (see [`IterationSettings::pattern_factor`]).
+#[derive(Clone, Debug, Default)]
+struct PatternMove {
+    /// The largest factor; 0 when the solve makes no pattern moves.
+    cap: f64,
+    /// The local pose before the sweep.
+    before: Vec<ikarus_core::Transform>,
+    /// The local pose after the sweep and its `active` flags, restored when the move fails.
+    after: Vec<ikarus_core::Transform>,
+    after_active: Vec<bool>,
+}
+
+impl PatternMove {
+    /// Ready for a solve of `path` by a step that does (`offered`) or does not take pattern
+    /// moves. Effector-side paths only: a base-side joint moves the root, which a move would
+    /// have to carry along.
+    fn start(&mut self, settings: &IterationSettings, offered: bool, path: &JointPath) {
+        let effector_side = path.joints().iter().all(|pj| pj.side == Side::Effector);
+        self.cap = if offered && effector_side {
+            settings.pattern_factor
+        } else {
+            0.0
+        };
+    }
+
+    fn enabled(&self) -> bool {
+        self.cap > 0.0
+    }
+}
+
 /// One solver's sweep over the path.
 pub trait IterativeStep {
     /// Called once before the first sweep (after the path is built and the start pose
@@ -152,6 +227,13 @@ pub trait IterativeStep {
 
     /// One sweep: turn path joints through `ctx`.
     fn sweep(&mut self, ctx: &mut Iteration<'_>);
+
+    /// True when the driver may follow an improving sweep with a pattern move (see
+    /// [`IterationSettings::pattern_factor`]): for steps whose sweeps converge linearly and
+    /// repeat nearly the same change (coordinate descent). Default false.
+    fn pattern_moves(&self) -> bool {
+        false
+    }
 }
 
 /// What a step sees and changes during one sweep.
@@ -396,6 +478,89 @@ impl Iteration<'_> {
         new
     }
 
+    /// Tries the pattern move from `pattern.before` to the current pose after a sweep that
+    /// shrank the residual score by `ratio` (see [`IterationSettings::pattern_factor`]), on an
+    /// up-to-date model: keeps it (model up to date, returns the residuals) when `better`
+    /// accepts its residuals, else restores the pose after the sweep. Either way the sweep's
+    /// own largest step stays the one that decides whether anything still moves.
+    fn try_pattern_move(
+        &mut self,
+        pattern: &mut PatternMove,
+        ratio: f64,
+        better: impl Fn((f64, f64)) -> bool,
+    ) -> Option<(f64, f64)> {
+        let largest = self.largest_step;
+        refill(&mut pattern.after, self.pose.transforms());
+        refill(&mut pattern.after_active, self.active);
+        let factor = (ratio / (1.0 - ratio)).min(pattern.cap);
+        self.pattern_move(&pattern.before, factor);
+        let trial = residuals(self.task, self.model);
+        let kept = better(trial);
+        if kept {
+            self.update_model();
+        } else {
+            self.undo_pattern_move(&pattern.after, &pattern.after_active);
+        }
+        self.largest_step = largest;
+        kept.then_some(trial)
+    }
+
+    /// The pattern move (see [`IterationSettings::pattern_factor`]): every path joint, at its
+    /// rotation after the sweep, turns on by `factor` times its change from `before` (the
+    /// local transforms before the sweep), then onto its limit. Effector-side paths only, on
+    /// an up-to-date model; like a sweep it carries only the effectors along (the model is
+    /// stale afterwards: [`Iteration::update_model`] to keep the move,
+    /// [`Iteration::undo_pattern_move`] to drop it).
+    fn pattern_move(&mut self, before: &[ikarus_core::Transform], factor: f64) {
+        self.lazy = true;
+        for &pj in self.path.joints() {
+            let j = pj.joint;
+            let old = before[j.index()].rotation;
+            if let JointLimit::Hinge(hinge) = *self.skeleton.limit(j) {
+                let from = hinge.angle(self.skeleton.rest(j).rotation.conjugate() * old);
+                let to = self.hinge_angle(pj, &hinge);
+                // The change the short way round (a full-circle hinge may cross ±π).
+                let change = wrap_angle(to - from);
+                self.set_hinge_angle(pj, &hinge, to + factor * change);
+                continue;
+            }
+            // The change in the rest frame, without the directions the limit locks entirely
+            // (their rounding noise would grow by `factor` at every move).
+            let rest = self.skeleton.rest(j).rotation;
+            let delta = rest.conjugate() * self.pose[j].rotation;
+            let change = delta * (rest.conjugate() * old).conjugate();
+            let change = if change.w < 0.0 { -change } else { change };
+            let change = self.skeleton.limit(j).unlocked_part(change);
+            let more = DQuat::from_scaled_axis(change.to_scaled_axis() * factor);
+            // A move past π comes out with w < 0: the same turn, kept in the usual sign.
+            let moved = (more * delta).normalize();
+            let moved = if moved.w < 0.0 { -moved } else { moved };
+            self.set_rotation(pj, (rest * moved).normalize());
+        }
+        self.lazy = false;
+    }
+
+    /// Drops a pattern move: back to the local pose `after` and its `active` flags, and the
+    /// effectors (the only joints the move carried) back to where `after` puts them.
+    fn undo_pattern_move(&mut self, after: &[ikarus_core::Transform], active: &[bool]) {
+        self.pose.transforms_mut().copy_from_slice(after);
+        self.active.copy_from_slice(active);
+        for &pj in self.path.joints() {
+            self.hinge_angles[pj.joint.index()] = f64::NAN;
+        }
+        // An effector below another effector is recomputed with that one's subtree.
+        let effectors = &self.task.effectors;
+        for e in effectors {
+            let covered = effectors
+                .iter()
+                .any(|a| a.joint != e.joint && self.skeleton.is_ancestor_or_self(a.joint, e.joint));
+            if !covered {
+                fk::update_subtree(self.skeleton, self.pose, self.model, e.joint);
+            }
+        }
+        self.stale = false;
+    }
+
     /// Restores `best`, then moves every path joint at random: a bounded hinge to an angle
     /// drawn uniformly from its whole range (TRAC-IK's random restart; a hinge's range is its
     /// natural scale, and uniform draws never pile joints up on their stops the way projected
@@ -465,6 +630,10 @@ impl Iteration<'_> {
 
 fn clamp_angle(q: DQuat, max_angle: f64) -> DQuat {
     let q = if q.w < 0.0 { -q } else { q };
+    if max_angle >= std::f64::consts::PI {
+        // No rotation turns by more than π (the default: no clamp, no trigonometry).
+        return q;
+    }
     let angle = 2.0 * q.xyz().length().atan2(q.w);
     if angle <= max_angle || angle == 0.0 {
         return q;
@@ -482,21 +651,10 @@ pub fn run<S: IterativeStep>(
     pose: &mut LocalPose,
     step: &mut S,
 ) -> SolveReport {
-    if let Err(reason) = check_inputs(skeleton, task, settings, pose) {
+    if let Err(reason) = workspace.start(skeleton, task, settings, pose) {
         return SolveReport::invalid(reason);
     }
-    if let Err(reason) = workspace.path.rebuild(skeleton, task) {
-        return SolveReport::invalid(reason.to_string());
-    }
-    let n = skeleton.len();
-    workspace.reset(n, pose);
-    let model = workspace
-        .model
-        .get_or_insert_with(|| ModelPose::new(skeleton));
-    if model.len() != n {
-        *model = ModelPose::new(skeleton);
-    }
-
+    let model = workspace.model.as_mut().expect("sized by start");
     fk::forward_kinematics(skeleton, pose, model);
     let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
     let mut ctx = Iteration {
@@ -529,6 +687,8 @@ pub fn run<S: IterativeStep>(
     refill(&mut workspace.best, ctx.pose.transforms());
     refill(&mut workspace.best_active, ctx.active);
     step.prepare(&mut ctx);
+    let offered = step.pattern_moves();
+    workspace.pattern.start(settings, offered, &workspace.path);
     let mut iterations = 0;
     let mut restarts = 0;
     let mut rng = SplitMix(settings.seed);
@@ -540,6 +700,10 @@ pub fn run<S: IterativeStep>(
             break;
         }
         ctx.largest_step = 0.0;
+        let before_score = score(current);
+        if workspace.pattern.enabled() {
+            refill(&mut workspace.pattern.before, ctx.pose.transforms());
+        }
         ctx.lazy = true;
         step.sweep(&mut ctx);
         ctx.lazy = false;
@@ -549,11 +713,21 @@ pub fn run<S: IterativeStep>(
         }
         iterations += 1;
         current = residuals(task, ctx.model);
-        let s = score(current);
+        let mut s = score(current);
         if !s.is_finite() {
             // The step diverged (a NaN or overflowing pose, e.g. from goals near f64::MAX):
             // nothing more to gain; the best pose so far is returned.
             break;
+        }
+        // After an improving sweep, the pattern move while it improves further.
+        if workspace.pattern.enabled()
+            && s < before_score
+            && !converged(current)
+            && let Some(trial) =
+                ctx.try_pattern_move(&mut workspace.pattern, s / before_score, |r| score(r) < s)
+        {
+            current = trial;
+            s = score(trial);
         }
         if s < best_score {
             best_score = s;
@@ -725,4 +899,10 @@ impl SplitMix {
             b * (tau * u3).cos(),
         )
     }
+}
+
+/// `angle` wrapped to `[-π, π]`.
+fn wrap_angle(angle: f64) -> f64 {
+    use std::f64::consts::{PI, TAU};
+    angle - TAU * ((angle + PI) / TAU).floor()
 }
