@@ -13,7 +13,7 @@
 //! [`JointLimit::unlocked_part`] removes from a rotation the directions a joint can never move
 //! in; the MMD-style CCD of seed 001 uses it to stop residual rotations from oscillating.
 
-use std::f64::consts::{PI, TAU};
+use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use glam::{DQuat, DVec3, EulerRot};
 
@@ -225,6 +225,8 @@ impl JointLimit {
         match self {
             Self::Euler(e) => euler_contains(e, delta),
             Self::Mmd(m) => mmd_contains(m, delta) || mmd_contains(m, -delta),
+            Self::Hinge(h) if hinge_clearly_inside(h, delta) => true,
+            Self::SwingTwist(s) if swing_twist_clearly_inside(s, delta) => true,
             _ => self.violation(delta) <= ANGLE_TOLERANCE,
         }
     }
@@ -357,6 +359,76 @@ impl JointLimit {
             Self::Mmd(m) => zero_axes([0, 1, 2].map(|i| m.min[i] == 0.0 && m.max[i] == 0.0)),
         }
     }
+}
+
+/// Largest error of [`approx_atan`], radians (measured 1.15e-5 with these coefficients;
+/// checked by a test).
+const ATAN_ERROR: f64 = 1.5e-5;
+
+/// `atan(t)` to within [`ATAN_ERROR`] without a library call: the polynomial of Abramowitz &
+/// Stegun 4.4.47 on `[-1, 1]`, `±π/2 − atan(1/t)` outside.
+#[inline]
+fn approx_atan(t: f64) -> f64 {
+    let poly = |x: f64| {
+        let x2 = x * x;
+        x * (0.999_866
+            + x2 * (-0.330_299_5 + x2 * (0.180_141 + x2 * (-0.085_133 + x2 * 0.020_835_1))))
+    };
+    if t.abs() <= 1.0 {
+        poly(t)
+    } else {
+        FRAC_PI_2.copysign(t) - poly(1.0 / t)
+    }
+}
+
+/// True when `delta` is certainly inside the hinge (the cheap test of
+/// [`JointLimit::contains`]): its twist angle, bounded by [`approx_atan`], lies in the range
+/// with room for the approximation, and its swing is zero to rounding. `false` means "not
+/// sure": the exact test decides.
+#[inline]
+fn hinge_clearly_inside(h: &HingeLimit, delta: DQuat) -> bool {
+    let s = delta.xyz().dot(h.axis);
+    let off_axis = (delta.xyz() - h.axis * s).length_squared();
+    if !(delta.w > 0.0 && off_axis <= 1e-24) {
+        return false;
+    }
+    let margin = 2.0 * ATAN_ERROR + 1e-12;
+    let angle = 2.0 * approx_atan(s / delta.w);
+    angle - margin >= h.min && angle + margin <= h.max
+}
+
+/// True when `delta` is certainly inside the swing–twist limit (the cheap test of
+/// [`JointLimit::contains`]): twist angle and swing angle bounded by [`approx_atan`], the swing
+/// inside its quadrant's ellipse and the twist inside its range, both with room for the
+/// approximation. `false` means "not sure": the exact test decides.
+#[inline]
+fn swing_twist_clearly_inside(s: &SwingTwistLimit, delta: DQuat) -> bool {
+    let (swing, twist) = swing_twist(delta, s.twist_axis);
+    if !(swing.w > 0.0 && twist.w > 0.0) {
+        return false;
+    }
+    let margin = 2.0 * ATAN_ERROR + 1e-12;
+    let twist_angle = 2.0 * approx_atan(twist.xyz().dot(s.twist_axis) / twist.w);
+    if !(twist_angle - margin >= s.twist.0 && twist_angle + margin <= s.twist.1) {
+        return false;
+    }
+    let v = swing.xyz();
+    let length = v.length();
+    if length == 0.0 {
+        return true;
+    }
+    // The swing's rotation vector is θ·v̂ with θ = 2 atan(|v| / w) ≤ `theta`.
+    let theta = 2.0 * approx_atan(length / swing.w) + margin;
+    let (p, r) = (
+        v.dot(s.swing_axis) / length,
+        v.dot(s.twist_axis.cross(s.swing_axis)) / length,
+    );
+    let a = if p >= 0.0 { s.swing_u.1 } else { -s.swing_u.0 };
+    let b = if r >= 0.0 { s.swing_v.1 } else { -s.swing_v.0 };
+    // Inside the ellipse: θ² ((b p)² + (a r)²) ≤ a² b², with a relative margin for rounding.
+    a > 0.0
+        && b > 0.0
+        && theta * theta * ((b * p).powi(2) + (a * r).powi(2)) <= (a * b).powi(2) * (1.0 - 1e-9)
 }
 
 /// Swing rotation vector components `(s_u, s_v)` of a swing–twist limit.
@@ -650,6 +722,73 @@ mod tests {
         // A real excess beyond the half turn is still refused.
         let beyond = DQuat::from_axis_angle(DVec3::X, PI + 1e-3);
         assert!(!limit.contains(beyond));
+    }
+
+    #[test]
+    fn approx_atan_is_within_its_error_bound() {
+        let mut worst: f64 = 0.0;
+        for i in -2_000_000..=2_000_000 {
+            let t = f64::from(i) * 1e-6 * 50.0; // [-100, 100], dense near 0
+            worst = worst.max((approx_atan(t) - t.atan()).abs());
+            let u = f64::from(i) * 5e-7; // [-1, 1]
+            worst = worst.max((approx_atan(u) - u.atan()).abs());
+        }
+        assert!(worst < ATAN_ERROR, "{worst}");
+    }
+
+    #[test]
+    fn the_cheap_inside_tests_agree_with_the_exact_violation() {
+        // `contains` takes a shortcut for rotations well inside hinges and swing–twist
+        // cones; it must answer exactly as `violation <= tolerance` does, near the bounds too.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let limits = [
+            JointLimit::Hinge(HingeLimit {
+                axis: DVec3::new(0.0, -1.0, 0.0),
+                min: 0.0,
+                max: 150f64.to_radians(),
+            }),
+            JointLimit::SwingTwist(SwingTwistLimit {
+                twist_axis: DVec3::X,
+                swing_axis: DVec3::Y,
+                swing_u: (-110f64.to_radians(), 40f64.to_radians()),
+                swing_v: (-85f64.to_radians(), 90f64.to_radians()),
+                twist: (-90f64.to_radians(), 90f64.to_radians()),
+            }),
+            JointLimit::SwingTwist(SwingTwistLimit {
+                twist_axis: DVec3::Y,
+                swing_axis: DVec3::X,
+                swing_u: (-0.2, 0.0),
+                swing_v: (-0.4, 0.4),
+                twist: (-0.1, 0.1),
+            }),
+        ];
+        let (mut inside, mut outside) = (0, 0);
+        for limit in &limits {
+            for i in 0..40_000 {
+                let axis = DVec3::new(next(), next(), next()).normalize_or(DVec3::Z);
+                let mut q = DQuat::from_axis_angle(axis, next() * 2.5);
+                if i % 4 == 0 {
+                    // On the bound, then nudged by a few tolerances either way.
+                    q = limit.project(q) * DQuat::from_axis_angle(axis, next() * 4e-9);
+                }
+                if let JointLimit::Hinge(h) = limit
+                    && i % 3 == 0
+                {
+                    q = DQuat::from_axis_angle(h.axis, next() * 3.0);
+                }
+                let exact = limit.violation(q) <= ANGLE_TOLERANCE;
+                assert_eq!(limit.contains(q), exact, "{limit:?} {q}");
+                inside += usize::from(exact);
+                outside += usize::from(!exact);
+            }
+        }
+        assert!(inside > 20_000 && outside > 20_000, "{inside} {outside}");
     }
 
     #[test]
