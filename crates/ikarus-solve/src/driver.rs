@@ -696,7 +696,9 @@ pub fn run<S: IterativeStep>(
     let mut window = (best_score, 0);
     let deadline = settings.deadline();
     while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        // Out of time, or diverged (a NaN or overflowing pose, say from goals near f64::MAX,
+        // that a restart did not cure): the best pose so far is returned.
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) || !score(current).is_finite() {
             break;
         }
         ctx.largest_step = 0.0;
@@ -714,11 +716,6 @@ pub fn run<S: IterativeStep>(
         iterations += 1;
         current = residuals(task, ctx.model);
         let mut s = score(current);
-        if !s.is_finite() {
-            // The step diverged (a NaN or overflowing pose, e.g. from goals near f64::MAX):
-            // nothing more to gain; the best pose so far is returned.
-            break;
-        }
         // After an improving sweep, the pattern move while it improves further.
         if workspace.pattern.enabled()
             && s < before_score
