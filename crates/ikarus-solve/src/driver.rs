@@ -360,9 +360,10 @@ impl Iteration<'_> {
     }
 
     /// Projects `requested` onto `pj`'s limit and writes it into the pose (no forward
-    /// kinematics); returns the rotation set.
+    /// kinematics); returns the rotation set, always a unit quaternion (see [`unit`]).
     #[inline]
     fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let requested = unit(requested);
         let joint = pj.joint;
         let limit = self.skeleton.limit(joint);
         let new = if limit.is_free() {
@@ -460,6 +461,30 @@ impl Iteration<'_> {
             }
             _ => fk::update_subtree(self.skeleton, self.pose, self.model, pj.joint),
         }
+    }
+}
+
+/// Largest `| |q|² − 1 |` a written rotation keeps as it is: a product of a few unit
+/// quaternions (about 50 rounding units).
+const UNIT_TOLERANCE: f64 = 1e-14;
+
+/// `q` scaled to unit length, unless it is within [`UNIT_TOLERANCE`] of it (then unchanged,
+/// so a solver's unit request is granted bit for bit).
+///
+/// Every rotation written into the pose goes through here. A step's request is a product of
+/// rotations read from the model, which forward kinematics multiplies without normalizing; a
+/// step that builds the next sweep's requests from the pose (FABRIK's frames) multiplies the
+/// norm error sweep after sweep (tenfold per sweep on 13-joint paths). A local rotation off
+/// unit length scales its joint's frame: on a base-side joint no rigid move of the root can
+/// restore the base's model frame (soak finding: the base kept its position, its frame off by
+/// 0.3 in matrix entries), and effector-side bones change length.
+#[inline]
+fn unit(q: DQuat) -> DQuat {
+    let norm_squared = q.length_squared();
+    if (norm_squared - 1.0).abs() <= UNIT_TOLERANCE {
+        q
+    } else {
+        q * norm_squared.sqrt().recip()
     }
 }
 
