@@ -6,9 +6,10 @@
 //! - the loop: at most [`IterationSettings::max_iterations`] sweeps, stopping as soon as every
 //!   goal is within the task's tolerances or when a sweep moves no joint by more than
 //!   [`IterationSettings::min_step`] (nothing moves any more);
-//! - every joint update: the per-step angle clamp, the joint limit projection
-//!   ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the partial forward
-//!   kinematics; with a base joint on the far side of the root, the inverse rotation and the
+//! - every joint update: the per-step angle clamp, the rotation kept at unit length (a
+//!   request's rounding drift is removed, so no step can scale a joint's frame), the joint
+//!   limit projection ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the
+//!   partial forward kinematics; with a base joint on the far side of the root, the inverse rotation and the
 //!   root move that keeps the base in place (seed 004: `M = M_base · M'_base⁻¹`);
 //! - the best pose seen (the returned pose is never worse than the start or any sweep), the
 //!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
