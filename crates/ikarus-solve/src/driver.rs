@@ -9,9 +9,11 @@
 //! - for steps that converge linearly (CCD), a pattern move after each improving sweep that
 //!   continues the sweep's change while that lowers the residual
 //!   ([`IterationSettings::pattern_factor`]);
-//! - every joint update: the per-step angle clamp, the joint limit projection
-//!   ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the partial forward
-//!   kinematics; with a base joint on the far side of the root, the inverse rotation and the
+//! - every joint update: the per-step angle clamp, the rotation kept at unit length (a
+//!   request's rounding drift is removed, so no step can scale a joint's frame), the joint
+//!   limit projection ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the
+//!   partial forward kinematics; with a base joint on the far side of the root, the inverse
+//!   rotation and the
 //!   root move that keeps the base in place (seed 004: `M = M_base · M'_base⁻¹`);
 //! - the best pose seen (the returned pose is never worse than the start or any sweep), the
 //!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
@@ -442,9 +444,10 @@ impl Iteration<'_> {
     }
 
     /// Projects `requested` onto `pj`'s limit and writes it into the pose (no forward
-    /// kinematics); returns the rotation set.
+    /// kinematics); returns the rotation set, always a unit quaternion (see [`unit`]).
     #[inline]
     fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
+        let requested = unit(requested);
         let joint = pj.joint;
         let limit = self.skeleton.limit(joint);
         let new = if limit.is_free() {
@@ -625,6 +628,30 @@ impl Iteration<'_> {
             }
             _ => fk::update_subtree(self.skeleton, self.pose, self.model, pj.joint),
         }
+    }
+}
+
+/// Largest `| |q|² − 1 |` a written rotation keeps as it is: a product of a few unit
+/// quaternions (about 50 rounding units).
+const UNIT_TOLERANCE: f64 = 1e-14;
+
+/// `q` scaled to unit length, unless it is within [`UNIT_TOLERANCE`] of it (then unchanged,
+/// so a solver's unit request is granted bit for bit).
+///
+/// Every rotation written into the pose goes through here. A step's request is a product of
+/// rotations read from the model, which forward kinematics multiplies without normalizing; a
+/// step that builds the next sweep's requests from the pose (FABRIK's frames) multiplies the
+/// norm error sweep after sweep (tenfold per sweep on 13-joint paths). A local rotation off
+/// unit length scales its joint's frame: on a base-side joint no rigid move of the root can
+/// restore the base's model frame (soak finding: the base kept its position, its frame off by
+/// 0.3 in matrix entries), and effector-side bones change length.
+#[inline]
+fn unit(q: DQuat) -> DQuat {
+    let norm_squared = q.length_squared();
+    if (norm_squared - 1.0).abs() <= UNIT_TOLERANCE {
+        q
+    } else {
+        q * norm_squared.sqrt().recip()
     }
 }
 

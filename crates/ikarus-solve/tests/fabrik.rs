@@ -327,6 +327,74 @@ fn a_base_joint_through_the_root_stays_put() {
     assert!(report.converged(), "{report:?}");
 }
 
+/// Soak finding (seed 1, task 186 and others): with the path through the root, FABRIK's
+/// requests (products of model rotations) drifted off unit length, tenfold per sweep, and a
+/// non-unit rotation on a base-side joint scaled the base's frame, which the root move cannot
+/// undo: the base kept its position, its frame changed by 0.3 in matrix entries. A free
+/// 12-joint chain held at `j6`, an effector above it with an orientation goal (turned only
+/// through the root) and one at the tip, goals from FK of random poses (the base moved
+/// there, so mostly out of reach: every sweep of the budget runs, restarts too).
+#[test]
+fn a_base_in_the_middle_of_a_chain_keeps_its_frame_over_many_sweeps() {
+    let s = chain(12, |_| JointLimit::Free);
+    let m = movers(&s, 12);
+    let (base, upper, tip) = (
+        s.joint("j6").unwrap(),
+        s.joint("j2").unwrap(),
+        s.joint("tip").unwrap(),
+    );
+    let mut rng = Rng(186);
+    let mut workspace = FabrikWorkspace::new();
+    let config = FabrikConfig::new(200);
+    for _ in 0..20 {
+        let truth = model(&s, &random_pose(&s, &m, &mut rng, 2.0));
+        let task = IkTask {
+            effectors: vec![
+                Effector {
+                    joint: upper,
+                    goal: Goal {
+                        position: Some(truth.position(upper)),
+                        orientation: Some(truth.rotation(upper)),
+                    },
+                    weight: 1.0,
+                },
+                Effector {
+                    joint: tip,
+                    goal: Goal {
+                        position: Some(truth.position(tip)),
+                        orientation: None,
+                    },
+                    weight: 1.0,
+                },
+            ],
+            base: Some(base),
+            ..IkTask::default()
+        };
+        let mut pose = random_pose(&s, &m, &mut rng, 2.0);
+        let before = model(&s, &pose)[base];
+        let report = fabrik::solve_with(&s, &task, &config, &mut workspace, &mut pose);
+        check(&s, &task, &pose, &report);
+        let after = model(&s, &pose)[base];
+        assert!(
+            after.abs_diff_eq(before, 1e-9),
+            "base moved: {before:?} -> {after:?} ({report:?})"
+        );
+        // Every rotation is a rotation, and the bones keep their length.
+        for t in pose.transforms() {
+            assert!(
+                (t.rotation.length() - 1.0).abs() < 1e-12,
+                "{:?}",
+                t.rotation
+            );
+        }
+        let fk = model(&s, &pose);
+        for w in m.windows(2) {
+            let bone = (fk.position(w[1]) - fk.position(w[0])).length();
+            assert!((bone - 1.0).abs() < 1e-9, "{bone}");
+        }
+    }
+}
+
 #[test]
 fn position_and_orientation_goals_are_met() {
     let s = builtin_humanoid();
