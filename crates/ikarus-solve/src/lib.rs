@@ -38,7 +38,7 @@ pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
 pub use driver::{IterationSettings, Workspace};
 pub use prepared::{PrepareError, PreparedTask};
 pub use report::{SolveReport, SolveStatus, measure};
-pub use task::{Effector, Goal, IkTask, TaskError, Tolerance};
+pub use task::{Effector, Goal, IkTask, MAX_WEIGHT, TaskError, Tolerance};
 
 use ikarus_core::{LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};

@@ -13,6 +13,11 @@ pub struct Goal {
     pub orientation: Option<DQuat>,
 }
 
+/// The largest effector weight a task accepts. Weights are relative importances (1 is
+/// normal); least-squares solvers square them, and a weight near `f64::MAX`'s square root would
+/// overflow every step (the soak runner found 1e300 doing so).
+pub const MAX_WEIGHT: f64 = 1e12;
+
 /// A joint with a goal and a weight relative to the other effectors.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Effector {
@@ -20,7 +25,8 @@ pub struct Effector {
     pub joint: JointId,
     /// Where it should go.
     pub goal: Goal,
-    /// Relative importance when goals conflict (1 = normal; 0 ignores the effector).
+    /// Relative importance when goals conflict (1 = normal; 0 ignores the effector; at most
+    /// [`MAX_WEIGHT`]).
     pub weight: f64,
 }
 
@@ -103,7 +109,7 @@ impl IkTask {
                     });
                 }
             }
-            if !(e.weight.is_finite() && e.weight >= 0.0) {
+            if !(e.weight.is_finite() && (0.0..=MAX_WEIGHT).contains(&e.weight)) {
                 return Err(TaskError::NonFinite {
                     joint: name(),
                     what: "weight",
@@ -137,8 +143,8 @@ pub enum TaskError {
         /// The effector's joint.
         joint: String,
     },
-    /// A goal or weight is NaN or infinite (or a weight is negative).
-    #[error("effector `{joint}` has a non-finite or negative {what}")]
+    /// A goal or weight is NaN or infinite (or a weight is negative or above [`MAX_WEIGHT`]).
+    #[error("effector `{joint}` has a non-finite or out-of-range {what} (weights: 0 to 1e12)")]
     NonFinite {
         /// The effector's joint.
         joint: String,

@@ -604,8 +604,14 @@ fn corrupt(case: &mut Case, rng: &mut Rng) {
             ("negative or NaN weight", true)
         }
         8 => {
-            e.weight = 1e300;
-            ("weight 1e300", false)
+            // Above `MAX_WEIGHT` (refused), or a large weight still accepted.
+            if rng.chance(0.5) {
+                e.weight = 1e300;
+                ("weight 1e300", true)
+            } else {
+                e.weight = ikarus_solve::MAX_WEIGHT;
+                ("weight at MAX_WEIGHT", false)
+            }
         }
         9 => {
             task.tolerance.position = if rng.chance(0.5) { f64::NAN } else { -1e-4 };
