@@ -13,8 +13,9 @@
 //!   request's rounding drift is removed, so no step can scale a joint's frame), the joint
 //!   limit projection ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the
 //!   partial forward kinematics; with a base joint on the far side of the root, the inverse
-//!   rotation and the
-//!   root move that keeps the base in place (seed 004: `M = M_base · M'_base⁻¹`);
+//!   rotation and the root move that keeps the base in place (seed 004:
+//!   `M = M_base · M'_base⁻¹`);
+//! - stopping on a diverged pose (a NaN residual counts as infinite, see `report`);
 //! - the best pose seen (the returned pose is never worse than the start or any sweep), the
 //!   blend toward the input pose, and the [`SolveReport`] measured by forward kinematics.
 
