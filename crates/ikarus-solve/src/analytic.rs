@@ -108,9 +108,16 @@ pub(crate) fn report(
     report
 }
 
-/// The strict ancestors of `joint`, root first.
-pub(crate) fn ancestors(skeleton: &Skeleton, joint: JointId) -> Vec<JointId> {
-    let mut path: Vec<JointId> = skeleton.path_to_root(joint).skip(1).collect();
+/// The model frames a closed form on the chain `top` → `tip` reads, root first: the strict
+/// ancestors of `top`, then the chain itself; and where the chain begins in that list.
+pub(crate) fn frames_path(
+    skeleton: &Skeleton,
+    top: JointId,
+    tip: JointId,
+) -> (Vec<JointId>, usize) {
+    let mut path: Vec<JointId> = skeleton.path_to_root(top).skip(1).collect();
     path.reverse();
-    path
+    let chain_from = path.len();
+    path.extend(skeleton.chain(top, tip).unwrap_or_default());
+    (path, chain_from)
 }

@@ -1625,9 +1625,7 @@ impl Limb7Task {
         }
         .transpose()
         .map_err(|error| error.to_string())?;
-        let mut path = analytic::ancestors(skeleton, shoulder);
-        let chain_from = path.len();
-        path.extend(skeleton.chain(shoulder, wrist).unwrap_or_default());
+        let (path, chain_from) = analytic::frames_path(skeleton, shoulder, wrist);
         Ok(Self {
             joints,
             path,

@@ -878,9 +878,7 @@ impl TwoBoneTask {
             .map(|axis| TwoBoneChain::new(skeleton, start, mid, end, axis))
             .transpose()
             .map_err(|error| error.to_string())?;
-        let mut path = analytic::ancestors(skeleton, start);
-        let chain_from = path.len();
-        path.extend(skeleton.chain(start, end).unwrap_or_default());
+        let (path, chain_from) = analytic::frames_path(skeleton, start, end);
         Ok(Self {
             joints,
             path,
