@@ -4,14 +4,16 @@
 //! character of a game.
 //!
 //! Per frame only the goals ([`PreparedTask::goal_mut`]) and the pose go in. A warm prepared
-//! task allocates nothing (except the names of joints whose limits had to be enforced, and
-//! the feasible swivel intervals when a limb7 policy computes them, both in the report):
+//! `two_bone`, `limb7`, `ccd`, `lm`, `fabrik` or `jacobian` task allocates nothing (except
+//! the names of joints whose limits had to be enforced, and the feasible swivel intervals when
+//! a limb7 policy computes them, both in the report):
 //! - the closed forms `two_bone` and `limb7` compute the model frames of their chain's
 //!   ancestors and of the chain only (not the whole skeleton), measure the residual from
 //!   them, and limb7 keeps its limb geometry while the bones it was built from do not change;
 //! - the iterative solvers (`ccd`, `lm`, `fabrik`, `jacobian`) run with the task's own
 //!   [`SolverWorkspace`];
-//! - `none`, `aim` and `leg6` run their one-shot form.
+//! - `none`, `aim` and `leg6` run their one-shot form (which still allocates a model pose per
+//!   solve: not yet prepared).
 //!
 //! [`solve`](crate::solve) is the one-shot convenience: it prepares and solves once, and gives
 //! the same pose and report bit for bit (tested).
