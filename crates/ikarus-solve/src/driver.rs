@@ -450,6 +450,11 @@ impl Iteration<'_> {
     fn write_rotation(&mut self, pj: PathJoint, requested: DQuat) -> DQuat {
         let requested = unit(requested);
         let joint = pj.joint;
+        if !requested.is_finite() {
+            // A diverged step (NaN, or a zero quaternion) changes nothing: a limit's
+            // projection of NaN is no legal rotation (soak seed 1, task 10050).
+            return self.pose[joint].rotation;
+        }
         let limit = self.skeleton.limit(joint);
         let new = if limit.is_free() {
             self.active[joint.index()] = false;

@@ -170,3 +170,69 @@ fn deferred_base_side_writes_update_at_once_and_keep_the_base() {
     assert_eq!(report.iterations, 2);
     assert!(report.position_error.is_finite());
 }
+
+/// A step whose requests diverge: every path joint asked for a NaN rotation, then for a zero
+/// quaternion.
+struct Diverging;
+
+impl IterativeStep for Diverging {
+    fn sweep(&mut self, ctx: &mut Iteration<'_>) {
+        let path = ctx.path().joints().to_vec();
+        for pj in path {
+            let before = ctx.pose()[pj.joint].rotation;
+            let nan = DQuat::from_xyzw(f64::NAN, 0.0, 0.0, 1.0);
+            assert_eq!(ctx.set_rotation(pj, nan), before);
+            let zero = DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+            assert_eq!(ctx.set_rotation_deferred(pj, zero), before);
+        }
+    }
+}
+
+/// Soak seed 1, task 10050: a diverged Jacobian step asked an Euler-limited joint whose range
+/// excludes its rest rotation for NaN, and the limit's projection of NaN was the (illegal)
+/// rest rotation. A non-finite request now changes nothing: the pose stays legal and finite.
+#[test]
+fn non_finite_requests_leave_the_joint_as_it_was() {
+    let euler = JointLimit::Euler(ikarus_core::EulerLimit {
+        order: ikarus_core::EulerOrder::Xzy,
+        min: [-0.93, -1.33, -1.14],
+        max: [1.21, 0.23, -0.57],
+    });
+    let mut b = SkeletonBuilder::new();
+    b.joint("root", None, Transform::IDENTITY)
+        .limited_joint(
+            "a",
+            Some("root"),
+            Transform::from_translation(DVec3::X),
+            euler,
+        )
+        .joint("tip", Some("a"), Transform::from_translation(DVec3::X));
+    let s = b.build().unwrap();
+    let a = s.joint("a").unwrap();
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: s.joint("tip").unwrap(),
+            goal: Goal {
+                position: Some(DVec3::new(1.5, 0.8, 0.0)),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let mut pose = s.rest_pose();
+    // Start legal: the joint turned into its range (third angle inside [-1.14, -0.57]).
+    pose[a].rotation = s.limit(a).project(DQuat::IDENTITY);
+    assert!(s.limit_violation(&pose).is_none());
+    let report = driver::run(
+        &s,
+        &task,
+        &IterationSettings::default(),
+        &mut Workspace::new(),
+        &mut pose,
+        &mut Diverging,
+    );
+    assert!(pose.is_finite());
+    assert!(s.limit_violation(&pose).is_none(), "{report:?}");
+    assert!(report.position_error.is_finite());
+}
