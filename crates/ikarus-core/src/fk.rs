@@ -154,14 +154,19 @@ mod tests {
     use crate::{SkeletonBuilder, Transform};
     use glam::{DQuat, DVec3};
 
-    #[test]
-    fn partial_update_matches_full() {
+    /// `a` (root) → `b` → `c`, and `a` → `d`.
+    fn branched() -> crate::Skeleton {
         let mut b = SkeletonBuilder::new();
         b.joint("a", None, Transform::from_translation(DVec3::Y))
             .joint("b", Some("a"), Transform::from_translation(DVec3::X))
             .joint("c", Some("b"), Transform::from_translation(DVec3::X))
             .joint("d", Some("a"), Transform::from_translation(DVec3::Z));
-        let s = b.build().unwrap();
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn partial_update_matches_full() {
+        let s = branched();
         let mut pose = s.rest_pose();
         let mut model = ModelPose::new(&s);
         forward_kinematics(&s, &pose, &mut model);
@@ -177,12 +182,7 @@ mod tests {
 
     #[test]
     fn path_update_matches_full_fk_on_the_path_only() {
-        let mut b = SkeletonBuilder::new();
-        b.joint("a", None, Transform::from_translation(DVec3::Y))
-            .joint("b", Some("a"), Transform::from_translation(DVec3::X))
-            .joint("c", Some("b"), Transform::from_translation(DVec3::X))
-            .joint("d", Some("a"), Transform::from_translation(DVec3::Z));
-        let s = b.build().unwrap();
+        let s = branched();
         let mut pose = s.rest_pose();
         for (j, angle) in s.joints().zip([0.3, -0.7, 1.1, 0.4]) {
             pose[j].rotation =
