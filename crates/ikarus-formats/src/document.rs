@@ -7,6 +7,7 @@ use ikarus_core::{Motion, Skeleton};
 
 use crate::FormatError;
 use crate::bvh::{Bvh, BvhLayout, BvhReadOptions};
+use crate::mesh::SkinnedMesh;
 
 /// A skeleton with its motion and, for BVH sources, the channel layout to write it back with.
 #[derive(Clone, Debug)]
@@ -17,6 +18,8 @@ pub struct Document {
     pub motion: Option<Motion>,
     /// How the skeleton's channels were laid out in the source file; `None` when it had none.
     pub layout: Option<BvhLayout>,
+    /// The character's skinned mesh, for formats that carry one (PMX/PMD, glTF/VRM).
+    pub mesh: Option<SkinnedMesh>,
 }
 
 impl Document {
@@ -41,6 +44,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
             skeleton,
             motion: None,
             layout: None,
+            mesh: None,
         });
     }
     let path = Path::new(source);
@@ -58,6 +62,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
             Ok(Document {
                 motion: Some(motion),
                 layout: Some(bvh.layout.clone()),
+                mesh: None,
                 skeleton: bvh.skeleton,
             })
         }
@@ -74,6 +79,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                 skeleton: robot.skeleton.scaled(scale),
                 motion: None,
                 layout: None,
+                mesh: None,
             })
         }
         _ => Err(FormatError::UnknownFormat {

@@ -7,6 +7,7 @@
 //! - [`bvh`]: Biovision hierarchy + motion, read and write, any channel layout.
 //! - [`urdf`]: URDF robots (urdf-rs): the link tree as a skeleton, serial chains with a `q`
 //!   interface.
+//! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
 //! Parsers never panic on malformed input and never allocate from a count they have not checked
@@ -17,6 +18,7 @@
 pub mod bvh;
 mod document;
 mod error;
+pub mod mesh;
 pub mod urdf;
 
 pub use document::{Document, open};

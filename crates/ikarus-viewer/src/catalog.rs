@@ -86,6 +86,7 @@ pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
                 motion: Some(motion),
                 layout: Some(bvh.layout.clone()),
                 skeleton: bvh.skeleton,
+                mesh: None,
             }
         }
         Some(SourceFormat::Urdf) => {
@@ -94,6 +95,7 @@ pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
                 skeleton: robot.skeleton,
                 motion: None,
                 layout: None,
+                mesh: None,
             }
         }
         _ => {
