@@ -2,7 +2,7 @@
 //!
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
 //! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
-//! ([`fk`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
+//! ([`fk`]), a rig's evaluation rules (inheritance, declared IK chains: [`rig`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
 //! joint-vector interface ([`chain`]) and the built-in default humanoid ([`humanoid`]).
 //!
 //! ## Conventions
@@ -46,6 +46,7 @@ pub mod keyframes;
 mod limit;
 mod motion;
 mod pose;
+pub mod rig;
 mod skeleton;
 pub mod trajectory;
 mod transform;

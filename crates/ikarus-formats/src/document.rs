@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use ikarus_core::humanoid::{BUILTIN_HUMANOID, builtin_humanoid};
+use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 
 use crate::FormatError;
@@ -20,6 +21,9 @@ pub struct Document {
     pub layout: Option<BvhLayout>,
     /// The character's skinned mesh, for formats that carry one (PMX/PMD, glTF/VRM).
     pub mesh: Option<SkinnedMesh>,
+    /// The rig's evaluation rules (inheritance, declared IK chains), for formats that carry
+    /// them (PMX/PMD).
+    pub rig: Option<Rig>,
 }
 
 impl Document {
@@ -45,6 +49,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
             motion: None,
             layout: None,
             mesh: None,
+            rig: None,
         });
     }
     let path = Path::new(source);
@@ -63,6 +68,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                 motion: Some(motion),
                 layout: Some(bvh.layout.clone()),
                 mesh: None,
+                rig: None,
                 skeleton: bvh.skeleton,
             })
         }
@@ -80,10 +86,69 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                 motion: None,
                 layout: None,
                 mesh: None,
+                rig: None,
             })
         }
+        Some("pmx" | "pmd") => {
+            let model = read_mmd_model(path, scale)?;
+            let built = model.build().map_err(|message| FormatError::Invalid {
+                path: path.to_owned(),
+                message,
+            })?;
+            Ok(Document {
+                skeleton: built.skeleton,
+                motion: None,
+                layout: None,
+                mesh: Some(built.mesh),
+                rig: Some(built.rig),
+            })
+        }
+        Some("vmd") => Err(FormatError::Invalid {
+            path: path.to_owned(),
+            message: "a VMD motion needs its model: open the .pmx/.pmd and pass the motion with \
+                      `--motion`"
+                .to_owned(),
+        }),
         _ => Err(FormatError::UnknownFormat {
             path: path.to_owned(),
         }),
     }
+}
+
+/// Reads a PMX or PMD model (by extension); lengths in metres times `scale`.
+///
+/// # Errors
+/// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
+pub fn read_mmd_model(path: &Path, scale: f64) -> Result<crate::mmd::MmdModel, FormatError> {
+    let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let is_pmd = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pmd"));
+    let parsed = if is_pmd {
+        crate::mmd::pmd::parse(&bytes, scale)
+    } else {
+        crate::mmd::pmx::parse(&bytes, scale)
+    };
+    parsed.map_err(|source| FormatError::Mmd {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Reads a VMD motion; lengths in metres times `scale`.
+///
+/// # Errors
+/// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
+pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatError> {
+    let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    crate::mmd::vmd::Vmd::parse(&bytes, scale).map_err(|source| FormatError::Mmd {
+        path: path.to_owned(),
+        source,
+    })
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::bvh::BvhError;
+use crate::mmd::MmdError;
 use crate::urdf::UrdfError;
 
 /// An error reading or writing a file, naming the file (and line and column where they apply).
@@ -33,8 +34,25 @@ pub enum FormatError {
         /// What is wrong and where (`line:column: message`).
         source: UrdfError,
     },
+    /// The file is not a valid PMX, PMD or VMD file.
+    #[error("{}: {source}", path.display())]
+    Mmd {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and at which byte.
+        source: MmdError,
+    },
+    /// The file parsed but describes something ikarus cannot build (a bone loop, a motion
+    /// without a model).
+    #[error("{}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The file's extension names no format ikarus reads.
-    #[error("{}: unknown file format (expected .bvh, .urdf or `builtin:humanoid`)", path.display())]
+    #[error("{}: unknown file format (expected .bvh, .urdf, .pmx, .pmd or `builtin:humanoid`)", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

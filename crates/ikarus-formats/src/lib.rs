@@ -7,6 +7,8 @@
 //! - [`bvh`]: Biovision hierarchy + motion, read and write, any channel layout.
 //! - [`urdf`]: URDF robots (urdf-rs): the link tree as a skeleton, serial chains with a `q`
 //!   interface.
+//! - [`mmd`]: `MikuMikuDance` PMX/PMD models and VMD motions (left-handed, 0.08 m per unit,
+//!   converted at load and on export).
 //! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
@@ -19,9 +21,10 @@ pub mod bvh;
 mod document;
 mod error;
 pub mod mesh;
+pub mod mmd;
 pub mod urdf;
 
-pub use document::{Document, open};
+pub use document::{Document, open, read_mmd_model, read_vmd};
 pub use error::FormatError;
 
 /// The README's library example, compiled and run as a doctest.

@@ -87,6 +87,7 @@ pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
                 layout: Some(bvh.layout.clone()),
                 skeleton: bvh.skeleton,
                 mesh: None,
+                rig: None,
             }
         }
         Some(SourceFormat::Urdf) => {
@@ -96,6 +97,7 @@ pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
                 motion: None,
                 layout: None,
                 mesh: None,
+                rig: None,
             }
         }
         _ => {

@@ -1,0 +1,671 @@
+//! MMD evaluation: one frame of an animated pose through a rig's inheritance and IK chains,
+//! as `MikuMikuDance` plays a VMD.
+//!
+//! Per frame ([`MmdEvaluator::evaluate`]):
+//! 1. every joint takes its animated local transform (sampled from the motion); IK rotations
+//!    and inherited motion start at identity; forward kinematics over the whole skeleton;
+//! 2. joints are visited in the rig's order (deform layer, then file order; after-physics
+//!    joints last — no physics is simulated). A joint that inherits (付与) takes `ratio` of its
+//!    source's rotation (slerped from identity; negative ratios turn the other way) and
+//!    translation; the source's motion is its animated one, or what the source itself
+//!    inherited when it inherits too (unless the inherit is "local"), times the source's IK
+//!    rotation when the source is an IK link. A joint that is an IK chain's goal runs that
+//!    chain (when the motion has it enabled), then its links' subtrees are updated.
+//!
+//! **The chain step (seed 001, MMD's rule as the open runtimes play it).** Links are visited
+//! effector side first, every iteration. At each link, in its own frame, the rotation taking
+//! the link→effector direction onto the link→goal direction, capped at the chain's unit angle,
+//! is appended to the link's rotation. A link whose limit lets only one axis turn (knees) is
+//! solved in *plane mode*: it keeps one angle about that axis, turned by ± the capped angle
+//! (whichever brings the effector closer), mirrored on the first iteration when it starts
+//! outside its range, then clamped; its animated rotation is replaced. Other limited links
+//! clamp the X-Y-Z Euler angles of their rotation (the decomposition nearest the previous
+//! step's angles), and each angle moves at most the unit angle per step. After each iteration
+//! the effector-goal distance is measured; in [`IkMode::Compatible`] the loop stops at the
+//! first iteration that does not improve it and keeps the best rotations (MMD's budget and its
+//! residuals); [`IkMode::Exact`] keeps iterating, up to
+//! [`MmdSettings::exact_iterations`], until the distance is below
+//! [`MmdSettings::exact_tolerance`], keeping the best; its steps are not capped by the unit
+//! angle (limits still apply), and a leg (plane-mode knee under a free link) that is still
+//! short gets its knee angle from the law of cosines.
+//!
+//! Which runtime each rule follows: the step, plane mode, the first-iteration mirror and the
+//! stop-on-no-improvement loop are saba's (`MMDIkSolver`); saba decomposes the Euler angles of a
+//! multi-axis limit as Z-Y-X but rebuilds them as X-Y-Z, so here both use X-Y-Z, the order of
+//! the limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)); saba
+//! treats an axis as locked when either bound is 0, here only when both are.
+
+use std::f64::consts::PI;
+
+use glam::{DQuat, DVec3, EulerRot};
+use ikarus_core::rig::{Inherit, Rig};
+use ikarus_core::{EulerLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
+
+/// How IK chains are iterated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IkMode {
+    /// MMD's budget: the chain's loop count, stopping at the first iteration that does not
+    /// improve; leaves the residuals MMD leaves.
+    #[default]
+    Compatible,
+    /// Iterate until the effector is within [`MmdSettings::exact_tolerance`] of the goal (or
+    /// the budget runs out), limits kept.
+    Exact,
+}
+
+/// Evaluation settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MmdSettings {
+    /// Compatible or exact.
+    pub mode: IkMode,
+    /// Exact mode's goal distance, metres. Default 1e-4 MMD units (8 µm).
+    pub exact_tolerance: f64,
+    /// Exact mode's iteration budget per chain (at least the chain's own loop count).
+    pub exact_iterations: u32,
+}
+
+impl Default for MmdSettings {
+    fn default() -> Self {
+        Self {
+            mode: IkMode::Compatible,
+            exact_tolerance: 1e-4 * 0.08,
+            exact_iterations: 2000,
+        }
+    }
+}
+
+/// What one IK chain did in the last evaluated frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChainOutcome {
+    /// False when the motion switched the chain off (nothing was solved).
+    pub enabled: bool,
+    /// Effector-goal distance after solving, metres.
+    pub distance: f64,
+    /// Iterations run.
+    pub iterations: u32,
+    /// True when a link ended on a bound of its limit.
+    pub limited: bool,
+}
+
+#[derive(Clone, Debug)]
+struct LinkPlan {
+    joint: JointId,
+    limit: Option<EulerLimit>,
+    /// The one axis a plane-mode link turns about (0 X, 1 Y, 2 Z).
+    plane: Option<usize>,
+    /// Where this link sits in the chain's path to the effector; `None` when it is not an
+    /// ancestor of the effector (it then moves nothing the chain measures).
+    path_from: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+struct ChainPlan {
+    goal: JointId,
+    effector: JointId,
+    links: Vec<LinkPlan>,
+    iterations: u32,
+    unit_angle: f64,
+    /// Joints from the topmost link on the effector's path down to the effector, parents first.
+    path: Vec<JointId>,
+    /// The topmost link (its subtree holds everything the chain moves).
+    top: JointId,
+}
+
+/// Per-frame state: the animated motion split into its parts.
+#[derive(Clone, Debug, Default)]
+struct State {
+    rest_translation: Vec<DVec3>,
+    anim_translation: Vec<DVec3>,
+    anim_rotation: Vec<DQuat>,
+    ik_rotation: Vec<DQuat>,
+    append_rotation: Vec<DQuat>,
+    append_translation: Vec<DVec3>,
+    /// Per link of the chain being solved: saved rotation, previous Euler angles, plane angle.
+    saved: Vec<DQuat>,
+    previous: Vec<DVec3>,
+    plane: Vec<f64>,
+}
+
+impl State {
+    /// Writes joint `j`'s local transform from its parts.
+    fn compose(&self, j: usize, out: &mut LocalPose) {
+        let local = &mut out.transforms_mut()[j];
+        local.rotation = self.ik_rotation[j] * self.anim_rotation[j] * self.append_rotation[j];
+        local.translation =
+            self.rest_translation[j] + self.anim_translation[j] + self.append_translation[j];
+    }
+}
+
+/// Plays frames through a rig. Built once per skeleton and rig; [`evaluate`](Self::evaluate)
+/// allocates nothing.
+#[derive(Clone, Debug)]
+pub struct MmdEvaluator {
+    order: Vec<JointId>,
+    inherit: Vec<Option<Inherit>>,
+    is_link: Vec<bool>,
+    /// Per joint in order, the chains whose goal it is: `(goal, chain index)`, sorted.
+    goals: Vec<(JointId, usize)>,
+    chains: Vec<ChainPlan>,
+    names: Vec<String>,
+    settings: MmdSettings,
+    state: State,
+    outcomes: Vec<ChainOutcome>,
+}
+
+impl MmdEvaluator {
+    /// Compiles `rig` for `skeleton`.
+    ///
+    /// # Errors
+    /// The rig does not fit the skeleton ([`Rig::validate`]).
+    pub fn new(skeleton: &Skeleton, rig: &Rig, settings: MmdSettings) -> Result<Self, String> {
+        rig.validate(skeleton)?;
+        let n = skeleton.len();
+        let mut is_link = vec![false; n];
+        let mut chains = Vec::with_capacity(rig.ik.len());
+        let mut goals = Vec::with_capacity(rig.ik.len());
+        let mut max_links = 0;
+        for (c, chain) in rig.ik.iter().enumerate() {
+            // The path: the effector and its ancestors up to the highest link among them.
+            let ancestors: Vec<JointId> = skeleton.path_to_root(chain.effector).collect();
+            let top_position = chain
+                .links
+                .iter()
+                .filter_map(|l| ancestors.iter().position(|&a| a == l.joint))
+                .max();
+            let mut path: Vec<JointId> = match top_position {
+                Some(p) => ancestors[..=p].to_vec(),
+                None => Vec::new(),
+            };
+            path.reverse();
+            let top = path.first().copied().unwrap_or(chain.links[0].joint);
+            let links = chain
+                .links
+                .iter()
+                .map(|l| {
+                    is_link[l.joint.index()] = true;
+                    LinkPlan {
+                        joint: l.joint,
+                        limit: l.limit,
+                        plane: l.limit.and_then(|limit| plane_axis(&limit)),
+                        path_from: path.iter().position(|&p| p == l.joint),
+                    }
+                })
+                .collect::<Vec<_>>();
+            max_links = max_links.max(links.len());
+            goals.push((chain.goal, c));
+            chains.push(ChainPlan {
+                goal: chain.goal,
+                effector: chain.effector,
+                links,
+                iterations: chain.iterations,
+                unit_angle: chain.unit_angle,
+                path,
+                top,
+            });
+        }
+        goals.sort();
+        let state = State {
+            rest_translation: skeleton
+                .rest_transforms()
+                .iter()
+                .map(|t| t.translation)
+                .collect(),
+            anim_translation: vec![DVec3::ZERO; n],
+            anim_rotation: vec![DQuat::IDENTITY; n],
+            ik_rotation: vec![DQuat::IDENTITY; n],
+            append_rotation: vec![DQuat::IDENTITY; n],
+            append_translation: vec![DVec3::ZERO; n],
+            saved: vec![DQuat::IDENTITY; max_links],
+            previous: vec![DVec3::ZERO; max_links],
+            plane: vec![0.0; max_links],
+        };
+        Ok(Self {
+            order: rig.order.clone(),
+            inherit: rig.inherit.clone(),
+            is_link,
+            goals,
+            names: rig.ik.iter().map(|c| c.name.clone()).collect(),
+            chains,
+            settings,
+            state,
+            outcomes: vec![ChainOutcome::default(); rig.ik.len()],
+        })
+    }
+
+    /// The IK chains' names, in rig order (the order of `enabled` in
+    /// [`evaluate`](Self::evaluate) and of the outcomes).
+    pub fn chain_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &MmdSettings {
+        &self.settings
+    }
+
+    /// Changes the settings (mode, tolerance).
+    pub fn set_settings(&mut self, settings: MmdSettings) {
+        self.settings = settings;
+    }
+
+    /// Evaluates one frame: `animated` holds every joint's sampled local transform;
+    /// `enabled[c]` says whether chain `c` runs. Writes the final local pose to `out` and its
+    /// model frames to `model`, and returns what each chain did.
+    ///
+    /// # Panics
+    /// When the poses or `enabled` were sized for another skeleton or rig.
+    pub fn evaluate(
+        &mut self,
+        skeleton: &Skeleton,
+        animated: &LocalPose,
+        enabled: &[bool],
+        out: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> &[ChainOutcome] {
+        let state = &mut self.state;
+        for (j, (local, rest)) in animated
+            .transforms()
+            .iter()
+            .zip(&state.rest_translation)
+            .enumerate()
+        {
+            state.anim_translation[j] = local.translation - *rest;
+            state.anim_rotation[j] = local.rotation;
+        }
+        state.ik_rotation.fill(DQuat::IDENTITY);
+        state.append_rotation.fill(DQuat::IDENTITY);
+        state.append_translation.fill(DVec3::ZERO);
+        out.transforms_mut().copy_from_slice(animated.transforms());
+        fk::forward_kinematics(skeleton, out, model);
+        for &joint in &self.order {
+            let j = joint.index();
+            if let Some(inherit) = self.inherit[j] {
+                apply_inherit(state, &self.inherit, &self.is_link, j, &inherit);
+                state.compose(j, out);
+                fk::update_subtree(skeleton, out, model, joint);
+            }
+            let first = self.goals.partition_point(|&(g, _)| g < joint);
+            for &(goal, c) in &self.goals[first..] {
+                if goal != joint {
+                    break;
+                }
+                let chain = &self.chains[c];
+                self.outcomes[c] = if enabled.get(c).copied().unwrap_or(true) {
+                    let outcome = solve_chain(chain, &self.settings, state, skeleton, out, model);
+                    fk::update_subtree(skeleton, out, model, chain.top);
+                    outcome
+                } else {
+                    ChainOutcome {
+                        enabled: false,
+                        distance: model
+                            .position(chain.effector)
+                            .distance(model.position(chain.goal)),
+                        ..ChainOutcome::default()
+                    }
+                };
+            }
+        }
+        &self.outcomes
+    }
+}
+
+/// The axis a limit lets turn when it is the only one (both bounds of the others 0).
+fn plane_axis(limit: &EulerLimit) -> Option<usize> {
+    let free: Vec<usize> = (0..3)
+        .filter(|&k| limit.min[k] != 0.0 || limit.max[k] != 0.0)
+        .collect();
+    (free.len() == 1).then(|| free[0])
+}
+
+fn scaled_rotation(q: DQuat, ratio: f64) -> DQuat {
+    if ratio == 1.0 {
+        return q;
+    }
+    let q = if q.w < 0.0 { -q } else { q };
+    DQuat::from_scaled_axis(q.to_scaled_axis() * ratio)
+}
+
+fn apply_inherit(
+    state: &mut State,
+    table: &[Option<Inherit>],
+    is_link: &[bool],
+    j: usize,
+    inherit: &Inherit,
+) {
+    let s = inherit.source.index();
+    let source_inherits = table[s].filter(|_| !inherit.local);
+    if inherit.rotation {
+        let mut rotation = match source_inherits {
+            Some(i) if i.rotation => state.append_rotation[s],
+            _ => state.anim_rotation[s],
+        };
+        if is_link[s] {
+            rotation = state.ik_rotation[s] * rotation;
+        }
+        state.append_rotation[j] = scaled_rotation(rotation, inherit.ratio);
+    }
+    if inherit.translation {
+        let translation = match source_inherits {
+            Some(i) if i.translation => state.append_translation[s],
+            _ => state.anim_translation[s],
+        };
+        state.append_translation[j] = translation * inherit.ratio;
+    }
+}
+
+fn update_link(
+    chain: &ChainPlan,
+    link: &LinkPlan,
+    state: &State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    state.compose(link.joint.index(), out);
+    match link.path_from {
+        Some(from) => fk::update_joints(skeleton, out, model, &chain.path[from..]),
+        None => fk::update_subtree(skeleton, out, model, link.joint),
+    }
+}
+
+fn solve_chain(
+    chain: &ChainPlan,
+    settings: &MmdSettings,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) -> ChainOutcome {
+    for (k, link) in chain.links.iter().enumerate() {
+        state.ik_rotation[link.joint.index()] = DQuat::IDENTITY;
+        state.previous[k] = DVec3::ZERO;
+        state.plane[k] = 0.0;
+        state.compose(link.joint.index(), out);
+    }
+    fk::update_joints(skeleton, out, model, &chain.path);
+    for link in chain.links.iter().filter(|l| l.path_from.is_none()) {
+        fk::update_subtree(skeleton, out, model, link.joint);
+    }
+    let goal = model.position(chain.goal);
+    let exact = settings.mode == IkMode::Exact;
+    let budget = if exact {
+        chain.iterations.max(settings.exact_iterations)
+    } else {
+        chain.iterations
+    };
+    let mut best = f64::INFINITY;
+    let mut iterations = 0;
+    let save = |state: &mut State| {
+        for (k, link) in chain.links.iter().enumerate() {
+            state.saved[k] = state.ik_rotation[link.joint.index()];
+        }
+    };
+    save(state);
+    for iteration in 0..budget {
+        iterations = iteration + 1;
+        for (k, link) in chain.links.iter().enumerate() {
+            if link.joint == chain.effector {
+                continue; // Turning the effector about itself moves nothing (and divides by 0).
+            }
+            if step(chain, k, iteration, goal, exact, state, model) {
+                update_link(chain, link, state, skeleton, out, model);
+            }
+        }
+        let distance = model.position(chain.effector).distance(goal);
+        if distance < best {
+            best = distance;
+            save(state);
+            if exact && best <= settings.exact_tolerance {
+                break;
+            }
+        } else if !exact {
+            break;
+        }
+    }
+    // Keep the best iteration's rotations.
+    for (k, link) in chain.links.iter().enumerate() {
+        state.ik_rotation[link.joint.index()] = state.saved[k];
+        state.compose(link.joint.index(), out);
+    }
+    fk::update_joints(skeleton, out, model, &chain.path);
+    if exact && best > settings.exact_tolerance {
+        knee_closed_form(chain, goal, best, state, skeleton, out, model);
+    }
+    let limited = chain.links.iter().any(|link| {
+        link.limit.is_some_and(|limit| {
+            let rotation = out.transforms()[link.joint.index()].rotation;
+            at_bound(rotation, &limit)
+        })
+    });
+    ChainOutcome {
+        enabled: true,
+        distance: model.position(chain.effector).distance(goal),
+        iterations,
+        limited,
+    }
+}
+
+/// Exact mode's finish for a leg (a plane-mode link, then a free link above it on the path):
+/// CCD creeps where the leg is nearly straight, so the knee angle comes from the law of
+/// cosines (the solution inside its range nearest the current one, or the nearer bound) and
+/// the upper link turns the effector onto the goal. Kept only when it lowers the distance.
+fn knee_closed_form(
+    chain: &ChainPlan,
+    goal: DVec3,
+    best: f64,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    let [knee, hip] = chain.links.as_slice() else {
+        return;
+    };
+    let (Some(axis), Some(limit), None, Some(0), Some(knee_at)) = (
+        knee.plane,
+        knee.limit,
+        hip.limit,
+        hip.path_from,
+        knee.path_from,
+    ) else {
+        return;
+    };
+    // Only the knee's own rotation may lie between knee and effector, and the knee must be
+    // the hip's child on the path.
+    if knee_at != 1 {
+        return;
+    }
+    let (k, h) = (knee.joint.index(), hip.joint.index());
+    let before = (state.ik_rotation[k], state.ik_rotation[h]);
+    let u = DVec3::AXES[axis];
+    let knee_origin = model.position(knee.joint);
+    let hip_rotation = model.rotation(hip.joint);
+    // The knee's current angle about its axis (its rotation without the inherited part is a
+    // pure turn about the axis in plane mode).
+    let own = state.ik_rotation[k] * state.anim_rotation[k];
+    let plane_angle = 2.0 * own.xyz().dot(u).atan2(own.w);
+    // Effector seen from the knee in the hip's frame, with the knee's turn removed:
+    // `t + R(θ)·e` is the effector in the hip's frame for a knee angle θ.
+    let e = DQuat::from_axis_angle(u, -plane_angle)
+        * (hip_rotation.inverse() * (model.position(chain.effector) - knee_origin));
+    let t = out.transforms()[k].translation; // knee origin in the hip's frame
+    let hip_origin = model.position(hip.joint);
+    let reach = goal.distance(hip_origin);
+    let (e_parallel, e_perpendicular) = (u * u.dot(e), e - u * u.dot(e));
+    let c = t.dot(e_parallel);
+    let a = t.dot(e_perpendicular);
+    let b = t.dot(u.cross(e));
+    let rhs = 0.5 * (reach * reach - t.length_squared() - e.length_squared()) - c;
+    let r0 = a.hypot(b);
+    if r0 < 1e-12 {
+        return;
+    }
+    let phi = b.atan2(a);
+    let spread = (rhs / r0).clamp(-1.0, 1.0).acos();
+    let (lo, hi) = (limit.min[axis], limit.max[axis]);
+    let candidates = [phi + spread, phi - spread].map(|theta| {
+        // The representative of θ nearest the range.
+        let mut best_theta = theta;
+        for shift in [-2.0 * PI, 0.0, 2.0 * PI] {
+            let x = theta + shift;
+            if x >= lo && x <= hi {
+                best_theta = x;
+            }
+        }
+        best_theta.clamp(lo, hi)
+    });
+    let theta = if (candidates[0] - plane_angle).abs() <= (candidates[1] - plane_angle).abs() {
+        candidates[0]
+    } else {
+        candidates[1]
+    };
+    state.ik_rotation[k] = DQuat::from_axis_angle(u, theta) * state.anim_rotation[k].inverse();
+    state.compose(k, out);
+    fk::update_joints(skeleton, out, model, &chain.path);
+    // Turn the hip so the effector points at the goal.
+    let hip_from_model = model.rotation(hip.joint).inverse();
+    let from = hip_from_model * (model.position(chain.effector) - hip_origin);
+    let to = hip_from_model * (goal - hip_origin);
+    if from.length_squared() > 1e-24 && to.length_squared() > 1e-24 {
+        let turn = DQuat::from_rotation_arc(from.normalize(), to.normalize());
+        let rotation = state.ik_rotation[h] * state.anim_rotation[h] * turn;
+        state.ik_rotation[h] = (rotation * state.anim_rotation[h].inverse()).normalize();
+        state.compose(h, out);
+        fk::update_joints(skeleton, out, model, &chain.path);
+    }
+    if model.position(chain.effector).distance(goal) < best {
+        state.plane[0] = theta;
+    } else {
+        state.ik_rotation[k] = before.0;
+        state.ik_rotation[h] = before.1;
+        state.compose(k, out);
+        state.compose(h, out);
+        fk::update_joints(skeleton, out, model, &chain.path);
+    }
+}
+
+/// One link's step; false when it changed nothing.
+fn step(
+    chain: &ChainPlan,
+    k: usize,
+    iteration: u32,
+    goal: DVec3,
+    exact: bool,
+    state: &mut State,
+    model: &ModelPose,
+) -> bool {
+    let link = &chain.links[k];
+    let j = link.joint.index();
+    let origin = model.position(link.joint);
+    let joint_from_model = model.rotation(link.joint).inverse();
+    let to_effector =
+        (joint_from_model * (model.position(chain.effector) - origin)).normalize_or_zero();
+    let to_goal = (joint_from_model * (goal - origin)).normalize_or_zero();
+    if to_effector == DVec3::ZERO || to_goal == DVec3::ZERO {
+        return false;
+    }
+    let angle = to_effector.dot(to_goal).clamp(-1.0, 1.0).acos();
+    // The unit angle is MMD's per-step budget; exact mode steps the whole way (its limits
+    // still apply), so long chains with small unit angles are not starved.
+    let unit_angle = if exact { PI } else { chain.unit_angle };
+    if let (Some(axis), Some(limit)) = (link.plane, link.limit) {
+        let angle = angle.min(unit_angle);
+        let axis_vector = DVec3::AXES[axis];
+        let plus = (DQuat::from_axis_angle(axis_vector, angle) * to_effector).dot(to_goal);
+        let minus = (DQuat::from_axis_angle(axis_vector, -angle) * to_effector).dot(to_goal);
+        let mut next = state.plane[k] + if plus > minus { angle } else { -angle };
+        let (lo, hi) = (limit.min[axis], limit.max[axis]);
+        if iteration == 0 && (next < lo || next > hi) {
+            // Starting outside the range: try the mirrored bend first (MMD's knee rule).
+            if -next > lo && -next < hi {
+                next = -next;
+            } else {
+                let middle = 0.5 * (lo + hi);
+                if (middle - next).abs() > (middle + next).abs() {
+                    next = -next;
+                }
+            }
+        }
+        let next = next.clamp(lo, hi);
+        state.plane[k] = next;
+        state.ik_rotation[j] =
+            DQuat::from_axis_angle(axis_vector, next) * state.anim_rotation[j].inverse();
+        return true;
+    }
+    // MMD skips turns under 1e-3 degrees, which leaves about 1e-5 of the lever arm as
+    // residual; exact mode turns down to rounding.
+    let smallest = if exact { 1e-12 } else { 1e-3_f64.to_radians() };
+    if angle < smallest {
+        return false;
+    }
+    let axis = to_effector.cross(to_goal);
+    if axis.length_squared() < 1e-30 {
+        return false;
+    }
+    let turn = DQuat::from_axis_angle(axis.normalize(), angle.min(unit_angle));
+    let mut rotation = state.ik_rotation[j] * state.anim_rotation[j] * turn;
+    if let Some(limit) = link.limit {
+        let (clamped, angles) = clamp_euler(rotation, &limit, state.previous[k], unit_angle);
+        rotation = clamped;
+        state.previous[k] = angles;
+    }
+    state.ik_rotation[j] = (rotation * state.anim_rotation[j].inverse()).normalize();
+    true
+}
+
+/// `angle` wrapped to `(−π, π]`.
+fn wrap(angle: f64) -> f64 {
+    let wrapped = (angle + PI).rem_euclid(2.0 * PI) - PI;
+    if wrapped <= -PI {
+        wrapped + 2.0 * PI
+    } else {
+        wrapped
+    }
+}
+
+/// The X-Y-Z Euler angles of `rotation` nearest `previous` (of its two decompositions), each
+/// clamped to the limit and moved at most `unit_angle` from `previous`; returns the rebuilt
+/// rotation and the angles.
+fn clamp_euler(
+    rotation: DQuat,
+    limit: &EulerLimit,
+    previous: DVec3,
+    unit_angle: f64,
+) -> (DQuat, DVec3) {
+    let (a, b, c) = rotation.to_euler(EulerRot::XYZ);
+    let first = DVec3::new(a, b, c);
+    let second = DVec3::new(wrap(a + PI), wrap(PI - b), wrap(c + PI));
+    let distance = |v: DVec3| (0..3).map(|k| wrap(v[k] - previous[k]).abs()).sum::<f64>();
+    let mut angles = if distance(second) < distance(first) {
+        second
+    } else {
+        first
+    };
+    for k in 0..3 {
+        let clamped = angles[k].clamp(limit.min[k], limit.max[k]);
+        angles[k] = previous[k] + (clamped - previous[k]).clamp(-unit_angle, unit_angle);
+    }
+    (
+        DQuat::from_euler(EulerRot::XYZ, angles.x, angles.y, angles.z),
+        angles,
+    )
+}
+
+/// True when the rotation's X-Y-Z angles (either decomposition inside the limit) touch a bound
+/// of an axis that can turn.
+fn at_bound(rotation: DQuat, limit: &EulerLimit) -> bool {
+    let (a, b, c) = rotation.to_euler(EulerRot::XYZ);
+    let first = [a, b, c];
+    let second = [wrap(a + PI), wrap(PI - b), wrap(c + PI)];
+    let inside =
+        |v: &[f64; 3]| (0..3).all(|k| v[k] >= limit.min[k] - 1e-9 && v[k] <= limit.max[k] + 1e-9);
+    let angles = if inside(&first) || !inside(&second) {
+        first
+    } else {
+        second
+    };
+    (0..3).any(|k| {
+        limit.min[k] < limit.max[k]
+            && ((angles[k] - limit.min[k]).abs() < 1e-6 || (angles[k] - limit.max[k]).abs() < 1e-6)
+    })
+}

@@ -1,0 +1,540 @@
+//! VMD motions: read, write, and sample onto a skeleton.
+//!
+//! Layout (little-endian, Shift-JIS names in fixed fields): a 30-byte signature
+//! (`Vocaloid Motion Data 0002`, or the older `Vocaloid Motion Data file` with a 10-byte model
+//! name), the model name (20 bytes), then counted sections, each optional at the end of the
+//! file: bone keys (111 bytes: name 15, frame `u32`, translation 3×`f32`, rotation 4×`f32`,
+//! interpolation 64), morph keys (23), camera keys (61), light keys (28), self-shadow keys (9)
+//! and IK/visibility property keys (frame, visible, then per IK bone a 20-byte name and an
+//! enabled byte).
+//!
+//! **Interpolation.** Each bone key holds four cubic Bézier curves on `[0, 1]²` (translation X,
+//! Y, Z and rotation), control points `(x1, y1)`, `(x2, y2)` as bytes 0–127 at offsets
+//! `c`, `4 + c`, `8 + c` and `12 + c` of the 64 (for curve `c`). A key's curves shape the
+//! segment that *ends* at it, as MMD's editor shows them and babylon-mmd plays them (saba
+//! reads them from the segment's first key instead; the two agree on the default linear curve).
+
+use std::collections::HashMap;
+
+use glam::{DQuat, DVec3};
+use ikarus_core::{JointId, LocalPose, Skeleton};
+
+use super::bytes::{Put, Reader, decode_sjis, encode_sjis, sjis_key};
+use super::{
+    MmdError, position_from_mmd, position_to_mmd, rotation_from_mmd, rotation_to_mmd, unit,
+};
+
+/// VMD frames per second.
+pub const FRAMES_PER_SECOND: f64 = 30.0;
+
+const SIGNATURE_NEW: &[u8] = b"Vocaloid Motion Data 0002";
+const SIGNATURE_OLD: &[u8] = b"Vocaloid Motion Data file";
+
+/// The default interpolation: every curve linear (control points (20, 20), (107, 107)).
+pub const LINEAR_INTERPOLATION: [u8; 64] = linear_interpolation();
+
+const fn linear_interpolation() -> [u8; 64] {
+    let mut out = [0u8; 64];
+    let mut row = 0;
+    while row < 4 {
+        let mut c = 0;
+        while c < 16 {
+            out[row * 16 + c] = if c < 8 { 20 } else { 107 };
+            c += 1;
+        }
+        row += 1;
+    }
+    out
+}
+
+/// One bone keyframe, in ikarus conventions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneKey {
+    /// The bone's name as stored (15 Shift-JIS bytes, NUL padded; names are cut at 15 bytes,
+    /// so match bones through [`Vmd::bone_key_name`]).
+    pub name_bytes: [u8; 15],
+    /// The decoded name.
+    pub name: String,
+    /// Frame number (30 per second).
+    pub frame: u32,
+    /// Translation from the bone's rest offset, metres.
+    pub translation: DVec3,
+    /// Local rotation as stored (within f32 rounding of unit length; sampling normalises).
+    pub rotation: DQuat,
+    /// The four Bézier curves (see the module docs).
+    pub interpolation: [u8; 64],
+}
+
+/// One morph keyframe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MorphKey {
+    /// The morph name as stored.
+    pub name_bytes: [u8; 15],
+    /// Frame number.
+    pub frame: u32,
+    /// Weight.
+    pub weight: f32,
+}
+
+/// One IK / visibility property keyframe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropertyKey {
+    /// Frame number.
+    pub frame: u32,
+    /// Whether the model is shown.
+    pub visible: bool,
+    /// Per IK bone (name as stored, 20 bytes), whether its IK is on.
+    pub ik: Vec<([u8; 20], bool)>,
+}
+
+/// A VMD file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vmd {
+    /// The model the motion was made for.
+    pub model_name: String,
+    /// Bone keys in file order.
+    pub bones: Vec<BoneKey>,
+    /// Morph keys.
+    pub morphs: Vec<MorphKey>,
+    /// Camera keys, 61 bytes each, kept as stored.
+    pub camera: Vec<[u8; 61]>,
+    /// Light keys, 28 bytes each, kept as stored.
+    pub light: Vec<[u8; 28]>,
+    /// Self-shadow keys, 9 bytes each, kept as stored.
+    pub shadow: Vec<[u8; 9]>,
+    /// IK / visibility property keys.
+    pub properties: Vec<PropertyKey>,
+}
+
+fn fixed<const N: usize>(r: &mut Reader<'_>, what: &str) -> Result<[u8; N], MmdError> {
+    let mut out = [0u8; N];
+    out.copy_from_slice(r.take(N, what)?);
+    Ok(out)
+}
+
+impl Vmd {
+    /// Reads a VMD motion; lengths in metres times `scale`.
+    ///
+    /// # Errors
+    /// [`MmdError`] with the byte offset and what was expected.
+    pub fn parse(bytes: &[u8], scale: f64) -> Result<Self, MmdError> {
+        let mut r = Reader::new(bytes);
+        let signature = r.take(30, "the VMD signature")?;
+        let name_size = if signature.starts_with(SIGNATURE_NEW) {
+            20
+        } else if signature.starts_with(SIGNATURE_OLD) {
+            10
+        } else {
+            return Err(MmdError::new(
+                0,
+                "expected the signature `Vocaloid Motion Data 0002`",
+            ));
+        };
+        let model_name = r.sjis(name_size, "the model name")?;
+        let mut vmd = Self {
+            model_name,
+            bones: Vec::new(),
+            morphs: Vec::new(),
+            camera: Vec::new(),
+            light: Vec::new(),
+            shadow: Vec::new(),
+            properties: Vec::new(),
+        };
+        let Some(count) = section(&mut r, 111, "bone keys")? else {
+            return Ok(vmd);
+        };
+        vmd.bones.reserve_exact(count);
+        for _ in 0..count {
+            let at = r.offset();
+            let name_bytes = fixed::<15>(&mut r, "a bone name")?;
+            let name = decode_sjis(&name_bytes)
+                .ok_or_else(|| MmdError::new(at, "a bone name is not valid Shift-JIS"))?;
+            let frame = r.u32("a frame number")?;
+            let translation = position_from_mmd(r.vec3("a translation")?, scale);
+            let rotation = rotation_from_mmd(r.vec4("a rotation")?);
+            let interpolation = fixed::<64>(&mut r, "the interpolation curves")?;
+            vmd.bones.push(BoneKey {
+                name_bytes,
+                name,
+                frame,
+                translation,
+                rotation,
+                interpolation,
+            });
+        }
+        let Some(count) = section(&mut r, 23, "morph keys")? else {
+            return Ok(vmd);
+        };
+        for _ in 0..count {
+            let name_bytes = fixed::<15>(&mut r, "a morph name")?;
+            let frame = r.u32("a frame number")?;
+            let weight = r.f32("a morph weight")?;
+            vmd.morphs.push(MorphKey {
+                name_bytes,
+                frame,
+                weight,
+            });
+        }
+        let Some(count) = section(&mut r, 61, "camera keys")? else {
+            return Ok(vmd);
+        };
+        for _ in 0..count {
+            vmd.camera.push(fixed(&mut r, "a camera key")?);
+        }
+        let Some(count) = section(&mut r, 28, "light keys")? else {
+            return Ok(vmd);
+        };
+        for _ in 0..count {
+            vmd.light.push(fixed(&mut r, "a light key")?);
+        }
+        let Some(count) = section(&mut r, 9, "self-shadow keys")? else {
+            return Ok(vmd);
+        };
+        for _ in 0..count {
+            vmd.shadow.push(fixed(&mut r, "a self-shadow key")?);
+        }
+        let Some(count) = section(&mut r, 9, "property keys")? else {
+            return Ok(vmd);
+        };
+        for _ in 0..count {
+            let frame = r.u32("a frame number")?;
+            let visible = r.u8("the visible flag")? != 0;
+            let raw = r.u32("an IK state count")?;
+            let states = r.count(i64::from(raw), 21, "IK states")?;
+            let mut ik = Vec::with_capacity(states);
+            for _ in 0..states {
+                let name = fixed::<20>(&mut r, "an IK bone name")?;
+                ik.push((name, r.u8("the IK enabled flag")? != 0));
+            }
+            vmd.properties.push(PropertyKey { frame, visible, ik });
+        }
+        Ok(vmd)
+    }
+
+    /// Writes the motion; lengths divided by `scale` on the way out (the inverse of
+    /// [`parse`](Self::parse)).
+    ///
+    /// # Errors
+    /// A model name Shift-JIS cannot hold.
+    pub fn write(&self, scale: f64) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(
+            50 + 111 * self.bones.len() + 23 * self.morphs.len() + 61 * self.camera.len(),
+        );
+        let mut signature = SIGNATURE_NEW.to_vec();
+        signature.resize(30, 0);
+        out.extend_from_slice(&signature);
+        out.extend_from_slice(&encode_sjis(&self.model_name, 20)?);
+        out.put_u32(self.bones.len() as u32);
+        for key in &self.bones {
+            out.extend_from_slice(&key.name_bytes);
+            out.put_u32(key.frame);
+            for v in position_to_mmd(key.translation, scale) {
+                out.put_f32(v);
+            }
+            for v in rotation_to_mmd(key.rotation) {
+                out.put_f32(v);
+            }
+            out.extend_from_slice(&key.interpolation);
+        }
+        out.put_u32(self.morphs.len() as u32);
+        for key in &self.morphs {
+            out.extend_from_slice(&key.name_bytes);
+            out.put_u32(key.frame);
+            out.put_f32(key.weight);
+        }
+        out.put_u32(self.camera.len() as u32);
+        self.camera.iter().for_each(|k| out.extend_from_slice(k));
+        out.put_u32(self.light.len() as u32);
+        self.light.iter().for_each(|k| out.extend_from_slice(k));
+        out.put_u32(self.shadow.len() as u32);
+        self.shadow.iter().for_each(|k| out.extend_from_slice(k));
+        out.put_u32(self.properties.len() as u32);
+        for key in &self.properties {
+            out.put_u32(key.frame);
+            out.push(u8::from(key.visible));
+            out.put_u32(key.ik.len() as u32);
+            for (name, enabled) in &key.ik {
+                out.extend_from_slice(name);
+                out.push(u8::from(*enabled));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The 15-byte key a VMD uses for a bone named `name` (its Shift-JIS bytes, cut).
+    pub fn bone_key_name(name: &str) -> Vec<u8> {
+        sjis_key(name, 15)
+    }
+
+    /// The last keyed frame (0 for a motion without keys).
+    pub fn last_frame(&self) -> u32 {
+        self.bones
+            .iter()
+            .map(|k| k.frame)
+            .chain(self.morphs.iter().map(|k| k.frame))
+            .chain(self.properties.iter().map(|k| k.frame))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The distinct keyed bone names, in order of first appearance.
+    pub fn keyed_bones(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.bones
+            .iter()
+            .filter(|k| seen.insert(k.name_bytes))
+            .map(|k| k.name.as_str())
+            .collect()
+    }
+
+    /// A motion that keys every joint of `skeleton` at every frame of `frames` (rotations and
+    /// translations from the rest offsets), with linear curves, for the model `model_name`.
+    /// Frame `i` of `frames` is VMD frame `i`.
+    ///
+    /// # Errors
+    /// A joint name Shift-JIS cannot hold.
+    pub fn from_frames(
+        skeleton: &Skeleton,
+        frames: &[LocalPose],
+        model_name: &str,
+    ) -> Result<Self, String> {
+        let mut bones = Vec::with_capacity(frames.len() * skeleton.len());
+        for (f, pose) in frames.iter().enumerate() {
+            for joint in skeleton.joints() {
+                let name = skeleton.name(joint);
+                let local = pose.transforms()[joint.index()];
+                let mut name_bytes = [0u8; 15];
+                name_bytes.copy_from_slice(&encode_sjis(name, 15)?);
+                bones.push(BoneKey {
+                    name_bytes,
+                    name: name.to_owned(),
+                    frame: u32::try_from(f).map_err(|_| "too many frames".to_owned())?,
+                    translation: local.translation - skeleton.rest(joint).translation,
+                    rotation: local.rotation,
+                    interpolation: LINEAR_INTERPOLATION,
+                });
+            }
+        }
+        Ok(Self {
+            model_name: model_name.to_owned(),
+            bones,
+            morphs: Vec::new(),
+            camera: Vec::new(),
+            light: Vec::new(),
+            shadow: Vec::new(),
+            properties: Vec::new(),
+        })
+    }
+}
+
+/// A section's count, or `None` at the end of the file (every section after the bones is
+/// optional).
+fn section(r: &mut Reader<'_>, record: usize, what: &str) -> Result<Option<usize>, MmdError> {
+    if r.remaining() == 0 {
+        return Ok(None);
+    }
+    let raw = r.u32(&format!("the {what} count"))?;
+    r.count(i64::from(raw), record, what).map(Some)
+}
+
+/// One channel's curve: `x(t)`, `y(t)` cubic Béziers from (0, 0) to (1, 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bezier {
+    /// First control point.
+    pub p1: [f64; 2],
+    /// Second control point.
+    pub p2: [f64; 2],
+}
+
+impl Bezier {
+    /// Curve `channel` (0 X, 1 Y, 2 Z, 3 rotation) of a key's 64 interpolation bytes.
+    pub fn from_interpolation(bytes: &[u8; 64], channel: usize) -> Self {
+        let at = |k: usize| f64::from(bytes[k + channel]) / 127.0;
+        Self {
+            p1: [at(0), at(4)],
+            p2: [at(8), at(12)],
+        }
+    }
+
+    fn coordinate(a: f64, b: f64, t: f64) -> f64 {
+        let s = 1.0 - t;
+        3.0 * s * s * t * a + 3.0 * s * t * t * b + t * t * t
+    }
+
+    /// The curve's `y` where its `x` equals `x` (clamped to `[0, 1]`). `x(t)` is monotonic
+    /// for control points in `[0, 1]`, so bisection always finds it; 40 halvings reach
+    /// 1e-12.
+    pub fn y_at(&self, x: f64) -> f64 {
+        let x = x.clamp(0.0, 1.0);
+        if self.p1 == [self.p1[0], self.p1[0]] && self.p2 == [self.p2[0], self.p2[0]] {
+            return x; // Both control points on the diagonal: linear.
+        }
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..40 {
+            let mid = 0.5 * (lo + hi);
+            if Self::coordinate(self.p1[0], self.p2[0], mid) < x {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Self::coordinate(self.p1[1], self.p2[1], 0.5 * (lo + hi))
+    }
+}
+
+/// A motion bound to a skeleton: per joint, its keys sorted by frame with the curves decoded,
+/// and per IK chain name, its on/off steps. Built once; [`sample`](Self::sample) per frame
+/// allocates nothing.
+#[derive(Clone, Debug)]
+pub struct BoundMotion {
+    tracks: Vec<Track>,
+    ik_steps: Vec<(String, Vec<(u32, bool)>)>,
+    /// Keyed bone names the skeleton does not have.
+    pub unmatched: Vec<String>,
+    last_frame: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Track {
+    joint: JointId,
+    keys: Vec<TrackKey>,
+}
+
+#[derive(Clone, Debug)]
+struct TrackKey {
+    frame: u32,
+    translation: DVec3,
+    rotation: DQuat,
+    curves: [Bezier; 4],
+}
+
+impl BoundMotion {
+    /// Binds `vmd` to `skeleton` by bone name (Shift-JIS, cut at 15 bytes, as MMD matches).
+    /// When several keys share a bone and frame, the last in the file wins.
+    pub fn new(vmd: &Vmd, skeleton: &Skeleton) -> Self {
+        let mut by_key: HashMap<Vec<u8>, JointId> = HashMap::with_capacity(skeleton.len());
+        for joint in skeleton.joints() {
+            by_key
+                .entry(Vmd::bone_key_name(skeleton.name(joint)))
+                .or_insert(joint);
+        }
+        let mut per_joint: HashMap<JointId, Vec<TrackKey>> = HashMap::new();
+        let mut unmatched = Vec::new();
+        for key in &vmd.bones {
+            let end = key.name_bytes.iter().position(|&b| b == 0).unwrap_or(15);
+            let Some(&joint) = by_key.get(&key.name_bytes[..end]) else {
+                if !unmatched.contains(&key.name) {
+                    unmatched.push(key.name.clone());
+                }
+                continue;
+            };
+            per_joint.entry(joint).or_default().push(TrackKey {
+                frame: key.frame,
+                translation: key.translation,
+                rotation: unit(key.rotation),
+                curves: [0, 1, 2, 3].map(|c| Bezier::from_interpolation(&key.interpolation, c)),
+            });
+        }
+        let mut tracks: Vec<Track> = per_joint
+            .into_iter()
+            .map(|(joint, mut keys)| {
+                keys.sort_by_key(|k| k.frame); // Stable: the file's last duplicate ends last.
+                let mut deduped: Vec<TrackKey> = Vec::with_capacity(keys.len());
+                for key in keys {
+                    match deduped.last_mut() {
+                        Some(last) if last.frame == key.frame => *last = key,
+                        _ => deduped.push(key),
+                    }
+                }
+                Track {
+                    joint,
+                    keys: deduped,
+                }
+            })
+            .collect();
+        tracks.sort_by_key(|t| t.joint);
+        let mut steps: HashMap<String, Vec<(u32, bool)>> = HashMap::new();
+        for key in &vmd.properties {
+            for (name, enabled) in &key.ik {
+                if let Some(name) = decode_sjis(name) {
+                    steps.entry(name).or_default().push((key.frame, *enabled));
+                }
+            }
+        }
+        let mut ik_steps: Vec<(String, Vec<(u32, bool)>)> = steps.into_iter().collect();
+        for (_, s) in &mut ik_steps {
+            s.sort_by_key(|&(f, _)| f);
+        }
+        ik_steps.sort_by(|a, b| a.0.cmp(&b.0));
+        Self {
+            tracks,
+            ik_steps,
+            unmatched,
+            last_frame: vmd.last_frame(),
+        }
+    }
+
+    /// The last keyed frame.
+    pub fn last_frame(&self) -> u32 {
+        self.last_frame
+    }
+
+    /// Number of joints with keys.
+    pub fn keyed_joints(&self) -> usize {
+        self.tracks.len()
+    }
+
+    /// Writes the animated local transforms at `frame` (fractional frames interpolate) into
+    /// `pose`: keyed joints get rest offset + keyed translation and the keyed rotation; other
+    /// joints their rest. Before the first key a track holds its first key, after the last its
+    /// last.
+    pub fn sample(&self, skeleton: &Skeleton, frame: f64, pose: &mut LocalPose) {
+        let transforms = pose.transforms_mut();
+        transforms.copy_from_slice(skeleton.rest_transforms());
+        for track in &self.tracks {
+            let (translation, rotation) = track.at(frame);
+            let local = &mut transforms[track.joint.index()];
+            local.translation += translation;
+            local.rotation *= rotation;
+        }
+    }
+
+    /// Whether the IK chain `name` is on at `frame` (the last property key at or before it;
+    /// on when none says otherwise).
+    pub fn ik_enabled(&self, name: &str, frame: f64) -> bool {
+        let Ok(i) = self
+            .ik_steps
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+        else {
+            return true;
+        };
+        let steps = &self.ik_steps[i].1;
+        let upto = steps.partition_point(|&(f, _)| f64::from(f) <= frame);
+        if upto == 0 {
+            steps.first().is_none_or(|&(_, on)| on)
+        } else {
+            steps[upto - 1].1
+        }
+    }
+}
+
+impl Track {
+    fn at(&self, frame: f64) -> (DVec3, DQuat) {
+        let keys = &self.keys;
+        let upper = keys.partition_point(|k| f64::from(k.frame) <= frame);
+        if upper == 0 {
+            return (keys[0].translation, keys[0].rotation);
+        }
+        if upper == keys.len() {
+            let last = &keys[upper - 1];
+            return (last.translation, last.rotation);
+        }
+        let (a, b) = (&keys[upper - 1], &keys[upper]);
+        let s = (frame - f64::from(a.frame)) / f64::from(b.frame - a.frame);
+        let c = &b.curves;
+        let t = DVec3::new(c[0].y_at(s), c[1].y_at(s), c[2].y_at(s));
+        let translation = a.translation + (b.translation - a.translation) * t;
+        let rotation = a.rotation.slerp(b.rotation, c[3].y_at(s));
+        (translation, rotation)
+    }
+}
