@@ -2,6 +2,7 @@
 
 mod cmd;
 mod load;
+mod mmd;
 
 use std::process::ExitCode;
 

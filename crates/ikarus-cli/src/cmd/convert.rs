@@ -21,10 +21,25 @@ pub struct Args {
     /// Resample to this many frames per second (slerp between frames).
     #[arg(long)]
     fps: Option<f64>,
+    /// A VMD motion played on the .pmx/.pmd input with its IK; the output is .bvh or .vmd.
+    #[arg(long)]
+    motion: Option<String>,
+    /// MMD IK mode with `--motion`.
+    #[arg(long, value_enum, default_value_t)]
+    mode: crate::mmd::Mode,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
+    if let Some(motion) = &args.motion {
+        return crate::mmd::convert(
+            &args.input,
+            motion,
+            &args.output,
+            args.scale.unwrap_or(1.0),
+            args.mode,
+        );
+    }
     let extension = args
         .output
         .extension()

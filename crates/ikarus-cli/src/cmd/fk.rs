@@ -20,6 +20,12 @@ pub struct Args {
     /// Multiply lengths by this factor (e.g. 0.01 for centimetres to metres).
     #[arg(long)]
     scale: Option<f64>,
+    /// A VMD motion played on the .pmx/.pmd model, with its IK, at `--frame`.
+    #[arg(long)]
+    motion: Option<String>,
+    /// MMD IK mode with `--motion`.
+    #[arg(long, value_enum, default_value_t)]
+    mode: crate::mmd::Mode,
 }
 
 #[derive(Serialize)]
@@ -35,11 +41,22 @@ struct Output<'a> {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
+    if let Some(motion) = &args.motion {
+        let mut player =
+            crate::mmd::Player::open(&args.file, motion, args.scale.unwrap_or(1.0), args.mode)?;
+        let mut pose = player.skeleton().rest_pose();
+        let model = player.evaluate(args.frame as f64, &mut pose).clone();
+        return print(player.skeleton(), &model, args.json);
+    }
     let document = load::open(&args.file, args.scale)?;
     let pose = load::frame_pose(&document, args.frame)?;
     let skeleton = &document.skeleton;
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, &pose, &mut model);
+    print(skeleton, &model, args.json)
+}
+
+fn print(skeleton: &ikarus_core::Skeleton, model: &ModelPose, json: bool) -> Result<()> {
     let joints: Vec<JointPosition<'_>> = skeleton
         .joints()
         .map(|j| JointPosition {
@@ -47,7 +64,7 @@ pub fn run(args: &Args) -> Result<()> {
             position: model.position(j).to_array(),
         })
         .collect();
-    if args.json {
+    if json {
         println!("{}", serde_json::to_string_pretty(&Output { joints })?);
     } else {
         let width = joints

@@ -10,7 +10,7 @@ use crate::load;
 /// Arguments of `ikarus info`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Skeleton: a .bvh file or `builtin:humanoid`.
+    /// Skeleton: a .bvh, .urdf, .pmx or .pmd file, a .vmd motion, or `builtin:humanoid`.
     file: String,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -37,6 +37,12 @@ struct Info {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
+    if crate::mmd::is_model(&args.file) {
+        return crate::mmd::info_model(&args.file, args.json);
+    }
+    if crate::mmd::is_motion(&args.file) {
+        return crate::mmd::info_motion(&args.file, args.json);
+    }
     let document = load::open(&args.file, args.scale)?;
     let skeleton = &document.skeleton;
     let layout = document.layout_or_default();

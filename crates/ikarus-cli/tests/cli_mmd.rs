@@ -1,0 +1,100 @@
+//! `ikarus info`, `fk` and `convert` on the shared MMD files, end to end.
+
+use std::process::{Command, Output};
+
+use ikarus_core::{ModelPose, fk};
+use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use serde_json::Value;
+
+fn ikarus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args(args)
+        .output()
+        .expect("the ikarus binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = ikarus(args);
+    assert!(
+        out.status.success(),
+        "ikarus {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn info_lists_ik_chains_and_keyed_bones() {
+    let Some(dir) = ikarus_testdata::require("mmd", "info_lists_ik_chains") else {
+        return;
+    };
+    let model = dir.join("Miku_Hatsune_Ver2.pmd");
+    let info: Value =
+        serde_json::from_str(&ok(&["info", model.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(info["bones"], 140);
+    let chains = info["ik_chains"].as_array().unwrap();
+    assert_eq!(chains.len(), 7);
+    let leg = chains.iter().find(|c| c["ik_bone"] == "左足ＩＫ").unwrap();
+    assert_eq!(leg["target"], "左足首");
+    assert_eq!(leg["iterations"], 40);
+    assert_eq!(leg["links"][0]["bone"], "左ひざ");
+    let min = leg["links"][0]["limit"]["min_degrees"][0].as_f64().unwrap();
+    assert!((min - 0.5).abs() < 1e-9);
+    let motion = dir.join("kishimen.vmd");
+    let info: Value =
+        serde_json::from_str(&ok(&["info", motion.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(info["bone_keys"], 3655);
+    assert_eq!(info["keyed_bones"].as_array().unwrap().len(), 122);
+}
+
+#[test]
+fn fk_with_motion_matches_the_converted_bvh() {
+    let Some(dir) = ikarus_testdata::require("mmd", "fk_with_motion_matches_the_converted_bvh")
+    else {
+        return;
+    };
+    let model = dir.join("Miku_Hatsune_Ver2.pmd");
+    let motion = dir.join("kishimen.vmd");
+    let out = std::env::temp_dir().join(format!("ikarus-cli-mmd-{}.bvh", std::process::id()));
+    let (model, motion, path) = (
+        model.to_str().unwrap(),
+        motion.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    ok(&["convert", model, "--motion", motion, path]);
+    let bvh = Bvh::parse(&std::fs::read(&out).unwrap(), &BvhReadOptions::default()).unwrap();
+    std::fs::remove_file(&out).ok();
+    assert_eq!(bvh.frame_count, 630);
+    for frame in [0usize, 100, 377, 629] {
+        let json: Value = serde_json::from_str(&ok(&[
+            "fk",
+            model,
+            "--motion",
+            motion,
+            "--frame",
+            &frame.to_string(),
+            "--json",
+        ]))
+        .unwrap();
+        let mut pose = bvh.skeleton.rest_pose();
+        assert!(bvh.frame_pose(frame, &mut pose));
+        let mut frames = ModelPose::new(&bvh.skeleton);
+        fk::forward_kinematics(&bvh.skeleton, &pose, &mut frames);
+        for joint in json["joints"].as_array().unwrap() {
+            let name = joint["name"].as_str().unwrap();
+            let p: Vec<f64> = joint["position"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let at = frames.position(bvh.skeleton.joint(name).unwrap());
+            let d = ((at.x - p[0]).powi(2) + (at.y - p[1]).powi(2) + (at.z - p[2]).powi(2)).sqrt();
+            assert!(d < 1e-6, "frame {frame} {name}: {d}");
+        }
+    }
+    // Without a model the motion is refused with a message, not a panic.
+    let refused = ikarus(&["fk", path, "--motion", motion]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains(".pmx or .pmd"));
+}
