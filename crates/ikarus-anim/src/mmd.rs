@@ -571,9 +571,11 @@ fn step(
     if let (Some(axis), Some(limit)) = (link.plane, link.limit) {
         let angle = angle.min(unit_angle);
         let axis_vector = DVec3::AXES[axis];
-        let plus = (DQuat::from_axis_angle(axis_vector, angle) * to_effector).dot(to_goal);
-        let minus = (DQuat::from_axis_angle(axis_vector, -angle) * to_effector).dot(to_goal);
-        let mut next = state.plane[k] + if plus > minus { angle } else { -angle };
+        // Turning the effector direction `a` by ±θ about `u` gives
+        // `a∥ + cos θ·a⊥ ± sin θ·(u × a)`, so `+θ` brings it nearer the goal `b` exactly when
+        // `(u × a)·b > 0` (θ in (0, π]): MMD compares the two dot products, the same test.
+        let plus_is_nearer = axis_vector.cross(to_effector).dot(to_goal) > 0.0;
+        let mut next = state.plane[k] + if plus_is_nearer { angle } else { -angle };
         let (lo, hi) = (limit.min[axis], limit.max[axis]);
         if iteration == 0 && (next < lo || next > hi) {
             // Starting outside the range: try the mirrored bend first (MMD's knee rule).
