@@ -22,7 +22,7 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 
-use super::subproblem::{three_axes, to_distance, two_axes};
+use super::subproblem::{Spherical, to_distance, two_axes};
 use super::{Best, Screw, Screws, copy_array, fit_all};
 
 /// A six-joint leg (or, reversed, a spherical-wrist arm) prepared for closed-form solves.
@@ -30,7 +30,7 @@ use super::{Best, Screw, Screws, copy_array, fit_all};
 pub struct RobotLeg {
     hip: DVec3,
     ankle: DVec3,
-    hip_axes: [DVec3; 3],
+    hip_axes: Spherical,
     knee: Screw,
     ankle_axes: [DVec3; 2],
     /// `tip_from_base` at `q = 0`.
@@ -76,7 +76,7 @@ impl RobotLeg {
         Ok(Self {
             hip,
             ankle,
-            hip_axes: [axes[0], axes[1], axes[2]],
+            hip_axes: Spherical::new([axes[0], axes[1], axes[2]]),
             knee,
             ankle_axes: [axes[4], axes[5]],
             tip_inverse: screws.tip.inverse(),
@@ -187,8 +187,7 @@ impl RobotLeg {
                 let lower_leg = knee_rotation
                     * DQuat::from_axis_angle(self.ankle_axes[0], *q5)
                     * DQuat::from_axis_angle(self.ankle_axes[1], *q6);
-                let hips = three_axes(
-                    &self.hip_axes,
+                let hips = self.hip_axes.split(
                     g_rotation * lower_leg.conjugate(),
                     [seed_here[0], seed_here[1], seed_here[2]],
                 );

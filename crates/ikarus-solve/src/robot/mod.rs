@@ -379,26 +379,42 @@ impl ClosedForm {
 
 /// `angle` moved by whole turns into `[lo, hi]` nearest `seed` (for an unbounded joint, the
 /// turn nearest the seed), and how far outside the limits it still is (0 when legal).
+#[allow(clippy::inline_always)] // 56 calls per swivel of a 7-DOF arm
+#[inline(always)]
 fn fit(angle: f64, lo: f64, hi: f64, seed: f64) -> (f64, f64) {
+    use std::f64::consts::TAU;
+    if hi - lo < TAU {
+        // At most one turn of the angle fits: the common case costs two comparisons.
+        for a in [angle, angle - TAU, angle + TAU] {
+            if lo <= a && a <= hi {
+                return (a, 0.0);
+            }
+        }
+    }
+    fit_slow(angle, lo, hi, seed)
+}
+
+/// [`fit`] for angles outside narrow limits, wide limits and unbounded joints.
+fn fit_slow(angle: f64, lo: f64, hi: f64, seed: f64) -> (f64, f64) {
     use std::f64::consts::TAU;
     if !(lo.is_finite() && hi.is_finite()) {
         return (angle + ((seed - angle) / TAU).round() * TAU, 0.0);
     }
-    let mut best = (angle, f64::INFINITY, f64::INFINITY);
-    // Limits span at most a few turns in practice; the turns that can land inside.
-    let first = ((lo - angle) / TAU).ceil();
-    let last = ((hi - angle) / TAU).floor();
-    let mut k = first.min(last + 1.0) - 1.0;
-    while k <= last.max(first - 1.0) + 1.0 {
+    let score = |a: f64| ((lo - a).max(a - hi).max(0.0), (a - seed).abs());
+    let mut best = (angle, score(angle));
+    // Every turn that can land inside, and one more either side.
+    let first = ((lo - angle) / TAU).ceil() - 1.0;
+    let last = ((hi - angle) / TAU).floor() + 1.0;
+    let mut k = first;
+    while k <= last && k - first < 64.0 {
         let a = angle + k * TAU;
-        let violation = (lo - a).max(a - hi).max(0.0);
-        let distance = (a - seed).abs();
-        if (violation, distance) < (best.1, best.2) {
-            best = (a, violation, distance);
+        let s = score(a);
+        if s < best.1 {
+            best = (a, s);
         }
         k += 1.0;
     }
-    let (a, violation, _) = best;
+    let (a, (violation, _)) = best;
     if violation <= LIMIT_SLACK {
         (a.clamp(lo, hi), 0.0)
     } else {
@@ -408,6 +424,8 @@ fn fit(angle: f64, lo: f64, hi: f64, seed: f64) -> (f64, f64) {
 
 /// Fits every angle of `q` (see [`fit`]); returns the summed violation and the squared
 /// distance to the seed.
+#[allow(clippy::inline_always)] // hot: once per branch
+#[inline(always)]
 fn fit_all<const N: usize>(
     q: &mut [f64; N],
     lower: &[f64; N],

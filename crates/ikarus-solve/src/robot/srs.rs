@@ -18,15 +18,15 @@ use std::f64::consts::{PI, TAU};
 
 use glam::{DQuat, DVec3};
 
-use super::subproblem::three_axes;
+use super::subproblem::Spherical;
 use super::{Best, Screws, copy_array, fit_all};
 use crate::limb7::{Limb7, Limb7Geometry, SwivelInterval, SwivelPolicy};
 
 /// Samples around the swivel circle when the wished swivel has no legal branch.
 pub const SWIVEL_SAMPLES: usize = 128;
 
-/// Bisection steps from a legal sample toward the wish (2π / 128 / 2²⁴ ≈ 3e-9 rad).
-const BISECTIONS: usize = 24;
+/// Bisection steps from a legal sample toward the wish (2π / 128 / 2¹⁶ ≈ 7.5e-7 rad).
+const BISECTIONS: usize = 16;
 
 /// A 7-DOF S-R-S arm prepared for closed-form solves (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -38,8 +38,8 @@ pub struct SrsArm {
     wrist_in_tip: DVec3,
     /// `base_from_tip` rotation at `q = 0`, inverted.
     tip_from_base0: DQuat,
-    shoulder_axes: [DVec3; 3],
-    wrist_axes: [DVec3; 3],
+    shoulder_axes: Spherical,
+    wrist_axes: Spherical,
     lower: [f64; 7],
     upper: [f64; 7],
 }
@@ -104,8 +104,8 @@ impl SrsArm {
             shoulder,
             wrist_in_tip: screws.tip.inverse().transform_point3(wrist),
             tip_from_base0: tip_rotation.normalize().conjugate(),
-            shoulder_axes: axes(0..3),
-            wrist_axes: axes(4..7),
+            shoulder_axes: Spherical::new(axes(0..3)),
+            wrist_axes: Spherical::new(axes(4..7)),
             lower: copy_array(&screws.lower),
             upper: copy_array(&screws.upper),
         })
@@ -118,7 +118,7 @@ impl SrsArm {
 
     /// The swivel angle of the joint vector `q`.
     pub fn swivel_of(&self, q: &[f64; 7]) -> f64 {
-        let [a1, a2, a3] = self.shoulder_axes;
+        let [a1, a2, a3] = *self.shoulder_axes.axes();
         let shoulder = DQuat::from_axis_angle(a1, q[0])
             * DQuat::from_axis_angle(a2, q[1])
             * DQuat::from_axis_angle(a3, q[2]);
@@ -326,17 +326,13 @@ impl SrsArm {
             }
             first_elbow = solution.elbow_angle;
             out.reached &= solution.reached;
-            let shoulders = three_axes(
-                &self.shoulder_axes,
-                solution.shoulder,
-                [seed[0], seed[1], seed[2]],
-            );
+            let shoulders = self
+                .shoulder_axes
+                .split(solution.shoulder, [seed[0], seed[1], seed[2]]);
             let wrist_rotation = (solution.shoulder * solution.elbow_hinge).conjugate() * rotation;
-            let wrists = three_axes(
-                &self.wrist_axes,
-                wrist_rotation,
-                [seed[4], seed[5], seed[6]],
-            );
+            let wrists = self
+                .wrist_axes
+                .split(wrist_rotation, [seed[4], seed[5], seed[6]]);
             for s in shoulders {
                 for w in wrists {
                     out.q[out.count] = [s[0], s[1], s[2], solution.elbow_angle, w[0], w[1], w[2]];

@@ -114,6 +114,66 @@ pub(crate) fn three_axes(axes: &[DVec3; 3], rotation: DQuat, hint: [f64; 3]) -> 
     out
 }
 
+/// Largest deviation (radians) from parallel first and third axes and a normal second one for
+/// which [`Spherical`] takes the Euler split.
+pub(crate) const EULER_TOLERANCE: f64 = 1e-9;
+
+/// Three hinge axes meeting in a point (a spherical joint made of hinges), prepared for
+/// splitting rotations into their three angles ([`three_axes`]). When the first and third
+/// axes are parallel and the second normal to both (the iiwa's z–y–z shoulder and wrist) the
+/// split is the classic Euler one read off the rotation's entries: three arc tangents for
+/// both triples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Spherical {
+    axes: [DVec3; 3],
+    /// For parallel first and third axes normal to the second: the frame `(x, y, z)` with
+    /// `z = a₁`, `y = a₂`, and the sign of `a₃` along `a₁`.
+    euler: Option<([DVec3; 3], f64)>,
+}
+
+impl Spherical {
+    /// Prepares the split for unit `axes` (`a₁ ∦ a₂`, `a₂ ∦ a₃`). The Euler split is taken
+    /// when `a₁ ∥ a₃` and `a₂ ⟂ a₁` within [`EULER_TOLERANCE`] (URDFs write π/2 to 11 or 12
+    /// digits); its angles are then off by at most about that much.
+    pub(crate) fn new(axes: [DVec3; 3]) -> Self {
+        let [a1, a2, a3] = axes;
+        let euler = (a1.cross(a3).length() < EULER_TOLERANCE && a1.dot(a2).abs() < EULER_TOLERANCE)
+            .then(|| {
+                let y = (a2 - a1.dot(a2) * a1).normalize();
+                ([y.cross(a1), y, a1], a1.dot(a3).signum())
+            });
+        Self { axes, euler }
+    }
+
+    /// The axes.
+    pub(crate) fn axes(&self) -> &[DVec3; 3] {
+        &self.axes
+    }
+
+    /// The two angle triples of `rotation` (see [`three_axes`]).
+    #[allow(clippy::inline_always)] // hot: inlined into every closed form
+    #[inline(always)]
+    pub(crate) fn split(&self, rotation: DQuat, hint: [f64; 3]) -> [[f64; 3]; 2] {
+        let Some(([ex, ey, ez], sign)) = self.euler else {
+            return three_axes(&self.axes, rotation, hint);
+        };
+        // M = Rz(α) · Ry(β) · Rz(sign·γ) in the frame (x, y, z).
+        let column = rotation * ez;
+        let row = rotation.conjugate() * ez;
+        let (m02, m12, m22) = (ex.dot(column), ey.dot(column), ez.dot(column));
+        let (m20, m21) = (row.dot(ex), row.dot(ey));
+        let sin_beta = (m02 * m02 + m12 * m12).sqrt();
+        if sin_beta < 1e-9 {
+            return three_axes(&self.axes, rotation, hint);
+        }
+        let beta = sin_beta.atan2(m22);
+        let alpha = m12.atan2(m02);
+        let gamma = sign * m21.atan2(-m20);
+        let pi = std::f64::consts::PI;
+        [[alpha, beta, gamma], [alpha + pi, -beta, gamma + pi]]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +220,33 @@ mod tests {
                     * DQuat::from_axis_angle(axes[1], s[1])
                     * DQuat::from_axis_angle(axes[2], s[2]);
                 assert!(back.dot(r).abs() > 1.0 - 1e-12, "{back} vs {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn euler_split_matches_the_general_one() {
+        let mut rng = Xorshift(9);
+        for sign in [1.0, -1.0] {
+            let frame = DQuat::from_axis_angle(unit(&mut rng), 1.0);
+            let axes = [
+                frame * DVec3::Z,
+                frame * DVec3::NEG_Y,
+                frame * DVec3::Z * sign,
+            ];
+            let spherical = Spherical::new(axes);
+            assert!(spherical.euler.is_some());
+            for _ in 0..1000 {
+                let t = [3.0 * rng.signed(), 3.0 * rng.signed(), 3.0 * rng.signed()];
+                let r = DQuat::from_axis_angle(axes[0], t[0])
+                    * DQuat::from_axis_angle(axes[1], t[1])
+                    * DQuat::from_axis_angle(axes[2], t[2]);
+                for s in spherical.split(r, [0.0; 3]) {
+                    let back = DQuat::from_axis_angle(axes[0], s[0])
+                        * DQuat::from_axis_angle(axes[1], s[1])
+                        * DQuat::from_axis_angle(axes[2], s[2]);
+                    assert!(back.dot(r).abs() > 1.0 - 1e-12, "{back} vs {r}");
+                }
             }
         }
     }
