@@ -855,3 +855,80 @@ fn batch_budget_and_bad_arguments() {
     let e = run(&bad, false);
     assert!(e.contains("no link `panda_link99`"), "{e}");
 }
+
+/// `ikarus batch --solver auto`: the iiwa's closed form runs (each result and the summary say
+/// so) and its `q` reaches every target by forward kinematics; the Panda falls back to LM.
+#[test]
+fn batch_auto_runs_the_closed_form_when_the_chain_has_one() {
+    use ikarus_core::{ModelPose, fk};
+    use ikarus_formats::urdf::Urdf;
+    let Some(dir) = ikarus_testdata::require("urdf", "batch_auto") else {
+        return;
+    };
+    let out = temp_dir("batch_auto");
+    for (file, base, tip, ran) in [
+        ("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee", "srs_arm"),
+        ("panda.urdf", "panda_link0", "panda_link8", "lm"),
+    ] {
+        let urdf = dir.join(file);
+        let robot = Urdf::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
+        let chain = robot.chain(base, tip).unwrap();
+        let s = &robot.skeleton;
+        let tip_of = |q: &[f64]| {
+            let mut pose = s.rest_pose();
+            chain.set_q(s, q, &mut pose).unwrap();
+            let mut model = ModelPose::new(s);
+            fk::forward_kinematics(s, &pose, &mut model);
+            chain.tip_in_base(&model)
+        };
+        let mut state = 7u64;
+        let targets: Vec<Value> = (0..10)
+            .map(|_| {
+                let q: Vec<f64> = chain
+                    .lower()
+                    .iter()
+                    .zip(chain.upper())
+                    .map(|(l, u)| {
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1);
+                        l + (u - l) * ((state >> 11) as f64 / (1u64 << 53) as f64)
+                    })
+                    .collect();
+                let (_, r, t) = tip_of(&q).to_scale_rotation_translation();
+                serde_json::json!({"position": t.to_array(), "orientation": r.to_array()})
+            })
+            .collect();
+        let (t, r) = (out.join("t.json"), out.join("r.json"));
+        std::fs::write(&t, serde_json::json!({ "targets": targets }).to_string()).unwrap();
+        let printed = ok(&[
+            "batch",
+            "--urdf",
+            urdf.to_str().unwrap(),
+            "--from",
+            base,
+            "--to",
+            tip,
+            "--targets",
+            t.to_str().unwrap(),
+            "--solver",
+            "auto",
+            "--out",
+            r.to_str().unwrap(),
+        ]);
+        assert!(printed.contains(&format!("{ran} ×10")), "{printed}");
+        let results: Value = serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        assert_eq!(results["summary"]["ran"][ran], 10, "{results}");
+        for (row, target) in results["results"].as_array().unwrap().iter().zip(&targets) {
+            assert_eq!(row["solver"], ran);
+            assert_eq!(row["status"], "converged", "{row}");
+            let q: Vec<f64> = serde_json::from_value(row["q"].clone()).unwrap();
+            assert!(chain.within_limits(&q, 1e-9));
+            let (_, rotation, translation) = tip_of(&q).to_scale_rotation_translation();
+            let want: [f64; 3] = serde_json::from_value(target["position"].clone()).unwrap();
+            let want_r: [f64; 4] = serde_json::from_value(target["orientation"].clone()).unwrap();
+            assert!((translation - DVec3::from_array(want)).length() < 1e-5);
+            assert!(rotation.angle_between(DQuat::from_array(want_r)) < 1e-5);
+        }
+    }
+}

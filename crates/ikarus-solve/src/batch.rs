@@ -14,6 +14,7 @@ use ikarus_core::chain::JointChain;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
+use crate::robot::{AutoConfig, ClosedForm};
 use crate::{Effector, Goal, IkTask, SolveStatus, SolverConfig, SolverWorkspace, Tolerance};
 
 /// One target: where the tip should be, in the base's frame.
@@ -52,6 +53,10 @@ pub struct BatchResult {
     /// Why the target was rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The solver that ran: the configured kind, or for `auto` the closed form's name
+    /// (`srs_arm`, `leg`, `spherical_wrist_arm`) or `lm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solver: Option<String>,
 }
 
 /// Solves every target with `config` on `threads` threads (at least 1) and returns the results
@@ -100,6 +105,10 @@ struct Runner<'a> {
     model: ModelPose,
     task: IkTask,
     workspace: SolverWorkspace,
+    /// For `auto`: the chain's closed form, detected on first use (`None` before, `Some(None)`
+    /// when the chain has none).
+    #[allow(clippy::option_option)] // "not yet detected" differs from "detected: none"
+    auto: Option<Option<ClosedForm>>,
 }
 
 impl<'a> Runner<'a> {
@@ -121,6 +130,7 @@ impl<'a> Runner<'a> {
             model: ModelPose::new(skeleton),
             task,
             workspace: SolverWorkspace::new(),
+            auto: None,
         }
     }
 
@@ -143,6 +153,7 @@ impl<'a> Runner<'a> {
             within_limits: false,
             time_ns: 0,
             message: Some(message),
+            solver: None,
         };
         if let Err(message) = chain.set_q(skeleton, &seed, &mut pose) {
             return invalid(seed, format!("seed: {message}"));
@@ -162,6 +173,26 @@ impl<'a> Runner<'a> {
             orientation,
         };
         self.task.tolerance = tolerance;
+        let fallback;
+        let mut config = config;
+        if let SolverConfig::Auto(auto) = config {
+            let form = self
+                .auto
+                .take()
+                .unwrap_or_else(|| ClosedForm::detect(skeleton, chain).ok());
+            let result = match (&form, target.orientation) {
+                (Some(form), Some(o)) => {
+                    Some(self.closed_form(form, auto, target, o, &seed, tolerance))
+                }
+                _ => None,
+            };
+            self.auto = Some(form);
+            if let Some(result) = result {
+                return result;
+            }
+            fallback = SolverConfig::Lm(auto.fallback);
+            config = &fallback;
+        }
         let start = Instant::now();
         let report =
             crate::solve_with(skeleton, &self.task, config, &mut self.workspace, &mut pose);
@@ -181,6 +212,62 @@ impl<'a> Runner<'a> {
             restarts: report.restarts,
             time_ns,
             message: None,
+            solver: Some(report.ran.unwrap_or_else(|| config.kind().into())),
+        }
+    }
+
+    /// `auto` on a chain with a closed form: `q` straight from the closed form, the residuals
+    /// by forward kinematics of `q`.
+    fn closed_form(
+        &mut self,
+        form: &ClosedForm,
+        auto: &AutoConfig,
+        target: &BatchTarget,
+        orientation: [f64; 4],
+        seed: &[f64],
+        tolerance: Tolerance,
+    ) -> BatchResult {
+        let (skeleton, chain) = (self.skeleton, self.chain);
+        let position = DVec3::from_array(target.position);
+        let rotation = DQuat::from_array(orientation);
+        let mut q = vec![0.0; chain.dof()];
+        let start = Instant::now();
+        let outcome = form.solve(position, rotation, seed, auto.swivel, &mut q);
+        let time_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let mut pose = self.rest.clone();
+        let (position_error, rotation_error) = if chain.set_q(skeleton, &q, &mut pose).is_ok() {
+            fk::forward_kinematics(skeleton, &pose, &mut self.model);
+            let (_, r, t) = chain
+                .tip_in_base(&self.model)
+                .to_scale_rotation_translation();
+            let d = r.normalize() * rotation.normalize().conjugate();
+            (
+                (t - position).length(),
+                2.0 * d.xyz().length().atan2(d.w.abs()),
+            )
+        } else {
+            (f64::INFINITY, f64::INFINITY)
+        };
+        let within_limits = chain.within_limits(&q, 1e-9);
+        let converged = within_limits
+            && position_error <= tolerance.position
+            && rotation_error <= tolerance.rotation;
+        BatchResult {
+            q,
+            status: if converged {
+                SolveStatus::Converged
+            } else {
+                SolveStatus::Unreachable
+            },
+            position_error,
+            rotation_error,
+            iterations: 1,
+            restarts: 0,
+            within_limits,
+            time_ns,
+            message: (!outcome.reached && converged)
+                .then(|| "the closed form flagged the target; FK says it is reached".into()),
+            solver: Some(form.name().into()),
         }
     }
 }

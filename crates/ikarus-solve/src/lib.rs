@@ -28,6 +28,7 @@ pub mod path;
 pub mod prepared;
 pub mod recover;
 mod report;
+pub mod robot;
 pub mod svd;
 mod task;
 #[cfg(test)]
@@ -80,6 +81,10 @@ pub enum SolverConfig {
     /// "pinv" | "dls" | "sdls", "damping": 0.05, "weights": {"spine": 4},
     /// "null_space": {"objective": "rest", "gain": 0.1}, "iteration": {...}}`.
     Jacobian(jacobian::JacobianConfig),
+    /// The chain's closed form when it has one ([`robot`]: S-R-S arm, six-joint leg, 6R arm
+    /// with a spherical wrist; 6-D goals), Levenberg–Marquardt otherwise; the report's `ran`
+    /// says which: `{"kind": "auto", "swivel": "keep_current", "fallback": {...}}`.
+    Auto(robot::AutoConfig),
 }
 
 impl SolverConfig {
@@ -95,6 +100,7 @@ impl SolverConfig {
             Self::Fabrik(_) => "fabrik",
             Self::Lm(_) => "lm",
             Self::Jacobian(_) => "jacobian",
+            Self::Auto(_) => "auto",
         }
     }
 
@@ -105,6 +111,7 @@ impl SolverConfig {
             Self::Lm(c) => Some(&mut c.iteration),
             Self::Fabrik(c) => Some(&mut c.iteration),
             Self::Jacobian(c) => Some(&mut c.iteration),
+            Self::Auto(c) => Some(&mut c.fallback.iteration),
             Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
         }
     }
@@ -171,5 +178,6 @@ pub fn solve_with(
         SolverConfig::Jacobian(config) => {
             jacobian::solve_with(skeleton, task, config, &mut workspace.jacobian, pose)
         }
+        SolverConfig::Auto(config) => robot::solve_task(skeleton, task, config, workspace, pose),
     }
 }

@@ -52,6 +52,10 @@ pub struct SolveReport {
     /// (7-DOF limb solver, when computed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feasible_swivels: Option<Vec<[f64; 2]>>,
+    /// Which solver ran, when the configuration chose it (`auto`: the closed form's name —
+    /// `srs_arm`, `leg`, `spherical_wrist_arm` — or `lm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<String>,
 }
 
 impl SolveReport {
@@ -68,6 +72,7 @@ impl SolveReport {
             message: Some(message),
             swivel: None,
             feasible_swivels: None,
+            ran: None,
         }
     }
 
@@ -97,6 +102,7 @@ impl SolveReport {
             message: None,
             swivel: None,
             feasible_swivels: None,
+            ran: None,
         }
     }
 

@@ -10,7 +10,9 @@
 //! "within_limits": .., "time_ns": ..}]}` in input order, plus a `summary`.
 //!
 //! NAME is a solver kind with its defaults (`ccd`, `lm`, `jacobian`, `fabrik`, ...), a kind and
-//! method (`jacobian/sdls`), or a whole solver object as JSON (`{"kind": "lm", ...}`).
+//! method (`jacobian/sdls`), or a whole solver object as JSON (`{"kind": "lm", ...}`). `auto`
+//! runs the chain's closed form when it has one (S-R-S arm, six-joint leg, spherical-wrist 6R;
+//! 6-D targets) and LM otherwise; each result's `solver` and the summary's `ran` say which.
 
 use std::path::PathBuf;
 
@@ -74,6 +76,8 @@ struct Summary {
     success_rate: f64,
     median_time_ns: u64,
     p99_time_ns: u64,
+    /// Targets per solver that ran (`auto` picks a closed form or `lm`).
+    ran: std::collections::BTreeMap<String, usize>,
 }
 
 /// Parses `--solver`.
@@ -147,9 +151,11 @@ pub fn run(args: &Args) -> Result<()> {
     let json = serde_json::to_string(&file)?;
     std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
     let s = &file.summary;
+    let ran: Vec<String> = s.ran.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
     println!(
-        "{} targets, {} succeeded ({:.2}%), median {:.1} us, p99 {:.1} us -> {}",
+        "{} targets ({}), {} succeeded ({:.2}%), median {:.1} us, p99 {:.1} us -> {}",
         s.targets,
+        ran.join(", "),
         s.succeeded,
         100.0 * s.success_rate,
         s.median_time_ns as f64 / 1e3,
@@ -177,5 +183,11 @@ fn summarize(results: &[BatchResult]) -> Summary {
         },
         median_time_ns: at(50).copied().unwrap_or(0),
         p99_time_ns: at(99).copied().unwrap_or(0),
+        ran: results
+            .iter()
+            .fold(std::collections::BTreeMap::new(), |mut ran, r| {
+                *ran.entry(r.solver.clone().unwrap_or_default()).or_insert(0) += 1;
+                ran
+            }),
     }
 }

@@ -1,0 +1,143 @@
+//! Closed forms on real robots (`ikarus_solve::robot`) under the TRAC-IK protocol: 10,000 joint
+//! vectors uniform inside the limits (seed 42) → 6-D tip targets; every solve from the middle
+//! of the limits; success = 1e-5 m and 1e-5 rad with every joint inside its limits, judged by
+//! forward kinematics of the returned `q` (`trac_ik::succeeded`). Single thread.
+//!
+//! The protocol pass runs `SolverConfig::Auto` through `solve_batch` and prints, per chain,
+//! which solver ran, the success rate and the median, p99 and mean of the per-solve times
+//! (the closed form's own call; LM's `solve_with` on chains without one). Criterion then
+//! times `ClosedForm::solve` alone per target (cycling over the targets) and a whole batch of
+//! the targets on one thread (throughput per core).
+//!
+//! `IKARUS_TRAC_IK_TARGETS=N` runs N targets instead of 10,000.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ikarus_bench::trac_ik::{self, Robot};
+use ikarus_core::glam::{DQuat, DVec3};
+use ikarus_solve::SolverConfig;
+use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::limb7::SwivelPolicy;
+use ikarus_solve::robot::{AutoConfig, ClosedForm};
+
+const SEED: u64 = 42;
+
+/// The chains: the TRAC-IK robots (panda and ur5 have no closed form: `auto` runs LM) and the
+/// legs that match seed 003.
+const CHAINS: [(&str, &str, &str); 8] = [
+    ("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee"),
+    ("iiwa14_no_collision.urdf", "base", "iiwa_link_ee"),
+    ("simple_humanoid.urdf", "BODY", "l_ankle"),
+    ("talos_reduced.urdf", "base_link", "left_sole_link"),
+    ("simple_humanoid.urdf", "torso", "l_wrist"),
+    ("panda.urdf", "panda_link0", "panda_link8"),
+    ("ur5_robot.urdf", "base_link", "ee_link"),
+    ("universalUR5e.urdf", "base_link", "tool0"),
+];
+
+fn count() -> usize {
+    std::env::var("IKARUS_TRAC_IK_TARGETS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+fn auto() -> SolverConfig {
+    let SolverConfig::Lm(fallback) = ikarus_bench::trac_ik_lm_config() else {
+        unreachable!("the protocol's LM config")
+    };
+    SolverConfig::Auto(AutoConfig {
+        swivel: SwivelPolicy::KeepCurrent,
+        fallback,
+    })
+}
+
+fn bench_robot(c: &mut Criterion) {
+    let config = auto();
+    let mut loaded = Vec::new();
+    for (file, base, tip) in CHAINS {
+        let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
+        let targets: Vec<BatchTarget> = robot
+            .samples(count(), SEED)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        let results = solve_batch(
+            robot.skeleton(),
+            &robot.chain,
+            &targets,
+            &config,
+            trac_ik::TOLERANCE,
+            1,
+        );
+        let f = trac_ik::figures(&robot, &targets, &results);
+        let ran = results
+            .first()
+            .and_then(|r| r.solver.clone())
+            .unwrap_or_default();
+        let failed = targets.len()
+            - targets
+                .iter()
+                .zip(&results)
+                .filter(|(t, r)| trac_ik::succeeded(&robot, t, r))
+                .count();
+        println!(
+            "robot/{file}/{tip}/auto ({ran}): {:.2}% solved ({failed} failed), median {:.3} us, \
+             p99 {:.3} us, mean {:.3} us",
+            100.0 * f.success_rate,
+            f.median_us,
+            f.p99_us,
+            f.mean_us
+        );
+        if let Ok(form) = ClosedForm::detect(robot.skeleton(), &robot.chain) {
+            loaded.push((robot, targets, form));
+        }
+    }
+    let mut group = c.benchmark_group("robot");
+    for (robot, targets, form) in &loaded {
+        let name = format!(
+            "{}/{}",
+            robot.file,
+            robot.skeleton().name(robot.chain.tip())
+        );
+        let goals: Vec<(DVec3, DQuat)> = targets
+            .iter()
+            .map(|t| {
+                (
+                    DVec3::from_array(t.position),
+                    DQuat::from_array(t.orientation.expect("6-D")),
+                )
+            })
+            .collect();
+        let seed = robot.chain.middle();
+        let mut q = vec![0.0; seed.len()];
+        let mut k = 0;
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(format!("{name}/closed_form_per_solve"), |b| {
+            b.iter(|| {
+                k = (k + 1) % goals.len();
+                let (position, rotation) = goals[k];
+                black_box(form.solve(position, rotation, &seed, SwivelPolicy::KeepCurrent, &mut q))
+            });
+        });
+        let batch = &targets[..targets.len().min(1000)];
+        group.throughput(Throughput::Elements(batch.len() as u64));
+        group.bench_function(format!("{name}/batch_1000_one_thread"), |b| {
+            b.iter(|| {
+                black_box(solve_batch(
+                    robot.skeleton(),
+                    &robot.chain,
+                    batch,
+                    &config,
+                    trac_ik::TOLERANCE,
+                    1,
+                ))
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_robot);
+criterion_main!(benches);
