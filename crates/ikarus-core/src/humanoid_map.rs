@@ -307,6 +307,149 @@ impl HumanoidMap {
     }
 }
 
+/// The normalised humanoid that VRM animation speaks: one joint per mapped bone (named by its
+/// VRM 1.0 name), parented to the nearest mapped ancestor, every rest rotation identity and
+/// every rest translation the bone's model-space offset from its parent bone at the source's
+/// rest pose. A rotation `q` on a normalised bone is the bone's change of model-space
+/// orientation relative to its parent bone's change, so a pose means the same on every avatar
+/// whatever its rest rotations are.
+///
+/// Conversions go through model space: `to_normalized` reads FK of the source pose, and
+/// `from_normalized` writes the source's local rotations so that each mapped joint's
+/// model-space rotation is `normalised_model_rotation · source_rest_model_rotation`;
+/// joints that are not mapped keep their rest transform. The root bone (normally the hips)
+/// carries its model-space position as translation.
+#[derive(Clone, Debug)]
+pub struct NormalizedHumanoid {
+    skeleton: Skeleton,
+    bones: Vec<HumanoidBone>,
+    source_joints: Vec<JointId>,
+    source_rest_model: Vec<glam::DAffine3>,
+}
+
+impl NormalizedHumanoid {
+    /// The normalised view of `source` through `map`; `None` when the map is empty.
+    pub fn new(source: &Skeleton, map: &HumanoidMap) -> Option<Self> {
+        let mut rest = crate::ModelPose::new(source);
+        crate::fk::forward_kinematics(source, &source.rest_pose(), &mut rest);
+        let mut mapped: Vec<(JointId, HumanoidBone)> = map.iter().map(|(b, j)| (j, b)).collect();
+        mapped.sort_by_key(|&(j, _)| j);
+        mapped.dedup_by_key(|&mut (j, _)| j);
+        let mut builder = crate::SkeletonBuilder::new();
+        for &(joint, bone) in &mapped {
+            let parent = source
+                .path_to_root(joint)
+                .skip(1)
+                .find_map(|a| mapped.iter().find(|&&(j, _)| j == a));
+            let offset = match parent {
+                Some(&(p, _)) => rest.position(joint) - rest.position(p),
+                None => rest.position(joint),
+            };
+            builder.joint(
+                bone.vrm_name(),
+                parent.map(|&(_, b)| b.vrm_name()),
+                crate::Transform::from_translation(offset),
+            );
+        }
+        let skeleton = builder.build().ok()?;
+        let bones: Vec<HumanoidBone> = skeleton
+            .names()
+            .iter()
+            .filter_map(|n| HumanoidBone::from_vrm_name(n))
+            .collect();
+        let source_joints: Vec<JointId> = bones
+            .iter()
+            .filter_map(|&b| mapped.iter().find(|&&(_, mb)| mb == b).map(|&(j, _)| j))
+            .collect();
+        Some(Self {
+            skeleton,
+            bones,
+            source_joints,
+            source_rest_model: rest.transforms().to_vec(),
+        })
+    }
+
+    /// The normalised skeleton (bones named by VRM 1.0 names, identity rest rotations).
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// The bone of each normalised joint.
+    pub fn bones(&self) -> &[HumanoidBone] {
+        &self.bones
+    }
+
+    /// The source joint of each normalised joint.
+    pub fn source_joints(&self) -> &[JointId] {
+        &self.source_joints
+    }
+
+    /// The normalised pose of a source pose (`source` must be the skeleton this view was made
+    /// from; `out` sized for [`skeleton`](Self::skeleton)).
+    pub fn to_normalized(
+        &self,
+        source: &Skeleton,
+        pose: &crate::LocalPose,
+        out: &mut crate::LocalPose,
+    ) {
+        let mut model = crate::ModelPose::new(source);
+        crate::fk::forward_kinematics(source, pose, &mut model);
+        let delta = |j: JointId| {
+            model.rotation(j) * rotation_of(&self.source_rest_model[j.index()]).conjugate()
+        };
+        for (k, &joint) in self.source_joints.iter().enumerate() {
+            let id = JointId::from_index(k);
+            let rotation = match self.skeleton.parent(id) {
+                Some(p) => delta(self.source_joints[p.index()]).conjugate() * delta(joint),
+                None => delta(joint),
+            };
+            out[id] = match self.skeleton.parent(id) {
+                Some(_) => *self.skeleton.rest(id),
+                None => crate::Transform::from_translation(model.position(joint)),
+            }
+            .with_rotation(rotation.normalize());
+        }
+    }
+
+    /// The source pose of a normalised pose: mapped joints turned, the root bone placed,
+    /// every other joint at rest (see the type's docs).
+    pub fn from_normalized(
+        &self,
+        source: &Skeleton,
+        normalized: &crate::LocalPose,
+        out: &mut crate::LocalPose,
+    ) {
+        let mut n_model = crate::ModelPose::new(&self.skeleton);
+        crate::fk::forward_kinematics(&self.skeleton, normalized, &mut n_model);
+        out.transforms_mut()
+            .copy_from_slice(source.rest_transforms());
+        let mut model: Vec<glam::DAffine3> = Vec::with_capacity(source.len());
+        for j in source.joints() {
+            let parent_model = source
+                .parent(j)
+                .map_or(glam::DAffine3::IDENTITY, |p| model[p.index()]);
+            if let Some(k) = self.source_joints.iter().position(|&s| s == j) {
+                let id = JointId::from_index(k);
+                let wanted = n_model.rotation(id) * rotation_of(&self.source_rest_model[j.index()]);
+                let local = &mut out[j];
+                local.rotation = (rotation_of(&parent_model).conjugate() * wanted).normalize();
+                if self.skeleton.parent(id).is_none() {
+                    local.translation = parent_model
+                        .inverse()
+                        .transform_point3(n_model.position(id));
+                }
+            }
+            model.push(parent_model * out[j].to_affine());
+        }
+    }
+}
+
+/// The rotation part of an affine transform (scale removed).
+fn rotation_of(affine: &glam::DAffine3) -> glam::DQuat {
+    let (_, rotation, _) = affine.to_scale_rotation_translation();
+    rotation
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
     Left,

@@ -32,20 +32,33 @@ impl Document {
 }
 
 /// Opens `source`: `builtin:humanoid`, or a file whose extension names its format (`.bvh`,
-/// `.urdf`: the robot's link tree in its own +Z-up frames).
+/// `.urdf`: the robot's link tree in its own +Z-up frames; `.gltf`, `.glb`, `.vrm`: the skin
+/// with the most joints, its first animation and its skinned mesh; `.vrma`: the skeleton of the
+/// animation's own humanoid nodes and its animation). See [`open_animation`] to pick a glTF
+/// animation by name.
 /// Lengths are multiplied by `scale` (1 keeps the file's unit).
 ///
 /// # Errors
 /// [`FormatError`] naming the file and, for parse errors, line and column.
 pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
-        let skeleton = builtin_humanoid().scaled(scale);
-        return Ok(Document {
-            skeleton,
-            motion: None,
-            layout: None,
-            mesh: None,
-        });
+        return open_builtin(scale);
+    }
+    open_animation(source, scale, None)
+}
+
+/// [`open`], with the glTF animation called `animation` instead of the first (`None`: the
+/// first). Other formats ignore `animation`.
+///
+/// # Errors
+/// As [`open`]; [`FormatError::Gltf`] when no animation has that name.
+pub fn open_animation(
+    source: &str,
+    scale: f64,
+    animation: Option<&str>,
+) -> Result<Document, FormatError> {
+    if source == BUILTIN_HUMANOID {
+        return open_builtin(scale);
     }
     let path = Path::new(source);
     let extension = path
@@ -82,8 +95,18 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                 mesh: None,
             })
         }
+        Some("gltf" | "glb" | "vrm" | "vrma") => crate::gltf::open_document(path, scale, animation),
         _ => Err(FormatError::UnknownFormat {
             path: path.to_owned(),
         }),
     }
+}
+
+fn open_builtin(scale: f64) -> Result<Document, FormatError> {
+    Ok(Document {
+        skeleton: builtin_humanoid().scaled(scale),
+        motion: None,
+        layout: None,
+        mesh: None,
+    })
 }

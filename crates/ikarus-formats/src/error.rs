@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::bvh::BvhError;
+use crate::gltf::GltfError;
 use crate::urdf::UrdfError;
 
 /// An error reading or writing a file, naming the file (and line and column where they apply).
@@ -33,8 +34,16 @@ pub enum FormatError {
         /// What is wrong and where (`line:column: message`).
         source: UrdfError,
     },
+    /// The file is not valid glTF / GLB / VRM / VRMA.
+    #[error("{}: {source}", path.display())]
+    Gltf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where (byte offset, JSON line:column or JSON path).
+        source: GltfError,
+    },
     /// The file's extension names no format ikarus reads.
-    #[error("{}: unknown file format (expected .bvh, .urdf or `builtin:humanoid`)", path.display())]
+    #[error("{}: unknown file format (expected .bvh, .urdf, .gltf, .glb, .vrm, .vrma or `builtin:humanoid`)", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -7,6 +7,8 @@
 //! - [`bvh`]: Biovision hierarchy + motion, read and write, any channel layout.
 //! - [`urdf`]: URDF robots (urdf-rs): the link tree as a skeleton, serial chains with a `q`
 //!   interface.
+//! - [`gltf`]: glTF 2.0 / GLB, VRM 0.x and 1.0 avatars, VRM animations (`.vrma`): skins as
+//!   skeletons, animations as motions, skinned meshes, the VRM humanoid map; write back.
 //! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
@@ -18,10 +20,11 @@
 pub mod bvh;
 mod document;
 mod error;
+pub mod gltf;
 pub mod mesh;
 pub mod urdf;
 
-pub use document::{Document, open};
+pub use document::{Document, open, open_animation};
 pub use error::FormatError;
 
 /// The README's library example, compiled and run as a doctest.
