@@ -58,7 +58,8 @@ impl GltfFile {
     }
 
     /// The skinned mesh of `skeleton`'s skin: every triangle primitive of the nodes that use
-    /// that skin, in model space at the bind pose (turned like the skeleton for VRM 0.x), with
+    /// that skin, in model space at the bind pose (placed by the first such node's world
+    /// transform, turned like the skeleton for VRM 0.x), with
     /// four influences per vertex (weights normalised to sum 1), base colours and textures.
     /// `None` when the skeleton has no skin or no node draws with it (unskinned meshes are not
     /// read).
@@ -75,7 +76,20 @@ impl GltfFile {
             .map(|j| j.value())
             .collect();
         let binds = self.inverse_binds(skin)?;
-        let world_from_model = skeleton.model_from_world.inverse();
+        // The bind shape sits where the first node drawing with the skin puts it; vertices go
+        // to model space through that node, and the binds take the inverse, so skinning is
+        // unchanged: `model_from_joint · (bind · mesh_from_model) · (model_from_mesh · v)`.
+        let first = self
+            .root
+            .nodes
+            .iter()
+            .position(|n| n.mesh.is_some() && n.skin.is_some_and(|s| s.value() == skin));
+        let Some(first) = first else {
+            return Ok(None);
+        };
+        let model_from_mesh =
+            skeleton.model_from_world * super::scene::world_transform(&self.root, first)?;
+        let mesh_from_model = model_from_mesh.inverse();
         // Joints outside the skin carry no weight; their bind is the rest pose.
         let mut rest = ModelPose::new(&skeleton.skeleton);
         fk::forward_kinematics(
@@ -87,7 +101,7 @@ impl GltfFile {
             rest.transforms().iter().map(DAffine3::inverse).collect();
         for (k, &node) in skin_joints.iter().enumerate() {
             if let Some(Some(joint)) = skeleton.node_joints.get(node) {
-                inverse_bind[joint.index()] = binds[k] * world_from_model;
+                inverse_bind[joint.index()] = binds[k] * mesh_from_model;
             }
         }
         let mut mesh = SkinnedMesh {
@@ -114,7 +128,14 @@ impl GltfFile {
                     continue;
                 }
                 let pointer = format!("meshes[{m}].primitives[{p}]");
-                if self.append_primitive(&mut mesh, primitive, &pointer, &skin_joints, skeleton)? {
+                if self.append_primitive(
+                    &mut mesh,
+                    primitive,
+                    &pointer,
+                    &skin_joints,
+                    skeleton,
+                    &model_from_mesh,
+                )? {
                     any = true;
                 }
             }
@@ -130,6 +151,7 @@ impl GltfFile {
         pointer: &str,
         skin_joints: &[usize],
         skeleton: &GltfSkeleton,
+        turn: &DAffine3,
     ) -> Result<bool, GltfError> {
         let attribute = |semantic: Semantic| {
             primitive
@@ -181,7 +203,6 @@ impl GltfFile {
         if uvs.is_some() && mesh.uvs.len() < base {
             mesh.uvs.resize(base, [0.0; 2]);
         }
-        let turn = skeleton.model_from_world;
         for v in 0..count {
             let p = turn.transform_point3(DVec3::from_slice(&positions[v * 3..v * 3 + 3]));
             mesh.positions.push(p.as_vec3().to_array());

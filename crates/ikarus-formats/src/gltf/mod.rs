@@ -91,6 +91,23 @@ impl GltfFile {
             serde_json::from_slice(container.json).map_err(|e| json_error(&e))?;
         let root: gltf::json::Root =
             serde_json::from_value(raw.clone()).map_err(|e| json_error(&e))?;
+        // The crate's validator indexes `accessors` with each POSITION attribute unchecked.
+        for (m, mesh) in root.meshes.iter().enumerate() {
+            for (p, primitive) in mesh.primitives.iter().enumerate() {
+                for accessor in primitive.attributes.values() {
+                    if accessor.value() >= root.accessors.len() {
+                        return Err(GltfError::invalid(
+                            format!("meshes[{m}].primitives[{p}].attributes"),
+                            format!(
+                                "accessor {} does not exist ({} accessors)",
+                                accessor.value(),
+                                root.accessors.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         let mut first = None;
         root.validate(&root, gltf::json::Path::new, &mut |path, error| {
             // Required extensions the crate does not model (material or texture ones) do not

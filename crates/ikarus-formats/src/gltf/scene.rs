@@ -383,3 +383,17 @@ impl GltfFile {
         })
     }
 }
+
+/// The node's world transform at rest (`world_from_node`).
+pub(crate) fn world_transform(root: &gltf::json::Root, node: usize) -> Result<DAffine3, GltfError> {
+    let parents = parents(root);
+    let mut m = DAffine3::IDENTITY;
+    let mut i = node;
+    loop {
+        m = node_transform(&root.nodes[i], i)?.to_affine() * m;
+        match parents[i] {
+            Some(p) => i = p,
+            None => return Ok(m),
+        }
+    }
+}
