@@ -10,7 +10,7 @@ use crate::load;
 /// Arguments of `ikarus info`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Skeleton: a .bvh file or `builtin:humanoid`.
+    /// Skeleton: a .bvh, .gltf, .glb, .vrm or .vrma file or `builtin:humanoid`.
     file: String,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -37,6 +37,9 @@ struct Info {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
+    if crate::cmd::gltf_info::is_gltf(&args.file) {
+        return crate::cmd::gltf_info::run(&args.file, args.json);
+    }
     let document = load::open(&args.file, args.scale)?;
     let skeleton = &document.skeleton;
     let layout = document.layout_or_default();
