@@ -109,3 +109,27 @@ impl GltfFile {
         Ok(None)
     }
 }
+
+/// `base` with the pairs of a JSON bone map (`{"leftHand": "mixamorig:LeftHand", …}`, VRM 1.0
+/// bone names to joint names) replacing its entries.
+///
+/// # Errors
+/// A message naming the bad JSON, unknown bone name or missing joint.
+pub fn bone_map_from_json(
+    json: &str,
+    skeleton: &ikarus_core::Skeleton,
+    base: HumanoidMap,
+) -> Result<HumanoidMap, String> {
+    let pairs: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(json).map_err(|e| format!("bone map: {e}"))?;
+    let mut resolved = Vec::with_capacity(pairs.len());
+    for (bone, joint) in &pairs {
+        let bone = HumanoidBone::from_vrm_name(bone).ok_or_else(|| {
+            ikarus_core::humanoid_map::HumanoidMapError::UnknownBone { name: bone.clone() }
+                .to_string()
+        })?;
+        resolved.push((bone, joint.as_str()));
+    }
+    base.with_overrides(skeleton, resolved)
+        .map_err(|e| e.to_string())
+}
