@@ -135,7 +135,7 @@ pub enum NamingScheme {
     /// VRM 1.0 / Unity Humanoid names in any case and with any separators (`leftUpperArm`,
     /// `Left Upper Arm`, `UpperArm_L`, `upper_arm.L`), which also covers ikarus's built-in humanoid.
     VrmUnity,
-    /// Mixamo (`mixamorig:LeftForeArm`), MotionBuilder HumanIK (`Character1_LeftArm`) and the CMU
+    /// Mixamo (`mixamorig:LeftForeArm`), `MotionBuilder` `HumanIK` (`Character1_LeftArm`) and the CMU
     /// BVH conversions (`LeftUpLeg`, `LeftLeg`, `Spine1`).
     MixamoHumanIk,
     /// Older Biovision names (`LeftCollar`, `LeftShoulder` = upper arm, `LeftElbow`, `LeftHip`, `LeftKnee`).
@@ -143,7 +143,7 @@ pub enum NamingScheme {
     /// Descriptive rig names (Blender and game rigs: `thigh.l`, `shin.l`, `Left knee`,
     /// `pelvis`, `tummy`, `forearm`, `IndexFinger1_L`).
     Descriptive,
-    /// MikuMikuDance's Japanese bone names (`センター`, `上半身`, `左腕`, `左ひじ`, `左手首`, `左足`, `左ひざ`, `左足首`).
+    /// `MikuMikuDance`'s Japanese bone names (`センター`, `上半身`, `左腕`, `左ひじ`, `左手首`, `左足`, `左ひざ`, `左足首`).
     Mmd,
     /// A file's own humanoid map (VRM) or explicit pairs.
     Explicit,
@@ -634,6 +634,7 @@ fn numbered_finger(
     finger(side, f, segment)
 }
 
+#[allow(clippy::too_many_lines)] // one table per scheme, side by side
 fn scheme_bone(scheme: NamingScheme, name: &ParsedName) -> Option<HumanoidBone> {
     use HumanoidBone as B;
     let side = name.side;
