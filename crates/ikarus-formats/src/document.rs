@@ -42,7 +42,7 @@ impl Document {
 /// [`FormatError`] naming the file and, for parse errors, line and column.
 pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
-        return open_builtin(scale);
+        return Ok(open_builtin(scale));
     }
     open_animation(source, scale, None)
 }
@@ -58,7 +58,7 @@ pub fn open_animation(
     animation: Option<&str>,
 ) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
-        return open_builtin(scale);
+        return Ok(open_builtin(scale));
     }
     let path = Path::new(source);
     let extension = path
@@ -102,11 +102,11 @@ pub fn open_animation(
     }
 }
 
-fn open_builtin(scale: f64) -> Result<Document, FormatError> {
-    Ok(Document {
+fn open_builtin(scale: f64) -> Document {
+    Document {
         skeleton: builtin_humanoid().scaled(scale),
         motion: None,
         layout: None,
         mesh: None,
-    })
+    }
 }

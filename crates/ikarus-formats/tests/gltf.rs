@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ikarus_core::glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone as B;
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::gltf::{GltfError, GltfFile, SkeletonSource, vrma, write_glb};
 
@@ -24,7 +25,13 @@ fn all_files(test: &str) -> Vec<PathBuf> {
 }
 
 /// (file, joints per skin, animation durations from the input accessors' `max`, humanoid bones).
-const PINNED: &[(&str, &[usize], &[f64], Option<usize>)] = &[
+type Pin = (
+    &'static str,
+    &'static [usize],
+    &'static [f64],
+    Option<usize>,
+);
+const PINNED: &[Pin] = &[
     ("CesiumMan.glb", &[19], &[2.0], None),
     (
         "Fox.glb",
@@ -202,17 +209,13 @@ fn spline_file() -> Vec<u8> {
         [0.6, 0.0, 0.0, 0.8],
     ];
     let mut bytes = Vec::new();
-    times
+    for v in times
         .iter()
-        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-    spline
-        .iter()
-        .flatten()
-        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-    rotations
-        .iter()
-        .flatten()
-        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+        .chain(spline.iter().flatten())
+        .chain(rotations.iter().flatten())
+    {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
     let uri = format!(
         "data:application/octet-stream;base64,{}",
         base64::engine::general_purpose::STANDARD.encode(&bytes)
@@ -478,7 +481,6 @@ fn vrm_avatars_face_plus_z_with_their_left_on_plus_x() {
             &mut model,
         );
         let p = |b| model.position(map.joint(b).unwrap());
-        use ikarus_core::humanoid_map::HumanoidBone as B;
         assert!(
             p(B::LeftHand).x > p(B::Hips).x + 0.3,
             "{name}: left hand at {}",
@@ -527,7 +529,7 @@ fn vrm_avatars_face_plus_z_with_their_left_on_plus_x() {
 
 fn glb_of(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut text = serde_json::to_vec(json).unwrap();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let mut out = b"glTF".to_vec();

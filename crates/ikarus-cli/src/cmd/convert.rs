@@ -91,7 +91,7 @@ fn to_vrma(skeleton: &ikarus_core::Skeleton, motion: &Motion) -> Result<Vec<u8>>
         bail!(
             "VRMA needs a humanoid: no joint recognised as {:?}",
             map.missing_required()
-                .map(|b| b.vrm_name())
+                .map(ikarus_core::humanoid_map::HumanoidBone::vrm_name)
                 .collect::<Vec<_>>()
         );
     }

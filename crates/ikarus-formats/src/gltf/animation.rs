@@ -322,7 +322,9 @@ impl GltfFile {
                             "zero rotation quaternion",
                         ));
                     }
-                    q.iter_mut().for_each(|v| *v /= length);
+                    for v in q.iter_mut() {
+                        *v /= length;
+                    }
                 }
             }
             channels.push(Channel {

@@ -73,7 +73,7 @@ impl GltfFile {
         let skin_joints: Vec<usize> = self.root.skins[skin]
             .joints
             .iter()
-            .map(|j| j.value())
+            .map(gltf::json::Index::value)
             .collect();
         let binds = self.inverse_binds(skin)?;
         // The bind shape sits where the first node drawing with the skin puts it; vertices go
@@ -144,6 +144,7 @@ impl GltfFile {
     }
 
     /// Appends one primitive; false when it has no skinning attributes.
+    #[allow(clippy::too_many_lines)] // one checked pass; splitting scatters the checks
     fn append_primitive(
         &self,
         mesh: &mut SkinnedMesh,
@@ -157,7 +158,7 @@ impl GltfFile {
             primitive
                 .attributes
                 .get(&Checked::Valid(semantic))
-                .map(|a| a.value())
+                .map(gltf::json::Index::value)
         };
         let (Some(positions), Some(joints), Some(weights)) = (
             attribute(Semantic::Positions),

@@ -239,7 +239,7 @@ impl GltfFile {
             self.root.skins[s]
                 .joints
                 .iter()
-                .map(|j| j.value())
+                .map(gltf::json::Index::value)
                 .collect()
         } else {
             match source {
@@ -270,6 +270,7 @@ impl GltfFile {
         self.build_skeleton(&seeds, skin, model_from_world)
     }
 
+    #[allow(clippy::too_many_lines)] // one checked pass; splitting scatters the checks
     fn build_skeleton(
         &self,
         seeds: &[usize],

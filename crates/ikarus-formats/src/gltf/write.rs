@@ -246,14 +246,17 @@ pub(crate) fn skeleton_json(
             if rest.scale != DVec3::ONE {
                 node["scale"] = json!(rest.scale.to_array());
             }
-            let children: Vec<usize> = skeleton.children(j).map(|c| c.index()).collect();
+            let children: Vec<usize> = skeleton
+                .children(j)
+                .map(ikarus_core::JointId::index)
+                .collect();
             if !children.is_empty() {
                 node["children"] = json!(children);
             }
             node
         })
         .collect();
-    let roots: Vec<usize> = skeleton.roots().map(|r| r.index()).collect();
+    let roots: Vec<usize> = skeleton.roots().map(ikarus_core::JointId::index).collect();
     let mut root = json!({
         "asset": {"version": "2.0", "generator": "ikarus"},
         "scene": 0,
