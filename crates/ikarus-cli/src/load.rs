@@ -27,3 +27,16 @@ pub fn frame_pose(document: &Document, frame: usize) -> Result<LocalPose> {
         _ => bail!("frame {frame} does not exist; this skeleton has only its rest pose (frame 0)"),
     }
 }
+
+/// [`open`] with a glTF animation chosen by name (`None`: the first).
+pub fn open_animation(
+    source: &str,
+    scale: Option<f64>,
+    animation: Option<&str>,
+) -> Result<Document> {
+    let scale = scale.unwrap_or(1.0);
+    if !(scale.is_finite() && scale > 0.0) {
+        bail!("--scale {scale}: expected a finite positive factor");
+    }
+    Ok(ikarus_formats::open_animation(source, scale, animation)?)
+}

@@ -3,7 +3,8 @@
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
 //! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
 //! ([`fk`]), a rig's evaluation rules (inheritance, declared IK chains: [`rig`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
-//! joint-vector interface ([`chain`]) and the built-in default humanoid ([`humanoid`]).
+//! joint-vector interface ([`chain`]), the built-in default humanoid ([`humanoid`]) and the
+//! humanoid bone map that recognises bones in every naming scheme ([`humanoid_map`]).
 //!
 //! ## Conventions
 //!
@@ -42,6 +43,7 @@ pub mod blend;
 pub mod chain;
 pub mod fk;
 pub mod humanoid;
+pub mod humanoid_map;
 pub mod keyframes;
 mod limit;
 mod motion;

@@ -36,21 +36,33 @@ impl Document {
 }
 
 /// Opens `source`: `builtin:humanoid`, or a file whose extension names its format (`.bvh`,
-/// `.urdf`: the robot's link tree in its own +Z-up frames).
+/// `.urdf`: the robot's link tree in its own +Z-up frames; `.gltf`, `.glb`, `.vrm`: the skin
+/// with the most joints, its first animation and its skinned mesh; `.vrma`: the skeleton of the
+/// animation's own humanoid nodes and its animation). See [`open_animation`] to pick a glTF
+/// animation by name.
 /// Lengths are multiplied by `scale` (1 keeps the file's unit).
 ///
 /// # Errors
 /// [`FormatError`] naming the file and, for parse errors, line and column.
 pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
-        let skeleton = builtin_humanoid().scaled(scale);
-        return Ok(Document {
-            skeleton,
-            motion: None,
-            layout: None,
-            mesh: None,
-            rig: None,
-        });
+        return Ok(open_builtin(scale));
+    }
+    open_animation(source, scale, None)
+}
+
+/// [`open`], with the glTF animation called `animation` instead of the first (`None`: the
+/// first). Other formats ignore `animation`.
+///
+/// # Errors
+/// As [`open`]; [`FormatError::Gltf`] when no animation has that name.
+pub fn open_animation(
+    source: &str,
+    scale: f64,
+    animation: Option<&str>,
+) -> Result<Document, FormatError> {
+    if source == BUILTIN_HUMANOID {
+        return Ok(open_builtin(scale));
     }
     let path = Path::new(source);
     let extension = path
@@ -109,6 +121,7 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
                       `--motion`"
                 .to_owned(),
         }),
+        Some("gltf" | "glb" | "vrm" | "vrma") => crate::gltf::open_document(path, scale, animation),
         _ => Err(FormatError::UnknownFormat {
             path: path.to_owned(),
         }),
@@ -151,4 +164,14 @@ pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatE
         path: path.to_owned(),
         source,
     })
+}
+
+fn open_builtin(scale: f64) -> Document {
+    Document {
+        skeleton: builtin_humanoid().scaled(scale),
+        motion: None,
+        layout: None,
+        mesh: None,
+        rig: None,
+    }
 }

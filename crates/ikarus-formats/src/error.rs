@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::bvh::BvhError;
+use crate::gltf::GltfError;
 use crate::mmd::MmdError;
 use crate::urdf::UrdfError;
 
@@ -51,8 +52,16 @@ pub enum FormatError {
         /// What is wrong.
         message: String,
     },
+    /// The file is not valid glTF / GLB / VRM / VRMA.
+    #[error("{}: {source}", path.display())]
+    Gltf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where (byte offset, JSON line:column or JSON path).
+        source: GltfError,
+    },
     /// The file's extension names no format ikarus reads.
-    #[error("{}: unknown file format (expected .bvh, .urdf, .pmx, .pmd or `builtin:humanoid`)", path.display())]
+    #[error("{}: unknown file format (expected .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm, .vrma or `builtin:humanoid`)", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

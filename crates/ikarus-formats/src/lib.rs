@@ -9,6 +9,8 @@
 //!   interface.
 //! - [`mmd`]: `MikuMikuDance` PMX/PMD models and VMD motions (left-handed, 0.08 m per unit,
 //!   converted at load and on export).
+//! - [`gltf`]: glTF 2.0 / GLB, VRM 0.x and 1.0 avatars, VRM animations (`.vrma`): skins as
+//!   skeletons, animations as motions, skinned meshes, the VRM humanoid map; write back.
 //! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
@@ -20,11 +22,12 @@
 pub mod bvh;
 mod document;
 mod error;
+pub mod gltf;
 pub mod mesh;
 pub mod mmd;
 pub mod urdf;
 
-pub use document::{Document, open, read_mmd_model, read_vmd};
+pub use document::{Document, open, open_animation, read_mmd_model, read_vmd};
 pub use error::FormatError;
 
 /// The README's library example, compiled and run as a doctest.

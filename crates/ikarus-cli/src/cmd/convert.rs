@@ -1,4 +1,4 @@
-//! `ikarus convert`: between formats (BVH to BVH for now), with rescaling and resampling.
+//! `ikarus convert`: between BVH, glTF/GLB/VRM and VRMA, with rescaling and resampling.
 
 use std::path::PathBuf;
 
@@ -11,9 +11,9 @@ use crate::load;
 /// Arguments of `ikarus convert`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input: a .bvh file or `builtin:humanoid` (written as one rest-pose frame).
+    /// Input: a .bvh, .gltf, .glb, .vrm or .vrma file or `builtin:humanoid` (written as one rest-pose frame).
     input: String,
-    /// Output file (.bvh).
+    /// Output file: .bvh, .glb (skeleton, skin and animation) or .vrma (needs a recognisable humanoid).
     output: PathBuf,
     /// Multiply lengths by this factor (0.01: centimetres to metres).
     #[arg(long)]
@@ -45,9 +45,9 @@ pub fn run(args: &Args) -> Result<()> {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    if extension.as_deref() != Some("bvh") {
+    if !matches!(extension.as_deref(), Some("bvh" | "glb" | "vrma")) {
         bail!(
-            "{}: unknown output format (expected a .bvh file name)",
+            "{}: unknown output format (expected a .bvh, .glb or .vrma file name)",
             args.output.display()
         );
     }
@@ -72,8 +72,17 @@ pub fn run(args: &Args) -> Result<()> {
         args.output.display()
     ));
     progress.enable_steady_tick(std::time::Duration::from_millis(100));
-    let bvh = Bvh::from_motion(&document.skeleton, &motion, document.layout_or_default())?;
-    bvh.write(&args.output)?;
+    match extension.as_deref() {
+        Some("glb") => write_file(
+            &args.output,
+            &ikarus_formats::gltf::write_glb(&document.skeleton, Some(&motion), "motion"),
+        )?,
+        Some("vrma") => write_file(&args.output, &to_vrma(&document.skeleton, &motion)?)?,
+        _ => {
+            let bvh = Bvh::from_motion(&document.skeleton, &motion, document.layout_or_default())?;
+            bvh.write(&args.output)?;
+        }
+    }
     progress.finish_and_clear();
     eprintln!(
         "wrote {} ({} joints, {} frames at {:.3} fps)",
@@ -83,4 +92,34 @@ pub fn run(args: &Args) -> Result<()> {
         motion.frame_rate()
     );
     Ok(())
+}
+
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The motion on the skeleton's normalised humanoid (bones recognised from joint names) as VRMA.
+fn to_vrma(skeleton: &ikarus_core::Skeleton, motion: &Motion) -> Result<Vec<u8>> {
+    use ikarus_core::humanoid_map::{HumanoidMap, NormalizedHumanoid};
+    let map = HumanoidMap::recognise(skeleton);
+    if !map.is_complete() {
+        bail!(
+            "VRMA needs a humanoid: no joint recognised as {:?}",
+            map.missing_required()
+                .map(ikarus_core::humanoid_map::HumanoidBone::vrm_name)
+                .collect::<Vec<_>>()
+        );
+    }
+    let normalized =
+        NormalizedHumanoid::new(skeleton, &map).context("building the normalised humanoid")?;
+    let mut out = Motion::for_skeleton(normalized.skeleton(), motion.frame_time())?;
+    let mut pose = normalized.skeleton().rest_pose();
+    for frame in motion.frames() {
+        normalized.to_normalized(skeleton, frame, &mut pose);
+        out.push(pose.clone())?;
+    }
+    Ok(ikarus_formats::gltf::vrma::write_vrma(
+        normalized.skeleton(),
+        &out,
+    ))
 }

@@ -9,11 +9,14 @@ use crate::load;
 /// Arguments of `ikarus fk`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Skeleton: a .bvh file or `builtin:humanoid`.
+    /// Skeleton: a .bvh, .gltf, .glb, .vrm or .vrma file or `builtin:humanoid`.
     file: String,
     /// Frame to evaluate (0 = first; the rest pose for skeletons without motion).
     #[arg(long, default_value_t = 0)]
     frame: usize,
+    /// The glTF animation to evaluate, by name (default: the first).
+    #[arg(long)]
+    animation: Option<String>,
     /// Print JSON: `{"joints":[{"name":..., "position":[x,y,z]}, ...]}`.
     #[arg(long)]
     json: bool,
@@ -48,7 +51,7 @@ pub fn run(args: &Args) -> Result<()> {
         let model = player.evaluate(args.frame as f64, &mut pose).clone();
         return print(player.skeleton(), &model, args.json);
     }
-    let document = load::open(&args.file, args.scale)?;
+    let document = load::open_animation(&args.file, args.scale, args.animation.as_deref())?;
     let pose = load::frame_pose(&document, args.frame)?;
     let skeleton = &document.skeleton;
     let mut model = ModelPose::new(skeleton);

@@ -10,7 +10,8 @@ use crate::load;
 /// Arguments of `ikarus info`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Skeleton: a .bvh, .urdf, .pmx or .pmd file, a .vmd motion, or `builtin:humanoid`.
+    /// Skeleton: a .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm or .vrma file, a .vmd motion, or
+    /// `builtin:humanoid`.
     file: String,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -42,6 +43,9 @@ pub fn run(args: &Args) -> Result<()> {
     }
     if crate::mmd::is_motion(&args.file) {
         return crate::mmd::info_motion(&args.file, args.json);
+    }
+    if crate::cmd::gltf_info::is_gltf(&args.file) {
+        return crate::cmd::gltf_info::run(&args.file, args.json);
     }
     let document = load::open(&args.file, args.scale)?;
     let skeleton = &document.skeleton;

@@ -4,6 +4,7 @@ pub mod batch;
 pub mod convert;
 pub mod demo;
 pub mod fk;
+pub mod gltf_info;
 pub mod info;
 pub mod motion;
 pub mod serve;

@@ -1,0 +1,156 @@
+//! The humanoid bone map recognises the required bones in every shared BVH file and every
+//! humanoid glTF/VRM file, and the VRM files' own maps agree with recognition where both exist.
+
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap, NamingScheme};
+use ikarus_formats::bvh::{Bvh, BvhReadOptions};
+use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+
+#[test]
+fn every_shared_bvh_has_the_required_bones() {
+    let files = ikarus_testdata::files("bvh", "bvh", "every_shared_bvh_has_the_required_bones");
+    for path in files {
+        let bvh = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
+        let map = HumanoidMap::recognise(&bvh.skeleton);
+        let missing: Vec<_> = map.missing_required().collect();
+        assert!(
+            missing.is_empty(),
+            "{}: {:?} missing ({:?})",
+            path.display(),
+            missing,
+            map.scheme()
+        );
+        // Left is left: the mapped left hand is not an ancestor of the right hand, and names agree.
+        let name = |b| bvh.skeleton.name(map.joint(b).unwrap()).to_lowercase();
+        assert!(
+            !name(HumanoidBone::LeftHand).contains("right"),
+            "{}",
+            path.display()
+        );
+        assert!(
+            !name(HumanoidBone::RightFoot).contains("left"),
+            "{}",
+            path.display()
+        );
+        let hips = map.joint(HumanoidBone::Hips).unwrap();
+        for bone in HumanoidBone::REQUIRED {
+            assert!(
+                bvh.skeleton
+                    .is_ancestor_or_self(hips, map.joint(*bone).unwrap())
+                    || *bone == HumanoidBone::Hips
+            );
+        }
+    }
+}
+
+#[test]
+fn schemes_chosen_per_file() {
+    let expected = [
+        (
+            "mixamo_rig_test_freebvh.bvh",
+            NamingScheme::MixamoHumanIk,
+            "mixamorig:LeftForeArm",
+        ),
+        (
+            "cmu_01_01_jump_cgspeed.bvh",
+            NamingScheme::MixamoHumanIk,
+            "LeftForeArm",
+        ),
+        (
+            "mass_hik_run_crlf.bvh",
+            NamingScheme::MixamoHumanIk,
+            "Character1_LeftForeArm",
+        ),
+        (
+            "mocapbank_zxy_crlf.bvh",
+            NamingScheme::Biovision,
+            "LeftElbow",
+        ),
+        (
+            "bandainamco_ds1_run_normal_001.bvh",
+            NamingScheme::VrmUnity,
+            "LowerArm_L",
+        ),
+    ];
+    for (file, scheme, forearm) in expected {
+        let Some(dir) = ikarus_testdata::require("bvh", "schemes_chosen_per_file") else {
+            return;
+        };
+        let bvh = Bvh::read(&dir.join(file), &BvhReadOptions::default()).unwrap();
+        let map = HumanoidMap::recognise(&bvh.skeleton);
+        assert_eq!(map.scheme(), scheme, "{file}");
+        assert_eq!(
+            bvh.skeleton
+                .name(map.joint(HumanoidBone::LeftLowerArm).unwrap()),
+            forearm,
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn vrm_maps_are_complete_and_recognition_agrees() {
+    for (file, recognised_complete) in [
+        ("Godette_vrm_v4.vrm", true),
+        ("cryptovoxels.vrm", true),
+        ("VRMC_vrm_expressions_isBinary_Overridden.vrm", true),
+        ("VRMC_materials_mtoon_UV_Animation_Test.vrm", true),
+        ("three-vrm_test.vrma", true),
+    ] {
+        let Some(dir) =
+            ikarus_testdata::require("gltf", "vrm_maps_are_complete_and_recognition_agrees")
+        else {
+            return;
+        };
+        let gltf = GltfFile::read(&dir.join(file)).unwrap();
+        let humanoid = gltf.vrm_humanoid().unwrap().unwrap();
+        let nodes: Vec<usize> = humanoid.bones.iter().map(|&(_, n)| n).collect();
+        let skeleton = gltf.skeleton(&SkeletonSource::Nodes(nodes)).unwrap();
+        let from_file = humanoid.map(&skeleton);
+        assert!(from_file.is_complete(), "{file}");
+        let recognised = HumanoidMap::recognise(&skeleton.skeleton);
+        assert_eq!(
+            recognised.is_complete(),
+            recognised_complete,
+            "{file}: {:?}",
+            recognised.missing_required().collect::<Vec<_>>()
+        );
+        for bone in HumanoidBone::REQUIRED {
+            assert_eq!(
+                recognised.joint(*bone),
+                from_file.joint(*bone),
+                "{file}: {bone:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn explicit_pairs_override_recognition() {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton)
+        .with_overrides(&skeleton, [(HumanoidBone::LeftHand, "leftMiddleProximal")])
+        .unwrap();
+    assert_eq!(
+        map.joint(HumanoidBone::LeftHand),
+        skeleton.joint("leftMiddleProximal")
+    );
+    let err =
+        HumanoidMap::from_pairs(&skeleton, [(HumanoidBone::Head, "noSuchJoint")]).unwrap_err();
+    assert!(err.to_string().contains("noSuchJoint"));
+    let json = r#"{"leftHand": "leftLowerArm", "head": "neck"}"#;
+    let map = ikarus_formats::gltf::vrm::bone_map_from_json(
+        json,
+        &skeleton,
+        HumanoidMap::recognise(&skeleton),
+    )
+    .unwrap();
+    assert_eq!(map.joint(HumanoidBone::Head), skeleton.joint("neck"));
+    assert_eq!(
+        map.joint(HumanoidBone::LeftHand),
+        skeleton.joint("leftLowerArm")
+    );
+    assert!(
+        ikarus_formats::gltf::vrm::bone_map_from_json(r#"{"leftPaw": "neck"}"#, &skeleton, map)
+            .is_err()
+    );
+}
