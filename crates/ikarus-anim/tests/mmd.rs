@@ -19,12 +19,16 @@ struct Played {
 }
 
 fn play(model: &str, mode: IkMode) -> Option<Played> {
+    play_motion(model, "kishimen.vmd", mode)
+}
+
+fn play_motion(model: &str, motion_file: &str, mode: IkMode) -> Option<Played> {
     let dir = ikarus_testdata::require("mmd", "mmd evaluation")?;
     let built = read_mmd_model(&dir.join(model), 1.0)
         .unwrap()
         .build()
         .unwrap();
-    let vmd = read_vmd(&dir.join("kishimen.vmd"), 1.0).unwrap();
+    let vmd = read_vmd(&dir.join(motion_file), 1.0).unwrap();
     let motion = BoundMotion::new(&vmd, &built.skeleton);
     let settings = MmdSettings {
         mode,
@@ -33,7 +37,9 @@ fn play(model: &str, mode: IkMode) -> Option<Played> {
     let mut evaluator = MmdEvaluator::new(&built.skeleton, &built.rig, settings).unwrap();
     let names = evaluator.chain_names().to_vec();
     let last = vmd.bones.iter().map(|k| k.frame).max().unwrap();
-    assert_eq!(last, 629, "kishimen keys its bones over 630 frames");
+    if motion_file == "kishimen.vmd" {
+        assert_eq!(last, 629, "kishimen keys its bones over 630 frames");
+    }
     let mut animated = built.skeleton.rest_pose();
     let mut out = built.skeleton.rest_pose();
     let mut frames_model = ModelPose::new(&built.skeleton);
@@ -220,29 +226,43 @@ fn kishimen_on_miku_pmd_compatible_and_exact() {
     assert!(stats(&compatible, leg).reachable > 450);
 }
 
+/// The largest model-space distance between the two models' shared bones over all frames.
+fn largest_difference(a: &Played, b: &Played) -> (usize, f64) {
+    let mut frames_a = ModelPose::new(&a.skeleton);
+    let mut frames_b = ModelPose::new(&b.skeleton);
+    let shared: Vec<_> = a
+        .skeleton
+        .joints()
+        .filter_map(|j| b.skeleton.joint(a.skeleton.name(j)).map(|k| (j, k)))
+        .collect();
+    let mut worst = 0.0f64;
+    for ((pa, _), (pb, _)) in a.frames.iter().zip(&b.frames) {
+        fk::forward_kinematics(&a.skeleton, pa, &mut frames_a);
+        fk::forward_kinematics(&b.skeleton, pb, &mut frames_b);
+        for &(j, k) in &shared {
+            worst = worst.max(frames_a.position(j).distance(frames_b.position(k)));
+        }
+    }
+    (shared.len(), worst)
+}
+
 #[test]
-fn standard_bone_pmx_plays_like_the_pmd() {
+fn standard_bone_pmx_models_play_like_the_pmd() {
     let Some(pmd) = play("Miku_Hatsune_Ver2.pmd", IkMode::Compatible) else {
         return;
     };
-    let pmx = play("yw_test_basic_bone.pmx", IkMode::Compatible).unwrap();
-    let mut a = ModelPose::new(&pmd.skeleton);
-    let mut b = ModelPose::new(&pmx.skeleton);
-    let shared: Vec<_> = pmd
-        .skeleton
-        .joints()
-        .filter_map(|j| pmx.skeleton.joint(pmd.skeleton.name(j)).map(|k| (j, k)))
-        .collect();
-    assert_eq!(shared.len(), 78);
-    let mut worst = 0.0f64;
-    for ((pa, _), (pb, _)) in pmd.frames.iter().zip(&pmx.frames) {
-        fk::forward_kinematics(&pmd.skeleton, pa, &mut a);
-        fk::forward_kinematics(&pmx.skeleton, pb, &mut b);
-        for &(j, k) in &shared {
-            worst = worst.max(a.position(j).distance(b.position(k)));
-        }
-    }
-    println!("largest distance between the models' shared bones: {worst:.3e} m");
+    // The standard-bone model has the PMD's skeleton (78 shared bones).
+    let basic = play("yw_test_basic_bone.pmx", IkMode::Compatible).unwrap();
+    let (shared, worst) = largest_difference(&pmd, &basic);
+    println!("basic: {shared} shared bones, largest distance {worst:.3e} m");
+    assert_eq!(shared, 78);
+    assert!(worst < 1e-5, "{worst}");
+    // The semi-standard one adds bones between them (upper body 2, waist, twist bones with
+    // inheritance), all unkeyed by the motion, so the shared bones still move alike.
+    let semi = play("yw_test_semi_basic_bone.pmx", IkMode::Compatible).unwrap();
+    let (shared, worst) = largest_difference(&pmd, &semi);
+    println!("semi-standard: {shared} shared bones, largest distance {worst:.3e} m");
+    assert_eq!(shared, 92);
     assert!(worst < 1e-5, "{worst}");
 }
 
@@ -271,6 +291,44 @@ fn evaluated_motion_survives_bvh_export() {
             let k = back.skeleton.joint(played.skeleton.name(j)).unwrap();
             let d = a.position(j).distance(b.position(k));
             assert!(d < 1e-6, "{}: {d}", played.skeleton.name(j));
+        }
+    }
+}
+
+#[test]
+fn gene_pmx_plays_its_own_motion_within_limits() {
+    // Gene: PMX with inheritance ratios (0.15 eyes, 0.5 twist, negative cloak ratios), 38
+    // after-physics bones, a six-chain rig with a three-axis limit; its own stand motion.
+    let Some(played) = play_motion("Gene.pmx", "gene_stand.vmd", IkMode::Exact) else {
+        return;
+    };
+    assert_eq!(played.frames.len(), 121);
+    for (f, (pose, outcomes)) in played.frames.iter().enumerate() {
+        assert!(pose.is_finite(), "frame {f}");
+        for chain in &played.rig.ik {
+            for link in &chain.links {
+                let rotation = pose.transforms()[link.joint.index()].rotation;
+                let violation = played.skeleton.limit(link.joint).violation(rotation);
+                assert!(
+                    violation < 1e-9,
+                    "frame {f}: {}",
+                    played.skeleton.name(link.joint)
+                );
+            }
+        }
+        assert!(outcomes.iter().all(|o| o.distance.is_finite()));
+    }
+    for (c, name) in played.names.iter().enumerate() {
+        let s = stats(&played, c);
+        println!(
+            "{name}: {} reachable frames, exact max there {:.2e}, max over all {:.2e} m",
+            s.reachable, s.max_reachable, s.max_all
+        );
+        if name.contains("足ＩＫ") {
+            assert!(
+                s.max_reachable <= MmdSettings::default().exact_tolerance,
+                "{name}"
+            );
         }
     }
 }
