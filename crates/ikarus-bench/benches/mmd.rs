@@ -1,6 +1,7 @@
 //! MMD (issue 14): one frame of `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd` — VMD sampling,
 //! inheritance and all seven IK chains (legs, toes, hair, necktie) — in compatible and exact
-//! mode, cycling through the dance's 630 frames; and parse throughput of the PMX, PMD and VMD
+//! mode (and with every chain off: sampling, inheritance and FK alone), cycling through the
+//! dance's 630 frames; and parse throughput of the PMX, PMD and VMD
 //! files.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -24,13 +25,17 @@ fn frame(c: &mut Criterion) {
     let vmd = Vmd::parse(&std::fs::read(dir.join("kishimen.vmd")).unwrap(), 1.0).unwrap();
     let motion = BoundMotion::new(&vmd, &model.skeleton);
     let mut group = c.benchmark_group("mmd_frame");
-    for (label, mode) in [("compatible", IkMode::Compatible), ("exact", IkMode::Exact)] {
+    for (label, mode, ik) in [
+        ("compatible", IkMode::Compatible, true),
+        ("exact", IkMode::Exact, true),
+        ("ik_off", IkMode::Compatible, false),
+    ] {
         let settings = MmdSettings {
             mode,
             ..MmdSettings::default()
         };
         let mut evaluator = MmdEvaluator::new(&model.skeleton, &model.rig, settings).unwrap();
-        let enabled = vec![true; evaluator.chain_names().len()];
+        let enabled = vec![ik; evaluator.chain_names().len()];
         let mut animated = model.skeleton.rest_pose();
         let mut out = model.skeleton.rest_pose();
         let mut frames = ModelPose::new(&model.skeleton);
