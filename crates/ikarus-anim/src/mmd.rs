@@ -41,6 +41,9 @@ use glam::{DQuat, DVec3, EulerRot};
 use ikarus_core::rig::{Inherit, Rig};
 use ikarus_core::{EulerLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
 
+/// `cos(1e-3°)`: MMD leaves turns smaller than this alone.
+const COS_SMALLEST_TURN: f64 = 0.999_999_999_847_691_3;
+
 /// How IK chains are iterated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IkMode {
@@ -109,6 +112,12 @@ struct ChainPlan {
     path: Vec<JointId>,
     /// The topmost link (its subtree holds everything the chain moves).
     top: JointId,
+    /// `cos(unit_angle)`: a step whose directions have a larger dot product turns the whole way.
+    cos_unit_angle: f64,
+    /// True when each link is the parent of the one before it and the effector's parent is
+    /// the first link (legs, toes, hair, neckties): the chain is then iterated on local
+    /// frames alone (see [`solve_local`]).
+    consecutive: bool,
 }
 
 /// Per-frame state: the animated motion split into its parts.
@@ -124,6 +133,8 @@ struct State {
     saved: Vec<DQuat>,
     previous: Vec<DVec3>,
     plane: Vec<f64>,
+    /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
+    goal_in_link: Vec<DVec3>,
 }
 
 impl State {
@@ -193,7 +204,14 @@ impl MmdEvaluator {
                 .collect::<Vec<_>>();
             max_links = max_links.max(links.len());
             goals.push((chain.goal, c));
+            let consecutive = skeleton.parent(chain.effector) == Some(chain.links[0].joint)
+                && chain
+                    .links
+                    .windows(2)
+                    .all(|w| skeleton.parent(w[0].joint) == Some(w[1].joint));
             chains.push(ChainPlan {
+                cos_unit_angle: chain.unit_angle.min(PI).cos(),
+                consecutive,
                 goal: chain.goal,
                 effector: chain.effector,
                 links,
@@ -218,6 +236,7 @@ impl MmdEvaluator {
             saved: vec![DQuat::IDENTITY; max_links],
             previous: vec![DVec3::ZERO; max_links],
             plane: vec![0.0; max_links],
+            goal_in_link: vec![DVec3::ZERO; max_links],
         };
         Ok(Self {
             order: rig.order.clone(),
@@ -401,7 +420,11 @@ fn solve_chain(
         }
     };
     save(state);
-    for iteration in 0..budget {
+    if chain.consecutive {
+        (best, iterations) =
+            solve_local(chain, settings, budget, goal, state, skeleton, out, model);
+    }
+    for iteration in (0..budget).filter(|_| !chain.consecutive) {
         iterations = iteration + 1;
         for (k, link) in chain.links.iter().enumerate() {
             if link.joint == chain.effector {
@@ -544,6 +567,75 @@ fn knee_closed_form(
     }
 }
 
+/// The iteration loop of [`solve_chain`] for a consecutive chain, on local frames only: the
+/// goal is taken once into the top link's parent frame, and each step sees the effector and
+/// the goal through the links' local rotations and offsets (the same vectors the model-space
+/// loop reads from `ModelPose`, without recomputing any model frame). Each iteration takes
+/// the goal down the chain once (top first) and carries the effector up it while stepping
+/// (effector side first: a step changes only its own link's rotation, so the goal seen by
+/// the links above and the effector seen by this one stay valid). Returns the best distance
+/// and the iterations run; the best rotations are in `state.saved`.
+#[allow(clippy::too_many_arguments)]
+fn solve_local(
+    chain: &ChainPlan,
+    settings: &MmdSettings,
+    budget: u32,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &ModelPose,
+) -> (f64, u32) {
+    let exact = settings.mode == IkMode::Exact;
+    let n = chain.links.len();
+    let top = chain.links[n - 1].joint;
+    let goal_in_parent = match skeleton.parent(top) {
+        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
+        None => goal,
+    };
+    let effector_offset = out.transforms()[chain.effector.index()].translation;
+    let (mut best, mut iterations) = (f64::INFINITY, 0);
+    for iteration in 0..budget {
+        iterations = iteration + 1;
+        let mut seen = goal_in_parent;
+        for k in (0..n).rev() {
+            let local = &out.transforms()[chain.links[k].joint.index()];
+            seen = local.rotation.inverse() * (seen - local.translation);
+            state.goal_in_link[k] = seen;
+        }
+        let mut effector = effector_offset;
+        for k in 0..n {
+            let j = chain.links[k].joint.index();
+            if step_in_link(
+                chain,
+                k,
+                iteration,
+                effector,
+                state.goal_in_link[k],
+                exact,
+                state,
+            ) {
+                state.compose(j, out);
+            }
+            let local = &out.transforms()[j];
+            effector = local.translation + local.rotation * effector;
+        }
+        let distance = effector.distance(goal_in_parent);
+        if distance < best {
+            best = distance;
+            for (k, link) in chain.links.iter().enumerate() {
+                state.saved[k] = state.ik_rotation[link.joint.index()];
+            }
+            if exact && best <= settings.exact_tolerance {
+                break;
+            }
+        } else if !exact {
+            break;
+        }
+    }
+    (best, iterations)
+}
+
 /// One link's step; false when it changed nothing.
 fn step(
     chain: &ChainPlan,
@@ -555,21 +647,37 @@ fn step(
     model: &ModelPose,
 ) -> bool {
     let link = &chain.links[k];
-    let j = link.joint.index();
     let origin = model.position(link.joint);
     let joint_from_model = model.rotation(link.joint).inverse();
-    let to_effector =
-        (joint_from_model * (model.position(chain.effector) - origin)).normalize_or_zero();
-    let to_goal = (joint_from_model * (goal - origin)).normalize_or_zero();
+    let to_effector = joint_from_model * (model.position(chain.effector) - origin);
+    let to_goal = joint_from_model * (goal - origin);
+    step_in_link(chain, k, iteration, to_effector, to_goal, exact, state)
+}
+
+/// One link's step from the effector and goal seen in the link's own frame; false when it
+/// changed nothing.
+fn step_in_link(
+    chain: &ChainPlan,
+    k: usize,
+    iteration: u32,
+    to_effector: DVec3,
+    to_goal: DVec3,
+    exact: bool,
+    state: &mut State,
+) -> bool {
+    let link = &chain.links[k];
+    let j = link.joint.index();
+    let to_effector = to_effector.normalize_or_zero();
+    let to_goal = to_goal.normalize_or_zero();
     if to_effector == DVec3::ZERO || to_goal == DVec3::ZERO {
         return false;
     }
-    let angle = to_effector.dot(to_goal).clamp(-1.0, 1.0).acos();
+    let dot = to_effector.dot(to_goal).clamp(-1.0, 1.0);
     // The unit angle is MMD's per-step budget; exact mode steps the whole way (its limits
     // still apply), so long chains with small unit angles are not starved.
     let unit_angle = if exact { PI } else { chain.unit_angle };
     if let (Some(axis), Some(limit)) = (link.plane, link.limit) {
-        let angle = angle.min(unit_angle);
+        let angle = dot.acos().min(unit_angle);
         let axis_vector = DVec3::AXES[axis];
         // Turning the effector direction `a` by ±θ about `u` gives
         // `a∥ + cos θ·a⊥ ± sin θ·(u × a)`, so `+θ` brings it nearer the goal `b` exactly when
@@ -595,16 +703,21 @@ fn step(
         return true;
     }
     // MMD skips turns under 1e-3 degrees, which leaves about 1e-5 of the lever arm as
-    // residual; exact mode turns down to rounding.
-    let smallest = if exact { 1e-12 } else { 1e-3_f64.to_radians() };
-    if angle < smallest {
+    // residual; exact mode turns down to rounding. (Compared as cosines: no trigonometry.)
+    if !exact && dot > COS_SMALLEST_TURN {
         return false;
     }
     let axis = to_effector.cross(to_goal);
     if axis.length_squared() < 1e-30 {
         return false;
     }
-    let turn = DQuat::from_axis_angle(axis.normalize(), angle.min(unit_angle));
+    let turn = if exact || dot >= chain.cos_unit_angle {
+        // Within the unit angle: the shortest arc from `a` to `b`, `(a × b, 1 + a·b)`
+        // normalised.
+        DQuat::from_xyzw(axis.x, axis.y, axis.z, 1.0 + dot).normalize()
+    } else {
+        DQuat::from_axis_angle(axis.normalize(), unit_angle)
+    };
     let mut rotation = state.ik_rotation[j] * state.anim_rotation[j] * turn;
     if let Some(limit) = link.limit {
         let (clamped, angles) = clamp_euler(rotation, &limit, state.previous[k], unit_angle);

@@ -160,25 +160,18 @@ fn read_bones(r: &mut Reader<'_>, scale: f64) -> Result<Vec<Bone>, MmdError> {
         if kind != 7 {
             flags |= BoneFlags::VISIBLE;
         }
-        // Type 5 (回転影響下) turns with the bone in the IK-parent field; type 9 (回転連動)
-        // follows it by the ratio stored in the tail field, in percent. This is how PMX editors
-        // convert them to PMX inherit rotation.
+        // Type 5 (回転影響下) turns with the bone named in its IK-parent field, fully: the
+        // eyes follow 両目 this way. Type 9 (回転連動) is left alone: its tail field holds a bone
+        // index in the files seen (Miku's twist bones point at 19 and 51, left and right), not
+        // a ratio, and saba ignores both types; a guessed ratio would twist arms MMD does not.
         let inherit = match kind {
             5 => index_or_none(ik_parent, count).map(|source| BoneInherit { source, ratio: 1.0 }),
-            9 => index_or_none(ik_parent, count).map(|source| BoneInherit {
-                source,
-                ratio: f64::from(tail) * 0.01,
-            }),
             _ => None,
         };
         if inherit.is_some() {
             flags |= BoneFlags::INHERIT_ROTATION;
         }
-        let tail = if kind == 9 {
-            None
-        } else {
-            index_or_none(tail, count)
-        };
+        let tail = index_or_none(tail, count);
         bones.push(Bone {
             name,
             english_name: String::new(),
