@@ -135,6 +135,11 @@ struct State {
     plane: Vec<f64>,
     /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
     goal_in_link: Vec<DVec3>,
+    /// Per link: its rotation without the inherited part (`ik · animated`), the best one so
+    /// far, and its full local rotation ([`solve_local`]).
+    own: Vec<DQuat>,
+    best_own: Vec<DQuat>,
+    local: Vec<DQuat>,
 }
 
 impl State {
@@ -237,6 +242,9 @@ impl MmdEvaluator {
             previous: vec![DVec3::ZERO; max_links],
             plane: vec![0.0; max_links],
             goal_in_link: vec![DVec3::ZERO; max_links],
+            own: vec![DQuat::IDENTITY; max_links],
+            best_own: vec![DQuat::IDENTITY; max_links],
+            local: vec![DQuat::IDENTITY; max_links],
         };
         Ok(Self {
             order: rig.order.clone(),
@@ -594,43 +602,49 @@ fn solve_local(
         None => goal,
     };
     let effector_offset = out.transforms()[chain.effector.index()].translation;
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        state.own[k] = state.ik_rotation[j] * state.anim_rotation[j];
+        state.local[k] = out.transforms()[j].rotation;
+    }
     let (mut best, mut iterations) = (f64::INFINITY, 0);
     for iteration in 0..budget {
         iterations = iteration + 1;
         let mut seen = goal_in_parent;
         for k in (0..n).rev() {
-            let local = &out.transforms()[chain.links[k].joint.index()];
-            seen = local.rotation.inverse() * (seen - local.translation);
+            let translation = out.transforms()[chain.links[k].joint.index()].translation;
+            seen = state.local[k].inverse() * (seen - translation);
             state.goal_in_link[k] = seen;
         }
         let mut effector = effector_offset;
         for k in 0..n {
             let j = chain.links[k].joint.index();
+            let goal_here = state.goal_in_link[k];
+            let mut own = state.own[k];
             if step_in_link(
-                chain,
-                k,
-                iteration,
-                effector,
-                state.goal_in_link[k],
-                exact,
-                state,
+                chain, k, iteration, effector, goal_here, exact, &mut own, state,
             ) {
-                state.compose(j, out);
+                state.own[k] = own;
+                state.local[k] = own * state.append_rotation[j];
             }
-            let local = &out.transforms()[j];
-            effector = local.translation + local.rotation * effector;
+            let translation = out.transforms()[j].translation;
+            effector = translation + state.local[k] * effector;
         }
         let distance = effector.distance(goal_in_parent);
         if distance < best {
             best = distance;
-            for (k, link) in chain.links.iter().enumerate() {
-                state.saved[k] = state.ik_rotation[link.joint.index()];
-            }
+            state.best_own[..n].copy_from_slice(&state.own[..n]);
             if exact && best <= settings.exact_tolerance {
                 break;
             }
         } else if !exact {
             break;
+        }
+    }
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        if best.is_finite() {
+            state.saved[k] = (state.best_own[k] * state.anim_rotation[j].inverse()).normalize();
         }
     }
     (best, iterations)
@@ -651,11 +665,27 @@ fn step(
     let joint_from_model = model.rotation(link.joint).inverse();
     let to_effector = joint_from_model * (model.position(chain.effector) - origin);
     let to_goal = joint_from_model * (goal - origin);
-    step_in_link(chain, k, iteration, to_effector, to_goal, exact, state)
+    let j = link.joint.index();
+    let mut own = state.ik_rotation[j] * state.anim_rotation[j];
+    if step_in_link(
+        chain,
+        k,
+        iteration,
+        to_effector,
+        to_goal,
+        exact,
+        &mut own,
+        state,
+    ) {
+        state.ik_rotation[j] = (own * state.anim_rotation[j].inverse()).normalize();
+        return true;
+    }
+    false
 }
 
 /// One link's step from the effector and goal seen in the link's own frame; false when it
 /// changed nothing.
+#[allow(clippy::too_many_arguments)]
 fn step_in_link(
     chain: &ChainPlan,
     k: usize,
@@ -663,16 +693,17 @@ fn step_in_link(
     to_effector: DVec3,
     to_goal: DVec3,
     exact: bool,
+    own: &mut DQuat,
     state: &mut State,
 ) -> bool {
     let link = &chain.links[k];
-    let j = link.joint.index();
-    let to_effector = to_effector.normalize_or_zero();
-    let to_goal = to_goal.normalize_or_zero();
-    if to_effector == DVec3::ZERO || to_goal == DVec3::ZERO {
+    // Unnormalised directions: every test below is scale-free, and the shortest arc is
+    // `(a × b, |a||b| + a·b)` normalised; one square root instead of two normalisations.
+    let lengths = (to_effector.length_squared() * to_goal.length_squared()).sqrt();
+    if !(lengths > 1e-300) || !lengths.is_finite() {
         return false;
     }
-    let dot = to_effector.dot(to_goal).clamp(-1.0, 1.0);
+    let dot = (to_effector.dot(to_goal) / lengths).clamp(-1.0, 1.0);
     // The unit angle is MMD's per-step budget; exact mode steps the whole way (its limits
     // still apply), so long chains with small unit angles are not starved.
     let unit_angle = if exact { PI } else { chain.unit_angle };
@@ -698,8 +729,7 @@ fn step_in_link(
         }
         let next = next.clamp(lo, hi);
         state.plane[k] = next;
-        state.ik_rotation[j] =
-            DQuat::from_axis_angle(axis_vector, next) * state.anim_rotation[j].inverse();
+        *own = DQuat::from_axis_angle(axis_vector, next);
         return true;
     }
     // MMD skips turns under 1e-3 degrees, which leaves about 1e-5 of the lever arm as
@@ -708,23 +738,23 @@ fn step_in_link(
         return false;
     }
     let axis = to_effector.cross(to_goal);
-    if axis.length_squared() < 1e-30 {
+    if axis.length_squared() < 1e-30 * lengths * lengths {
         return false;
     }
     let turn = if exact || dot >= chain.cos_unit_angle {
-        // Within the unit angle: the shortest arc from `a` to `b`, `(a × b, 1 + a·b)`
-        // normalised.
-        DQuat::from_xyzw(axis.x, axis.y, axis.z, 1.0 + dot).normalize()
+        // Within the unit angle: the shortest arc from `a` to `b`,
+        // `(a × b, |a||b| + a·b)` normalised.
+        DQuat::from_xyzw(axis.x, axis.y, axis.z, lengths * (1.0 + dot)).normalize()
     } else {
         DQuat::from_axis_angle(axis.normalize(), unit_angle)
     };
-    let mut rotation = state.ik_rotation[j] * state.anim_rotation[j] * turn;
+    let mut rotation = *own * turn;
     if let Some(limit) = link.limit {
         let (clamped, angles) = clamp_euler(rotation, &limit, state.previous[k], unit_angle);
         rotation = clamped;
         state.previous[k] = angles;
     }
-    state.ik_rotation[j] = (rotation * state.anim_rotation[j].inverse()).normalize();
+    *own = rotation;
     true
 }
 
