@@ -700,7 +700,7 @@ fn step_in_link(
     // Unnormalised directions: every test below is scale-free, and the shortest arc is
     // `(a × b, |a||b| + a·b)` normalised; one square root instead of two normalisations.
     let lengths = (to_effector.length_squared() * to_goal.length_squared()).sqrt();
-    if !(lengths > 1e-300) || !lengths.is_finite() {
+    if lengths <= 1e-300 || !lengths.is_finite() {
         return false;
     }
     let dot = (to_effector.dot(to_goal) / lengths).clamp(-1.0, 1.0);
