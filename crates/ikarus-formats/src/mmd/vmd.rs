@@ -551,6 +551,9 @@ impl Track {
             return (last.translation, last.rotation);
         }
         let (a, b) = (&keys[upper - 1], &keys[upper]);
+        if a.translation == b.translation && a.rotation == b.rotation {
+            return (a.translation, a.rotation); // A held pose: no curve to follow.
+        }
         let s = (frame - f64::from(a.frame)) / f64::from(b.frame - a.frame);
         let c = &b.curves;
         let t = DVec3::new(c[0].y_at(s), c[1].y_at(s), c[2].y_at(s));
