@@ -332,3 +332,56 @@ fn gene_pmx_plays_its_own_motion_within_limits() {
         }
     }
 }
+
+#[test]
+fn ik_property_frames_switch_chains_off_and_on() {
+    let Some(dir) = ikarus_testdata::require("mmd", "ik_property_frames_switch_chains") else {
+        return;
+    };
+    let built = read_mmd_model(&dir.join("Gene.pmx"), 1.0)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut vmd = read_vmd(&dir.join("gene_stand.vmd"), 1.0).unwrap();
+    // The file switches its six chains on at frame 0; add a key at 60 that turns the left leg
+    // off, written and read back through the VMD bytes.
+    assert_eq!(vmd.properties.len(), 1);
+    let mut off = vmd.properties[0].clone();
+    off.frame = 60;
+    for (name, enabled) in &mut off.ik {
+        *enabled = !encoding_name_is(name, "左足ＩＫ");
+    }
+    vmd.properties.push(off);
+    let vmd = ikarus_formats::mmd::vmd::Vmd::parse(&vmd.write(1.0).unwrap(), 1.0).unwrap();
+    let motion = BoundMotion::new(&vmd, &built.skeleton);
+    assert!(motion.ik_enabled("左足ＩＫ", 59.0));
+    assert!(!motion.ik_enabled("左足ＩＫ", 60.0));
+    assert!(!motion.ik_enabled("左足ＩＫ", 100.0));
+    assert!(motion.ik_enabled("右足ＩＫ", 100.0));
+    // Evaluated with the motion's switches: the left knee keeps its animated rotation.
+    let mut evaluator =
+        MmdEvaluator::new(&built.skeleton, &built.rig, MmdSettings::default()).unwrap();
+    let names = evaluator.chain_names().to_vec();
+    let mut animated = built.skeleton.rest_pose();
+    let mut out = built.skeleton.rest_pose();
+    let mut frames = ModelPose::new(&built.skeleton);
+    let knee = built.skeleton.joint("左ひざ").unwrap();
+    for frame in [30.0, 90.0] {
+        motion.sample(&built.skeleton, frame, &mut animated);
+        let enabled: Vec<bool> = names.iter().map(|n| motion.ik_enabled(n, frame)).collect();
+        let outcomes =
+            evaluator.evaluate(&built.skeleton, &animated, &enabled, &mut out, &mut frames);
+        let left = names.iter().position(|n| n == "左足ＩＫ").unwrap();
+        assert_eq!(outcomes[left].enabled, frame < 60.0);
+        let same =
+            out.transforms()[knee.index()].rotation == animated.transforms()[knee.index()].rotation;
+        assert_eq!(same, frame >= 60.0, "frame {frame}");
+    }
+}
+
+/// True when the NUL-padded Shift-JIS field holds `name`.
+fn encoding_name_is(field: &[u8], name: &str) -> bool {
+    let key = ikarus_formats::mmd::vmd::Vmd::bone_key_name(name);
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    field[..end] == key[..]
+}
