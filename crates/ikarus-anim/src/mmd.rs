@@ -114,6 +114,8 @@ struct ChainPlan {
     top: JointId,
     /// `cos(unit_angle)`: a step whose directions have a larger dot product turns the whole way.
     cos_unit_angle: f64,
+    /// `sin` and `cos` of half the unit angle (the capped step's quaternion).
+    half_unit_sin_cos: (f64, f64),
     /// True when each link is the parent of the one before it and the effector's parent is
     /// the first link (legs, toes, hair, neckties): the chain is then iterated on local
     /// frames alone (see [`solve_local`]).
@@ -216,6 +218,7 @@ impl MmdEvaluator {
                     .all(|w| skeleton.parent(w[0].joint) == Some(w[1].joint));
             chains.push(ChainPlan {
                 cos_unit_angle: chain.unit_angle.min(PI).cos(),
+                half_unit_sin_cos: (0.5 * chain.unit_angle.min(PI)).sin_cos(),
                 consecutive,
                 goal: chain.goal,
                 effector: chain.effector,
@@ -746,7 +749,11 @@ fn step_in_link(
         // `(a × b, |a||b| + a·b)` normalised.
         DQuat::from_xyzw(axis.x, axis.y, axis.z, lengths * (1.0 + dot)).normalize()
     } else {
-        DQuat::from_axis_angle(axis.normalize(), unit_angle)
+        // Capped at the unit angle (hair and neckties, 0.12 rad, mostly are): its half-angle
+        // sine and cosine were computed once.
+        let (sin, cos) = chain.half_unit_sin_cos;
+        let axis = axis.normalize() * sin;
+        DQuat::from_xyzw(axis.x, axis.y, axis.z, cos)
     };
     let mut rotation = *own * turn;
     if let Some(limit) = link.limit {

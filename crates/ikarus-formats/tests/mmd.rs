@@ -356,3 +356,33 @@ fn pmd_and_standard_bone_pmx_share_their_skeleton() {
         assert!(a.position.distance(b.position) < 1e-6, "{}", a.name);
     }
 }
+
+#[test]
+fn mesh_triangles_wind_counter_clockwise_around_their_normals() {
+    for extension in ["pmx", "pmd"] {
+        for path in ikarus_testdata::files("mmd", extension, "mesh_triangles_wind") {
+            let built = read_mmd_model(&path, 1.0).unwrap().build().unwrap();
+            let mesh = &built.mesh;
+            if mesh.indices.is_empty() {
+                continue;
+            }
+            let point = |i: u32| DVec3::from(mesh.positions[i as usize].map(f64::from));
+            let normal = |i: u32| DVec3::from(mesh.normals[i as usize].map(f64::from));
+            let agree = mesh
+                .indices
+                .chunks_exact(3)
+                .filter(|t| {
+                    let face = (point(t[1]) - point(t[0])).cross(point(t[2]) - point(t[0]));
+                    face.dot(normal(t[0]) + normal(t[1]) + normal(t[2])) > 0.0
+                })
+                .count();
+            let total = mesh.triangle_count();
+            // A few triangles of real models have normals that disagree with their faces.
+            assert!(
+                agree * 100 >= total * 99,
+                "{}: {agree} of {total}",
+                path.display()
+            );
+        }
+    }
+}

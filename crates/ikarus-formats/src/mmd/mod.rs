@@ -5,9 +5,10 @@
 //! so every position `(x, y, z)` becomes `0.08 · (x, y, −z)` and every rotation quaternion
 //! `(x, y, z, w)` becomes `(−x, −y, z, w)` (the mirror `diag(1, 1, −1)` conjugates a rotation by
 //! `a` about X or Y into one by `−a`, and leaves rotations about Z alone). Euler link limits
-//! follow: X and Y ranges `[min, max]` become `[−max, −min]`, Z ranges stay. Triangles keep their
-//! index order: MMD's front faces are clockwise in its left-handed frame, which the mirror
-//! turns counter-clockwise, glTF's winding. Export ([`vmd::Vmd::write`]) applies the inverse.
+//! follow: X and Y ranges `[min, max]` become `[−max, −min]`, Z ranges stay. Triangles swap their
+//! last two corners: mirrored, MMD's triangles wind clockwise around their vertex normals, and
+//! the core (like glTF) draws counter-clockwise faces as front faces. Export
+//! ([`vmd::Vmd::write`]) applies the inverse conversion.
 //!
 //! - [`pmx`] and [`pmd`] read a model into one [`MmdModel`] (bones with every flag, IK
 //!   chains, vertices, faces, materials; morphs, rigid bodies and joints are parsed past);

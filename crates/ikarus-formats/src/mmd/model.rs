@@ -364,7 +364,15 @@ impl MmdModel {
             uvs: Vec::with_capacity(self.vertices.len()),
             joints: Vec::with_capacity(self.vertices.len()),
             weights: Vec::with_capacity(self.vertices.len()),
-            indices: self.indices.clone(),
+            // MMD's triangles wind clockwise around their normals once mirrored into the
+            // right-handed frame (measured: 22,880 of 22,961 Miku and 47,029 of 47,106 Gene
+            // triangles); glTF's front faces are counter-clockwise, so each triangle's last two
+            // corners swap.
+            indices: self
+                .indices
+                .chunks_exact(3)
+                .flat_map(|t| [t[0], t[2], t[1]])
+                .collect(),
             materials: Vec::with_capacity(self.materials.len()),
             inverse_bind: vec![DAffine3::IDENTITY; joint_count],
         };
