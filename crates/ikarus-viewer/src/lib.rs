@@ -77,6 +77,8 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod mesh;
+mod mmd;
 mod playback;
 pub mod protocol;
 mod server;
