@@ -166,7 +166,7 @@ export class SkeletonView {
       const [r, g, b, a] = m.base_color;
       const material = new THREE.MeshLambertMaterial({
         color: new THREE.Color().setRGB(r, g, b), side: THREE.DoubleSide,
-        transparent: a < 0.999, opacity: a, alphaTest: m.texture ? 0.3 : 0,
+        transparent: a < 0.999, opacity: a,
       });
       if (m.texture) {
         // glTF and PMX put v = 0 at the image's top: no flip.
@@ -451,8 +451,9 @@ export class SkeletonView {
     const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
     const pixels = new Uint8Array(w * h * 4);
     gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
-    const bg = new THREE.Color(BACKGROUND);
-    const [r, g, b] = [bg.r * 255, bg.g * 255, bg.b * 255];
+    // The clear colour as written to the canvas: the hex's sRGB bytes (a `THREE.Color` holds
+    // linear values).
+    const [r, g, b] = [(BACKGROUND >> 16) & 255, (BACKGROUND >> 8) & 255, BACKGROUND & 255];
     let drawn = 0;
     const grid = new Array(16 * 9).fill(0);
     for (let i = 0; i < pixels.length; i += 4) {
