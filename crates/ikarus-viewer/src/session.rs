@@ -266,11 +266,12 @@ impl Session {
             self.apply_vmd(name, bytes)?;
             return Ok(None);
         }
-        if extension == "vrma" && self.loaded.format != SourceFormat::Mmd {
-            if let Some(map) = self.loaded.humanoid.clone() {
-                self.apply_vrma(name, bytes, &map)?;
-                return Ok(None);
-            }
+        if extension == "vrma"
+            && self.loaded.format != SourceFormat::Mmd
+            && let Some(map) = self.loaded.humanoid.clone()
+        {
+            self.apply_vrma(name, bytes, &map)?;
+            return Ok(None);
         }
         crate::catalog::parse_upload(name, bytes).map(Some)
     }
