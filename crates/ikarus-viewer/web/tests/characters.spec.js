@@ -124,9 +124,10 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
     s = await state(page);
     expect(s.skeleton).toBe(path.basename(vrm));
     const first = await meshPixels(page);
-    const last = s.motion.frames - 1;
-    await page.locator('#scrub').fill(String(last));
-    await expect.poll(async () => (await state(page)).frame).toBe(last);
+    // The test animation raises the right arm and lowers it again by its last key.
+    const middle = Math.floor(s.motion.frames / 2);
+    await page.locator('#scrub').fill(String(middle));
+    await expect.poll(async () => (await state(page)).frame).toBe(middle);
     const end = await meshPixels(page);
     console.log(`vrma: ${s.motion.frames} frames; mesh pixels moved ${moved(first, end)}`);
     expect(moved(first, end)).toBeGreaterThan(200);
