@@ -128,6 +128,89 @@ pub fn open_animation(
     }
 }
 
+/// [`open`] for a file's contents already in memory (an upload): `name`'s extension picks the
+/// format (`.bvh`, `.urdf`, `.pmx`, `.pmd`, `.gltf`, `.glb`, `.vrm`, `.vrma`). A `.gltf` must
+/// embed its buffers (there is no directory to read them from).
+///
+/// # Errors
+/// [`FormatError`] naming `name` and, for parse errors, line and column or byte offset.
+pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, FormatError> {
+    let path = Path::new(name);
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let invalid = |message: String| FormatError::Invalid {
+        path: path.to_owned(),
+        message,
+    };
+    match extension.as_deref() {
+        Some("bvh") => {
+            let located = |source| FormatError::Bvh {
+                path: path.to_owned(),
+                source,
+            };
+            let bvh = Bvh::parse(bytes, &BvhReadOptions { scale }).map_err(located)?;
+            let motion = bvh.to_motion().map_err(located)?;
+            Ok(Document {
+                motion: Some(motion),
+                layout: Some(bvh.layout.clone()),
+                mesh: None,
+                rig: None,
+                skeleton: bvh.skeleton,
+            })
+        }
+        Some("urdf") => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
+            let robot = crate::urdf::Urdf::parse(text).map_err(|source| FormatError::Urdf {
+                path: path.to_owned(),
+                source,
+            })?;
+            Ok(Document {
+                skeleton: robot.skeleton.scaled(scale),
+                motion: None,
+                layout: None,
+                mesh: None,
+                rig: None,
+            })
+        }
+        Some(kind @ ("pmx" | "pmd")) => {
+            let parsed = if kind == "pmd" {
+                crate::mmd::pmd::parse(bytes, scale)
+            } else {
+                crate::mmd::pmx::parse(bytes, scale)
+            };
+            let model = parsed.map_err(|source| FormatError::Mmd {
+                path: path.to_owned(),
+                source,
+            })?;
+            let built = model.build().map_err(invalid)?;
+            Ok(Document {
+                skeleton: built.skeleton,
+                motion: None,
+                layout: None,
+                mesh: Some(built.mesh),
+                rig: Some(built.rig),
+            })
+        }
+        Some(kind @ ("gltf" | "glb" | "vrm" | "vrma")) => {
+            let gltf_error = |source| FormatError::Gltf {
+                path: path.to_owned(),
+                source,
+            };
+            let file = crate::gltf::GltfFile::parse(bytes, None).map_err(gltf_error)?;
+            crate::gltf::document_from_file(&file, kind == "vrma", scale, None).map_err(gltf_error)
+        }
+        Some("vmd") => Err(invalid(
+            "a VMD motion needs its model: open the .pmx/.pmd first".to_owned(),
+        )),
+        _ => Err(FormatError::UnknownFormat {
+            path: path.to_owned(),
+        }),
+    }
+}
+
 /// Reads a PMX or PMD model (by extension); lengths in metres times `scale`.
 ///
 /// # Errors

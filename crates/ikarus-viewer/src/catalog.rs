@@ -1,10 +1,13 @@
 //! What a session can load (the built-in humanoid, files opened at startup, uploads) and which
 //! solvers it can run.
 
+use std::path::{Path, PathBuf};
+
+use ikarus_core::Skeleton;
 use ikarus_core::humanoid::BUILTIN_HUMANOID;
-use ikarus_formats::bvh::{Bvh, BvhError, BvhReadOptions};
-use ikarus_formats::urdf::Urdf;
-use ikarus_formats::{Document, FormatError};
+use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_formats::FormatError;
+use ikarus_formats::gltf::{GltfFile, SkeletonSource};
 use ikarus_solve::SolverConfig;
 
 use crate::protocol::{SolverChoice, SourceFormat};
@@ -26,21 +29,56 @@ impl Catalog {
         let mut documents = Vec::with_capacity(sources.len() + 1);
         for source in sources {
             let document = ikarus_formats::open(source, 1.0)?;
+            // `open` accepted it, so the name has a known extension.
+            let format = SourceFormat::of(source).unwrap_or(SourceFormat::Bvh);
+            let humanoid = match format {
+                SourceFormat::Gltf => GltfFile::read(Path::new(source))
+                    .ok()
+                    .and_then(|file| vrm_map(&file)),
+                _ => None,
+            };
             documents.push(Loaded {
                 name: source.clone(),
-                // `open` accepted it, so the name has a known extension.
-                format: SourceFormat::of(source).unwrap_or(SourceFormat::Bvh),
+                format,
+                humanoid: humanoid.or_else(|| recognised(&document.skeleton)),
                 document,
+                path: (format != SourceFormat::Builtin).then(|| PathBuf::from(source)),
+                vmd: None,
             });
         }
         if !sources.iter().any(|s| s == BUILTIN_HUMANOID) {
+            let document = ikarus_formats::open(BUILTIN_HUMANOID, 1.0)?;
             documents.push(Loaded {
                 name: BUILTIN_HUMANOID.to_owned(),
                 format: SourceFormat::Builtin,
-                document: ikarus_formats::open(BUILTIN_HUMANOID, 1.0)?,
+                humanoid: recognised(&document.skeleton),
+                document,
+                path: None,
+                vmd: None,
             });
         }
         Ok(Self { documents })
+    }
+
+    /// Binds a VMD motion (`ikarus serve MODEL.pmx --motion M.vmd`) to the first MMD model.
+    ///
+    /// # Errors
+    /// The file cannot be read or parsed, or no MMD model was opened.
+    pub fn attach_motion(&mut self, motion: &str) -> Result<(), FormatError> {
+        let path = Path::new(motion);
+        let Some(model) = self
+            .documents
+            .iter_mut()
+            .find(|d| d.format == SourceFormat::Mmd)
+        else {
+            return Err(FormatError::Invalid {
+                path: path.to_owned(),
+                message: "`--motion` plays a VMD on an MMD model: name a .pmx or .pmd file too"
+                    .to_owned(),
+            });
+        };
+        model.vmd = Some(ikarus_formats::read_vmd(path, 1.0)?);
+        Ok(())
     }
 
     /// The names a `load` request may use, the first being the page's start document.
@@ -66,51 +104,49 @@ impl Catalog {
     }
 }
 
-/// Parses an uploaded file by its extension (`.bvh`, `.urdf`). Errors name the file, line and
-/// column.
-pub(crate) fn parse_upload(name: &str, text: &str) -> Result<Loaded, String> {
-    if text.len() > crate::MAX_UPLOAD_BYTES {
+/// The humanoid map a VRM file declares, on the skeleton [`ikarus_formats::open`] builds from it.
+fn vrm_map(file: &GltfFile) -> Option<HumanoidMap> {
+    let humanoid = file.vrm_humanoid().ok()??;
+    let skeleton = file.skeleton(&SkeletonSource::Auto).ok()?;
+    Some(humanoid.map(&skeleton))
+}
+
+/// The humanoid map recognised from joint names, when it finds any bone.
+fn recognised(skeleton: &Skeleton) -> Option<HumanoidMap> {
+    let map = HumanoidMap::recognise(skeleton);
+    (!map.is_empty()).then_some(map)
+}
+
+/// Parses an uploaded file by its extension (every format [`ikarus_formats::open_bytes`]
+/// reads). Errors name the file and the line and column or byte offset.
+pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
+    if bytes.len() > crate::MAX_UPLOAD_BYTES {
         return Err(format!(
             "{name}: {} bytes is larger than the {} byte upload limit",
-            text.len(),
+            bytes.len(),
             crate::MAX_UPLOAD_BYTES
         ));
     }
-    let format = SourceFormat::of(name);
-    let document = match format {
-        Some(SourceFormat::Bvh) => {
-            let located = |e: BvhError| format!("{name}:{e}");
-            let bvh = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).map_err(located)?;
-            let motion = bvh.to_motion().map_err(located)?;
-            Document {
-                motion: Some(motion),
-                layout: Some(bvh.layout.clone()),
-                skeleton: bvh.skeleton,
-                mesh: None,
-                rig: None,
-            }
-        }
-        Some(SourceFormat::Urdf) => {
-            let robot = Urdf::parse(text).map_err(|e| format!("{name}:{e}"))?;
-            Document {
-                skeleton: robot.skeleton,
-                motion: None,
-                layout: None,
-                mesh: None,
-                rig: None,
-            }
-        }
-        _ => {
-            return Err(format!(
-                "{name}: the page opens .bvh and .urdf files; open other formats on the command \
-                 line (`ikarus serve FILE`)"
-            ));
-        }
+    let Some(format) = SourceFormat::of(name).filter(|&f| f != SourceFormat::Builtin) else {
+        return Err(format!(
+            "{name}: the page opens .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm and .vrma files \
+             (and .vmd motions for a loaded MMD model)"
+        ));
+    };
+    let document = ikarus_formats::open_bytes(name, bytes, 1.0).map_err(|e| e.to_string())?;
+    let humanoid = match format {
+        SourceFormat::Gltf => GltfFile::parse(bytes, None)
+            .ok()
+            .and_then(|file| vrm_map(&file)),
+        _ => None,
     };
     Ok(Loaded {
         name: name.to_owned(),
-        format: format.unwrap_or(SourceFormat::Bvh), // Some: the other cases returned above
+        format,
+        humanoid: humanoid.or_else(|| recognised(&document.skeleton)),
         document,
+        path: None,
+        vmd: None,
     })
 }
 
@@ -161,17 +197,20 @@ mod tests {
 
     #[test]
     fn uploads_name_the_file_and_line() {
-        let error = parse_upload("a.bvh", "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 x\n").unwrap_err();
+        let error = parse_upload("a.bvh", b"HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 x\n").unwrap_err();
         assert!(error.starts_with("a.bvh:4:"), "{error}");
-        let error = parse_upload("a.pmx", "").unwrap_err();
+        let error = parse_upload("a.txt", b"").unwrap_err();
         assert!(error.contains(".bvh"), "{error}");
+        // A truncated PMX: the error names the file and the byte offset.
+        let error = parse_upload("a.pmx", b"PMX \0\0").unwrap_err();
+        assert!(error.starts_with("a.pmx: "), "{error}");
         let error = parse_upload(
             "r.URDF",
-            "<robot name=\"r\">\n  <link name=\"a\">\n</robot>",
+            b"<robot name=\"r\">\n  <link name=\"a\">\n</robot>",
         )
         .unwrap_err();
         assert!(error.starts_with("r.URDF:3:"), "{error}");
-        let big = " ".repeat(crate::MAX_UPLOAD_BYTES + 1);
+        let big = vec![b' '; crate::MAX_UPLOAD_BYTES + 1];
         assert!(parse_upload("big.bvh", &big).unwrap_err().contains("limit"));
     }
 }

@@ -20,15 +20,23 @@
 //!
 //! On connection the server sends `welcome` (`solvers`: every `SolverConfig` kind with its
 //! default parameters; `sources`; `max_upload`), `skeleton` (`name`, `format`: `builtin` /
-//! `bvh` / `urdf`, `up`: `[0, 1, 0]`, or `[0, 0, 1]` for URDF; per joint `name`, `parent`,
-//! `rest_translation`, `rest_rotation`, `limit` as `{"kind": "hinge", "axis", "min", "max"}` /
-//! `swing_twist` / `euler` / `mmd` / `free` / `locked`; `motion`: frames and frame time) and
-//! `pose` (`positions` and `rotations` of every joint in model space, `effectors`, `base`,
-//! `report`, `frame`, `can_undo`, `can_redo`).
+//! `bvh` / `urdf` / `mmd` / `gltf`, `up`: `[0, 1, 0]`, or `[0, 0, 1]` for URDF; per joint `name`,
+//! `parent`, `rest_translation`, `rest_rotation`, `limit` as `{"kind": "hinge", "axis", "min",
+//! "max"}` / `swing_twist` / `euler` / `mmd` / `free` / `locked`; `motion`: frames and frame
+//! time; `humanoid`: per joint its VRM bone name or `null`; `ik_chains`: the file's declared IK
+//! chains, `name`, `goal`, `effector`, `links`), for characters `mesh` ([`protocol::MeshInfo`]:
+//! `vertices`, base64 little-endian `positions`/`normals` f32×3, `uvs` f32×2, `joints` u16×4,
+//! `weights` f32×4, `indices` u32; `inverse_bind` column-major 4×4 per joint; `materials` with
+//! `base_color`, `texture` as a data URL, `first_index`, `index_count`), and `pose`
+//! (`positions` and `rotations` of every joint in model space, `effectors`, `base`, `report`,
+//! `frame`, `can_undo`, `can_redo`, and for MMD models `ik`: `enabled` and per chain
+//! `distance`, `iterations`, `limited`).
 //!
 //! | request | reply |
 //! |---|---|
-//! | `{"type":"load","source":"builtin:humanoid"}` or `{"type":"load","name":"a.bvh","text":"…"}` (`.bvh` or `.urdf`) | `skeleton`, `keys`, `pose` |
+//! | `{"type":"load","source":"builtin:humanoid"}`, `{"type":"load","name":"a.bvh","text":"…"}` (`.bvh`, `.urdf`) or `{"type":"load","name":"a.vrm","base64":"…"}` (any format) | `skeleton`, `mesh` (characters), `keys`, `pose` |
+//! | `{"type":"load","name":"m.vmd","base64":"…"}` on an MMD model, `….vrma` on a humanoid | `motion`, `pose` (frame 0) |
+//! | `{"type":"ik","enabled":false}` (MMD models) | `pose` re-evaluated |
 //! | `{"type":"set_effector","joint":"leftHand","position":[x,y,z]?,"orientation":[x,y,z,w]?}` | `pose` with `report` |
 //! | `{"type":"remove_effector","joint":"leftHand"}` | `pose` |
 //! | `{"type":"set_base","joint":"hips"}` (`null`: the root stays fixed) | `pose` |
@@ -40,6 +48,14 @@
 //! | `{"type":"capture_key"}`, `{"type":"clear_keys"}` | `keys` (`count`) |
 //! | `{"type":"generate","duration":T,"fps":30?,"profile":"minimum_acceleration"\|"minimum_jerk"?}` | `motion`, `pose` |
 //! | `{"type":"export_bvh"}` | `bvh` (`name`, `text`) |
+//!
+//! MMD models evaluate every pose through their rig (`frame` samples the VMD, then inheritance
+//! and the declared IK chains run, [`ikarus_anim::mmd::MmdEvaluator`]); a `drag` or
+//! `set_effector` on a chain's IK bone (e.g. `左足ＩＫ`) moves that bone to the position and
+//! re-evaluates, so the MMD IK runs live; other joints use the chosen solver. A `.vrma` on a
+//! humanoid goes through both normalised humanoid views, bone by VRM name, the hips path scaled
+//! by the ratio of hips heights. `export_bvh` on an MMD model with a motion writes every frame
+//! evaluated with IK.
 //!
 //! The `report` is the solver's [`ikarus_solve::SolveReport`] (`status`, `position_error` and
 //! `rotation_error` measured by forward kinematics, `iterations`, `restarts`, `active_limits`,
@@ -66,6 +82,11 @@
 //! `panel.js` (solver menu and parameter inputs built from the welcome's default
 //! configurations, report, residual chart, limb7 swivel slider).
 //!
+//! Characters are drawn as a three.js `SkinnedMesh`: one bone per joint, placed at the pose
+//! reply's model transform, with the mesh's inverse binds, so the vertex shader skins by
+//! `model_from_joint · inverse_bind`; the skeleton is drawn over it. `samplePixels({meshOnly:
+//! true})` counts the mesh's pixels alone, with a 16 × 9 grid of counts for "where".
+//!
 //! The page keeps 60 fps while dragging even on software WebGL (the headless browser test's
 //! SwiftShader): the skeleton is three draw calls (joints as shaded point sprites, bones as one
 //! triangle buffer, grid, limits and targets as one line buffer), multisampling is off when the
@@ -77,6 +98,8 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod mesh;
+mod mmd;
 mod playback;
 pub mod protocol;
 mod server;
@@ -89,7 +112,7 @@ pub use catalog::{Catalog, solver_choices};
 pub use server::router;
 pub use session::Session;
 
-/// Largest uploaded file, in bytes (16 MiB).
+/// Largest uploaded file, in bytes (16 MiB; binary files arrive as base64, a third larger).
 pub const MAX_UPLOAD_BYTES: usize = 16 * 1024 * 1024;
 
 /// Serves the viewer on `listener` until the process ends.

@@ -14,8 +14,11 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub enum Request {
     /// Open a skeleton: `source` is `builtin:humanoid` or one of the files named on the command
-    /// line (as listed in [`Reply::Welcome`]); or `name` + `text` upload a file's contents
-    /// (`.bvh` or `.urdf`), at most [`crate::MAX_UPLOAD_BYTES`].
+    /// line (as listed in [`Reply::Welcome`]); or `name` + `text` (`.bvh`, `.urdf`) or `name` +
+    /// `base64` (any format, binary ones: `.pmx`, `.pmd`, `.glb`, `.vrm`, `.gltf` with embedded
+    /// buffers) upload a file's contents, at most [`crate::MAX_UPLOAD_BYTES`]. A `.vmd` applies
+    /// to the loaded MMD model and a `.vrma` to the loaded humanoid (through its humanoid map);
+    /// the skeleton stays and a `motion` reply follows.
     Load {
         /// A source the server knows.
         #[serde(default)]
@@ -26,6 +29,15 @@ pub enum Request {
         /// The uploaded file's text.
         #[serde(default)]
         text: Option<String>,
+        /// The uploaded file's bytes in base64 (standard alphabet, padded).
+        #[serde(default)]
+        base64: Option<String>,
+    },
+    /// Switch the MMD model's IK chains on or off (all of them; a motion's own IK keys still
+    /// switch single chains off) and re-evaluate the pose.
+    Ik {
+        /// On or off.
+        enabled: bool,
     },
     /// Make `joint` an effector (or change its goal). Without `position` it is pinned where
     /// it is now; `orientation` adds an orientation goal. Solves.
@@ -116,6 +128,8 @@ pub enum Reply {
     },
     /// The skeleton after a load.
     Skeleton(SkeletonInfo),
+    /// The loaded character's skinned mesh (after `skeleton`, when the file has one).
+    Mesh(Box<MeshInfo>),
     /// The pose after any edit.
     Pose(Box<PoseInfo>),
     /// The residual after each iteration of the last solve.
@@ -166,6 +180,10 @@ pub enum SourceFormat {
     Bvh,
     /// A URDF robot (its own frames, +Z up, metres).
     Urdf,
+    /// An MMD model (PMX/PMD, converted to right-handed metres, +Y up).
+    Mmd,
+    /// A glTF / GLB / VRM avatar or a VRM animation (+Y up, metres).
+    Gltf,
 }
 
 impl SourceFormat {
@@ -178,6 +196,8 @@ impl SourceFormat {
         match extension.as_str() {
             "bvh" => Some(Self::Bvh),
             "urdf" => Some(Self::Urdf),
+            "pmx" | "pmd" => Some(Self::Mmd),
+            "gltf" | "glb" | "vrm" | "vrma" => Some(Self::Gltf),
             _ => None,
         }
     }
@@ -186,7 +206,7 @@ impl SourceFormat {
     pub fn up(self) -> [f64; 3] {
         match self {
             Self::Urdf => [0.0, 0.0, 1.0],
-            Self::Builtin | Self::Bvh => [0.0, 1.0, 0.0],
+            Self::Builtin | Self::Bvh | Self::Mmd | Self::Gltf => [0.0, 1.0, 0.0],
         }
     }
 }
@@ -205,6 +225,91 @@ pub struct SkeletonInfo {
     pub joints: Vec<JointInfo>,
     /// The loaded motion, if any.
     pub motion: Option<MotionInfo>,
+    /// Per joint, its humanoid bone's VRM 1.0 name (`leftHand`), when the skeleton's humanoid
+    /// map (a VRM file's own, else recognised from the names) has one.
+    pub humanoid: Vec<Option<&'static str>>,
+    /// The IK chains the file declares (MMD), run by the server's MMD evaluation.
+    pub ik_chains: Vec<IkChainInfo>,
+}
+
+/// An IK chain declared by the file (MMD): dragging its `goal` joint runs it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IkChainInfo {
+    /// The chain's name (its IK bone's name).
+    pub name: String,
+    /// The IK bone: the joint whose position is the chain's target.
+    pub goal: String,
+    /// The joint brought to the goal.
+    pub effector: String,
+    /// The joints the chain turns, from the effector up.
+    pub links: Vec<String>,
+}
+
+/// A skinned mesh: buffers are base64 of little-endian arrays (three per vertex `positions`
+/// and `normals` as f32, two `uvs` f32, four `joints` u16 skeleton joint indices, four
+/// `weights` f32; `indices` u32, three per triangle, counter-clockwise from the front).
+/// Vertices are model space at the bind pose; a vertex is drawn at
+/// `Σ weight · model_from_joint · inverse_bind · position`, `model_from_joint` from the
+/// `pose` replies' positions and rotations.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MeshInfo {
+    /// Number of vertices.
+    pub vertices: usize,
+    /// Positions, f32 × 3 per vertex.
+    pub positions: String,
+    /// Normals, f32 × 3 per vertex (empty when the file has none).
+    pub normals: String,
+    /// Texture coordinates, f32 × 2 per vertex, `v` down (empty when the file has none).
+    pub uvs: String,
+    /// Joint indices, u16 × 4 per vertex.
+    pub joints: String,
+    /// Weights, f32 × 4 per vertex.
+    pub weights: String,
+    /// Triangle indices, u32.
+    pub indices: String,
+    /// Per joint, its inverse bind matrix (bind-pose model space → joint space), column-major 4×4.
+    pub inverse_bind: Vec<[f64; 16]>,
+    /// Materials as index ranges.
+    pub materials: Vec<MaterialInfo>,
+}
+
+/// How a range of the mesh's triangles is drawn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MaterialInfo {
+    /// The material's name.
+    pub name: String,
+    /// Base colour, linear RGBA.
+    pub base_color: [f32; 4],
+    /// The base-colour texture as a data URL, when embedded or found beside the model.
+    pub texture: Option<String>,
+    /// First index drawn.
+    pub first_index: u32,
+    /// Number of indices drawn.
+    pub index_count: u32,
+}
+
+/// The MMD evaluation's state in a pose.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IkInfo {
+    /// Whether IK is on (the `ik` request).
+    pub enabled: bool,
+    /// What each declared chain did for this pose, in `ik_chains` order.
+    pub chains: Vec<ChainInfo>,
+}
+
+/// One IK chain's outcome in the evaluated pose.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChainInfo {
+    /// The chain's name.
+    pub name: String,
+    /// False when switched off (by the `ik` toggle or the motion's IK keys).
+    pub enabled: bool,
+    /// Effector-to-goal distance after solving, by FK (model units).
+    pub distance: f64,
+    /// Iterations run.
+    pub iterations: u32,
+    /// Whether a link ended on its limit.
+    pub limited: bool,
 }
 
 /// One joint of the skeleton.
@@ -251,6 +356,8 @@ pub struct PoseInfo {
     pub can_undo: bool,
     /// See `can_undo`.
     pub can_redo: bool,
+    /// For MMD models: IK on or off and each chain's outcome.
+    pub ik: Option<IkInfo>,
 }
 
 /// An effector as shown.

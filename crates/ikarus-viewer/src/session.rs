@@ -5,11 +5,16 @@ use std::time::Instant;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
+use std::path::PathBuf;
+
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_formats::Document;
 use ikarus_formats::bvh::BvhLayout;
+use ikarus_formats::mmd::vmd::Vmd;
 use ikarus_solve::{Effector, Goal, IkTask, SolverConfig};
 
 use crate::catalog::Catalog;
+use crate::mmd::MmdPlayback;
 use crate::protocol::{
     EffectorInfo, JointInfo, MotionInfo, PoseInfo, Reply, ReportInfo, Request, SkeletonInfo,
     SourceFormat,
@@ -24,6 +29,8 @@ struct Snapshot {
     pose: LocalPose,
     effectors: Vec<Effector>,
     base: Option<JointId>,
+    /// The MMD animated pose (IK bones moved by drags), for MMD models.
+    animated: Option<LocalPose>,
 }
 
 /// The skeleton a session works on, with its motion and BVH layout.
@@ -32,6 +39,12 @@ pub(crate) struct Loaded {
     pub name: String,
     pub format: SourceFormat,
     pub document: Document,
+    /// The file's path, when opened from one (textures beside a model are read from there).
+    pub path: Option<PathBuf>,
+    /// The humanoid map: a VRM file's own, else recognised from the joint names.
+    pub humanoid: Option<HumanoidMap>,
+    /// A VMD motion given with the model (`--motion`).
+    pub vmd: Option<Vmd>,
 }
 
 /// Everything one page connection owns; another connection never sees it.
@@ -39,7 +52,7 @@ pub struct Session {
     catalog: Arc<Catalog>,
     pub(crate) loaded: Loaded,
     pub(crate) pose: LocalPose,
-    model: ModelPose,
+    pub(crate) model: ModelPose,
     task: IkTask,
     solver: SolverConfig,
     undo: Vec<Snapshot>,
@@ -49,6 +62,8 @@ pub struct Session {
     /// The pose and task the last solve started from, for `trace`.
     last_start: Option<(LocalPose, IkTask, u32)>,
     pub(crate) keys: Vec<LocalPose>,
+    /// MMD models: the rig's evaluation and the bound VMD.
+    pub(crate) mmd: Option<MmdPlayback>,
 }
 
 /// A failed request: the message goes back as [`Reply::Error`].
@@ -59,7 +74,7 @@ impl Session {
     pub fn new(catalog: Arc<Catalog>) -> Self {
         let loaded = catalog.initial();
         let skeleton = &loaded.document.skeleton;
-        Self {
+        let mut session = Self {
             pose: skeleton.rest_pose(),
             model: ModelPose::new(skeleton),
             task: IkTask::default(),
@@ -69,28 +84,45 @@ impl Session {
             dragging: None,
             last_start: None,
             keys: Vec::new(),
+            mmd: None,
+            loaded: loaded.clone(),
             catalog,
-            loaded,
-        }
+        };
+        // A rig that does not compile leaves the start document without MMD evaluation (the
+        // greeting cannot fail); loading it again reports why.
+        let _ = session.install(loaded);
+        session
     }
 
-    /// The replies sent when the connection opens: welcome, skeleton, pose.
+    /// The replies sent when the connection opens: welcome, skeleton, mesh (if any), pose.
     pub fn greeting(&mut self) -> Vec<Reply> {
-        vec![
+        let mut replies = vec![
             Reply::Welcome {
                 solvers: crate::catalog::solver_choices(),
                 sources: self.catalog.sources(),
                 max_upload: crate::MAX_UPLOAD_BYTES,
             },
             Reply::Skeleton(self.skeleton_info()),
-            self.pose_reply(None, None),
-        ]
+        ];
+        replies.extend(self.mesh_reply());
+        replies.push(self.pose_reply(None, None));
+        replies
+    }
+
+    /// The mesh reply of the loaded document, if it has a mesh.
+    fn mesh_reply(&self) -> Option<Reply> {
+        let mesh = self.loaded.document.mesh.as_ref()?;
+        Some(Reply::Mesh(Box::new(crate::mesh::mesh_info(
+            mesh,
+            self.loaded.path.as_deref(),
+        ))))
     }
 
     /// Handles one text message. Never panics on bad input: anything wrong is one
     /// [`Reply::Error`] and leaves the state as it was.
     pub fn handle_text(&mut self, text: &str) -> Vec<Reply> {
-        if text.len() > crate::MAX_UPLOAD_BYTES + 4096 {
+        // Binary uploads come as base64: four characters per three bytes.
+        if text.len() > crate::MAX_UPLOAD_BYTES / 3 * 4 + 4096 {
             return vec![error(format!(
                 "message of {} bytes is larger than the {} byte limit",
                 text.len(),
@@ -111,7 +143,13 @@ impl Session {
             self.dragging = None;
         }
         match request {
-            Request::Load { source, name, text } => self.load(source, name, text),
+            Request::Load {
+                source,
+                name,
+                text,
+                base64,
+            } => self.load(source, name, text, base64),
+            Request::Ik { enabled } => self.set_ik(enabled),
             Request::SetEffector {
                 joint,
                 position,
@@ -137,6 +175,14 @@ impl Session {
                 self.pose = self.skeleton().rest_pose();
                 self.task.effectors.clear();
                 self.task.base = None;
+                if let Some(mmd) = &mut self.mmd {
+                    mmd.sample(&self.loaded.document.skeleton, 0.0);
+                    mmd.evaluate(
+                        &self.loaded.document.skeleton,
+                        &mut self.pose,
+                        &mut self.model,
+                    );
+                }
                 Ok(vec![self.pose_reply(None, None)])
             }
             Request::Frame { index } => self.show_frame(index),
@@ -173,28 +219,165 @@ impl Session {
         source: Option<String>,
         name: Option<String>,
         text: Option<String>,
+        base64: Option<String>,
     ) -> Outcome {
-        let loaded = match (source, name, text) {
-            (Some(source), None, None) => self.catalog.open_source(&source)?,
-            (None, Some(name), Some(text)) => crate::catalog::parse_upload(&name, &text)?,
-            _ => return Err("load takes either `source` or `name` and `text`".to_owned()),
+        let loaded = match (source, name, text, base64) {
+            (Some(source), None, None, None) => Some(self.catalog.open_source(&source)?),
+            (None, Some(name), Some(text), None) => self.upload(&name, text.as_bytes())?,
+            (None, Some(name), None, Some(base64)) => {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(base64.trim())
+                    .map_err(|e| format!("{name}: the upload is not valid base64: {e}"))?;
+                self.upload(&name, &bytes)?
+            }
+            _ => {
+                return Err(
+                    "load takes either `source`, or `name` with `text` or `base64`".to_owned(),
+                );
+            }
         };
-        self.model = ModelPose::new(&loaded.document.skeleton);
+        let Some(loaded) = loaded else {
+            // A motion applied to the loaded skeleton.
+            let info = self.motion_info().ok_or("the motion did not bind")?;
+            let mut replies = vec![Reply::Motion(info)];
+            replies.extend(self.show_frame(0)?);
+            return Ok(replies);
+        };
+        self.install(loaded)?;
+        let mut replies = vec![Reply::Skeleton(self.skeleton_info())];
+        replies.extend(self.mesh_reply());
+        replies.push(Reply::Keys { count: 0 });
+        replies.push(self.pose_reply(None, None));
+        Ok(replies)
+    }
+
+    /// An uploaded file: a new document, or `None` when it was a motion (`.vmd`, `.vrma` on a
+    /// humanoid) applied to the loaded one.
+    fn upload(&mut self, name: &str, bytes: &[u8]) -> Result<Option<Loaded>, String> {
+        let extension = name
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        if bytes.len() > crate::MAX_UPLOAD_BYTES {
+            return crate::catalog::parse_upload(name, bytes).map(Some);
+        }
+        if extension == "vmd" {
+            self.apply_vmd(name, bytes)?;
+            return Ok(None);
+        }
+        if extension == "vrma"
+            && self.loaded.format != SourceFormat::Mmd
+            && let Some(map) = self.loaded.humanoid.clone()
+        {
+            self.apply_vrma(name, bytes, &map)?;
+            return Ok(None);
+        }
+        crate::catalog::parse_upload(name, bytes).map(Some)
+    }
+
+    /// Binds a VMD to the loaded MMD model.
+    fn apply_vmd(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let Some(mmd) = &mut self.mmd else {
+            return Err(format!(
+                "{name}: a VMD motion plays on an MMD model; load a .pmx or .pmd first (this is {})",
+                self.loaded.name
+            ));
+        };
+        let vmd = Vmd::parse(bytes, 1.0).map_err(|e| format!("{name}: {e}"))?;
+        let (_, unmatched) = mmd.set_motion(&vmd, &self.loaded.document.skeleton);
+        if unmatched.len() == vmd.keyed_bones().len() && !unmatched.is_empty() {
+            return Err(format!(
+                "{name}: none of its {} keyed bones is in {}",
+                unmatched.len(),
+                self.loaded.name
+            ));
+        }
+        self.loaded.vmd = Some(vmd);
+        self.keys.clear();
+        Ok(())
+    }
+
+    /// Makes `loaded` the session's document: pose at its first frame (MMD: evaluated with
+    /// IK), no effectors, no history.
+    fn install(&mut self, loaded: Loaded) -> Result<(), String> {
+        let skeleton = &loaded.document.skeleton;
+        let mut mmd = match &loaded.document.rig {
+            Some(rig) => {
+                Some(MmdPlayback::new(skeleton, rig).map_err(|e| format!("{}: {e}", loaded.name))?)
+            }
+            None => None,
+        };
+        self.model = ModelPose::new(skeleton);
         self.pose = match loaded.document.motion.as_ref().and_then(|m| m.frame(0)) {
             Some(frame) => frame.clone(),
-            None => loaded.document.skeleton.rest_pose(),
+            None => skeleton.rest_pose(),
         };
+        if let Some(mmd) = &mut mmd {
+            if let Some(vmd) = &loaded.vmd {
+                mmd.set_motion(vmd, skeleton);
+            }
+            mmd.sample(skeleton, 0.0);
+            mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
+        }
+        self.mmd = mmd;
         self.loaded = loaded;
         self.task = IkTask::default();
         self.undo.clear();
         self.redo.clear();
         self.keys.clear();
         self.last_start = None;
-        Ok(vec![
-            Reply::Skeleton(self.skeleton_info()),
-            Reply::Keys { count: 0 },
-            self.pose_reply(None, None),
-        ])
+        Ok(())
+    }
+
+    /// The loaded motion's size: the bound VMD for MMD models, else the document's motion.
+    pub(crate) fn motion_info(&self) -> Option<MotionInfo> {
+        match &self.mmd {
+            Some(mmd) => mmd.motion_info(),
+            None => self.loaded.document.motion.as_ref().map(motion_info),
+        }
+    }
+
+    /// Switches the MMD IK on or off and re-evaluates.
+    fn set_ik(&mut self, enabled: bool) -> Outcome {
+        let Some(mmd) = &mut self.mmd else {
+            return Err(format!(
+                "{} has no IK chains of its own (the ik switch is for MMD models)",
+                self.loaded.name
+            ));
+        };
+        mmd.ik_enabled = enabled;
+        mmd.evaluate(
+            &self.loaded.document.skeleton,
+            &mut self.pose,
+            &mut self.model,
+        );
+        Ok(vec![self.pose_reply(None, None)])
+    }
+
+    /// Moves an MMD IK bone to `position` and re-evaluates the rig (the MMD IK runs).
+    fn drag_mmd_goal(&mut self, joint: JointId, position: DVec3) -> Outcome {
+        if !position.is_finite() {
+            return Err("target position is not finite".to_owned());
+        }
+        if self.dragging != Some(joint) {
+            self.remember();
+            self.dragging = Some(joint);
+        }
+        let skeleton = &self.loaded.document.skeleton;
+        let Some(mmd) = &mut self.mmd else {
+            return Err("no MMD rig".to_owned());
+        };
+        mmd.move_goal(skeleton, joint, position);
+        mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
+        Ok(vec![self.pose_reply(None, None)])
+    }
+
+    /// True when `joint` is the IK bone of one of the MMD rig's chains.
+    fn is_mmd_goal(&self, joint: JointId) -> bool {
+        self.mmd
+            .as_ref()
+            .is_some_and(|m| m.chain_of_goal(joint).is_some())
     }
 
     fn set_effector(
@@ -205,6 +388,12 @@ impl Session {
     ) -> Outcome {
         let joint = self.joint(joint)?;
         fk::forward_kinematics(&self.loaded.document.skeleton, &self.pose, &mut self.model);
+        if self.is_mmd_goal(joint) {
+            // Its position is the chain's target already; a drag moves it.
+            let position = position.map_or_else(|| self.model.position(joint), DVec3::from_array);
+            self.dragging = None;
+            return self.drag_mmd_goal(joint, position);
+        }
         let goal = Goal {
             position: Some(position.map_or_else(|| self.model.position(joint), DVec3::from_array)),
             orientation: orientation.map(DQuat::from_array),
@@ -231,6 +420,9 @@ impl Session {
 
     fn drag(&mut self, joint: &str, position: [f64; 3], orientation: Option<[f64; 4]>) -> Outcome {
         let joint = self.joint(joint)?;
+        if self.is_mmd_goal(joint) {
+            return self.drag_mmd_goal(joint, DVec3::from_array(position));
+        }
         let existing = self.task.effectors.iter().find(|e| e.joint == joint);
         let goal = Goal {
             position: Some(DVec3::from_array(position)),
@@ -339,6 +531,7 @@ impl Session {
             pose: self.pose.clone(),
             effectors: self.task.effectors.clone(),
             base: self.task.base,
+            animated: self.mmd.as_ref().map(|m| m.animated.clone()),
         }
     }
 
@@ -351,10 +544,15 @@ impl Session {
         let Some(snapshot) = from.pop() else {
             return Err(format!("nothing to {}", if undo { "undo" } else { "redo" }));
         };
+        let animated = match (&mut self.mmd, snapshot.animated) {
+            (Some(mmd), Some(animated)) => Some(std::mem::replace(&mut mmd.animated, animated)),
+            _ => None,
+        };
         to.push(Snapshot {
             pose: std::mem::replace(&mut self.pose, snapshot.pose),
             effectors: std::mem::replace(&mut self.task.effectors, snapshot.effectors),
             base: std::mem::replace(&mut self.task.base, snapshot.base),
+            animated,
         });
         Ok(vec![self.pose_reply(None, None)])
     }
@@ -375,7 +573,21 @@ impl Session {
                     limit: skeleton.limit(j).clone(),
                 })
                 .collect(),
-            motion: self.loaded.document.motion.as_ref().map(motion_info),
+            motion: self.motion_info(),
+            humanoid: skeleton
+                .joints()
+                .map(|j| {
+                    let map = self.loaded.humanoid.as_ref()?;
+                    Some(map.bone_of(j)?.vrm_name())
+                })
+                .collect(),
+            ik_chains: self
+                .loaded
+                .document
+                .rig
+                .as_ref()
+                .map(|rig| MmdPlayback::chain_infos(skeleton, rig))
+                .unwrap_or_default(),
         }
     }
 
@@ -405,6 +617,7 @@ impl Session {
             frame,
             can_undo: !self.undo.is_empty(),
             can_redo: !self.redo.is_empty(),
+            ik: self.mmd.as_ref().map(MmdPlayback::ik_info),
         }))
     }
 

@@ -19,9 +19,9 @@ const appState = {
 };
 appState.renderer = { name: view.gpu.name, software: view.gpu.software, antialias: view.antialias };
 window.appState = appState;
-window.samplePixels = () => view.samplePixels();
+window.samplePixels = (options) => view.samplePixels(options);
 
-let socket, skeleton = null, pose = null, maxUpload = Infinity;
+let socket, skeleton = null, pose = null, mesh = null, maxUpload = Infinity;
 
 function connect() {
   socket = new WebSocket(`ws://${location.host}/ws`);
@@ -67,7 +67,17 @@ function receive(reply) {
       panel.drawTrace({ position_errors: [] });
       $('report').className = '';
       setMotion(reply.motion);
+      // MMD models: the IK switch (the server evaluates the rig with or without its chains).
+      $('ik-box').hidden = !reply.ik_chains.length;
+      appState.ikChains = reply.ik_chains;
+      appState.mesh = null;
+      mesh = null;
       pose = null;
+      break;
+    case 'mesh':
+      // Drawn with the skeleton at the first pose after it.
+      mesh = reply;
+      appState.mesh = { vertices: reply.vertices, materials: reply.materials.length, textures: reply.materials.filter((m) => m.texture).length };
       break;
     case 'pose':
       onPose(reply);
@@ -98,13 +108,18 @@ function receive(reply) {
 function onPose(reply) {
   const first = pose === null;
   pose = reply;
-  if (first) view.setSkeleton(skeleton, reply);
+  if (first) {
+    view.setSkeleton(skeleton, reply);
+    if (mesh) view.setMesh(mesh);
+  }
   view.queuePose(reply, !first && reply.frame !== null);
   appState.poses++;
   appState.selected = reply.effectors.map((e) => e.joint);
   appState.effectors = reply.effectors;
   appState.base = reply.base;
   appState.frame = reply.frame;
+  appState.ik = reply.ik;
+  if (reply.ik) $('ik').checked = reply.ik.enabled;
   appState.positions = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.positions[i]]));
   appState.rotations = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.rotations[i]]));
   if (reply.report) {
@@ -154,6 +169,7 @@ canvas.addEventListener('pointerdown', (event) => {
   if (event.shiftKey) { send({ type: 'set_base', joint: pose.base === name ? null : name }); return; }
   if (event.altKey) { send({ type: 'remove_effector', joint: name }); return; }
   selectedJoint = name;
+  showJoint(index);
   const effector = pose.effectors.find((e) => e.joint === name);
   const start = new THREE.Vector3(...(effector?.position ?? pose.positions[index]));
   if (!effector) send({ type: 'set_effector', joint: name });
@@ -209,6 +225,14 @@ window.addEventListener('keydown', (event) => {
   else if (key === 'r') { $('rotate').checked = !$('rotate').checked; $('rotate').dispatchEvent(new Event('change')); }
 });
 $('source').onchange = () => send({ type: 'load', source: $('source').value });
+$('ik').onchange = () => send({ type: 'ik', enabled: $('ik').checked });
+
+/** The picked joint's name, with its humanoid bone (VRM name) and IK chain when it has them. */
+function showJoint(index) {
+  const joint = skeleton.joints[index], bone = skeleton.humanoid[index];
+  const chain = skeleton.ik_chains.find((c) => c.goal === joint.name);
+  $('joint').textContent = [joint.name, bone && `humanoid ${bone}`, chain && `IK → ${chain.effector}`].filter(Boolean).join(' · ');
+}
 
 // ---- files: input or drop --------------------------------------------------------------------
 async function upload(file) {
@@ -217,7 +241,15 @@ async function upload(file) {
     showError(`${file.name}: ${file.size} bytes is larger than the ${maxUpload} byte upload limit`);
     return;
   }
-  send({ type: 'load', name: file.name, text: await file.text() });
+  if (/\.(bvh|urdf)$/i.test(file.name)) {
+    send({ type: 'load', name: file.name, text: await file.text() });
+    return;
+  }
+  // Binary formats (PMX, PMD, VMD, GLB, VRM, VRMA; glTF with embedded buffers) as base64.
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  send({ type: 'load', name: file.name, base64: btoa(binary) });
 }
 $('file').onchange = () => { if ($('file').files[0]) upload($('file').files[0]); $('file').value = ''; };
 window.addEventListener('dragover', (e) => e.preventDefault());
@@ -286,7 +318,7 @@ function publish() {
   const rect = canvas.getBoundingClientRect();
   appState.joints = skeleton.joints.map((j, i) => {
     const [x, y] = view.toScreen(view.positions[i], rect);
-    return { name: j.name, screen: [x, y], world: pose.positions[i] };
+    return { name: j.name, humanoid: skeleton.humanoid[i], screen: [x, y], world: pose.positions[i] };
   });
   appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
   appState.ready = true;

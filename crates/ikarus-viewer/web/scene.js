@@ -107,6 +107,7 @@ export class SkeletonView {
    */
   setSkeleton(skeleton, pose) {
     for (const o of [...this.root.children]) if (o !== this.gizmoTarget) this.dispose(o);
+    this.skin = null;
     this.gizmo.detach();
     this.joints = skeleton.joints;
     this.root.quaternion.setFromUnitVectors(v3(skeleton.up ?? [0, 1, 0]).normalize(), Y);
@@ -136,6 +137,76 @@ export class SkeletonView {
     this.addGrid(new THREE.Vector3(center.x, box.min.y, center.z), size * 2);
     this.overlay.freeze();
     this.frame(center, size / 2);
+  }
+
+  /**
+   * The character's skinned mesh from a `mesh` reply: base64 buffers to typed arrays, one
+   * three.js bone per joint placed at the pose's model-space transform (no hierarchy: the
+   * server's FK already composed them), the reply's inverse bind matrices, so three.js skins
+   * each vertex by `model_from_joint · inverse_bind` in the vertex shader. Materials draw their
+   * index ranges with the base colour and the texture when the reply has one. The skeleton is
+   * then drawn over the mesh (no depth test) so joints stay visible and pickable.
+   */
+  setMesh(info) {
+    const bytes = (text) => {
+      const raw = atob(text), out = new Uint8Array(raw.length);
+      for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+      return out.buffer;
+    };
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute('position', new THREE.BufferAttribute(new Float32Array(bytes(info.positions)), 3));
+    if (info.normals) geometry.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(bytes(info.normals)), 3));
+    else geometry.computeVertexNormals();
+    if (info.uvs) geometry.setAttribute('uv', new THREE.BufferAttribute(new Float32Array(bytes(info.uvs)), 2));
+    geometry.setAttribute('skinIndex', new THREE.Uint16BufferAttribute(new Uint16Array(bytes(info.joints)), 4));
+    geometry.setAttribute('skinWeight', new THREE.BufferAttribute(new Float32Array(bytes(info.weights)), 4));
+    geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(bytes(info.indices)), 1));
+    const materials = info.materials.map((m, k) => {
+      geometry.addGroup(m.first_index, m.index_count, k);
+      const [r, g, b, a] = m.base_color;
+      const material = new THREE.MeshLambertMaterial({
+        color: new THREE.Color().setRGB(r, g, b), side: THREE.DoubleSide,
+        transparent: a < 0.999, opacity: a,
+      });
+      if (m.texture) {
+        // glTF and PMX put v = 0 at the image's top: no flip.
+        material.map = new THREE.TextureLoader().load(m.texture, () => this.invalidate());
+        material.map.flipY = false;
+        material.map.colorSpace = THREE.SRGBColorSpace;
+        material.map.wrapS = material.map.wrapT = THREE.RepeatWrapping;
+      }
+      return material;
+    });
+    if (!materials.length) materials.push(new THREE.MeshLambertMaterial({ color: 0xb0b8c8, side: THREE.DoubleSide }));
+    const bones = this.joints.map(() => new THREE.Bone());
+    const inverses = info.inverse_bind.map((m) => new THREE.Matrix4().fromArray(m));
+    const mesh = new THREE.SkinnedMesh(geometry, materials.length === 1 ? materials[0] : materials);
+    bones.forEach((b) => this.root.add(b));
+    this.root.add(mesh);
+    mesh.bind(new THREE.Skeleton(bones, inverses), new THREE.Matrix4());
+    // The bind pose's bounding sphere says nothing about a posed character.
+    mesh.frustumCulled = false;
+    this.skin = { mesh, bones, materials, vertices: info.vertices };
+    for (const drawn of [this.spheres.points, this.solids.mesh]) {
+      drawn.material.depthTest = false;
+      drawn.renderOrder = 2;
+    }
+    if (this.positions.length === this.joints.length) this.placeBones();
+    this.invalidate();
+  }
+
+  /** The skin's bones at the pose's model-space transforms. */
+  placeBones() {
+    this.skin.bones.forEach((bone, i) => {
+      bone.position.copy(this.positions[i]);
+      bone.quaternion.copy(this.rotations[i]);
+    });
+  }
+
+  /** Hides or shows everything but the skin (the skeleton, grid, limits, targets). */
+  showOverlay(visible) {
+    for (const o of [this.spheres?.points, this.solids?.mesh, this.overlay?.lines]) if (o) o.visible = visible;
+    this.invalidate();
   }
 
   /** A square grid on the floor (world +Y up) around `middle`, as model-space segments. */
@@ -203,6 +274,7 @@ export class SkeletonView {
   setPose(pose) {
     this.positions = pose.positions.map(v3);
     this.rotations = pose.rotations.map(q4);
+    if (this.skin) this.placeBones();
     const effectors = new Set(pose.effectors.map((e) => e.joint));
     const matrix = new THREE.Matrix4(), color = new THREE.Color(), scale = new THREE.Vector3();
     const turn = new THREE.Quaternion();
@@ -365,19 +437,32 @@ export class SkeletonView {
     this.renderer.render(this.scene, this.camera);
   }
 
-  /** Renders and counts pixels that differ from the background (a "something was drawn" check). */
-  samplePixels() {
+  /**
+   * Renders and counts pixels that differ from the background (a "something was drawn" check).
+   * `meshOnly` hides the skeleton, grid and targets first, so only the skinned mesh counts;
+   * `grid` is the drawn count per cell of a 16 × 9 grid over the canvas (bottom row first),
+   * for comparing where things were drawn.
+   */
+  samplePixels({ meshOnly = false } = {}) {
+    if (meshOnly) this.showOverlay(false);
     this.render();
+    if (meshOnly) this.showOverlay(true);
     const gl = this.renderer.getContext();
     const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
     const pixels = new Uint8Array(w * h * 4);
     gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
-    const bg = new THREE.Color(BACKGROUND);
-    const [r, g, b] = [bg.r * 255, bg.g * 255, bg.b * 255];
+    // The clear colour as written to the canvas: the hex's sRGB bytes (a `THREE.Color` holds
+    // linear values).
+    const [r, g, b] = [(BACKGROUND >> 16) & 255, (BACKGROUND >> 8) & 255, BACKGROUND & 255];
     let drawn = 0;
+    const grid = new Array(16 * 9).fill(0);
     for (let i = 0; i < pixels.length; i += 4) {
-      if (Math.abs(pixels[i] - r) + Math.abs(pixels[i + 1] - g) + Math.abs(pixels[i + 2] - b) > 24) drawn++;
+      if (Math.abs(pixels[i] - r) + Math.abs(pixels[i + 1] - g) + Math.abs(pixels[i + 2] - b) > 24) {
+        drawn++;
+        const p = i / 4, x = p % w, y = Math.floor(p / w);
+        grid[Math.floor(y * 9 / h) * 16 + Math.floor(x * 16 / w)]++;
+      }
     }
-    return { width: w, height: h, drawn, fraction: drawn / (w * h) };
+    return { width: w, height: h, drawn, fraction: drawn / (w * h), grid };
   }
 }

@@ -7,8 +7,12 @@ use ikarus_viewer::Catalog;
 /// Arguments of `ikarus serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Files to open (BVH, URDF); the page starts on the first, or on `builtin:humanoid`.
+    /// Files to open (BVH, URDF, PMX/PMD, glTF/GLB/VRM/VRMA); the page starts on the first, or
+    /// on `builtin:humanoid`.
     files: Vec<String>,
+    /// A VMD motion for the MMD model among the files (played with the model's IK).
+    #[arg(long)]
+    motion: Option<String>,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 8765)]
     port: u16,
@@ -16,7 +20,10 @@ pub struct Args {
 
 /// Runs the subcommand until the process is stopped.
 pub fn run(args: &Args) -> Result<()> {
-    let catalog = Catalog::open(&args.files)?;
+    let mut catalog = Catalog::open(&args.files)?;
+    if let Some(motion) = &args.motion {
+        catalog.attach_motion(motion)?;
+    }
     ikarus_viewer::run(args.port, catalog, |address| {
         println!("ikarus viewer on http://{address}/ (Ctrl-C stops it)");
     })

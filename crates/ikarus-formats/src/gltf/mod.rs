@@ -233,30 +233,33 @@ pub(crate) fn open_document(
     let is_vrma = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("vrma"));
+    document_from_file(&file, is_vrma, scale, animation).map_err(error)
+}
+
+/// The document of a parsed glTF file (see [`crate::open`]); `is_vrma` reads the skeleton of
+/// the VRM animation's humanoid instead of the largest skin.
+pub(crate) fn document_from_file(
+    file: &GltfFile,
+    is_vrma: bool,
+    scale: f64,
+    animation: Option<&str>,
+) -> Result<crate::Document, GltfError> {
     let skeleton = if is_vrma {
-        vrma::Vrma::from_file(&file).map_err(error)?.skeleton
+        vrma::Vrma::from_file(file)?.skeleton
     } else {
-        file.skeleton(&SkeletonSource::Auto).map_err(error)?
+        file.skeleton(&SkeletonSource::Auto)?
     };
     let index = match animation {
         Some(name) => Some(file.animation_index(name).ok_or_else(|| {
-            error(GltfError::invalid(
-                "animations",
-                format!("no animation named `{name}`"),
-            ))
+            GltfError::invalid("animations", format!("no animation named `{name}`"))
         })?),
         None => (!file.json().animations.is_empty()).then_some(0),
     };
     let mut motion = match index {
-        Some(i) => Some(
-            file.clip(i, &skeleton)
-                .map_err(error)?
-                .to_motion(&skeleton, None)
-                .map_err(error)?,
-        ),
+        Some(i) => Some(file.clip(i, &skeleton)?.to_motion(&skeleton, None)?),
         None => None,
     };
-    let mut mesh = file.mesh(&skeleton).map_err(error)?;
+    let mut mesh = file.mesh(&skeleton)?;
     if scale != 1.0 {
         if let Some(motion) = &mut motion {
             motion.scale_lengths(scale);

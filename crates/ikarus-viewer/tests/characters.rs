@@ -1,0 +1,265 @@
+//! Characters over the protocol: an MMD model with a VMD evaluated with its IK (frames, the IK
+//! switch, dragging an IK bone), a VRM avatar with its mesh and humanoid names, binary uploads.
+
+use base64::Engine as _;
+use futures_util::{SinkExt, StreamExt};
+use ikarus_viewer::Catalog;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn start(catalog: Catalog) -> String {
+    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
+    tokio::spawn(ikarus_viewer::serve(listener, catalog));
+    format!("ws://{address}/ws")
+}
+
+async fn next(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(60), socket.next())
+            .await
+            .expect("a reply within 60 s")
+            .expect("the connection stays open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Replies up to and including the first of type `until` (an error fails the test).
+async fn until(socket: &mut Socket, until: &str) -> Vec<Value> {
+    let mut replies = Vec::new();
+    loop {
+        let reply = next(socket).await;
+        assert_ne!(reply["type"], "error", "{reply}");
+        let done = reply["type"] == until;
+        replies.push(reply);
+        if done {
+            return replies;
+        }
+    }
+}
+
+async fn ask(socket: &mut Socket, request: &Value, kind: &str) -> Value {
+    socket
+        .send(Message::Text(request.to_string().into()))
+        .await
+        .unwrap();
+    until(socket, kind).await.pop().unwrap()
+}
+
+fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
+    replies.iter().find(|r| r["type"] == kind).unwrap()
+}
+
+fn index(skeleton: &Value, name: &str) -> usize {
+    skeleton["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|j| j["name"] == name)
+        .unwrap_or_else(|| panic!("no joint {name}"))
+}
+
+fn position(pose: &Value, i: usize) -> [f64; 3] {
+    serde_json::from_value(pose["positions"][i].clone()).unwrap()
+}
+
+fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+fn decoded(text: &Value) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text.as_str().unwrap())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn mmd_model_plays_its_vmd_with_ik_and_ik_bones_drag_live() {
+    let Some(dir) = ikarus_testdata::require("mmd", "mmd_model_plays") else {
+        return;
+    };
+    let model = dir.join("Miku_Hatsune_Ver2.pmd");
+    let mut catalog = Catalog::open(&[model.display().to_string()]).unwrap();
+    catalog
+        .attach_motion(&dir.join("kishimen.vmd").display().to_string())
+        .unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async(start(catalog).await)
+        .await
+        .unwrap();
+    let greeting = until(&mut socket, "pose").await;
+    let skeleton = of(&greeting, "skeleton");
+    assert_eq!(skeleton["format"], "mmd");
+    assert_eq!(skeleton["joints"].as_array().unwrap().len(), 140);
+    let vmd = ikarus_formats::read_vmd(&dir.join("kishimen.vmd"), 1.0).unwrap();
+    let frames = vmd.last_frame() + 1;
+    assert_eq!(
+        skeleton["motion"]["frames"], frames,
+        "{}",
+        skeleton["motion"]
+    );
+    let chains = skeleton["ik_chains"].as_array().unwrap();
+    assert_eq!(chains.len(), 7);
+    let leg = chains.iter().find(|c| c["name"] == "左足ＩＫ").unwrap();
+    assert_eq!(leg["effector"], "左足首");
+    // The mesh: 12354 vertices in each buffer, 22961 triangles, 17 materials.
+    let mesh = of(&greeting, "mesh");
+    assert_eq!(mesh["vertices"], 12354);
+    assert_eq!(decoded(&mesh["positions"]).len(), 12354 * 12);
+    assert_eq!(decoded(&mesh["joints"]).len(), 12354 * 8);
+    assert_eq!(decoded(&mesh["indices"]).len(), 22961 * 3 * 4);
+    assert_eq!(mesh["materials"].as_array().unwrap().len(), 17);
+    assert_eq!(mesh["inverse_bind"].as_array().unwrap().len(), 140);
+
+    let goal = index(skeleton, "左足ＩＫ");
+    let ankle = index(skeleton, "左足首");
+    let mut previous: Option<[f64; 3]> = None;
+    for frame in [0, 150, 300] {
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "frame", "index": frame}),
+            "pose",
+        )
+        .await;
+        assert_eq!(pose["frame"], frame);
+        let chain = &pose["ik"]["chains"][chains.iter().position(|c| c == leg).unwrap()];
+        let measured = distance(position(&pose, ankle), position(&pose, goal));
+        // The reported residual is the FK distance between the reply's own positions.
+        assert!((chain["distance"].as_f64().unwrap() - measured).abs() < 1e-9);
+        assert!(
+            measured < 0.01,
+            "frame {frame}: ankle {measured} m from its IK bone"
+        );
+        if let Some(p) = previous {
+            assert!(
+                distance(p, position(&pose, ankle)) > 0.01,
+                "frame {frame} moved the ankle"
+            );
+        }
+        previous = Some(position(&pose, ankle));
+    }
+    // IK off: the ankle leaves its IK bone (the motion keys the IK bones, not the legs).
+    let off = ask(
+        &mut socket,
+        &json!({"type": "ik", "enabled": false}),
+        "pose",
+    )
+    .await;
+    assert_eq!(off["ik"]["enabled"], false);
+    let apart = distance(position(&off, ankle), position(&off, goal));
+    assert!(apart > 0.01, "IK off: ankle {apart} m from its IK bone");
+    let on = ask(&mut socket, &json!({"type": "ik", "enabled": true}), "pose").await;
+    assert!(distance(position(&on, ankle), position(&on, goal)) < 0.01);
+
+    // Dragging the IK bone: it goes exactly where it is dragged, the ankle follows.
+    let start = position(&on, goal);
+    let target = [start[0] + 0.05, start[1] + 0.1, start[2] + 0.05];
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "drag", "joint": "左足ＩＫ", "position": target}),
+        "pose",
+    )
+    .await;
+    assert!(distance(position(&pose, goal), target) < 1e-9);
+    let reached = distance(position(&pose, ankle), target);
+    assert!(
+        reached < 0.01,
+        "the ankle is {reached} m from the dragged IK bone"
+    );
+    // Undo puts the IK bone back.
+    let undone = ask(&mut socket, &json!({"type": "undo"}), "pose").await;
+    assert!(distance(position(&undone, goal), start) < 1e-9);
+    // The motion with IK as BVH: every frame.
+    let bvh = ask(&mut socket, &json!({"type": "export_bvh"}), "bvh").await;
+    assert!(
+        bvh["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Frames: {frames}"))
+    );
+}
+
+#[tokio::test]
+async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
+    let Some(dir) = ikarus_testdata::require("gltf", "vrm_upload") else {
+        return;
+    };
+    let (mut socket, _) =
+        tokio_tungstenite::connect_async(start(Catalog::open(&[]).unwrap()).await)
+            .await
+            .unwrap();
+    until(&mut socket, "pose").await;
+    let bytes = std::fs::read(dir.join("Godette_vrm_v4.vrm")).unwrap();
+    let base64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    socket
+        .send(Message::Text(
+            json!({"type": "load", "name": "Godette.vrm", "base64": base64})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    let replies = until(&mut socket, "pose").await;
+    let skeleton = of(&replies, "skeleton");
+    assert_eq!(skeleton["format"], "gltf");
+    assert_eq!(skeleton["joints"].as_array().unwrap().len(), 68);
+    let humanoid = skeleton["humanoid"].as_array().unwrap();
+    let hand = humanoid.iter().position(|b| b == "leftHand").unwrap();
+    assert_eq!(skeleton["joints"][hand]["name"], "hand.l_Armature");
+    assert_eq!(humanoid.iter().filter(|b| !b.is_null()).count(), 45);
+    let mesh = of(&replies, "mesh");
+    let vertices = mesh["vertices"].as_u64().unwrap() as usize;
+    assert_eq!(decoded(&mesh["weights"]).len(), vertices * 16);
+    let textured = mesh["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["texture"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("data:image/"))
+        })
+        .count();
+    assert!(
+        textured > 0,
+        "the VRM's embedded textures come as data URLs"
+    );
+
+    // A VRMA applied to the avatar: a motion, frames that move the hands.
+    let bytes = std::fs::read(dir.join("three-vrm_test.vrma")).unwrap();
+    let base64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    socket
+        .send(Message::Text(
+            json!({"type": "load", "name": "test.vrma", "base64": base64})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    let replies = until(&mut socket, "pose").await;
+    let frames = of(&replies, "motion")["frames"].as_u64().unwrap();
+    assert!(frames > 2);
+    let first = ask(&mut socket, &json!({"type": "frame", "index": 0}), "pose").await;
+    // The test animation turns the right upper arm only (and back by its last key).
+    let right = humanoid.iter().position(|b| b == "rightHand").unwrap();
+    let shoulder = humanoid.iter().position(|b| b == "rightUpperArm").unwrap();
+    let mut most: f64 = 0.0;
+    for frame in 1..frames {
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "frame", "index": frame}),
+            "pose",
+        )
+        .await;
+        most = most.max(distance(position(&first, right), position(&pose, right)));
+        // Only the right arm moves.
+        assert!(distance(position(&first, hand), position(&pose, hand)) < 1e-9);
+        assert!(distance(position(&first, shoulder), position(&pose, shoulder)) < 1e-9);
+    }
+    println!("vrma: {frames} frames, the right hand moves up to {most} m");
+    assert!(most > 0.05);
+}
