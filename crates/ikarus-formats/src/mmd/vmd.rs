@@ -556,9 +556,21 @@ impl Track {
         }
         let s = (frame - f64::from(a.frame)) / f64::from(b.frame - a.frame);
         let c = &b.curves;
-        let t = DVec3::new(c[0].y_at(s), c[1].y_at(s), c[2].y_at(s));
-        let translation = a.translation + (b.translation - a.translation) * t;
-        let rotation = a.rotation.slerp(b.rotation, c[3].y_at(s));
+        // Most bones only turn: with equal translations the three translation curves cannot
+        // change anything, and equal curves give equal values.
+        let translation = if a.translation == b.translation {
+            a.translation
+        } else {
+            let x = c[0].y_at(s);
+            let y = if c[1] == c[0] { x } else { c[1].y_at(s) };
+            let z = if c[2] == c[1] { y } else { c[2].y_at(s) };
+            a.translation + (b.translation - a.translation) * DVec3::new(x, y, z)
+        };
+        let rotation = if a.rotation == b.rotation {
+            a.rotation
+        } else {
+            a.rotation.slerp(b.rotation, c[3].y_at(s))
+        };
         (translation, rotation)
     }
 }
