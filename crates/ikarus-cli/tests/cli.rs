@@ -1,28 +1,14 @@
 //! The `ikarus` binary end to end, against the shared BVH files and an independent FK.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use glam::{DMat4, DQuat, DVec3};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use serde_json::Value;
 
-fn ikarus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ikarus"))
-        .args(args)
-        .output()
-        .expect("the ikarus binary runs")
-}
+mod common;
 
-fn ok(args: &[&str]) -> String {
-    let out = ikarus(args);
-    assert!(
-        out.status.success(),
-        "ikarus {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{ikarus, ok};
 
 fn fails(args: &[&str]) -> String {
     let out = ikarus(args);

@@ -1,27 +1,12 @@
 //! `ikarus info`, `fk` and `convert` on the shared MMD files, end to end.
 
-use std::process::{Command, Output};
-
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use serde_json::Value;
 
-fn ikarus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ikarus"))
-        .args(args)
-        .output()
-        .expect("the ikarus binary runs")
-}
+mod common;
 
-fn ok(args: &[&str]) -> String {
-    let out = ikarus(args);
-    assert!(
-        out.status.success(),
-        "ikarus {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{ikarus, ok};
 
 #[test]
 fn info_lists_ik_chains_and_keyed_bones() {
