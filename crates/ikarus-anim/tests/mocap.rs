@@ -550,3 +550,72 @@ fn round_trip_through_keypoint_files() {
         }
     }
 }
+
+/// A keypoint never seen is left out and named; a frame with every point missing is held;
+/// bad clips are errors, never a NaN pose.
+#[test]
+fn missing_tracks_and_bad_clips() {
+    use ikarus_anim::mocap::MocapError;
+    let skeleton = builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let motion = generated_motion(&skeleton, 60);
+    let layout = Layout::H36m;
+    let binding = Binding::new(&skeleton, &map, &layout, &[true; 17]);
+    let mut points = keypoints(&skeleton, &motion, &binding);
+    for f in 0..60 {
+        points[f * 17 + 10] = DVec3::NAN; // head top never seen
+    }
+    for p in &mut points[20 * 17..21 * 17] {
+        *p = DVec3::NAN; // one frame lost entirely
+    }
+    let clip = KeypointClip {
+        layout: &layout,
+        frame_time: 1.0 / 60.0,
+        points: &points,
+        confidence: None,
+    };
+    let result = solve_positions(&skeleton, &map, &clip, &MocapConfig::default()).unwrap();
+    assert_eq!(result.report.unused, ["head"]);
+    assert_eq!(result.report.filled, 16, "the unseen track is not filled");
+    assert!(result.motion.frames().iter().all(LocalPose::is_finite));
+    assert!(
+        result.report.mean_error < 0.01,
+        "{}",
+        result.report.mean_error
+    );
+
+    let short = KeypointClip {
+        points: &points[..20],
+        ..clip
+    };
+    assert!(matches!(
+        solve_positions(&skeleton, &map, &short, &MocapConfig::default()),
+        Err(MocapError::WrongPointCount {
+            per_frame: 17,
+            found: 20,
+            ..
+        })
+    ));
+    let empty = KeypointClip {
+        points: &[],
+        ..clip
+    };
+    assert_eq!(
+        solve_positions(&skeleton, &map, &empty, &MocapConfig::default()).unwrap_err(),
+        MocapError::Empty
+    );
+    let nothing = vec![DVec3::NAN; 17 * 3];
+    let unseen = KeypointClip {
+        points: &nothing,
+        ..clip
+    };
+    assert!(matches!(
+        solve_positions(&skeleton, &map, &unseen, &MocapConfig::default()),
+        Err(MocapError::RootUnreached { used: 0, .. })
+    ));
+    let bad_rate = KeypointClip {
+        frame_time: 0.0,
+        ..clip
+    };
+    assert!(solve_positions(&skeleton, &map, &bad_rate, &MocapConfig::default()).is_err());
+}
