@@ -156,12 +156,6 @@ fn fit_joint(
     reference: DQuat,
     previous: Option<DQuat>,
 ) -> DQuat {
-    let mut fit = RotationFit::new();
-    for f in &plan.frontier {
-        let to = *parent_from_model * (points[f.k as usize] - at);
-        fit.add(f.from, to, f.weight);
-    }
-    let rigid = fit.solve(reference).rotation;
     let rotation = match (plan.cue, plan.frontier.first()) {
         (Some(cue), Some(bone)) => {
             let middle = points[cue.middle as usize];
@@ -169,33 +163,34 @@ fn fit_joint(
             let lower = points[cue.end as usize] - middle;
             let normal = upper.cross(lower);
             let sine = normal.length() / (upper.length() * lower.length());
-            let carry = shortest_arc_on(
-                previous.unwrap_or(reference),
-                bone.from,
-                *parent_from_model * upper,
-            );
+            let to_bone = *parent_from_model * upper;
+            let carry = shortest_arc_on(previous.unwrap_or(reference), bone.from, to_bone);
             let weight = smoothstep((sine - BEND_LOST) / (BEND_SURE - BEND_LOST));
-            if weight > 0.0 && sine.is_finite() {
-                let mut plane = RotationFit::new();
-                plane.add(
-                    bone.from.normalize(),
-                    (*parent_from_model * upper).normalize(),
-                    1.0,
-                );
-                plane.add(cue.axis, (*parent_from_model * normal).normalize(), 1.0);
-                let bent = near(plane.solve(carry).rotation, carry);
-                let angle = carry.angle_between(bent);
-                let step = (weight * angle).min(MAX_TWIST_STEP);
-                if angle > 0.0 {
-                    carry.slerp(bent, step / angle)
-                } else {
-                    carry
+            let bent = (weight > 0.0 && sine.is_finite())
+                .then(|| frame_pair(bone.from, cue.axis, to_bone, *parent_from_model * normal))
+                .flatten();
+            match bent {
+                Some(bent) => {
+                    let bent = near(bent, carry);
+                    let angle = carry.angle_between(bent);
+                    let step = (weight * angle).min(MAX_TWIST_STEP);
+                    if angle > 0.0 {
+                        carry.slerp(bent, step / angle)
+                    } else {
+                        carry
+                    }
                 }
-            } else {
-                carry
+                None => carry,
             }
         }
-        _ => rigid,
+        _ => {
+            let mut fit = RotationFit::new();
+            for f in &plan.frontier {
+                let to = *parent_from_model * (points[f.k as usize] - at);
+                fit.add(f.from, to, f.weight);
+            }
+            fit.solve(reference).rotation
+        }
     };
     let rotation = if plan.share < 1.0 {
         reference.slerp(near(rotation, reference), plan.share)
@@ -249,6 +244,19 @@ fn place_virtual(v: &VirtualPoint, points: &[DVec3]) -> DVec3 {
     }
     let rotation = fit.solve(v.reference).rotation;
     mean_to - rotation * mean_from
+}
+
+/// The rotation taking the frame of `from` (a direction) and `from_axis` (perpendicular to it)
+/// onto the frame of `to` and `to_axis` (perpendicular): the limb's bone and bend axis.
+fn frame_pair(from: DVec3, from_axis: DVec3, to: DVec3, to_axis: DVec3) -> Option<DQuat> {
+    let frame = |a: DVec3, b: DVec3| {
+        let x = a.try_normalize()?;
+        let y = (b - x * b.dot(x)).try_normalize()?;
+        Some(glam::DMat3::from_cols(x, y, x.cross(y)))
+    };
+    let rotation = frame(to, to_axis)? * frame(from, from_axis)?.transpose();
+    let q = DQuat::from_mat3(&rotation).normalize();
+    q.is_finite().then_some(q)
 }
 
 fn smoothstep(x: f64) -> f64 {
