@@ -156,8 +156,8 @@ fn fit_joint(
     reference: DQuat,
     previous: Option<DQuat>,
 ) -> DQuat {
-    let rotation = match (plan.cue, plan.frontier.first()) {
-        (Some(cue), Some(bone)) => {
+    let rotation = if let (Some(cue), Some(bone)) = (plan.cue, plan.frontier.first()) {
+        {
             let middle = points[cue.middle as usize];
             let upper = middle - at;
             let lower = points[cue.end as usize] - middle;
@@ -183,14 +183,13 @@ fn fit_joint(
                 None => carry,
             }
         }
-        _ => {
-            let mut fit = RotationFit::new();
-            for f in &plan.frontier {
-                let to = *parent_from_model * (points[f.k as usize] - at);
-                fit.add(f.from, to, f.weight);
-            }
-            fit.solve(reference).rotation
+    } else {
+        let mut fit = RotationFit::new();
+        for f in &plan.frontier {
+            let to = *parent_from_model * (points[f.k as usize] - at);
+            fit.add(f.from, to, f.weight);
         }
+        fit.solve(reference).rotation
     };
     let rotation = if plan.share < 1.0 {
         reference.slerp(near(rotation, reference), plan.share)
