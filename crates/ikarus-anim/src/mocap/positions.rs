@@ -157,31 +157,29 @@ fn fit_joint(
     previous: Option<DQuat>,
 ) -> DQuat {
     let rotation = if let (Some(cue), Some(bone)) = (plan.cue, plan.frontier.first()) {
-        {
-            let middle = points[cue.middle as usize];
-            let upper = middle - at;
-            let lower = points[cue.end as usize] - middle;
-            let normal = upper.cross(lower);
-            let sine = normal.length() / (upper.length() * lower.length());
-            let to_bone = *parent_from_model * upper;
-            let carry = shortest_arc_on(previous.unwrap_or(reference), bone.from, to_bone);
-            let weight = smoothstep((sine - BEND_LOST) / (BEND_SURE - BEND_LOST));
-            let bent = (weight > 0.0 && sine.is_finite())
-                .then(|| frame_pair(bone.from, cue.axis, to_bone, *parent_from_model * normal))
-                .flatten();
-            match bent {
-                Some(bent) => {
-                    let bent = near(bent, carry);
-                    let angle = carry.angle_between(bent);
-                    let step = (weight * angle).min(MAX_TWIST_STEP);
-                    if angle > 0.0 {
-                        carry.slerp(bent, step / angle)
-                    } else {
-                        carry
-                    }
+        let middle = points[cue.middle as usize];
+        let upper = middle - at;
+        let lower = points[cue.end as usize] - middle;
+        let normal = upper.cross(lower);
+        let sine = normal.length() / (upper.length() * lower.length());
+        let to_bone = *parent_from_model * upper;
+        let carry = shortest_arc_on(previous.unwrap_or(reference), bone.from, to_bone);
+        let weight = smoothstep((sine - BEND_LOST) / (BEND_SURE - BEND_LOST));
+        let bent = (weight > 0.0 && sine.is_finite())
+            .then(|| frame_pair(bone.from, cue.axis, to_bone, *parent_from_model * normal))
+            .flatten();
+        match bent {
+            Some(bent) => {
+                let bent = near(bent, carry);
+                let angle = carry.angle_between(bent);
+                let step = (weight * angle).min(MAX_TWIST_STEP);
+                if angle > 0.0 {
+                    carry.slerp(bent, step / angle)
+                } else {
+                    carry
                 }
-                None => carry,
             }
+            None => carry,
         }
     } else {
         let mut fit = RotationFit::new();
