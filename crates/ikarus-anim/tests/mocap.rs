@@ -619,3 +619,125 @@ fn missing_tracks_and_bad_clips() {
     };
     assert!(solve_positions(&skeleton, &map, &bad_rate, &MocapConfig::default()).is_err());
 }
+
+/// The usual open converter's method, re-implemented as a peer: every joint looks at its first
+/// keypoint downstream with one twist vector for the whole body (the right-to-left hip line),
+/// rest offsets fixed, the root at the pelvis point. Returns the motion on `skeleton`.
+fn look_at_baseline(
+    skeleton: &Skeleton,
+    binding: &Binding,
+    points: &[DVec3],
+    count: usize,
+) -> Motion {
+    let owner: Vec<Option<usize>> = skeleton
+        .joints()
+        .map(|j| {
+            (0..count).find(|&k| {
+                binding
+                    .anchor(k)
+                    .is_some_and(|a| a.joint == j && a.offset == DVec3::ZERO)
+            })
+        })
+        .collect();
+    // The first owning joint below each joint (depth first), if any.
+    let target: Vec<Option<(ikarus_core::JointId, usize)>> = skeleton
+        .joints()
+        .map(|j| {
+            skeleton
+                .subtree(j)
+                .skip(1)
+                .map(ikarus_core::JointId::from_index)
+                .find_map(|d| owner[d.index()].map(|k| (d, k)))
+        })
+        .collect();
+    let mut rest_model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut rest_model);
+    let frame = |primary: DVec3, twist: DVec3| {
+        let x = primary.try_normalize()?;
+        let z = x.cross(twist).try_normalize()?;
+        Some(glam::DMat3::from_cols(x, z.cross(x), z))
+    };
+    // Human3.6M's left and right hip points.
+    let (left, right) = (
+        Some(4).filter(|&k| k < count),
+        Some(1).filter(|&k| k < count),
+    );
+    let rest_twist = match (left, right) {
+        (Some(l), Some(r)) => {
+            rest_model.position(binding.anchor(l).unwrap().joint)
+                - rest_model.position(binding.anchor(r).unwrap().joint)
+        }
+        _ => DVec3::X,
+    };
+    let mut motion = Motion::for_skeleton(skeleton, 1.0 / 60.0).unwrap();
+    let mut model_rotation = vec![DQuat::IDENTITY; skeleton.len()];
+    for f in points.chunks_exact(count) {
+        let twist = match (left, right) {
+            (Some(l), Some(r)) => f[l] - f[r],
+            _ => DVec3::X,
+        };
+        let mut pose = skeleton.rest_pose();
+        for j in skeleton.joints() {
+            let parent = skeleton
+                .parent(j)
+                .map_or(DQuat::IDENTITY, |p| model_rotation[p.index()]);
+            // The joint's own point, else its parent's (fixed offsets in between).
+            let here = owner[j.index()]
+                .or_else(|| skeleton.parent(j).and_then(|p| owner[p.index()]))
+                .map(|k| f[k]);
+            if let (Some((d, k)), Some(here)) = (target[j.index()], here) {
+                let from = rest_model.position(d) - rest_model.position(j);
+                let to = f[k] - here;
+                if let (Some(a), Some(b)) = (frame(to, twist), frame(from, rest_twist)) {
+                    let model = DQuat::from_mat3(&(a * b.transpose())) * rest_model.rotation(j);
+                    pose[j].rotation = (parent.inverse() * model).normalize();
+                }
+            }
+            if skeleton.parent(j).is_none() {
+                // The root on its point, or moved with the first owning joint below it.
+                if let Some(k) = owner[j.index()] {
+                    pose[j].translation = f[k];
+                } else if let Some((d, k)) = target[j.index()] {
+                    pose[j].translation += f[k] - rest_model.position(d);
+                }
+            }
+            model_rotation[j.index()] = parent * pose[j].rotation;
+        }
+        motion.push(pose).unwrap();
+    }
+    motion
+}
+
+#[test]
+fn usual_look_at_method_for_comparison() {
+    let layout = Layout::H36m;
+    let (mut ours, mut theirs, mut files) = (0.0, 0.0, 0.0);
+    for source in sources("usual_look_at_method_for_comparison") {
+        let binding = Binding::new(&source.skeleton, &source.map, &layout, &[true; 17]);
+        let truth = keypoints(&source.skeleton, &source.motion, &binding);
+        let baseline = look_at_baseline(&source.skeleton, &binding, &truth, 17);
+        let got = keypoints(&source.skeleton, &baseline, &binding);
+        let (mean, _) = errors(&truth, &got);
+        let (solved, _) = solve_back(&source, &layout, &truth, &MocapConfig::default());
+        let (mine, _) = errors(&truth, &solved);
+        println!(
+            "look-at peer {:<40} MPJPE {:>6.1} mm (ours {:>5.2} mm); step {:>6.1}° (source {:>6.1}°)",
+            source.name,
+            mean * 1e3,
+            mine * 1e3,
+            largest_frame_rotation(&baseline).to_degrees(),
+            largest_frame_rotation(&source.motion).to_degrees()
+        );
+        ours += mine;
+        theirs += mean;
+        files += 1.0;
+    }
+    if files > 0.0 {
+        println!(
+            "look-at peer mean {:.1} mm, ours {:.2} mm",
+            theirs / files * 1e3,
+            ours / files * 1e3
+        );
+        assert!(ours < theirs, "the solver must beat the look-at peer");
+    }
+}
