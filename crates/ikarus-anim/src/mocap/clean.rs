@@ -54,6 +54,9 @@ pub struct OneEuro {
     pub beta: f64,
     /// Cut-off of the speed estimate, Hz. Default 1.
     pub derivative_cutoff: f64,
+    /// Runs the filter forward and then backward in time, which cancels its lag (whole clips).
+    /// False filters forward only, as a live stream must. Default true.
+    pub both_ways: bool,
 }
 
 impl Default for OneEuro {
@@ -62,6 +65,7 @@ impl Default for OneEuro {
             min_cutoff: 2.0,
             beta: 2.0,
             derivative_cutoff: 1.0,
+            both_ways: true,
         }
     }
 }
@@ -104,16 +108,33 @@ impl OneEuro {
     }
 
     /// Filters every keypoint track in place (frame-major, `count` points a frame, `dt`
-    /// seconds between frames), forward in time, speed measured as the point's 3-D speed.
+    /// seconds between frames), forward in time and then, with
+    /// [`both_ways`](Self::both_ways), backward; speed measured as the point's 3-D speed.
     pub fn filter(&self, points: &mut [DVec3], count: usize, dt: f64) {
         if count == 0 || !(dt.is_finite() && dt > 0.0) {
             return;
         }
         let frames = points.len() / count;
+        self.pass(points, count, dt, 0..frames);
+        if self.both_ways {
+            self.pass(points, count, dt, (0..frames).rev());
+        }
+    }
+
+    /// One pass over the frames in the given order.
+    fn pass(
+        &self,
+        points: &mut [DVec3],
+        count: usize,
+        dt: f64,
+        order: impl Iterator<Item = usize> + Clone,
+    ) {
         for k in 0..count {
-            let mut x = points[k];
+            let mut frames = order.clone();
+            let Some(first) = frames.next() else { return };
+            let mut x = points[first * count + k];
             let mut dx = DVec3::ZERO;
-            for f in 1..frames {
+            for f in frames {
                 let raw = points[f * count + k];
                 if !raw.is_finite() || !x.is_finite() {
                     x = raw;
