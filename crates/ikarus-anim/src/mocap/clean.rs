@@ -115,9 +115,9 @@ impl OneEuro {
             return;
         }
         let frames = points.len() / count;
-        self.pass(points, count, dt, 0..frames);
+        self.pass(points, count, dt, &(0..frames));
         if self.both_ways {
-            self.pass(points, count, dt, (0..frames).rev());
+            self.pass(points, count, dt, &(0..frames).rev());
         }
     }
 
@@ -127,7 +127,7 @@ impl OneEuro {
         points: &mut [DVec3],
         count: usize,
         dt: f64,
-        order: impl Iterator<Item = usize> + Clone,
+        order: &(impl Iterator<Item = usize> + Clone),
     ) {
         for k in 0..count {
             let mut frames = order.clone();
