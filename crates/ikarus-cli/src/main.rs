@@ -30,6 +30,8 @@ enum Command {
     Motion(cmd::motion::Args),
     /// Solve many targets for one URDF chain in parallel (TRAC-IK style), results as JSON.
     Batch(cmd::batch::Args),
+    /// Motion capture to posture: 3-D keypoints or segment orientations onto a skeleton, as BVH.
+    Mocap(cmd::mocap::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Batch(args) => cmd::batch::run(&args),
         Command::Motion(args) => cmd::motion::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
+        Command::Mocap(args) => cmd::mocap::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

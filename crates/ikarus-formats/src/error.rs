@@ -60,6 +60,14 @@ pub enum FormatError {
         /// What is wrong and where (byte offset, JSON line:column or JSON path).
         source: GltfError,
     },
+    /// The file is not a valid keypoint or segment-orientation file.
+    #[error("{}: {source}", path.display())]
+    Keypoints {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and in which frame or line.
+        source: crate::keypoints::KeypointError,
+    },
     /// The file's extension names no format ikarus reads.
     #[error("{}: unknown file format (expected .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm, .vrma or `builtin:humanoid`)", path.display())]
     UnknownFormat {

@@ -11,6 +11,8 @@
 //!   converted at load and on export).
 //! - [`gltf`]: glTF 2.0 / GLB, VRM 0.x and 1.0 avatars, VRM animations (`.vrma`): skins as
 //!   skeletons, animations as motions, skinned meshes, the VRM humanoid map; write back.
+//! - [`keypoints`]: 3-D keypoints (JSON, CSV, `NumPy` `.npy`) and segment orientations (JSON)
+//!   for motion capture.
 //! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
@@ -23,6 +25,7 @@ pub mod bvh;
 mod document;
 mod error;
 pub mod gltf;
+pub mod keypoints;
 pub mod mesh;
 pub mod mmd;
 pub mod urdf;

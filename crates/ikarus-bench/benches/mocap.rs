@@ -1,0 +1,81 @@
+//! Motion capture → posture (issue 16): frames per second for keypoints of the CMU walk
+//! (`cmu_02_01_walk_cgspeed_crlf.bvh`, forward kinematics of every frame turned into Human3.6M
+//! 17 and `MediaPipe` 33 points) solved onto the built-in humanoid (26 joints): one frame
+//! through a prepared [`PositionSolver`], and whole clips through `solve_positions` (gap
+//! filling, bone-length fit, solve, FK residuals).
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use glam::DVec3;
+use ikarus_anim::mocap::{
+    Binding, KeypointClip, Layout, MocapConfig, PositionSolver, solve_positions,
+};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_core::{ModelPose, fk};
+use std::hint::black_box;
+
+fn walk_points(layout: &Layout) -> Option<(Vec<DVec3>, f64)> {
+    let dir = ikarus_testdata::require("bvh", "bench mocap")?;
+    let path = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    // 0.056 brings the CMU file's units near the built-in humanoid's size (metres).
+    let doc = ikarus_formats::open(path.to_str()?, 0.056).ok()?;
+    let motion = doc.motion?;
+    let map = HumanoidMap::recognise(&doc.skeleton);
+    let binding = Binding::new(&doc.skeleton, &map, layout, &vec![true; layout.len()]);
+    let mut model = ModelPose::new(&doc.skeleton);
+    let mut frame = vec![DVec3::ZERO; layout.len()];
+    let mut points = Vec::new();
+    for pose in motion.frames() {
+        fk::forward_kinematics(&doc.skeleton, pose, &mut model);
+        binding.keypoints(&model, &mut frame);
+        points.extend_from_slice(&frame);
+    }
+    Some((points, motion.frame_time()))
+}
+
+fn mocap(c: &mut Criterion) {
+    let target = builtin_humanoid();
+    let map = HumanoidMap::recognise(&target);
+    let mut group = c.benchmark_group("mocap");
+    for (label, layout) in [("h36m", Layout::H36m), ("mediapipe", Layout::MediaPipe)] {
+        let Some((points, frame_time)) = walk_points(&layout) else {
+            return;
+        };
+        let n = layout.len();
+        let clip = KeypointClip {
+            layout: &layout,
+            frame_time,
+            points: &points,
+            confidence: None,
+        };
+        let fitted = solve_positions(&target, &map, &clip, &MocapConfig::default())
+            .expect("the walk solves")
+            .skeleton;
+        let binding = Binding::new(&fitted, &map, &layout, &vec![true; n]);
+        let mut solver = PositionSolver::new(&fitted, binding);
+        let mut pose = fitted.rest_pose();
+        let frames = points.len() / n;
+        let mut f = 0;
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(format!("{label}_frame_onto_builtin"), |b| {
+            b.iter(|| {
+                f = (f + 1) % frames;
+                solver.solve_frame(&fitted, black_box(&points[f * n..(f + 1) * n]), &mut pose);
+                black_box(pose[ikarus_core::JointId::from_index(0)].translation)
+            });
+        });
+        group.throughput(Throughput::Elements(frames as u64));
+        group.bench_function(format!("{label}_clip_onto_builtin"), |b| {
+            b.iter(|| {
+                let result =
+                    solve_positions(&target, &map, black_box(&clip), &MocapConfig::default())
+                        .expect("the walk solves");
+                black_box(result.report.mean_error)
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, mocap);
+criterion_main!(benches);

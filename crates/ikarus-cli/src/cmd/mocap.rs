@@ -1,0 +1,327 @@
+//! `ikarus mocap`: motion capture to posture. Keypoint files (JSON, CSV, `.npy`) or segment
+//! orientations (JSON with `segments`) onto a skeleton (`builtin:humanoid` by default, or any
+//! BVH / glTF / VRM / PMX whose bones the humanoid map recognises), written as BVH.
+//!
+//! Several inputs are solved in parallel, one thread per core, each to `--out-dir/NAME.bvh`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result, bail, ensure};
+use glam::{DQuat, DVec3};
+use ikarus_anim::mocap::orientations::OrientationCalibration;
+use ikarus_anim::mocap::{
+    BoneLengths, KeypointClip, Layout, MocapConfig, MocapReport, OneEuro, UpAxis, solve_positions,
+};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{Motion, Skeleton};
+use ikarus_formats::bvh::{Bvh, BvhLayout};
+use ikarus_formats::keypoints;
+
+use crate::load;
+
+/// Arguments of `ikarus mocap`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Keypoint files (`.json`, `.csv`, `.npy`) or segment-orientation JSON files.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Keypoint layout: h36m, coco, halpe, mediapipe, smpl22, smpl24 or skeleton (names as
+    /// the target's joints, from the file's `names`). Default: the file's `layout`.
+    #[arg(long)]
+    layout: Option<String>,
+    /// Target skeleton: `builtin:humanoid` or a BVH / glTF / VRM / PMX file.
+    #[arg(long, visible_alias = "skeleton", default_value = "builtin:humanoid")]
+    to: String,
+    /// Frames per second (default: the file's `fps`, else 30).
+    #[arg(long)]
+    fps: Option<f64>,
+    /// Unit of the input's coordinates.
+    #[arg(long, default_value = "m", value_parser = ["m", "cm", "mm"])]
+    units: String,
+    /// Up axis of the input (default: the layout's usual one: -y for mediapipe, else y).
+    #[arg(long, value_parser = ["y", "z", "-y"], allow_hyphen_values = true)]
+    up: Option<String>,
+    /// Temporal filter on the points before solving.
+    #[arg(long, value_parser = ["one-euro"])]
+    filter: Option<String>,
+    /// Bone lengths: fit (median per bone over the clip), keep (the target's, scaled as a
+    /// whole) or per-frame (stretch to every frame's lengths).
+    #[arg(long, default_value = "fit", value_parser = ["fit", "keep", "per-frame"])]
+    bone_lengths: String,
+    /// Points with a lower confidence count as missing.
+    #[arg(long, default_value_t = 0.3)]
+    min_confidence: f64,
+    /// Output BVH (one input).
+    #[arg(long, conflicts_with = "out_dir")]
+    out: Option<PathBuf>,
+    /// Output directory (any number of inputs; `NAME.bvh` each).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> Result<()> {
+    let outputs: Vec<PathBuf> = match (&args.out, &args.out_dir) {
+        (Some(out), None) => {
+            ensure!(
+                args.inputs.len() == 1,
+                "--out names one file; use --out-dir for {} inputs",
+                args.inputs.len()
+            );
+            vec![out.clone()]
+        }
+        (None, Some(dir)) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            // `NAME.bvh`, or `NAME.EXT.bvh` when two inputs share a stem.
+            args.inputs
+                .iter()
+                .map(|i| {
+                    let stem = i.file_stem().unwrap_or_default();
+                    let shared = args
+                        .inputs
+                        .iter()
+                        .filter(|o| o.file_stem().unwrap_or_default() == stem)
+                        .count()
+                        > 1;
+                    let mut name = if shared {
+                        i.file_name().unwrap_or_default().to_owned()
+                    } else {
+                        stem.to_owned()
+                    };
+                    name.push(".bvh");
+                    dir.join(name)
+                })
+                .collect()
+        }
+        _ => bail!("give --out OUT.bvh (one input) or --out-dir DIR"),
+    };
+    let document = load::open(&args.to, None)?;
+    let skeleton = document.skeleton;
+    let map = HumanoidMap::recognise(&skeleton);
+    let progress = indicatif::ProgressBar::new(args.inputs.len() as u64)
+        .with_message(format!("solving onto {}", args.to));
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(args.inputs.len());
+    let results: Vec<(usize, Result<String>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(input) = args.inputs.get(i) else {
+                            break;
+                        };
+                        let result = convert(args, input, &outputs[i], &skeleton, &map);
+                        progress.inc(1);
+                        done.push((i, result));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    progress.finish_and_clear();
+    let mut results = results;
+    results.sort_by_key(|r| r.0);
+    let mut failed = 0;
+    for (i, result) in results {
+        match result {
+            Ok(line) => println!("{}: {line}", outputs[i].display()),
+            Err(error) => {
+                failed += 1;
+                let name = args.inputs[i].display().to_string();
+                let line = one_line(&error);
+                if line.starts_with(&name) {
+                    eprintln!("error: {line}");
+                } else {
+                    eprintln!("error: {name}: {line}");
+                }
+            }
+        }
+    }
+    ensure!(
+        failed == 0,
+        "{failed} of {} inputs failed",
+        args.inputs.len()
+    );
+    Ok(())
+}
+
+/// The error's causes on one line, leaving out a cause whose text the line already holds.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        let text = text
+            .strip_prefix(&format!("{line}: "))
+            .map_or(text.clone(), str::to_owned);
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+fn convert(
+    args: &Args,
+    input: &Path,
+    output: &Path,
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+) -> Result<String> {
+    let is_segments = input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        && std::fs::read_to_string(input).is_ok_and(|t| keypoints::is_segment_json(&t));
+    let (motion, summary) = if is_segments {
+        orientations(args, input, skeleton, map)?
+    } else {
+        positions(args, input, skeleton, map)?
+    };
+    let (skeleton, motion) = motion;
+    let bvh = Bvh::from_motion(
+        &skeleton,
+        &motion,
+        BvhLayout::for_motion(&skeleton, Some(&motion)),
+    )?;
+    bvh.write(output)?;
+    Ok(summary)
+}
+
+type Solved = ((Skeleton, Motion), String);
+
+fn positions(args: &Args, input: &Path, skeleton: &Skeleton, map: &HumanoidMap) -> Result<Solved> {
+    let file = keypoints::read(input)?;
+    let layout_name = args
+        .layout
+        .clone()
+        .or_else(|| file.layout.clone())
+        .context("no --layout given and the file names none")?;
+    let layout = if layout_name.eq_ignore_ascii_case("skeleton") {
+        let names = file
+            .names
+            .clone()
+            .context("layout `skeleton` needs point names (JSON `names` or a CSV header)")?;
+        Layout::Skeleton(names)
+    } else {
+        Layout::from_name(&layout_name)?
+    };
+    ensure!(
+        file.points_per_frame == layout.len(),
+        "the file has {} points a frame, layout {layout} has {}",
+        file.points_per_frame,
+        layout.len()
+    );
+    let unit = match args.units.as_str() {
+        "cm" => 0.01,
+        "mm" => 0.001,
+        _ => 1.0,
+    };
+    let up = match args.up.as_deref() {
+        Some("z") => UpAxis::Z,
+        Some("-y") => UpAxis::NegY,
+        Some(_) => UpAxis::Y,
+        None => layout.usual_up(),
+    };
+    let points: Vec<DVec3> = file.points.iter().map(|p| up.to_y_up(*p * unit)).collect();
+    let fps = args.fps.or(file.fps).unwrap_or(30.0);
+    ensure!(
+        fps.is_finite() && fps > 0.0,
+        "--fps {fps}: expected a positive rate"
+    );
+    let clip = KeypointClip {
+        layout: &layout,
+        frame_time: 1.0 / fps,
+        points: &points,
+        confidence: file.confidence.as_deref(),
+    };
+    let config = MocapConfig {
+        bone_lengths: match args.bone_lengths.as_str() {
+            "keep" => BoneLengths::Keep,
+            "per-frame" => BoneLengths::PerFrame,
+            _ => BoneLengths::Fit,
+        },
+        filter: args.filter.as_ref().map(|_| OneEuro::default()),
+        min_confidence: args.min_confidence,
+    };
+    let result = solve_positions(skeleton, map, &clip, &config)?;
+    let summary = describe(&result.report, &layout);
+    Ok(((result.skeleton, result.motion), summary))
+}
+
+fn describe(report: &MocapReport, layout: &Layout) -> String {
+    let mut line = format!(
+        "{} frames, {layout} {}/{} points used, {} filled, scale {:.3}, FK error mean {:.1} mm max {:.1} mm",
+        report.frames,
+        report.used,
+        layout.len(),
+        report.filled,
+        report.scale,
+        report.mean_error * 1e3,
+        report.max_error * 1e3
+    );
+    if !report.unused.is_empty() {
+        line.push_str("; unused: ");
+        line.push_str(&report.unused.join(", "));
+    }
+    line
+}
+
+fn orientations(
+    args: &Args,
+    input: &Path,
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+) -> Result<Solved> {
+    let file = keypoints::read_segments(input)?;
+    let joints = file
+        .segments
+        .iter()
+        .map(|name| {
+            HumanoidBone::from_vrm_name(name)
+                .and_then(|b| map.joint(b))
+                .or_else(|| skeleton.joint(name))
+                .with_context(|| format!("segment `{name}` is neither a humanoid bone of the target nor one of its joints"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = joints.len();
+    let frame = |f: usize| &file.orientations[f * n..(f + 1) * n];
+    let calibration = OrientationCalibration::from_rest_frame(
+        skeleton,
+        &joints,
+        frame(file.calibration_frame),
+        DQuat::IDENTITY,
+    )?;
+    let fps = args.fps.or(file.fps).unwrap_or(60.0);
+    ensure!(
+        fps.is_finite() && fps > 0.0,
+        "--fps {fps}: expected a positive rate"
+    );
+    let mut motion = Motion::for_skeleton(skeleton, 1.0 / fps)?;
+    let mut pose = skeleton.rest_pose();
+    let frames = file.orientations.len() / n;
+    for f in 0..frames {
+        let root = file.root_positions.as_ref().map(|p| p[f]);
+        calibration
+            .solve_frame(skeleton, frame(f), root, &mut pose)
+            .with_context(|| format!("frame {f}"))?;
+        motion.push(pose.clone())?;
+    }
+    let summary = format!(
+        "{frames} frames of {n} segment orientations, calibrated on frame {}",
+        file.calibration_frame
+    );
+    Ok(((skeleton.clone(), motion), summary))
+}

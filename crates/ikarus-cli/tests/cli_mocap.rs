@@ -1,0 +1,106 @@
+//! `ikarus mocap` end to end: the CMU walk's joints as Human3.6M points (millimetres, +Z up)
+//! in a JSON and a `.npy` file, solved onto the walk's own skeleton file, written as BVH, read
+//! back and compared with the points by forward kinematics.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use glam::DVec3;
+use ikarus_anim::mocap::{Binding, Layout, UpAxis};
+use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_core::{ModelPose, fk};
+use ikarus_formats::keypoints::{KeypointFile, to_json, to_npy};
+
+#[test]
+fn mocap_keypoint_files_to_bvh() {
+    let Some(dir) = ikarus_testdata::require("bvh", "mocap_keypoint_files_to_bvh") else {
+        return;
+    };
+    let source = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let doc = ikarus_formats::open(source.to_str().unwrap(), 0.056).unwrap();
+    let motion = doc.motion.unwrap();
+    let layout = Layout::H36m;
+    let map = HumanoidMap::recognise(&doc.skeleton);
+    let binding = Binding::new(&doc.skeleton, &map, &layout, &[true; 17]);
+    let mut model = ModelPose::new(&doc.skeleton);
+    let mut frame = vec![DVec3::ZERO; 17];
+    let mut truth = Vec::new();
+    for pose in motion.frames() {
+        fk::forward_kinematics(&doc.skeleton, pose, &mut model);
+        binding.keypoints(&model, &mut frame);
+        truth.extend_from_slice(&frame);
+    }
+    let file = KeypointFile {
+        layout: Some("h36m".into()),
+        fps: Some(motion.frame_rate()),
+        names: None,
+        points_per_frame: 17,
+        points: truth
+            .iter()
+            .map(|p| DVec3::new(p.x, -p.z, p.y) * 1000.0)
+            .collect(),
+        confidence: None,
+    };
+    let tmp = std::env::temp_dir().join(format!("ikarus-cli-mocap-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("walk.json"), to_json(&file)).unwrap();
+    std::fs::write(tmp.join("walk.npy"), to_npy(&file)).unwrap();
+    let out_dir = tmp.join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args([
+            "mocap", "--layout", "h36m", "--units", "mm", "--up", "z", "--to",
+        ])
+        .arg(&source)
+        .arg("--out-dir")
+        .arg(&out_dir)
+        .arg(tmp.join("walk.json"))
+        .arg(tmp.join("walk.npy"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for name in ["walk.json.bvh", "walk.npy.bvh"] {
+        let path: PathBuf = out_dir.join(name);
+        let back = ikarus_formats::open(path.to_str().unwrap(), 1.0).unwrap();
+        let solved = back.motion.unwrap();
+        assert_eq!(solved.len(), motion.len());
+        let map = HumanoidMap::recognise(&back.skeleton);
+        let binding = Binding::new(&back.skeleton, &map, &layout, &[true; 17]);
+        let mut model = ModelPose::new(&back.skeleton);
+        let (mut sum, mut n) = (0.0, 0.0);
+        for (pose, want) in solved.frames().iter().zip(truth.chunks_exact(17)) {
+            fk::forward_kinematics(&back.skeleton, pose, &mut model);
+            binding.keypoints(&model, &mut frame);
+            for (got, want) in frame.iter().zip(want) {
+                sum += (*got - *want).length();
+                n += 1.0;
+            }
+        }
+        let mean = sum / n;
+        println!("{name}: MPJPE {:.2} mm through the BVH file", mean * 1e3);
+        assert!(mean < 5e-3, "{name}: {mean}");
+    }
+    assert_eq!(
+        UpAxis::Z.to_y_up(DVec3::new(1.0, -3.0, 2.0)),
+        DVec3::new(1.0, 2.0, 3.0)
+    );
+
+    // A layout that does not fit the file: a clear error naming the file.
+    let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args(["mocap", "--layout", "mediapipe"])
+        .arg(tmp.join("walk.npy"))
+        .arg("--out")
+        .arg(tmp.join("bad.bvh"))
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("walk.npy") && stderr.contains("17 points a frame"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
