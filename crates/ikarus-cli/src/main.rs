@@ -38,7 +38,28 @@ enum Command {
     Demo(cmd::demo::Args),
 }
 
+/// A reader that closes the pipe early (`ikarus fk … | head`) makes `println!` fail with a
+/// broken pipe, which Rust reports as a panic. The output was wanted only up to there, as with
+/// any Unix tool, so that one panic ends the program quietly with success; every other panic
+/// keeps the default report.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info(args) => cmd::info::run(&args),

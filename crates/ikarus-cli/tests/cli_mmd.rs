@@ -83,3 +83,25 @@ fn fk_with_motion_matches_the_converted_bvh() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains(".pmx or .pmd"));
 }
+
+#[test]
+fn a_reader_closing_the_pipe_early_is_not_a_crash() {
+    use std::process::{Command, Stdio};
+    // `ikarus fk MODEL | head -0`: the reader is gone before the first line, so every one of
+    // the 140 lines `fk` prints meets a closed pipe.
+    let Some(dir) = ikarus_testdata::require("mmd", "a_reader_closing_the_pipe_early") else {
+        return;
+    };
+    let model = dir.join("Miku_Hatsune_Ver2.pmd");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args(["fk", model.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "status {:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
