@@ -216,10 +216,7 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
 /// # Errors
 /// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
 pub fn read_mmd_model(path: &Path, scale: f64) -> Result<crate::mmd::MmdModel, FormatError> {
-    let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = read_file(path)?;
     let is_pmd = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("pmd"));
@@ -239,10 +236,7 @@ pub fn read_mmd_model(path: &Path, scale: f64) -> Result<crate::mmd::MmdModel, F
 /// # Errors
 /// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
 pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatError> {
-    let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = read_file(path)?;
     crate::mmd::vmd::Vmd::parse(&bytes, scale).map_err(|source| FormatError::Mmd {
         path: path.to_owned(),
         source,
@@ -257,4 +251,12 @@ fn open_builtin(scale: f64) -> Document {
         mesh: None,
         rig: None,
     }
+}
+
+/// The file's bytes, or [`FormatError::Io`] naming it.
+fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
+    std::fs::read(path).map_err(|source| FormatError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
