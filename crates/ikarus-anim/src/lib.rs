@@ -10,3 +10,4 @@
 
 pub mod mmd;
 pub mod mocap;
+pub mod posture;

@@ -4,6 +4,7 @@
 
 pub mod humanoid;
 pub mod iiwa;
+pub mod natural;
 pub mod soak;
 pub mod trac_ik;
 

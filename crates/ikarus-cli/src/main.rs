@@ -32,6 +32,9 @@ enum Command {
     Batch(cmd::batch::Args),
     /// Motion capture to posture: 3-D keypoints or segment orientations onto a skeleton, as BVH.
     Mocap(cmd::mocap::Args),
+    /// Learn a posture model (probabilistic PCA on joint rotations) from motions, for the
+    /// example-based solver.
+    Learn(cmd::learn::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Motion(args) => cmd::motion::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Mocap(args) => cmd::mocap::run(&args),
+        Command::Learn(args) => cmd::learn::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -151,6 +151,22 @@ impl Skeleton {
         })
     }
 
+    /// Moves every joint of `pose` onto its limit ([`JointLimit::project`], the nearest legal
+    /// rotation relative to rest); returns how many joints moved.
+    pub fn project_to_limits(&self, pose: &mut LocalPose) -> usize {
+        let mut moved = 0;
+        for j in self.joints() {
+            let rest = self.rest(j).rotation;
+            let delta = rest.conjugate() * pose[j].rotation;
+            let limit = self.limit(j);
+            if !limit.contains(delta) {
+                pose[j].rotation = (rest * limit.project(delta)).normalize();
+                moved += 1;
+            }
+        }
+        moved
+    }
+
     /// The joint and all its descendants as a contiguous index range.
     #[inline]
     pub fn subtree(&self, joint: JointId) -> Range<usize> {

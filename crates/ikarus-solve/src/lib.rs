@@ -17,6 +17,7 @@ pub mod batch;
 pub mod ccd;
 pub mod dofs;
 pub mod driver;
+pub mod example;
 pub mod fabrik;
 mod frames;
 pub mod jacobian;
@@ -85,6 +86,10 @@ pub enum SolverConfig {
     /// with a spherical wrist; 6-D goals), Levenberg–Marquardt otherwise; the report's `ran`
     /// says which: `{"kind": "auto", "swivel": "keep_current", "fallback": {...}}`.
     Auto(robot::AutoConfig),
+    /// Example-based IK ([`example`], seed 004): the most likely posture of a learned posture
+    /// model that meets the goals, refined to meet them exactly:
+    /// `{"kind": "example", "model": "builtin:humanoid", "goal_noise": 0.01, "refine": true}`.
+    Example(example::ExampleConfig),
 }
 
 impl SolverConfig {
@@ -101,6 +106,7 @@ impl SolverConfig {
             Self::Lm(_) => "lm",
             Self::Jacobian(_) => "jacobian",
             Self::Auto(_) => "auto",
+            Self::Example(_) => "example",
         }
     }
 
@@ -112,7 +118,12 @@ impl SolverConfig {
             Self::Fabrik(c) => Some(&mut c.iteration),
             Self::Jacobian(c) => Some(&mut c.iteration),
             Self::Auto(c) => Some(&mut c.fallback.iteration),
-            Self::None | Self::TwoBone(_) | Self::Limb7(_) | Self::Aim(_) | Self::Leg6(_) => None,
+            Self::None
+            | Self::TwoBone(_)
+            | Self::Limb7(_)
+            | Self::Aim(_)
+            | Self::Leg6(_)
+            | Self::Example(_) => None,
         }
     }
 }
@@ -179,5 +190,6 @@ pub fn solve_with(
             jacobian::solve_with(skeleton, task, config, &mut workspace.jacobian, pose)
         }
         SolverConfig::Auto(config) => robot::solve_task(skeleton, task, config, workspace, pose),
+        SolverConfig::Example(config) => example::solve_task(skeleton, task, config, pose),
     }
 }

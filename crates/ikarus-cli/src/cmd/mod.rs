@@ -6,6 +6,7 @@ pub mod demo;
 pub mod fk;
 pub mod gltf_info;
 pub mod info;
+pub mod learn;
 pub mod mocap;
 pub mod motion;
 pub mod serve;

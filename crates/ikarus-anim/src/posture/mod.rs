@@ -1,0 +1,212 @@
+//! Posture models learned from motions (seed 004's example-based IK): which joints a model
+//! covers, the learner ([`learn`]: Karcher means, then probabilistic PCA on rotation vectors
+//! about them — see [`ikarus_solve::example::PostureModel`] for the parameterisation), postures
+//! carried between humanoids through their bone maps ([`HumanoidTransfer`]) so one skeleton can
+//! learn from another's motions, and feature-driven interpolation of example postures
+//! ([`FeatureInterpolator`], Kovar–Gleicher).
+
+mod interpolate;
+mod transfer;
+
+pub use interpolate::{FeatureInterpolator, InterpolateError};
+pub use transfer::HumanoidTransfer;
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_solve::dofs::rotation_vector;
+use ikarus_solve::example::{ModelError, ModelParts, PostureModel};
+use nalgebra::{DMatrix, SymmetricEigen};
+
+/// Why a model could not be learned.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LearnError {
+    /// Fewer than two frames.
+    #[error("a posture model needs at least 2 frames, got {0}")]
+    TooFewFrames(usize),
+    /// No joint to model.
+    #[error("no joints to model (the skeleton has nothing below its root or hips)")]
+    NoJoints,
+    /// A frame does not match the skeleton, or holds a non-finite rotation.
+    #[error("frame {frame}: {reason}")]
+    BadFrame {
+        /// The frame's index over all frames given.
+        frame: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The learned numbers did not make a valid model.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// The joints a posture model of `skeleton` covers: everything below the hips when the map
+/// names them (the hips and the joints above carry the root transform, which the solvers keep
+/// fixed), otherwise everything below the root.
+pub fn modelled_joints(skeleton: &Skeleton, map: Option<&HumanoidMap>) -> Vec<JointId> {
+    let top = map
+        .and_then(|m| m.joint(HumanoidBone::Hips))
+        .or_else(|| skeleton.roots().next());
+    let Some(top) = top else { return Vec::new() };
+    skeleton
+        .joints()
+        .filter(|&j| j != top && skeleton.is_ancestor_or_self(top, j))
+        .collect()
+}
+
+/// The rest height of `skeleton` (vertical extent of its joints at rest), or its largest extent
+/// when flat, or 1: the length scale a model records.
+pub fn rest_height(skeleton: &Skeleton) -> f64 {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for p in model.positions() {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    let extent = hi - lo;
+    [extent.y, extent.max_element(), 1.0]
+        .into_iter()
+        .find(|v| v.is_finite() && *v > 1e-9)
+        .unwrap_or(1.0)
+}
+
+/// Learns a posture model of `joints` from `frames` of `skeleton` with `dims` latent
+/// dimensions (at most `3·joints`; the rest of the variance becomes the isotropic noise).
+///
+/// Each joint's mean is its Karcher mean (the rotation minimising the summed squared geodesic
+/// distances, by fixed-point iteration from the first frame); postures are the rotation vectors
+/// about it; `W` and `σ²` are the maximum-likelihood PPCA solution from the eigenvectors of the
+/// sample covariance.
+///
+/// # Errors
+/// [`LearnError`] for fewer than two frames, no joints, or a frame that does not fit.
+pub fn learn(
+    skeleton: &Skeleton,
+    joints: &[JointId],
+    frames: &[LocalPose],
+    dims: usize,
+) -> Result<PostureModel, LearnError> {
+    if frames.len() < 2 {
+        return Err(LearnError::TooFewFrames(frames.len()));
+    }
+    if joints.is_empty() {
+        return Err(LearnError::NoJoints);
+    }
+    for (i, frame) in frames.iter().enumerate() {
+        if frame.len() != skeleton.len() {
+            return Err(LearnError::BadFrame {
+                frame: i,
+                reason: format!(
+                    "{} joints, the skeleton has {}",
+                    frame.len(),
+                    skeleton.len()
+                ),
+            });
+        }
+        if let Some(&j) = joints.iter().find(|&&j| !frame[j].rotation.is_finite()) {
+            return Err(LearnError::BadFrame {
+                frame: i,
+                reason: format!("joint {:?} has a non-finite rotation", skeleton.name(j)),
+            });
+        }
+    }
+    let mean: Vec<DQuat> = joints
+        .iter()
+        .map(|&j| {
+            let rotations: Vec<DQuat> = frames.iter().map(|f| f[j].rotation.normalize()).collect();
+            karcher_mean(&rotations)
+        })
+        .collect();
+    let n = 3 * joints.len();
+    let count = frames.len();
+    let mut data = DMatrix::<f64>::zeros(count, n);
+    for (i, frame) in frames.iter().enumerate() {
+        for (k, &j) in joints.iter().enumerate() {
+            let v = rotation_vector(mean[k].conjugate() * frame[j].rotation.normalize());
+            for c in 0..3 {
+                data[(i, 3 * k + c)] = v[c];
+            }
+        }
+    }
+    let offset: Vec<f64> = (0..n).map(|c| data.column(c).mean()).collect();
+    for (c, &m) in offset.iter().enumerate() {
+        data.column_mut(c).add_scalar_mut(-m);
+    }
+    #[allow(clippy::cast_precision_loss)] // frame counts far below 2^52
+    let covariance = data.transpose() * &data / count as f64;
+    let eigen = SymmetricEigen::new(covariance);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| eigen.eigenvalues[b].total_cmp(&eigen.eigenvalues[a]));
+    let k = dims.min(n);
+    let values: Vec<f64> = order
+        .iter()
+        .map(|&i| eigen.eigenvalues[i].max(0.0))
+        .collect();
+    let total: f64 = values.iter().sum();
+    #[allow(clippy::cast_precision_loss)]
+    let noise = if k < n {
+        values[k..].iter().sum::<f64>() / (n - k) as f64
+    } else {
+        0.0
+    }
+    .max(total * 1e-9)
+    .max(1e-12);
+    let mut basis = vec![0.0; n * k];
+    for (a, &i) in order.iter().take(k).enumerate() {
+        let scale = (values[a] - noise).max(0.0).sqrt();
+        for row in 0..n {
+            basis[row * k + a] = eigen.eigenvectors[(row, i)] * scale;
+        }
+    }
+    Ok(PostureModel::new(ModelParts {
+        joints: joints
+            .iter()
+            .map(|&j| skeleton.name(j).to_owned())
+            .collect(),
+        mean,
+        offset,
+        basis,
+        variances: values[..k].to_vec(),
+        noise,
+        scale: rest_height(skeleton),
+        frames: count,
+    })?)
+}
+
+/// The Karcher mean of unit rotations: `m ← m · exp(mean_i log(m⁻¹ q_i))` until the update is
+/// below 1e-12 rad (at most 50 rounds), starting from the first.
+pub fn karcher_mean(rotations: &[DQuat]) -> DQuat {
+    let Some(&first) = rotations.first() else {
+        return DQuat::IDENTITY;
+    };
+    let mut mean = first;
+    for _ in 0..50 {
+        let (sum, count) = rotations.iter().fold((DVec3::ZERO, 0.0), |(s, c), q| {
+            (s + rotation_vector(mean.conjugate() * *q), c + 1.0)
+        });
+        let step = sum / count;
+        mean = (mean * DQuat::from_scaled_axis(step)).normalize();
+        if step.length() < 1e-12 {
+            break;
+        }
+    }
+    mean
+}
+
+/// Mean per-joint position error between two poses of `skeleton`, over all joints, in the
+/// skeleton's length unit (MPJPE).
+pub fn mean_joint_error(skeleton: &Skeleton, a: &LocalPose, b: &LocalPose) -> f64 {
+    let mut ma = ModelPose::new(skeleton);
+    let mut mb = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, a, &mut ma);
+    fk::forward_kinematics(skeleton, b, &mut mb);
+    #[allow(clippy::cast_precision_loss)]
+    let count = skeleton.len().max(1) as f64;
+    ma.positions()
+        .zip(mb.positions())
+        .map(|(p, q)| p.distance(q))
+        .sum::<f64>()
+        / count
+}
