@@ -152,8 +152,10 @@ pub fn solve_file(task_file: &TaskFile, task_dir: &Path) -> Result<Output> {
         None => skeleton.rest_pose(),
     };
     let task = build_task(skeleton, task_file)?;
+    let mut solver = task_file.solver.clone();
+    load::posture_model(&mut solver, task_dir)?;
     let start = Instant::now();
-    let report = ikarus_solve::solve(skeleton, &task, &task_file.solver, &mut pose);
+    let report = ikarus_solve::solve(skeleton, &task, &solver, &mut pose);
     let time_ns = start.elapsed().as_nanos();
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, &pose, &mut model);

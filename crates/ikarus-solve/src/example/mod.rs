@@ -153,6 +153,9 @@ impl Default for ExampleConfig {
 /// Radians of orientation error weighed like this fraction of the model's length scale.
 const ROTATION_LENGTH: f64 = 0.1;
 
+/// Most iterations either stage may be given.
+pub const MAX_ITERATIONS: u32 = 100_000;
+
 /// Largest change of one joint's rotation vector per refinement step, radians.
 const MAX_JOINT_STEP: f64 = 0.5;
 
@@ -182,6 +185,11 @@ pub fn solve_task(
     }
     if !(config.goal_noise.is_finite() && config.goal_noise > 0.0) {
         return SolveReport::invalid("goal_noise must be finite and positive".to_owned());
+    }
+    if config.latent_iterations.max(config.refine_iterations) > MAX_ITERATIONS {
+        return SolveReport::invalid(format!(
+            "latent_iterations and refine_iterations must be at most {MAX_ITERATIONS}"
+        ));
     }
     let mut problem = Problem::new(skeleton, task, model, joints, config);
     let (mut iterations, mut limits_active) = problem.run(pose);
@@ -738,6 +746,85 @@ fn right_jacobian(v: DVec3) -> DMat3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Effector, Goal};
+
+    #[test]
+    fn jacobian_matches_finite_differences() {
+        let skeleton = ikarus_core::humanoid::builtin_humanoid();
+        let model = builtin_humanoid().expect("shipped model");
+        let joints = model.bind(&skeleton).unwrap();
+        let n = model.len();
+        // A posture away from the mean (every coordinate moved), unprojected.
+        let x: Vec<f64> = (0..n)
+            .map(|i| model.offset()[i] + 0.3 * ((i as f64) * 0.7).sin())
+            .collect();
+        let mut pose = skeleton.rest_pose();
+        model.decode(&x, &joints, &mut pose);
+        let mut world = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut world);
+        let effector = |name: &str, orient: bool| {
+            let joint = skeleton.joint(name).unwrap();
+            Effector {
+                joint,
+                goal: Goal {
+                    position: Some(world.position(joint) + DVec3::new(0.1, -0.05, 0.02)),
+                    // At the current orientation: the error's derivative is the axis exactly.
+                    orientation: orient.then(|| world.rotation(joint)),
+                },
+                weight: 1.5,
+            }
+        };
+        let task = IkTask {
+            effectors: vec![
+                effector("leftHand", true),
+                effector("rightFoot", false),
+                effector("head", true),
+            ],
+            ..IkTask::default()
+        };
+        let config = ExampleConfig::default();
+        let mut problem = Problem::new(&skeleton, &task, model, joints.clone(), &config);
+        fk::forward_kinematics(&skeleton, &pose, &mut problem.fk);
+        problem.fill_jacobian(&x);
+        let analytic = problem.jacobian.clone();
+        let rows = problem.rows;
+        let h = 1e-6;
+        let mut worst: f64 = 0.0;
+        // Hinges turn only about their axis: their columns are checked along that direction.
+        let direction = |c: usize| -> Vec<f64> {
+            let k = c / 3;
+            let v = DVec3::new(x[3 * k], x[3 * k + 1], x[3 * k + 2]);
+            let mut e = vec![0.0; n];
+            match hinge_direction(skeleton.limit(joints[k]), v) {
+                Some(d) => {
+                    let unit = DVec3::AXES[c % 3];
+                    e[3 * k..3 * k + 3].copy_from_slice(&(d * d.dot(unit)).to_array());
+                }
+                None => e[c] = 1.0,
+            }
+            e
+        };
+        for c in 0..n {
+            let e = direction(c);
+            let mut residual_at = |dx: f64| {
+                let mut xs = x.clone();
+                for (xi, ei) in xs.iter_mut().zip(&e) {
+                    *xi += dx * ei;
+                }
+                let mut p = skeleton.rest_pose();
+                model.decode(&xs, &joints, &mut p);
+                fk::forward_kinematics(&skeleton, &p, &mut problem.fk);
+                problem.fill_residual();
+                problem.residual.clone()
+            };
+            let (plus, minus) = (residual_at(h), residual_at(-h));
+            for r in 0..rows {
+                let numeric = (plus[r] - minus[r]) / (2.0 * h);
+                worst = worst.max((numeric - analytic[r * n + c]).abs());
+            }
+        }
+        assert!(worst < 1e-6, "largest difference {worst}");
+    }
 
     #[test]
     fn right_jacobian_matches_finite_differences() {

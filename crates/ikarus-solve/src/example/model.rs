@@ -160,7 +160,10 @@ impl PostureModel {
                     extra: " and non-zero",
                 });
             }
-            *q /= n;
+            // Unit within rounding is kept as is, so reading and writing a file is exact.
+            if (n - 1.0).abs() > 1e-12 {
+                *q /= n;
+            }
         }
         Ok(Self {
             joints: parts.joints,

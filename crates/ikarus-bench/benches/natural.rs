@@ -1,0 +1,41 @@
+//! Time per solve on the naturalness protocol (`ikarus_bench::natural`): every solver kind on
+//! the held-out tasks of the built-in humanoid group (hands; hands and head; hands and feet),
+//! each solve from the model's mean posture with the hips at the held-out transform. The MPJPE
+//! table comes from `cargo run --release -p ikarus-bench --bin natural`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ikarus_bench::natural::Protocol;
+use ikarus_solve::{SolverWorkspace, solve_with};
+
+fn bench_natural(c: &mut Criterion) {
+    let protocol = Protocol::load();
+    let g = protocol
+        .groups
+        .iter()
+        .position(|g| g.name == "humanoid")
+        .expect("the humanoid group");
+    let skeleton = &protocol.groups[g].skeleton;
+    let cases: Vec<_> = protocol.cases.iter().filter(|c| c.group == g).collect();
+    let mut group = c.benchmark_group("natural");
+    for (name, config) in protocol.solvers(g) {
+        let mut workspace = SolverWorkspace::new();
+        group.bench_function(name.replace(' ', "_"), |b| {
+            let mut k = 0;
+            b.iter(|| {
+                k = (k + 1) % cases.len();
+                let mut pose = cases[k].start.clone();
+                std::hint::black_box(solve_with(
+                    skeleton,
+                    &cases[k].task,
+                    &config,
+                    &mut workspace,
+                    &mut pose,
+                ))
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_natural);
+criterion_main!(benches);
