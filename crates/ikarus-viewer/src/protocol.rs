@@ -228,6 +228,9 @@ pub struct SkeletonInfo {
     /// Per joint, its humanoid bone's VRM 1.0 name (`leftHand`), when the skeleton's humanoid
     /// map (a VRM file's own, else recognised from the names) has one.
     pub humanoid: Vec<Option<&'static str>>,
+    /// The solver kind in use after this load: `example` (the shipped posture model) on the
+    /// built-in humanoid unless the page chose another, `ccd` by default elsewhere.
+    pub solver: &'static str,
     /// The IK chains the file declares (MMD), run by the server's MMD evaluation.
     pub ik_chains: Vec<IkChainInfo>,
 }

@@ -55,6 +55,9 @@ pub struct Session {
     pub(crate) model: ModelPose,
     task: IkTask,
     solver: SolverConfig,
+    /// True once the page chose a solver; until then each load picks the default for its
+    /// skeleton ([`default_solver`]).
+    solver_chosen: bool,
     undo: Vec<Snapshot>,
     redo: Vec<Snapshot>,
     /// The joint of the drag in progress (consecutive drags share one undo step).
@@ -78,7 +81,8 @@ impl Session {
             pose: skeleton.rest_pose(),
             model: ModelPose::new(skeleton),
             task: IkTask::default(),
-            solver: SolverConfig::Ccd(ikarus_solve::CcdConfig::default()),
+            solver: default_solver(skeleton),
+            solver_chosen: false,
             undo: Vec::new(),
             redo: Vec::new(),
             dragging: None,
@@ -165,6 +169,7 @@ impl Session {
             Request::Solver { config } => {
                 check_budget(&config)?;
                 self.solver = config;
+                self.solver_chosen = true;
                 self.solve_and_reply()
             }
             Request::Trace => Ok(vec![self.trace()]),
@@ -321,6 +326,18 @@ impl Session {
             mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
         }
         self.mmd = mmd;
+        // The default solver for this skeleton, unless the page chose one that still applies.
+        let fits = |config: &SolverConfig| match config {
+            SolverConfig::Example(example) => example
+                .model
+                .model()
+                .is_some_and(|m| m.bind(skeleton).is_ok()),
+            _ => true,
+        };
+        if !self.solver_chosen || !fits(&self.solver) {
+            self.solver = default_solver(skeleton);
+            self.solver_chosen = false;
+        }
         self.loaded = loaded;
         self.task = IkTask::default();
         self.undo.clear();
@@ -581,6 +598,7 @@ impl Session {
                     Some(map.bone_of(j)?.vrm_name())
                 })
                 .collect(),
+            solver: self.solver.kind(),
             ik_chains: self
                 .loaded
                 .document
@@ -636,6 +654,17 @@ pub(crate) fn motion_info(motion: &Motion) -> MotionInfo {
 
 pub(crate) fn error(message: String) -> Reply {
     Reply::Error { message }
+}
+
+/// The solver a skeleton starts with: example-based IK on the shipped posture model when the
+/// model fits the skeleton (the built-in humanoid: a natural whole-body drag), CCD otherwise.
+pub(crate) fn default_solver(skeleton: &ikarus_core::Skeleton) -> SolverConfig {
+    let fits = ikarus_solve::example::builtin_humanoid().is_some_and(|m| m.bind(skeleton).is_ok());
+    if fits {
+        SolverConfig::Example(ikarus_solve::example::ExampleConfig::default())
+    } else {
+        SolverConfig::Ccd(ikarus_solve::CcdConfig::default())
+    }
 }
 
 /// Most iterations a configuration may ask for: keeps one request's solve (and its `trace`)

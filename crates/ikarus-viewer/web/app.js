@@ -56,6 +56,11 @@ function receive(reply) {
       appState.format = reply.format;
       appState.jointCount = reply.joints.length;
       appState.motion = reply.motion;
+      // The server's solver after the load (its default for this skeleton, or the choice).
+      if (reply.solver && reply.solver !== appState.solver) {
+        appState.solver = reply.solver;
+        panel.select(reply.solver);
+      }
       if (![...$('source').options].some((o) => o.value === reply.name)) {
         // An upload: shown, but reloading it means dropping the file again.
         const option = new Option(reply.name, reply.name);

@@ -28,6 +28,14 @@ export class SolverPanel {
     this.show(structuredClone(choices.find((c) => c.kind === kind)?.config ?? { kind }));
   }
 
+  /** Shows `kind` (the server already uses it) without sending it back. */
+  select(kind) {
+    const choice = this.choices.find((c) => c.kind === kind);
+    if (!choice) return;
+    $('solver').value = kind;
+    this.show(structuredClone(choice.config));
+  }
+
   choose(kind) {
     const choice = this.choices.find((c) => c.kind === kind);
     if (!choice) return;

@@ -178,11 +178,6 @@ pub fn solve_task(
         Ok(joints) => joints,
         Err(message) => return SolveReport::invalid(message),
     };
-    if task.base.is_some_and(|b| skeleton.parent(b).is_some()) {
-        return SolveReport::invalid(
-            "the example solver keeps the root fixed: give no base (or the root)".to_owned(),
-        );
-    }
     if !(config.goal_noise.is_finite() && config.goal_noise > 0.0) {
         return SolveReport::invalid("goal_noise must be finite and positive".to_owned());
     }
@@ -191,7 +186,7 @@ pub fn solve_task(
             "latent_iterations and refine_iterations must be at most {MAX_ITERATIONS}"
         ));
     }
-    let mut problem = Problem::new(skeleton, task, model, joints, config);
+    let mut problem = Problem::new(skeleton, task, model, joints, config, pose);
     let (mut iterations, mut limits_active) = problem.run(pose);
     if config.refine && config.finish_with_lm && !problem.reached(task.tolerance) {
         let mut finished = pose.clone();
@@ -241,6 +236,19 @@ struct Problem<'a> {
     clamped: Vec<bool>,
     /// Scratch: joints the last [`apply`](Self::apply) projected.
     projected: Vec<bool>,
+    /// The base joint held in place (a task base other than the root): the root moves so the
+    /// base keeps its start transform, and the Jacobian is taken by finite differences.
+    base: Option<BaseHold>,
+    /// Scratch pose of the finite differences.
+    scratch: LocalPose,
+}
+
+/// A base joint's start transform, kept by moving its root.
+struct BaseHold {
+    base: JointId,
+    root: JointId,
+    rotation: DQuat,
+    position: DVec3,
 }
 
 impl<'a> Problem<'a> {
@@ -250,6 +258,7 @@ impl<'a> Problem<'a> {
         model: &'a PostureModel,
         joints: Vec<JointId>,
         config: &'a ExampleConfig,
+        start: &LocalPose,
     ) -> Self {
         let rows = task
             .effectors
@@ -262,6 +271,19 @@ impl<'a> Problem<'a> {
             .sum();
         let n = model.len();
         let joint_count = joints.len();
+        let mut fk = ModelPose::new(skeleton);
+        let base = task
+            .base
+            .filter(|&b| skeleton.parent(b).is_some())
+            .map(|base| {
+                fk::forward_kinematics(skeleton, start, &mut fk);
+                BaseHold {
+                    base,
+                    root: skeleton.path_to_root(base).last().unwrap_or(base),
+                    rotation: fk.rotation(base),
+                    position: fk.position(base),
+                }
+            });
         Self {
             skeleton,
             task,
@@ -270,12 +292,14 @@ impl<'a> Problem<'a> {
             config,
             rotation_length: ROTATION_LENGTH * model.scale(),
             rows,
-            fk: ModelPose::new(skeleton),
+            fk,
             residual: vec![0.0; rows],
             jacobian: vec![0.0; rows * n],
             active: vec![false; joint_count],
             clamped: vec![false; joint_count],
             projected: vec![false; joint_count],
+            base,
+            scratch: start.clone(),
         }
     }
 
@@ -335,6 +359,10 @@ impl<'a> Problem<'a> {
 
     /// The Jacobian of the residual rows with respect to `x` at `self.fk` (see the module docs).
     fn fill_jacobian(&mut self, x: &[f64]) {
+        if self.base.is_some() {
+            self.fill_jacobian_numeric(x);
+            return;
+        }
         let n = self.model.len();
         self.jacobian.fill(0.0);
         for (k, &joint) in self.joints.iter().enumerate() {
@@ -389,6 +417,60 @@ impl<'a> Problem<'a> {
             self.projected[k] = delta.dot(legal).abs() < 1.0 - 1e-12;
             pose[joint].rotation = (rest * legal).normalize();
         }
+        self.hold_base(pose);
+    }
+
+    /// Moves the root so the held base joint keeps its start transform (no-op without one).
+    fn hold_base(&mut self, pose: &mut LocalPose) {
+        let Some(hold) = &self.base else { return };
+        fk::forward_kinematics(self.skeleton, pose, &mut self.fk);
+        let turn = hold.rotation * self.fk.rotation(hold.base).conjugate();
+        let shift = hold.position - turn * self.fk.position(hold.base);
+        let root = &mut pose[hold.root];
+        root.rotation = (turn * root.rotation).normalize();
+        root.translation = turn * root.translation + shift;
+    }
+
+    /// The Jacobian by forward differences through [`decode`](PostureModel::decode) and
+    /// [`hold_base`](Self::hold_base) (hinges along their axis, as the analytic one); leaves
+    /// `self.fk` and the residual as they were.
+    fn fill_jacobian_numeric(&mut self, x: &[f64]) {
+        const H: f64 = 1e-7;
+        let n = self.model.len();
+        let (saved_fk, saved_residual) = (self.fk.clone(), self.residual.clone());
+        let mut pose = std::mem::replace(&mut self.scratch, LocalPose::from_transforms(Vec::new()));
+        let mut xs = x.to_vec();
+        let place = |this: &mut Self, xs: &[f64], pose: &mut LocalPose| {
+            this.model.decode(xs, &this.joints, pose);
+            this.hold_base(pose);
+            fk::forward_kinematics(this.skeleton, pose, &mut this.fk);
+            this.fill_residual();
+        };
+        place(self, x, &mut pose);
+        let base_residual = self.residual.clone();
+        self.jacobian.fill(0.0);
+        for c in 0..n {
+            let k = c / 3;
+            if self.clamped[k] {
+                continue;
+            }
+            let v = DVec3::new(x[3 * k], x[3 * k + 1], x[3 * k + 2]);
+            let direction = match hinge_direction(self.skeleton.limit(self.joints[k]), v) {
+                Some(d) => d * d.dot(DVec3::AXES[c % 3]),
+                None => DVec3::AXES[c % 3],
+            };
+            for (i, d) in direction.to_array().into_iter().enumerate() {
+                xs[3 * k + i] = x[3 * k + i] + H * d;
+            }
+            place(self, &xs, &mut pose);
+            for (r, (now, was)) in self.residual.iter().zip(&base_residual).enumerate() {
+                self.jacobian[r * n + c] = (now - was) / H;
+            }
+            xs[3 * k..3 * k + 3].copy_from_slice(&x[3 * k..3 * k + 3]);
+        }
+        self.scratch = pose;
+        self.fk = saved_fk;
+        self.residual = saved_residual;
     }
 
     /// The latent stage from the start pose's latent point; leaves its pose in `pose` and
@@ -783,7 +865,7 @@ mod tests {
             ..IkTask::default()
         };
         let config = ExampleConfig::default();
-        let mut problem = Problem::new(&skeleton, &task, model, joints.clone(), &config);
+        let mut problem = Problem::new(&skeleton, &task, model, joints.clone(), &config, &pose);
         fk::forward_kinematics(&skeleton, &pose, &mut problem.fk);
         problem.fill_jacobian(&x);
         let analytic = problem.jacobian.clone();

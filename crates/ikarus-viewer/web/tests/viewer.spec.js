@@ -62,11 +62,14 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   const drawn = await page.evaluate(() => window.samplePixels());
   expect(drawn.fraction).toBeGreaterThan(0.005);
 
-  // Left hand: click makes it an effector, dragging moves its target; CCD follows.
+  // Left hand: click makes it an effector, dragging moves its target; the built-in humanoid's
+  // default solver, example-based IK on the shipped posture model, follows.
+  expect(start.solver).toBe('example');
+  await expect(page.locator('#solver')).toHaveValue('example');
   const handStart = start.positions.leftHand;
   let s = await drag(page, 'leftHand', -70, 60);
   expect(s.selected).toContain('leftHand');
-  expect(s.lastReport.solver).toBe('ccd');
+  expect(s.lastReport.solver).toBe('example');
   expect(s.lastReport.status).toBe('converged');
   const goal = s.effectors.find((e) => e.joint === 'leftHand').position;
   expect(distance(goal, handStart)).toBeGreaterThan(0.05);
@@ -80,7 +83,7 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   expect(fps.poses / fps.seconds, 'poses arrive at least at the display rate').toBeGreaterThan(55);
   expect(fps.fps, 'the page keeps 60 fps while dragging').toBeGreaterThanOrEqual(55);
   s = await state(page);
-  await page.screenshot({ path: path.join(shots, 'viewer-drag-ccd.png') });
+  await page.screenshot({ path: path.join(shots, 'viewer-drag-example.png') });
 
   // Another solver: the analytic 7-DOF limb, with its swivel slider. From the rest pose: CCD
   // turned the clavicle, which limb7 (upper arm, forearm, hand) cannot undo.
