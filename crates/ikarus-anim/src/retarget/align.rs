@@ -1,0 +1,405 @@
+//! Rest-pose alignment: per-bone rotation offsets from the two rest poses through the humanoid
+//! map, so that each target bone turns the way its source bone turns and points where it
+//! points, whatever the two rest poses are (T-pose or A-pose, bone rolls, facing).
+//!
+//! ## Method
+//!
+//! Each character gets a *body frame* from its rest pose: up is model +Y, left from the right
+//! hip joint to the left one made horizontal, forward `left × up` ([`body_from_model`]). In that frame, a source bone's change from its rest is
+//! `D(b) = C_s · S(b) · S_rest(b)⁻¹ · C_s⁻¹` (`S` model rotations, `C_s` the source's
+//! `body_from_model`). The target bone's model rotation is
+//! `T(b) = C_t⁻¹ · D(b) · A(b) · C_t · T_rest(b)`, where the alignment `A(b)` is the shortest
+//! rotation taking the target's rest direction of the bone (towards its next bone mapped on
+//! both sides) onto the source's, both in body frames. With `A = I` this is plain rotation
+//! copying through the normalised humanoid (what a VRM animation player does); with `A` the
+//! target's bones point where the source's point.
+//!
+//! Bones only one side has:
+//! - a target bone on the torso chain (hips, spine, chest, upper chest, neck, head) that the
+//!   source lacks takes a slerp of its neighbours' changes, so extra spine joints share the
+//!   bend;
+//! - any other target bone the source lacks (shoulders, toes, fingers, eyes) turns rigidly
+//!   with its nearest mapped ancestor;
+//! - a source bone the target lacks is simply not read: the target's next bone copies its own
+//!   source bone's model-space change, which includes the missing one's;
+//! - joints the map does not name (twist bones, MMD's helper bones, end joints) keep their
+//!   rest local transforms.
+//!
+//! The root is placed by the pelvis point (the midpoint of the two upper-leg joints), mapped
+//! by [`RootMapping`]: body-frame horizontal position scaled by the leg-length ratio, height
+//! above the floor scaled by the same ratio, so a source whose "hips" bone is not at the
+//! pelvis (MMD's センター) places the target correctly.
+
+use glam::{DAffine3, DQuat, DVec3};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+
+/// Which rotations the target gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AlignMode {
+    /// Rest-pose alignment: target bones point where the source's point (see module docs).
+    #[default]
+    RestAligned,
+    /// Plain rotation copying: each bone's model-space change from its rest is copied, the
+    /// rest poses' differences (A-pose vs T-pose) stay. The baseline.
+    PlainCopy,
+}
+
+/// The torso chain, root first: bones the source lacks here interpolate their neighbours.
+const TORSO: [HumanoidBone; 6] = [
+    HumanoidBone::Hips,
+    HumanoidBone::Spine,
+    HumanoidBone::Chest,
+    HumanoidBone::UpperChest,
+    HumanoidBone::Neck,
+    HumanoidBone::Head,
+];
+
+/// The humanoid parent of a bone (VRM 1.0's hierarchy), `None` for the hips.
+pub fn humanoid_parent(bone: HumanoidBone) -> Option<HumanoidBone> {
+    use HumanoidBone as B;
+    let all = HumanoidBone::ALL;
+    let i = bone.index();
+    Some(match bone {
+        B::Hips => return None,
+        B::Spine | B::LeftUpperLeg | B::RightUpperLeg => B::Hips,
+        B::Chest => B::Spine,
+        B::UpperChest => B::Chest,
+        B::Neck | B::LeftShoulder | B::RightShoulder => B::UpperChest,
+        B::Head => B::Neck,
+        B::LeftEye | B::RightEye | B::Jaw => B::Head,
+        B::LeftUpperArm => B::LeftShoulder,
+        B::RightUpperArm => B::RightShoulder,
+        B::LeftThumbMetacarpal
+        | B::LeftIndexProximal
+        | B::LeftMiddleProximal
+        | B::LeftRingProximal
+        | B::LeftLittleProximal => B::LeftHand,
+        B::RightThumbMetacarpal
+        | B::RightIndexProximal
+        | B::RightMiddleProximal
+        | B::RightRingProximal
+        | B::RightLittleProximal => B::RightHand,
+        // Limbs and finger segments: the previous bone in `ALL`.
+        _ => all[i - 1],
+    })
+}
+
+/// The humanoid child a bone's direction points to, `None` at the ends.
+fn humanoid_child(bone: HumanoidBone) -> Option<HumanoidBone> {
+    use HumanoidBone as B;
+    Some(match bone {
+        B::Hips | B::Head | B::Jaw | B::LeftEye | B::RightEye | B::LeftToes | B::RightToes => {
+            return None;
+        }
+        B::LeftHand => B::LeftMiddleProximal,
+        B::RightHand => B::RightMiddleProximal,
+        B::LeftThumbDistal
+        | B::LeftIndexDistal
+        | B::LeftMiddleDistal
+        | B::LeftRingDistal
+        | B::LeftLittleDistal
+        | B::RightThumbDistal
+        | B::RightIndexDistal
+        | B::RightMiddleDistal
+        | B::RightRingDistal
+        | B::RightLittleDistal => return None,
+        B::LeftShoulder => B::LeftUpperArm,
+        B::RightShoulder => B::RightUpperArm,
+        other => HumanoidBone::ALL[other.index() + 1],
+    })
+}
+
+/// The rotation from a character's model space into its body frame (+X its left, +Y up, +Z
+/// forward): up is model +Y (every format converts to +Y up at its boundary), left the
+/// direction from the right upper-leg joint to the left one at rest, made horizontal, so
+/// the frame is a turn about +Y. `None` when the map lacks those bones or they are stacked
+/// vertically.
+pub fn body_from_model(map: &HumanoidMap, rest: &ModelPose) -> Option<DQuat> {
+    let at = |b: HumanoidBone| map.joint(b).map(|j| rest.position(j));
+    let left = at(HumanoidBone::LeftUpperLeg)? - at(HumanoidBone::RightUpperLeg)?;
+    let left = DVec3::new(left.x, 0.0, left.z).try_normalize()?;
+    // The turn about +Y taking `left` onto +X.
+    Some(DQuat::from_rotation_y(left.z.atan2(left.x)))
+}
+
+/// Where a source point goes on the target: body-frame horizontal position scaled by
+/// `scale`, height above `source_floor` scaled by `scale` and put above `target_floor`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootMapping {
+    /// Target leg length over source leg length (upper plus lower leg, rest pose).
+    pub scale: f64,
+    /// The source's floor height in its body frame (source units).
+    pub source_floor: f64,
+    /// The target's floor height in its body frame (metres).
+    pub target_floor: f64,
+    /// The source's `body_from_model`.
+    pub source_body: DQuat,
+    /// The target's `body_from_model`.
+    pub target_body: DQuat,
+}
+
+impl RootMapping {
+    /// A source model-space point mapped into the target's model space.
+    pub fn map_point(&self, source_model: DVec3) -> DVec3 {
+        let b = self.source_body * source_model;
+        let mapped = DVec3::new(
+            b.x * self.scale,
+            self.target_floor + (b.y - self.source_floor) * self.scale,
+            b.z * self.scale,
+        );
+        self.target_body.conjugate() * mapped
+    }
+}
+
+/// One target joint that a humanoid bone drives.
+#[derive(Clone, Copy, Debug)]
+struct Driven {
+    joint: JointId,
+    /// Where its body-frame change comes from.
+    from: Change,
+    /// `A(b) · C_t · T_rest(b)`: what the change multiplies.
+    offset: DQuat,
+}
+
+/// A body-frame change of rotation read from the source.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// The change of this source joint.
+    Joint(JointId),
+    /// Slerp between two source joints' changes by `t`.
+    Between(JointId, JointId, f64),
+}
+
+/// Rest-pose alignment of one source onto one target, computed once (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Alignment {
+    mode: AlignMode,
+    driven: Vec<Driven>,
+    /// `S_rest(s)⁻¹ · C_s⁻¹`-free form: per source joint, `S_rest⁻¹` (model space).
+    source_rest_inverse: Vec<DQuat>,
+    source_body: DQuat,
+    target_body: DQuat,
+    target_hips: JointId,
+    target_hips_legs: [JointId; 2],
+    source_hips_legs: [JointId; 2],
+}
+
+/// Why an alignment cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AlignError {
+    /// A character's map lacks the bones the body frame needs. Give a map (`--map`) naming
+    /// the hips, both upper legs and the head, neck or spine.
+    #[error("the {side}'s humanoid map lacks hips, upper legs or head: no body frame")]
+    NoBodyFrame {
+        /// `source` or `target`.
+        side: &'static str,
+    },
+}
+
+impl Alignment {
+    /// The alignment of `source` onto `target` (both rest poses read through their maps).
+    ///
+    /// # Errors
+    /// [`AlignError::NoBodyFrame`] when a map lacks the hips, upper legs or head/neck/spine.
+    pub fn new(
+        source: &Skeleton,
+        source_map: &HumanoidMap,
+        target: &Skeleton,
+        target_map: &HumanoidMap,
+        mode: AlignMode,
+    ) -> Result<Self, AlignError> {
+        let source_rest = rest_model(source);
+        let target_rest = rest_model(target);
+        let source_body = body_from_model(source_map, &source_rest)
+            .ok_or(AlignError::NoBodyFrame { side: "source" })?;
+        let target_body = body_from_model(target_map, &target_rest)
+            .ok_or(AlignError::NoBodyFrame { side: "target" })?;
+        let legs = |map: &HumanoidMap| {
+            map.joint(HumanoidBone::LeftUpperLeg)
+                .zip(map.joint(HumanoidBone::RightUpperLeg))
+                .map(|(l, r)| [l, r])
+        };
+        let side = |side| AlignError::NoBodyFrame { side };
+        let source_hips_legs = legs(source_map).ok_or(side("source"))?;
+        let target_hips_legs = legs(target_map).ok_or(side("target"))?;
+        let target_hips = target_map.joint(HumanoidBone::Hips).ok_or(side("target"))?;
+        // Alignment per bone, in `ALL` order (parents first), in body frames.
+        let mut aligned = vec![DQuat::IDENTITY; HumanoidBone::ALL.len()];
+        for &bone in HumanoidBone::ALL {
+            let inherited = humanoid_parent(bone).map_or(DQuat::IDENTITY, |p| aligned[p.index()]);
+            aligned[bone.index()] = if mode == AlignMode::PlainCopy || bone == HumanoidBone::Hips {
+                DQuat::IDENTITY
+            } else {
+                direction_pair(bone, source_map, &source_rest, target_map, &target_rest)
+                    .map_or(inherited, |(s, t)| {
+                        DQuat::from_rotation_arc(target_body * t, source_body * s)
+                    })
+            };
+        }
+        let mut driven = Vec::new();
+        for (bone, joint) in target_map.iter() {
+            let Some(from) = change_of(bone, source_map) else {
+                continue;
+            };
+            let offset = aligned[bone.index()] * target_body * target_rest.rotation(joint);
+            driven.push(Driven {
+                joint,
+                from,
+                offset: offset.normalize(),
+            });
+        }
+        driven.sort_by_key(|d| d.joint);
+        driven.dedup_by_key(|d| d.joint);
+        let source_rest_inverse = source
+            .joints()
+            .map(|j| source_rest.rotation(j).conjugate())
+            .collect();
+        Ok(Self {
+            mode,
+            driven,
+            source_rest_inverse,
+            source_body,
+            target_body,
+            target_hips,
+            target_hips_legs,
+            source_hips_legs,
+        })
+    }
+
+    /// The source's `body_from_model`.
+    pub fn source_body(&self) -> DQuat {
+        self.source_body
+    }
+
+    /// The target's `body_from_model`.
+    pub fn target_body(&self) -> DQuat {
+        self.target_body
+    }
+
+    /// The source's pelvis point (midpoint of the upper-leg joints) in model space.
+    pub fn source_pelvis(&self, source_model: &ModelPose) -> DVec3 {
+        (source_model.position(self.source_hips_legs[0])
+            + source_model.position(self.source_hips_legs[1]))
+            * 0.5
+    }
+
+    /// The target pose for one source frame: `out` gets the target's rest with every driven
+    /// joint turned (see the module docs; with [`AlignMode::RestAligned`] each then projected
+    /// onto its limit) and the hips placed so that the pelvis point lands
+    /// where `root` maps the source's; `target_model` gets its forward kinematics.
+    /// `source_model` holds the FK of the source frame.
+    pub fn pose(
+        &self,
+        target: &Skeleton,
+        source_model: &ModelPose,
+        root: &RootMapping,
+        out: &mut LocalPose,
+        target_model: &mut ModelPose,
+    ) {
+        out.transforms_mut()
+            .copy_from_slice(target.rest_transforms());
+        let target_from_body = self.target_body.conjugate();
+        let change = |j: JointId| {
+            self.source_body
+                * source_model.rotation(j)
+                * self.source_rest_inverse[j.index()]
+                * self.source_body.conjugate()
+        };
+        // Model rotations of the target computed parents first (driven joints are sorted).
+        fk::forward_kinematics(target, out, target_model);
+        for d in &self.driven {
+            let body_change = match d.from {
+                Change::Joint(j) => change(j),
+                Change::Between(a, b, t) => change(a).slerp(change(b), t),
+            };
+            let wanted = (target_from_body * body_change * d.offset).normalize();
+            let parent = target
+                .parent(d.joint)
+                .map_or(DQuat::IDENTITY, |p| target_model.rotation(p));
+            let local = (parent.conjugate() * wanted).normalize();
+            out[d.joint].rotation = if local.is_finite() {
+                local
+            } else {
+                target.rest(d.joint).rotation
+            };
+            if self.mode == AlignMode::RestAligned {
+                super::repair::project(target, out, d.joint);
+            }
+            fk::update_subtree(target, out, target_model, d.joint);
+        }
+        // The pelvis point.
+        let pelvis = (target_model.position(self.target_hips_legs[0])
+            + target_model.position(self.target_hips_legs[1]))
+            * 0.5;
+        let wanted = root.map_point(self.source_pelvis(source_model));
+        let shift = wanted - pelvis;
+        if shift.is_finite() {
+            let parent = target
+                .parent(self.target_hips)
+                .map_or(DAffine3::IDENTITY, |p| target_model[p]);
+            out[self.target_hips].translation += parent.inverse().transform_vector3(shift);
+            fk::update_subtree(target, out, target_model, self.target_hips);
+        }
+    }
+}
+
+/// FK of the rest pose.
+pub(crate) fn rest_model(skeleton: &Skeleton) -> ModelPose {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
+    model
+}
+
+/// The rest directions (source, target; model spaces) of `bone` towards its next bone mapped
+/// on both sides; `None` when there is none or the bone is not mapped on both.
+fn direction_pair(
+    bone: HumanoidBone,
+    source_map: &HumanoidMap,
+    source_rest: &ModelPose,
+    target_map: &HumanoidMap,
+    target_rest: &ModelPose,
+) -> Option<(DVec3, DVec3)> {
+    let s0 = source_map.joint(bone)?;
+    let t0 = target_map.joint(bone)?;
+    let mut child = humanoid_child(bone);
+    while let Some(c) = child {
+        if let (Some(s1), Some(t1)) = (source_map.joint(c), target_map.joint(c)) {
+            let s = (source_rest.position(s1) - source_rest.position(s0)).try_normalize()?;
+            let t = (target_rest.position(t1) - target_rest.position(t0)).try_normalize()?;
+            return Some((s, t));
+        }
+        child = humanoid_child(c);
+    }
+    None
+}
+
+/// Where a target bone's change comes from in the source; `None` when no ancestor is mapped.
+fn change_of(bone: HumanoidBone, source_map: &HumanoidMap) -> Option<Change> {
+    if let Some(j) = source_map.joint(bone) {
+        return Some(Change::Joint(j));
+    }
+    if let Some(i) = TORSO.iter().position(|&b| b == bone) {
+        let below = TORSO[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(k, &b)| source_map.joint(b).map(|j| (k, j)));
+        let above = TORSO[i + 1..]
+            .iter()
+            .enumerate()
+            .find_map(|(k, &b)| source_map.joint(b).map(|j| (i + 1 + k, j)));
+        return match (below, above) {
+            (Some((a, ja)), Some((b, jb))) => {
+                #[allow(clippy::cast_precision_loss)] // indices below 6
+                let t = (i - a) as f64 / (b - a) as f64;
+                Some(Change::Between(ja, jb, t))
+            }
+            (Some((_, j)), None) | (None, Some((_, j))) => Some(Change::Joint(j)),
+            (None, None) => None,
+        };
+    }
+    // Rigid with the nearest ancestor the source can drive.
+    humanoid_parent(bone).and_then(|p| change_of(p, source_map))
+}
