@@ -257,6 +257,9 @@ fn retarget_every_clip_onto_every_target() {
                     eprintln!("   {:?} {}..{} {:.3?}", c.channel, c.start, c.end, c.anchor);
                 }
             }
+            if let Some((j, f)) = ours.max_step_at {
+                eprintln!("   step at {} frame {f}", target.skeleton.name(j));
+            }
             eprintln!(
                 "{what}: {} contacts, unreached {}, max drop {:.3}, limit {:.3}",
                 result.contacts.len(),

@@ -178,6 +178,8 @@ pub struct Alignment {
     driven: Vec<Driven>,
     /// `S_rest(s)⁻¹ · C_s⁻¹`-free form: per source joint, `S_rest⁻¹` (model space).
     source_rest_inverse: Vec<DQuat>,
+    /// The target's reference pose (local): what joints the map does not name keep.
+    target_reference: LocalPose,
     source_body: DQuat,
     target_body: DQuat,
     target_hips: JointId,
@@ -210,8 +212,8 @@ impl Alignment {
         target_map: &HumanoidMap,
         mode: AlignMode,
     ) -> Result<Self, AlignError> {
-        let source_rest = rest_model(source);
-        let target_rest = rest_model(target);
+        let (_, source_rest) = reference(source, source_map);
+        let (target_reference, target_rest) = reference(target, target_map);
         let source_body = body_from_model(source_map, &source_rest)
             .ok_or(AlignError::NoBodyFrame { side: "source" })?;
         let target_body = body_from_model(target_map, &target_rest)
@@ -260,6 +262,7 @@ impl Alignment {
             mode,
             driven,
             source_rest_inverse,
+            target_reference,
             source_body,
             target_body,
             target_hips,
@@ -299,7 +302,7 @@ impl Alignment {
         target_model: &mut ModelPose,
     ) {
         out.transforms_mut()
-            .copy_from_slice(target.rest_transforms());
+            .copy_from_slice(self.target_reference.transforms());
         let target_from_body = self.target_body.conjugate();
         let change = |j: JointId| {
             self.source_body
@@ -345,11 +348,132 @@ impl Alignment {
     }
 }
 
-/// FK of the rest pose.
-pub(crate) fn rest_model(skeleton: &Skeleton) -> ModelPose {
+/// A character's reference pose, local and model: its rest pose when that is upright (the
+/// head above the pelvis, the hip joints side by side), else the rest straightened into a
+/// T-pose ([`straightened`]), for files whose rest lays every bone along one axis (the
+/// Bandai Namco BVH files).
+pub fn reference(skeleton: &Skeleton, map: &HumanoidMap) -> (LocalPose, ModelPose) {
+    let rest = skeleton.rest_pose();
     let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
-    model
+    fk::forward_kinematics(skeleton, &rest, &mut model);
+    if is_upright(map, &model) {
+        return (rest, model);
+    }
+    let mut pose = rest;
+    straighten(skeleton, map, &mut pose, &mut model);
+    (pose, model)
+}
+
+/// True when the head (or neck, spine) is above the pelvis within 35° of +Y and the hip
+/// joints' spread is mostly horizontal.
+fn is_upright(map: &HumanoidMap, model: &ModelPose) -> bool {
+    let at = |b: HumanoidBone| map.joint(b).map(|j| model.position(j));
+    let (Some(l), Some(r)) = (
+        at(HumanoidBone::LeftUpperLeg),
+        at(HumanoidBone::RightUpperLeg),
+    ) else {
+        return true;
+    };
+    let Some(top) = at(HumanoidBone::Head)
+        .or_else(|| at(HumanoidBone::Neck))
+        .or_else(|| at(HumanoidBone::Spine))
+    else {
+        return true;
+    };
+    let up = (top - (l + r) * 0.5).normalize_or_zero();
+    let spread = (l - r).normalize_or_zero();
+    up.y > 0.82 && spread.y.abs() < 0.5
+}
+
+/// The T-pose direction of a bone towards its next bone, body frame (+X left, +Y up, +Z
+/// forward); `None` for bones without one.
+fn t_pose_direction(bone: HumanoidBone) -> Option<DVec3> {
+    use HumanoidBone as B;
+    let name = bone.vrm_name();
+    let side = if name.starts_with("left") {
+        1.0
+    } else if name.starts_with("right") {
+        -1.0
+    } else {
+        0.0
+    };
+    Some(match bone {
+        B::Spine | B::Chest | B::UpperChest | B::Neck => DVec3::Y,
+        B::LeftUpperLeg | B::LeftLowerLeg | B::RightUpperLeg | B::RightLowerLeg => DVec3::NEG_Y,
+        B::LeftFoot | B::RightFoot => DVec3::new(0.0, -0.4, 1.0).normalize(),
+        B::LeftThumbMetacarpal
+        | B::LeftThumbProximal
+        | B::LeftThumbDistal
+        | B::RightThumbMetacarpal
+        | B::RightThumbProximal
+        | B::RightThumbDistal => DVec3::new(side, 0.0, 1.0).normalize(),
+        _ if side != 0.0 && humanoid_child(bone).is_some() => DVec3::X * side,
+        _ => return None,
+    })
+}
+
+/// Turns `pose` into a T-pose facing +Z: the hips turned so that the spine points up and the
+/// hip joints lie along +X, then every mapped bone swung (parents first) so that it points
+/// along its [`t_pose_direction`]. Twists are left as they were. `model` holds the FK of
+/// `pose` before and after.
+pub fn straighten(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    let turn = |pose: &mut LocalPose, model: &mut ModelPose, joint: JointId, by: DQuat| {
+        let parent = skeleton
+            .parent(joint)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+        let wanted = by * model.rotation(joint);
+        let local = (parent.conjugate() * wanted).normalize();
+        if local.is_finite() {
+            pose[joint].rotation = local;
+            fk::update_subtree(skeleton, pose, model, joint);
+        }
+    };
+    let at = |model: &ModelPose, b: HumanoidBone| map.joint(b).map(|j| model.position(j));
+    if let (Some(hips), Some(l), Some(r)) = (
+        map.joint(HumanoidBone::Hips),
+        at(model, HumanoidBone::LeftUpperLeg),
+        at(model, HumanoidBone::RightUpperLeg),
+    ) {
+        let top = at(model, HumanoidBone::Spine)
+            .or_else(|| at(model, HumanoidBone::Neck))
+            .or_else(|| at(model, HumanoidBone::Head));
+        if let Some(top) = top {
+            let up = (top - model.position(hips)).normalize_or_zero();
+            let left = (l - r).reject_from(up).normalize_or_zero();
+            let forward = left.cross(up);
+            let model_from_frame = glam::DMat3::from_cols(left, up, forward);
+            let by = DQuat::from_mat3(&model_from_frame).normalize().conjugate();
+            if by.is_finite() {
+                turn(pose, model, hips, by);
+            }
+        }
+    }
+    for &bone in HumanoidBone::ALL {
+        let (Some(joint), Some(direction)) = (map.joint(bone), t_pose_direction(bone)) else {
+            continue;
+        };
+        let mut child = humanoid_child(bone);
+        while let Some(c) = child {
+            if let Some(cj) = map.joint(c) {
+                let current = model.position(cj) - model.position(joint);
+                if let Some(current) = current.try_normalize() {
+                    turn(
+                        pose,
+                        model,
+                        joint,
+                        DQuat::from_rotation_arc(current, direction),
+                    );
+                }
+                break;
+            }
+            child = humanoid_child(c);
+        }
+    }
 }
 
 /// The rest directions (source, target; model spaces) of `bone` towards its next bone mapped

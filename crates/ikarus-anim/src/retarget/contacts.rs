@@ -5,7 +5,7 @@
 //! Its ground level is a low percentile (5 %) of its heights over the clip, taken over both
 //! sides together; a point enters contact when it is lower than `enter_height` above that
 //! level and slower than `enter_speed`, and leaves it when it rises above `exit_height` or
-//! moves faster than `exit_speed`. Contacts shorter than `min_frames` are dropped. Hands have
+//! moves faster than `exit_speed`. Contacts shorter than `min_seconds` are dropped. Hands have
 //! no height test: a hand is in contact while it is slower than `hand_speed` for at least
 //! `hand_min_seconds` (a hand resting on something stays still).
 
@@ -78,11 +78,12 @@ pub struct ContactConfig {
     pub enter_speed: f64,
     /// Speed above which a foot point leaves contact. Default 0.8 m/s.
     pub exit_speed: f64,
-    /// Shortest contact kept, frames. Default 3.
-    pub min_frames: usize,
-    /// Frames over which a contact blends in before its start and out after its end (no
-    /// pops). Default 6.
-    pub blend_frames: usize,
+    /// Shortest contact kept, seconds (at least one frame). Default 0.05.
+    pub min_seconds: f64,
+    /// Time over which a contact blends in before its start and out after its end (no
+    /// pops), seconds; cut to half the gap to the same limb's previous or next contact so
+    /// two steps never pull one foot apart. Default 0.1.
+    pub blend_seconds: f64,
     /// Detect hand contacts too. Default false.
     pub hands: bool,
     /// Speed under which a hand is still. Default 0.05 m/s.
@@ -98,8 +99,8 @@ impl Default for ContactConfig {
             exit_height: 0.06,
             enter_speed: 0.4,
             exit_speed: 0.8,
-            min_frames: 3,
-            blend_frames: 6,
+            min_seconds: 0.05,
+            blend_seconds: 0.1,
             hands: false,
             hand_speed: 0.05,
             hand_min_seconds: 0.3,
@@ -151,7 +152,12 @@ pub fn speeds(points: &[DVec3], frame_time: f64) -> Vec<f64> {
 
 /// Contact intervals `(start, end)` of one foot point from its heights above its ground level
 /// and its speeds, with hysteresis (see the module docs).
-pub fn detect_foot(heights: &[f64], speeds: &[f64], config: &ContactConfig) -> Vec<(usize, usize)> {
+pub fn detect_foot(
+    heights: &[f64],
+    speeds: &[f64],
+    frame_time: f64,
+    config: &ContactConfig,
+) -> Vec<(usize, usize)> {
     let mut intervals = Vec::new();
     let mut start = None;
     for (f, (&h, &v)) in heights.iter().zip(speeds).enumerate() {
@@ -167,7 +173,8 @@ pub fn detect_foot(heights: &[f64], speeds: &[f64], config: &ContactConfig) -> V
     if let Some(s) = start {
         intervals.push((s, heights.len() - 1));
     }
-    intervals.retain(|&(s, e)| e + 1 - s >= config.min_frames.max(1));
+    #[allow(clippy::cast_precision_loss)] // frame counts
+    intervals.retain(|&(s, e)| (e + 1 - s) as f64 * frame_time >= config.min_seconds);
     intervals
 }
 
@@ -208,7 +215,9 @@ pub fn blend_weight(distance: usize, blend: usize) -> f64 {
     }
 }
 
-/// Per frame, the strongest contact of `channel` and its weight (see [`blend_weight`]).
+/// Per frame, the strongest contact of `channel` and its weight (see [`blend_weight`]),
+/// blending over `blend` frames cut to half the gap to the other contacts of the same side
+/// and limb (feet with feet, hands with hands) that do not overlap it.
 pub fn weights(
     contacts: &[Contact],
     channel: Channel,
@@ -216,16 +225,26 @@ pub fn weights(
     blend: usize,
 ) -> Vec<Option<(f64, DVec3)>> {
     let mut out: Vec<Option<(f64, DVec3)>> = vec![None; frames];
+    let same_limb = |a: Channel, b: Channel| a.side() == b.side() && a.is_hand() == b.is_hand();
     for c in contacts.iter().filter(|c| c.channel == channel) {
-        let from = c.start.saturating_sub(blend);
-        let to = (c.end + blend).min(frames.saturating_sub(1));
+        let others = contacts.iter().filter(|d| same_limb(d.channel, channel));
+        let before = others
+            .clone()
+            .filter(|d| d.end < c.start)
+            .map(|d| (c.start - d.end - 1) / 2)
+            .fold(blend, usize::min);
+        let after = others
+            .filter(|d| d.start > c.end)
+            .map(|d| (d.start - c.end - 1) / 2)
+            .fold(blend, usize::min);
+        let from = c.start.saturating_sub(before);
+        let to = (c.end + after).min(frames.saturating_sub(1));
         for (f, slot) in out.iter_mut().enumerate().take(to + 1).skip(from) {
-            let distance = if f < c.start {
-                c.start - f
+            let w = if f < c.start {
+                blend_weight(c.start - f, before)
             } else {
-                f.saturating_sub(c.end)
+                blend_weight(f.saturating_sub(c.end), after)
             };
-            let w = blend_weight(distance, blend);
             if w > 0.0 && slot.is_none_or(|(old, _)| w > old) {
                 *slot = Some((w, c.anchor));
             }

@@ -41,6 +41,8 @@ pub struct Metrics {
     pub direction_max: f64,
     /// Largest rotation of a joint between consecutive frames.
     pub max_step: f64,
+    /// The joint and frame (the later of the two) of [`max_step`](Self::max_step).
+    pub max_step_at: Option<(ikarus_core::JointId, usize)>,
     /// Largest limit violation.
     pub limit_violation: f64,
     /// True when every frame is finite.
@@ -192,11 +194,12 @@ pub fn measure(
         metrics.direction_mean = sum / n;
     }
     // Largest step.
-    for w in output.frames()[..frames].windows(2) {
-        for (a, b) in w[0].transforms().iter().zip(w[1].transforms()) {
+    for (f, w) in output.frames()[..frames].windows(2).enumerate() {
+        for (j, (a, b)) in w[0].transforms().iter().zip(w[1].transforms()).enumerate() {
             let angle = a.rotation.angle_between(b.rotation);
-            if angle.is_finite() {
-                metrics.max_step = metrics.max_step.max(angle);
+            if angle.is_finite() && angle > metrics.max_step {
+                metrics.max_step = angle;
+                metrics.max_step_at = Some((ikarus_core::JointId::from_index(j), f + 1));
             }
         }
     }

@@ -228,8 +228,8 @@ pub fn retarget(
         limb_joints(target.map, "target", LEGS[0])?,
         limb_joints(target.map, "target", LEGS[1])?,
     ];
-    let source_rest = align::rest_model(source.skeleton);
-    let target_rest = align::rest_model(target.skeleton);
+    let (_, source_rest) = align::reference(source.skeleton, source.map);
+    let (_, target_rest) = align::reference(target.skeleton, target.map);
     let target_body = alignment.target_body();
     let source_body = alignment.source_body();
     let up = target_body.conjugate() * DVec3::Y;
@@ -340,7 +340,7 @@ pub fn retarget(
                         eprintln!("{channel:?} {f} h {:.3} v {:.3}", heights[f], speeds[f]);
                     }
                 }
-                contacts::detect_foot(&heights, &speeds, cfg)
+                contacts::detect_foot(&heights, &speeds, motion.frame_time(), cfg)
             };
             for (start, end) in intervals {
                 let sum: DVec3 = models[start..=end].iter().map(|m| m.position(joint)).sum();
@@ -361,7 +361,10 @@ pub fn retarget(
             }
         }
     }
-    let blend = config.contacts.map_or(0, |c| c.blend_frames);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
+    let blend = config.contacts.map_or(0, |c| {
+        (c.blend_seconds / motion.frame_time()).round().max(1.0) as usize
+    });
     let weights: Vec<Vec<Option<(f64, DVec3)>>> = Channel::ALL
         .iter()
         .map(|&c| contacts::weights(&found, c, frames, blend))
@@ -372,7 +375,7 @@ pub fn retarget(
     };
 
     // Limbs.
-    let limb = |[a, b, c]: [JointId; 3], toes: Option<JointId>, bend: DVec3| {
+    let limb = |[a, b, c]: [JointId; 3], toes: Option<JointId>, bend: DVec3, front: DVec3| {
         let reach = (target_rest.position(b) - target_rest.position(a)).length()
             + (target_rest.position(c) - target_rest.position(b)).length();
         Limb {
@@ -384,16 +387,27 @@ pub fn retarget(
             end_clearance: clearance(c),
             toes_clearance: toes.map_or(0.0, clearance),
             bend_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * bend),
+            front_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * front),
         }
     };
     let legs = [
-        limb(target_legs[0], target.map.joint(TOES[0]), DVec3::X),
-        limb(target_legs[1], target.map.joint(TOES[1]), DVec3::X),
+        limb(
+            target_legs[0],
+            target.map.joint(TOES[0]),
+            DVec3::X,
+            DVec3::Z,
+        ),
+        limb(
+            target_legs[1],
+            target.map.joint(TOES[1]),
+            DVec3::X,
+            DVec3::Z,
+        ),
     ];
     // Elbows bend about the body's down (left arm) / up (right arm) at a T-pose.
     let arms = [
-        target_arms[0].map(|a| limb(a, None, -DVec3::Y)),
-        target_arms[1].map(|a| limb(a, None, DVec3::Y)),
+        target_arms[0].map(|a| limb(a, None, -DVec3::Y, DVec3::NEG_Z)),
+        target_arms[1].map(|a| limb(a, None, DVec3::Y, DVec3::NEG_Z)),
     ];
 
     // Pass 4: goals and hip drops.
@@ -453,6 +467,16 @@ pub fn retarget(
         }
     })?;
     let mut unreached = 0;
+    let mut leg_states = legs.map(|l| repair::LimbState::new(&l));
+    let mut arm_states = arms.map(|a| {
+        a.map_or(
+            repair::LimbState {
+                pole_in_start: DVec3::Z,
+                axis_in_start: DVec3::X,
+            },
+            |a| repair::LimbState::new(&a),
+        )
+    });
     for (f, (mut pose, mut model)) in poses.into_iter().zip(models).enumerate() {
         if repair {
             if let Some(h) = hips
@@ -468,36 +492,48 @@ pub fn retarget(
             let mut missed = false;
             for side in 0..2 {
                 let mut goal = goals[f][side];
-                missed |=
-                    !repair::solve_limb(target.skeleton, &legs[side], &goal, &mut pose, &mut model);
-                // Limits may have turned the foot: lift what FK still finds below the floor.
-                for _ in 0..3 {
-                    let lift = if config.ground {
-                        repair::depth(&legs[side], &model, up, floor)
-                    } else {
-                        0.0
-                    };
-                    if lift <= 1e-9 {
-                        break;
-                    }
-                    goal.end += up * lift;
-                    missed |= !repair::solve_limb(
+                let mut reached = false;
+                // Limits may have turned the foot or held the leg: move the ankle goal by what
+                // FK still finds off (the ball's miss, the depth below the floor) and solve
+                // again.
+                for _ in 0..4 {
+                    reached = repair::solve_limb(
                         target.skeleton,
                         &legs[side],
                         &goal,
+                        &mut leg_states[side],
                         &mut pose,
                         &mut model,
                     );
+                    let mut shift = DVec3::ZERO;
+                    if let (Some(ball), Some(toes)) = (goal.ball, legs[side].toes) {
+                        shift += ball - model.position(toes);
+                    }
+                    if config.ground {
+                        shift += up * repair::depth(&legs[side], &model, up, floor);
+                    }
+                    if shift.length() <= 1e-6 {
+                        break;
+                    }
+                    goal.end += shift;
                 }
+                missed |= !reached;
             }
             for (side, channel) in [(0, Channel::LeftHand), (1, Channel::RightHand)] {
                 if let (Some(arm), Some((w, anchor))) = (&arms[side], weight(channel, f)) {
                     let goal = LimbGoal {
                         end: model.position(arm.end).lerp(anchor, w),
                         end_rotation: model.rotation(arm.end),
+                        ball: None,
                     };
-                    missed |=
-                        !repair::solve_limb(target.skeleton, arm, &goal, &mut pose, &mut model);
+                    missed |= !repair::solve_limb(
+                        target.skeleton,
+                        arm,
+                        &goal,
+                        &mut arm_states[side],
+                        &mut pose,
+                        &mut model,
+                    );
                 }
             }
             unreached += usize::from(missed);

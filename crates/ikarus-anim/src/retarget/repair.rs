@@ -5,13 +5,17 @@
 //! Per leg and frame the goal of the foot joint comes from the copied pose and the contacts'
 //! weights ([`LimbGoal::for_foot`]): a ball contact moves the ankle so the toes joint lands on
 //! its anchor with the foot's copied orientation, a heel contact moves the ankle onto its
-//! anchor, both together also turn the foot about the ankle so the ball points at its anchor;
-//! each blends by its weight. The ground then lifts the goal so neither the ankle nor the
+//! anchor, each blended by its weight; then the ball has priority: the foot turns about the
+//! ankle to point at the ball's blended goal and the ankle moves along that line so the ball
+//! lands on it exactly (with both contacts, the heel is off its anchor only by the difference
+//! of the anchors' distance and the foot's length, constant over the contact). The ground then lifts the goal so neither the ankle nor the
 //! toes joint is below the floor plus its rest height (a foot never sinks: on a tiptoe the
 //! whole foot rises). [`hip_drop`] says how far the hips must come down for both legs to
-//! reach; [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the knee's pole at its
-//! copied position and the hinge axis of the joint's limit, or else the bend normal (the
-//! character's left carried by the thigh when the leg is straight), then gives the foot back
+//! reach; [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the knee's pole where
+//! the copied knee points (off the hip–ankle line) and the hinge axis of the joint's limit (a
+//! hinge, or an Euler limit with one open axis as MMD knees have), or else the copied bend
+//! normal; while the leg is too straight to show a bend, the last clear one carried by the
+//! thigh ([`LimbState`]), so the knee never flips, then gives the foot back
 //! its wanted model rotation and projects the three joints onto their limits.
 
 use glam::{DQuat, DVec3};
@@ -39,6 +43,9 @@ pub struct Limb {
     /// The mid joint's bend axis in the start joint's rest frame carried to model space at
     /// rest (the character's left for legs, up/down for arms): `start_rest_model⁻¹ · axis`.
     pub bend_in_start: DVec3,
+    /// Where the mid joint points (knee forward, elbow back) in the start joint's reference
+    /// frame.
+    pub front_in_start: DVec3,
 }
 
 /// What one limb should do in one frame.
@@ -48,6 +55,8 @@ pub struct LimbGoal {
     pub end: DVec3,
     /// The end joint's model rotation afterwards.
     pub end_rotation: DQuat,
+    /// Where the toes joint should be (a weighted ball contact), model space.
+    pub ball: Option<DVec3>,
 }
 
 impl LimbGoal {
@@ -65,23 +74,31 @@ impl LimbGoal {
     ) -> Self {
         let ankle = model.position(limb.end);
         let mut rotation = model.rotation(limb.end);
-        let toes = limb.toes.map(|t| model.position(t));
+        let mut offset = limb.toes.map(|t| model.position(t) - ankle);
         let mut goal = ankle;
-        let mut offset = toes.map(|t| t - ankle);
-        if let (Some((wh, ah)), Some((wb, ab)), Some(o)) = (heel, ball, offset) {
-            let turn =
-                DQuat::from_rotation_arc(o.normalize_or_zero(), (ab - ah).normalize_or_zero());
-            if turn.is_finite() {
-                let turn = DQuat::IDENTITY.slerp(turn, wh.min(wb));
-                rotation = (turn * rotation).normalize();
-                offset = Some(turn * o);
-            }
-        }
+        let mut ball_at = None;
         if let (Some((w, anchor)), Some(o)) = (ball, offset) {
             goal = goal.lerp(anchor - o, w);
         }
         if let Some((w, anchor)) = heel {
             goal = goal.lerp(anchor, w);
+        }
+        // The ball has priority: the foot turns about the ankle to point at where the ball
+        // should be, and the ankle slides along that line so the ball lands exactly.
+        if let (Some((w, anchor)), Some(o)) = (ball, offset) {
+            let ball_goal = (goal + o).lerp(anchor, w);
+            let length = o.length();
+            if let Some(direction) = (ball_goal - goal).try_normalize()
+                && length > 0.0
+            {
+                let turn = DQuat::from_rotation_arc(o / length, direction);
+                if turn.is_finite() {
+                    rotation = (turn * rotation).normalize();
+                    offset = Some(direction * length);
+                    goal = ball_goal - direction * length;
+                    ball_at = Some(ball_goal);
+                }
+            }
         }
         if ground {
             let mut lift = floor + limb.end_clearance - goal.dot(up);
@@ -90,11 +107,13 @@ impl LimbGoal {
             }
             if lift > 0.0 {
                 goal += up * lift;
+                ball_at = ball_at.map(|b| b + up * lift);
             }
         }
         Self {
             end: goal,
             end_rotation: rotation,
+            ball: ball_at,
         }
     }
 }
@@ -117,13 +136,34 @@ pub fn hip_drop(start: DVec3, goal: DVec3, reach: f64, up: DVec3) -> f64 {
     drop.max(0.0)
 }
 
+/// What a limb remembers between frames: its last clear bend (pole and hinge normal) in the
+/// start joint's frame, used while the limb is too straight to show one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LimbState {
+    /// Direction from the start–end line to the mid joint, start joint's frame.
+    pub pole_in_start: DVec3,
+    /// Bend normal (flexion axis), start joint's frame.
+    pub axis_in_start: DVec3,
+}
+
+impl LimbState {
+    /// The reference bend of `limb` (knee forward, the character's left as axis).
+    pub fn new(limb: &Limb) -> Self {
+        Self {
+            pole_in_start: limb.front_in_start,
+            axis_in_start: limb.bend_in_start,
+        }
+    }
+}
+
 /// Solves one limb so its end joint reaches `goal.end` and turns to `goal.end_rotation`;
-/// `model` holds the FK of `pose` before and after. Returns whether the end reached the goal
-/// (two-bone `reached`).
+/// `model` holds the FK of `pose` before and after; `state` carries the last clear bend.
+/// Returns whether the end reached the goal (two-bone `reached`).
 pub fn solve_limb(
     skeleton: &Skeleton,
     limb: &Limb,
     goal: &LimbGoal,
+    state: &mut LimbState,
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) -> bool {
@@ -132,30 +172,27 @@ pub fn solve_limb(
     let end = model[limb.end];
     let (s, m, e) = (start.translation, mid.translation, end.translation);
     let mid_rotation = model.rotation(limb.mid);
-    // The hinge axis in the mid joint's current local frame.
-    let axis_model = match skeleton.limit(limb.mid) {
-        JointLimit::Hinge(h) => {
+    let start_rotation = model.rotation(limb.start);
+    // The copied bend where it is clear (the mid joint off the start–end line by a tenth of
+    // the upper bone), else the last clear one carried by the start joint.
+    let off_line = (m - s).reject_from(e - s);
+    if off_line.length() > 0.1 * (m - s).length() {
+        let normal = (m - s).cross(e - m).normalize_or_zero();
+        state.pole_in_start = start_rotation.conjugate() * off_line.normalize();
+        if normal != DVec3::ZERO {
+            state.axis_in_start = start_rotation.conjugate() * normal;
+        }
+    }
+    let axis_model = match hinge_axis(skeleton.limit(limb.mid)) {
+        Some(axis) => {
             mid_rotation
                 * (skeleton.rest(limb.mid).rotation.conjugate() * pose[limb.mid].rotation)
                     .conjugate()
-                * h.axis
+                * axis
         }
-        _ => {
-            let carried = model.rotation(limb.start) * limb.bend_in_start;
-            let normal = (m - s).cross(e - m);
-            if normal.length() > 0.05 * (m - s).length() * (e - m).length() {
-                let n = normal.normalize();
-                if n.dot(carried) >= 0.0 { n } else { -n }
-            } else {
-                carried
-            }
-        }
+        None => start_rotation * state.axis_in_start,
     };
-    let pole = if (m - s).cross(e - s).length_squared() > 1e-10 {
-        Pole::Hint(m)
-    } else {
-        Pole::Vector(model.rotation(limb.start) * limb.bend_in_start.cross(DVec3::Y))
-    };
+    let pole = Pole::Vector(start_rotation * state.pole_in_start);
     let input = TwoBoneInput {
         start_joint: start,
         mid_joint: mid,
@@ -191,6 +228,25 @@ pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
         floor + limb.toes_clearance - model.position(t).dot(up)
     });
     end.max(toes).max(0.0)
+}
+
+/// The axis (rest frame) of a one-axis limit, signed so that positive rotation is inside
+/// the range: a hinge, or an Euler limit with two ranges closed (MMD knees).
+fn hinge_axis(limit: &JointLimit) -> Option<DVec3> {
+    match limit {
+        JointLimit::Hinge(h) => Some(h.axis),
+        JointLimit::Euler(e) => {
+            let open: Vec<usize> = (0..3).filter(|&k| e.max[k] - e.min[k] > 1e-6).collect();
+            let [k] = open[..] else { return None };
+            let axis = [DVec3::X, DVec3::Y, DVec3::Z][e.order.axes()[k]];
+            Some(if e.max[k] + e.min[k] >= 0.0 {
+                axis
+            } else {
+                -axis
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Puts a joint's rotation onto its limit.
