@@ -361,6 +361,36 @@ pub fn retarget(
             }
         }
     }
+    // A ball anchor a foot length from the heel anchor it overlaps most, so a foot planted
+    // at both ends is held exactly.
+    for k in 0..found.len() {
+        let c = found[k];
+        let (side, is_ball) = match c.channel {
+            Channel::LeftBall => (0, true),
+            Channel::RightBall => (1, true),
+            _ => (0, false),
+        };
+        let (Some(toes), true) = (target.map.joint(TOES[side]), is_ball) else {
+            continue;
+        };
+        let heel_channel = if side == 0 {
+            Channel::LeftHeel
+        } else {
+            Channel::RightHeel
+        };
+        let overlap = |h: &Contact| (c.end.min(h.end) + 1).saturating_sub(c.start.max(h.start));
+        let heel = found
+            .iter()
+            .filter(|h| h.channel == heel_channel && overlap(h) > 0)
+            .max_by_key(|h| overlap(h));
+        if let Some(heel) = heel {
+            let foot =
+                (target_rest.position(toes) - target_rest.position(target_legs[side][2])).length();
+            if let Some(direction) = (c.anchor - heel.anchor).try_normalize() {
+                found[k].anchor = heel.anchor + direction * foot;
+            }
+        }
+    }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
     let blend = config.contacts.map_or(0, |c| {
         (c.blend_seconds / motion.frame_time()).round().max(1.0) as usize

@@ -5,10 +5,8 @@
 //! Per leg and frame the goal of the foot joint comes from the copied pose and the contacts'
 //! weights ([`LimbGoal::for_foot`]): a ball contact moves the ankle so the toes joint lands on
 //! its anchor with the foot's copied orientation, a heel contact moves the ankle onto its
-//! anchor, each blended by its weight; then the ball has priority: the foot turns about the
-//! ankle to point at the ball's blended goal and the ankle moves along that line so the ball
-//! lands on it exactly (with both contacts, the heel is off its anchor only by the difference
-//! of the anchors' distance and the foot's length, constant over the contact). The ground then lifts the goal so neither the ankle nor the
+//! anchor, each blended by its weight; then the foot turns about the ankle towards the ball's
+//! anchor by the ball's weight. The ground then lifts the goal so neither the ankle nor the
 //! toes joint is below the floor plus its rest height (a foot never sinks: on a tiptoe the
 //! whole foot rises). [`hip_drop`] says how far the hips must come down for both legs to
 //! reach; [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the knee's pole where
@@ -83,20 +81,27 @@ impl LimbGoal {
         if let Some((w, anchor)) = heel {
             goal = goal.lerp(anchor, w);
         }
-        // The ball has priority: the foot turns about the ankle to point at where the ball
-        // should be, and the ankle slides along that line so the ball lands exactly.
+        // Then the foot turns about the ankle towards the ball's anchor by the ball's weight
+        // (a slerp, so a planted heel stays planted while the ball comes down), the ball's
+        // goal is that point moved towards the anchor by the weight, and the ankle moves the
+        // little left along the foot so the ball lands on its goal (anchors of overlapping
+        // heel and ball contacts are a foot length apart, so a foot planted at both ends
+        // keeps both).
         if let (Some((w, anchor)), Some(o)) = (ball, offset) {
-            let ball_goal = (goal + o).lerp(anchor, w);
             let length = o.length();
-            if let Some(direction) = (ball_goal - goal).try_normalize()
+            if let Some(direction) = (anchor - goal).try_normalize()
                 && length > 0.0
             {
-                let turn = DQuat::from_rotation_arc(o / length, direction);
-                if turn.is_finite() {
+                let turn =
+                    DQuat::IDENTITY.slerp(DQuat::from_rotation_arc(o / length, direction), w);
+                let target = (goal + turn * o).lerp(anchor, w);
+                if let (true, Some(along)) = (turn.is_finite(), (target - goal).try_normalize()) {
+                    // The ankle onto the sphere of the foot's length about the ball's goal.
+                    let turn = DQuat::from_rotation_arc(o / length, along);
                     rotation = (turn * rotation).normalize();
-                    offset = Some(direction * length);
-                    goal = ball_goal - direction * length;
-                    ball_at = Some(ball_goal);
+                    offset = Some(along * length);
+                    goal = target - along * length;
+                    ball_at = Some(target);
                 }
             }
         }
