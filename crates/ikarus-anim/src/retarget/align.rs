@@ -32,7 +32,7 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
 
 /// Which rotations the target gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -201,7 +201,9 @@ pub enum AlignError {
 }
 
 impl Alignment {
-    /// The alignment of `source` onto `target` (both rest poses read through their maps).
+    /// The alignment of `source` onto `target` (both reference poses read through their
+    /// maps, see [`reference`]; `source_motion` fixes the twists of a source whose rest is
+    /// not upright).
     ///
     /// # Errors
     /// [`AlignError::NoBodyFrame`] when a map lacks the hips, upper legs or head/neck/spine.
@@ -211,9 +213,10 @@ impl Alignment {
         target: &Skeleton,
         target_map: &HumanoidMap,
         mode: AlignMode,
+        source_motion: Option<&Motion>,
     ) -> Result<Self, AlignError> {
-        let (_, source_rest) = reference(source, source_map);
-        let (target_reference, target_rest) = reference(target, target_map);
+        let (_, source_rest) = reference(source, source_map, source_motion);
+        let (target_reference, target_rest) = reference(target, target_map, None);
         let source_body = body_from_model(source_map, &source_rest)
             .ok_or(AlignError::NoBodyFrame { side: "source" })?;
         let target_body = body_from_model(target_map, &target_rest)
@@ -352,7 +355,16 @@ impl Alignment {
 /// head above the pelvis, the hip joints side by side), else the rest straightened into a
 /// T-pose ([`straightened`]), for files whose rest lays every bone along one axis (the
 /// Bandai Namco BVH files).
-pub fn reference(skeleton: &Skeleton, map: &HumanoidMap) -> (LocalPose, ModelPose) {
+///
+/// With `motion` (frames of `skeleton`), the straightened limbs also get their twist from it:
+/// each upper and lower leg and arm is turned about its own direction so that the mean bend
+/// axis of its knee or elbow over the clip lies along the body's left (knees) or down / up
+/// (left / right elbows), as in a T-pose; without it the twists stay as the rest had them.
+pub fn reference(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    motion: Option<&Motion>,
+) -> (LocalPose, ModelPose) {
     let rest = skeleton.rest_pose();
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, &rest, &mut model);
@@ -361,6 +373,9 @@ pub fn reference(skeleton: &Skeleton, map: &HumanoidMap) -> (LocalPose, ModelPos
     }
     let mut pose = rest;
     straighten(skeleton, map, &mut pose, &mut model);
+    if let Some(motion) = motion {
+        untwist_limbs(skeleton, map, motion, &mut pose, &mut model);
+    }
     (pose, model)
 }
 
@@ -472,6 +487,74 @@ pub fn straighten(
                 break;
             }
             child = humanoid_child(c);
+        }
+    }
+}
+
+/// Turns each limb bone of a straightened pose about its own direction so that its joint's
+/// mean bend axis over `motion` lies where a T-pose has it (see [`reference`]).
+fn untwist_limbs(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    motion: &Motion,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    use HumanoidBone as B;
+    let limbs = [
+        ([B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot], DVec3::X),
+        ([B::RightUpperLeg, B::RightLowerLeg, B::RightFoot], DVec3::X),
+        (
+            [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
+            DVec3::NEG_Y,
+        ),
+        ([B::RightUpperArm, B::RightLowerArm, B::RightHand], DVec3::Y),
+    ];
+    let mut frame = ModelPose::new(skeleton);
+    for (bones, wanted) in limbs {
+        let (Some(a), Some(b), Some(c)) = (
+            map.joint(bones[0]),
+            map.joint(bones[1]),
+            map.joint(bones[2]),
+        ) else {
+            continue;
+        };
+        // The bend axis in each of the two bones' own frames, summed over bent frames.
+        let mut in_a = DVec3::ZERO;
+        let mut in_b = DVec3::ZERO;
+        for local in motion.frames() {
+            fk::forward_kinematics(skeleton, local, &mut frame);
+            let (pa, pb, pc) = (frame.position(a), frame.position(b), frame.position(c));
+            let upper = pb - pa;
+            let lower = pc - pb;
+            let normal = upper.cross(lower);
+            // Bent by more than about 20°.
+            if normal.length() > 0.34 * upper.length() * lower.length() {
+                let n = normal.normalize();
+                in_a += frame.rotation(a).conjugate() * n;
+                in_b += frame.rotation(b).conjugate() * n;
+            }
+        }
+        for (joint, child, axis) in [(a, b, in_a), (b, c, in_b)] {
+            let Some(axis) = axis.try_normalize() else {
+                continue;
+            };
+            let direction = (model.position(child) - model.position(joint)).normalize_or_zero();
+            let now = (model.rotation(joint) * axis).reject_from(direction);
+            let goal = wanted.reject_from(direction);
+            let (Some(now), Some(goal)) = (now.try_normalize(), goal.try_normalize()) else {
+                continue;
+            };
+            let angle = now.cross(goal).dot(direction).atan2(now.dot(goal));
+            let by = DQuat::from_axis_angle(direction, angle);
+            let parent = skeleton
+                .parent(joint)
+                .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+            let local = (parent.conjugate() * by * model.rotation(joint)).normalize();
+            if local.is_finite() {
+                pose[joint].rotation = local;
+                fk::update_subtree(skeleton, pose, model, joint);
+            }
         }
     }
 }

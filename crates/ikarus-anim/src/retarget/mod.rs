@@ -219,6 +219,7 @@ pub fn retarget(
         target.skeleton,
         target.map,
         config.mode,
+        Some(motion),
     )?;
     let source_legs = [
         limb_joints(source.map, "source", LEGS[0])?,
@@ -228,8 +229,8 @@ pub fn retarget(
         limb_joints(target.map, "target", LEGS[0])?,
         limb_joints(target.map, "target", LEGS[1])?,
     ];
-    let (_, source_rest) = align::reference(source.skeleton, source.map);
-    let (_, target_rest) = align::reference(target.skeleton, target.map);
+    let (_, source_rest) = align::reference(source.skeleton, source.map, Some(motion));
+    let (_, target_rest) = align::reference(target.skeleton, target.map, None);
     let target_body = alignment.target_body();
     let source_body = alignment.source_body();
     let up = target_body.conjugate() * DVec3::Y;

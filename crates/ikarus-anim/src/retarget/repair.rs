@@ -257,12 +257,19 @@ fn hinge_axis(limit: &JointLimit) -> Option<DVec3> {
 /// Puts a joint's rotation onto its limit.
 pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
     let limit = skeleton.limit(joint);
-    if limit.is_free() {
+    if limit.is_free() || std::env::var("RT_NOLIMIT").is_ok() {
         return;
     }
     let rest = skeleton.rest(joint).rotation;
     let delta = rest.conjugate() * pose[joint].rotation;
     if !limit.contains(delta) {
+        if std::env::var("RT_DEBUG4").is_ok() {
+            eprintln!(
+                "proj {} {:.1}",
+                skeleton.name(joint),
+                limit.violation(delta).to_degrees()
+            );
+        }
         pose[joint].rotation = (rest * limit.project(delta)).normalize();
     }
 }
