@@ -230,6 +230,20 @@ impl Alignment {
         let source_hips_legs = legs(source_map).ok_or(side("source"))?;
         let target_hips_legs = legs(target_map).ok_or(side("target"))?;
         let target_hips = target_map.joint(HumanoidBone::Hips).ok_or(side("target"))?;
+        // The knee and elbow bend axes: the source's from its clip, the target's from its
+        // hinge limits or the T-pose's.
+        let bends = match (mode, source_motion) {
+            (AlignMode::RestAligned, Some(motion)) => bend_axes(
+                source,
+                source_map,
+                &source_rest,
+                motion,
+                target,
+                target_map,
+                &target_rest,
+            ),
+            _ => Vec::new(),
+        };
         // Alignment per bone, in `ALL` order (parents first), in body frames.
         let mut aligned = vec![DQuat::IDENTITY; HumanoidBone::ALL.len()];
         for &bone in HumanoidBone::ALL {
@@ -237,15 +251,29 @@ impl Alignment {
             aligned[bone.index()] = if mode == AlignMode::PlainCopy || bone == HumanoidBone::Hips {
                 DQuat::IDENTITY
             } else {
-                direction_pair(bone, source_map, &source_rest, target_map, &target_rest)
-                    .map_or(inherited, |(s, t)| {
-                        DQuat::from_rotation_arc(target_body * t, source_body * s)
-                    })
+                direction_pair(bone, source_map, &source_rest, target_map, &target_rest).map_or(
+                    inherited,
+                    |(s, t)| {
+                        let s = source_body * s;
+                        let swing = DQuat::from_rotation_arc(target_body * t, s);
+                        // The twist about the bone that puts the target's bend axis on the
+                        // source's.
+                        let twist = bends.iter().find(|b| b.0 == bone).and_then(|&(_, sa, ta)| {
+                            let now = (swing * (target_body * ta))
+                                .reject_from(s)
+                                .try_normalize()?;
+                            let goal = (source_body * sa).reject_from(s).try_normalize()?;
+                            let angle = now.cross(goal).dot(s).atan2(now.dot(goal));
+                            Some(DQuat::from_axis_angle(s, angle))
+                        });
+                        (twist.unwrap_or(DQuat::IDENTITY) * swing).normalize()
+                    },
+                )
             };
         }
         let mut driven = Vec::new();
         for (bone, joint) in target_map.iter() {
-            let Some(from) = change_of(bone, source_map) else {
+            let Some(from) = change_of(bone, source, source_map) else {
                 continue;
             };
             let offset = aligned[bone.index()] * target_body * target_rest.rotation(joint);
@@ -491,6 +519,71 @@ pub fn straighten(
     }
 }
 
+/// Per limb bone (upper and lower legs and arms) mapped on both sides: the source's mean bend
+/// axis of the limb's knee or elbow over `motion` and the target's, both model space at the
+/// reference poses. The source's comes from the frames bent by more than about 20°, measured
+/// in the frame of the joint whose change the bone copies; the target's from the mid joint's
+/// one-axis limit, else the T-pose's (left for knees, down / up for the left / right elbow).
+fn bend_axes(
+    source: &Skeleton,
+    source_map: &HumanoidMap,
+    source_rest: &ModelPose,
+    motion: &Motion,
+    target: &Skeleton,
+    target_map: &HumanoidMap,
+    target_rest: &ModelPose,
+) -> Vec<(HumanoidBone, DVec3, DVec3)> {
+    use HumanoidBone as B;
+    let target_body = body_from_model(target_map, target_rest).unwrap_or(DQuat::IDENTITY);
+    let limbs = [
+        ([B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot], DVec3::X),
+        ([B::RightUpperLeg, B::RightLowerLeg, B::RightFoot], DVec3::X),
+        (
+            [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
+            DVec3::NEG_Y,
+        ),
+        ([B::RightUpperArm, B::RightLowerArm, B::RightHand], DVec3::Y),
+    ];
+    let mut out = Vec::new();
+    let mut frame = ModelPose::new(source);
+    for (bones, t_pose) in limbs {
+        let joints = bones.map(|b| source_map.joint(b));
+        let [Some(a), Some(b), Some(c)] = joints else {
+            continue;
+        };
+        let Some(target_mid) = target_map.joint(bones[1]) else {
+            continue;
+        };
+        let target_axis = match super::repair::hinge_axis(target.limit(target_mid)) {
+            Some(axis) => target_rest.rotation(target_mid) * axis,
+            None => target_body.conjugate() * t_pose,
+        };
+        let ends = [
+            segment_end(bones[0], a, source, source_map),
+            segment_end(bones[1], b, source, source_map),
+        ];
+        let mut sums = [DVec3::ZERO; 2];
+        for local in motion.frames() {
+            fk::forward_kinematics(source, local, &mut frame);
+            let (pa, pb, pc) = (frame.position(a), frame.position(b), frame.position(c));
+            let (upper, lower) = (pb - pa, pc - pb);
+            let normal = upper.cross(lower);
+            if normal.length() > 0.34 * upper.length() * lower.length() {
+                let n = normal.normalize();
+                for (sum, &end) in sums.iter_mut().zip(&ends) {
+                    *sum += frame.rotation(end).conjugate() * n;
+                }
+            }
+        }
+        for ((sum, end), bone) in sums.iter().zip(ends).zip(bones) {
+            if let Some(axis) = sum.try_normalize() {
+                out.push((bone, source_rest.rotation(end) * axis, target_axis));
+            }
+        }
+    }
+    out
+}
+
 /// Turns each limb bone of a straightened pose about its own direction so that its joint's
 /// mean bend axis over `motion` lies where a T-pose has it (see [`reference`]).
 fn untwist_limbs(
@@ -582,10 +675,36 @@ fn direction_pair(
     None
 }
 
+/// The source joint whose change a mapped bone copies: the last joint of the bone's segment
+/// (the parent of its next mapped bone's joint) when that is below the bone's own joint, so
+/// that twist bones between (MMD's 腕捩 and 手捩, twist joints of game rigs) count for the
+/// bone they twist; else the bone's own joint.
+fn segment_end(
+    bone: HumanoidBone,
+    joint: JointId,
+    source: &Skeleton,
+    map: &HumanoidMap,
+) -> JointId {
+    if bone == HumanoidBone::Hips {
+        return joint;
+    }
+    let mut child = humanoid_child(bone);
+    while let Some(c) = child {
+        if let Some(cj) = map.joint(c) {
+            return match source.parent(cj) {
+                Some(p) if p != joint && source.is_ancestor_or_self(joint, p) => p,
+                _ => joint,
+            };
+        }
+        child = humanoid_child(c);
+    }
+    joint
+}
+
 /// Where a target bone's change comes from in the source; `None` when no ancestor is mapped.
-fn change_of(bone: HumanoidBone, source_map: &HumanoidMap) -> Option<Change> {
+fn change_of(bone: HumanoidBone, source: &Skeleton, source_map: &HumanoidMap) -> Option<Change> {
     if let Some(j) = source_map.joint(bone) {
-        return Some(Change::Joint(j));
+        return Some(Change::Joint(segment_end(bone, j, source, source_map)));
     }
     if let Some(i) = TORSO.iter().position(|&b| b == bone) {
         let below = TORSO[..i]
@@ -608,5 +727,5 @@ fn change_of(bone: HumanoidBone, source_map: &HumanoidMap) -> Option<Change> {
         };
     }
     // Rigid with the nearest ancestor the source can drive.
-    humanoid_parent(bone).and_then(|p| change_of(p, source_map))
+    humanoid_parent(bone).and_then(|p| change_of(p, source, source_map))
 }

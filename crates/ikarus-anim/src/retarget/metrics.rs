@@ -181,9 +181,6 @@ pub fn measure(
             let s = source_body * (source_model.position(sb) - source_model.position(sa));
             let t = body * (m.position(tb) - m.position(ta));
             let angle = s.angle_between(t);
-            if std::env::var("RT_DEBUG3").is_ok() && angle > 0.5 {
-                eprintln!("dir {a:?} frame {f} {:.1}", angle.to_degrees());
-            }
             if angle.is_finite() {
                 sum += angle;
                 count += 1;

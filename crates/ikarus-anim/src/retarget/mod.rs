@@ -336,11 +336,6 @@ pub fn retarget(
                     .collect();
                 let ground = contacts::low_level(&pooled);
                 let heights: Vec<f64> = track.iter().map(|&p| height(p) - ground).collect();
-                if std::env::var("RT_DEBUG2").is_ok() {
-                    for f in (0..heights.len()).step_by(8) {
-                        eprintln!("{channel:?} {f} h {:.3} v {:.3}", heights[f], speeds[f]);
-                    }
-                }
                 contacts::detect_foot(&heights, &speeds, motion.frame_time(), cfg)
             };
             for (start, end) in intervals {
@@ -524,29 +519,43 @@ pub fn retarget(
             for side in 0..2 {
                 let mut goal = goals[f][side];
                 let mut reached = false;
+                let leg = &legs[side];
+                let joints = [leg.start, leg.mid, leg.end];
+                let mut best: Option<(f64, [DQuat; 3], bool)> = None;
                 // Limits may have turned the foot or held the leg: move the ankle goal by what
                 // FK still finds off (the ball's miss, the depth below the floor) and solve
-                // again.
-                for _ in 0..4 {
+                // again, keeping the best attempt.
+                for _ in 0..12 {
                     reached = repair::solve_limb(
                         target.skeleton,
-                        &legs[side],
+                        leg,
                         &goal,
                         &mut leg_states[side],
                         &mut pose,
                         &mut model,
                     );
                     let mut shift = DVec3::ZERO;
-                    if let (Some(ball), Some(toes)) = (goal.ball, legs[side].toes) {
+                    if let (Some(ball), Some(toes)) = (goal.ball, leg.toes) {
                         shift += ball - model.position(toes);
                     }
                     if config.ground {
-                        shift += up * repair::depth(&legs[side], &model, up, floor);
+                        shift += up * repair::depth(leg, &model, up, floor);
                     }
-                    if shift.length() <= 1e-6 {
+                    let error = shift.length();
+                    if best.is_none_or(|b| error < b.0) {
+                        best = Some((error, joints.map(|j| pose[j].rotation), reached));
+                    }
+                    if error <= 1e-6 {
                         break;
                     }
                     goal.end += shift;
+                }
+                if let Some((_, rotations, was_reached)) = best {
+                    for (j, r) in joints.iter().zip(rotations) {
+                        pose[*j].rotation = r;
+                    }
+                    reached = was_reached;
+                    fk::update_subtree(target.skeleton, &pose, &mut model, leg.start);
                 }
                 missed |= !reached;
             }

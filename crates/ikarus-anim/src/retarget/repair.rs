@@ -237,7 +237,7 @@ pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
 
 /// The axis (rest frame) of a one-axis limit, signed so that positive rotation is inside
 /// the range: a hinge, or an Euler limit with two ranges closed (MMD knees).
-fn hinge_axis(limit: &JointLimit) -> Option<DVec3> {
+pub(crate) fn hinge_axis(limit: &JointLimit) -> Option<DVec3> {
     match limit {
         JointLimit::Hinge(h) => Some(h.axis),
         JointLimit::Euler(e) => {
@@ -257,19 +257,12 @@ fn hinge_axis(limit: &JointLimit) -> Option<DVec3> {
 /// Puts a joint's rotation onto its limit.
 pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
     let limit = skeleton.limit(joint);
-    if limit.is_free() || std::env::var("RT_NOLIMIT").is_ok() {
+    if limit.is_free() {
         return;
     }
     let rest = skeleton.rest(joint).rotation;
     let delta = rest.conjugate() * pose[joint].rotation;
     if !limit.contains(delta) {
-        if std::env::var("RT_DEBUG4").is_ok() {
-            eprintln!(
-                "proj {} {:.1}",
-                skeleton.name(joint),
-                limit.violation(delta).to_degrees()
-            );
-        }
         pose[joint].rotation = (rest * limit.project(delta)).normalize();
     }
 }
