@@ -32,6 +32,8 @@ enum Command {
     Batch(cmd::batch::Args),
     /// Motion capture to posture: 3-D keypoints or segment orientations onto a skeleton, as BVH.
     Mocap(cmd::mocap::Args),
+    /// Motions onto another humanoid (BVH, glTF/VRM, VRMA, VMD → any humanoid) with planted feet.
+    Retarget(cmd::retarget::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Motion(args) => cmd::motion::run(&args),
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Mocap(args) => cmd::mocap::run(&args),
+        Command::Retarget(args) => cmd::retarget::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

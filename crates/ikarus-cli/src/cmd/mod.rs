@@ -8,5 +8,6 @@ pub mod gltf_info;
 pub mod info;
 pub mod mocap;
 pub mod motion;
+pub mod retarget;
 pub mod serve;
 pub mod solve;
