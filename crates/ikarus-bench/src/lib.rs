@@ -4,6 +4,7 @@
 
 pub mod humanoid;
 pub mod iiwa;
+pub mod retarget;
 pub mod soak;
 pub mod trac_ik;
 
