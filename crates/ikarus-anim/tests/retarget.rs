@@ -175,6 +175,18 @@ fn measure_here(target: &Target, result: &Retargeted, motion: &Motion) -> Measur
     }
 }
 
+/// The largest turn of any mapped joint's local rotation between two frames (the source's
+/// own pops, for comparison).
+fn largest_step(motion: &Motion, map: &HumanoidMap) -> f64 {
+    let mut largest = 0.0_f64;
+    for w in motion.frames().windows(2) {
+        for (_, j) in map.iter() {
+            largest = largest.max(w[0][j].rotation.angle_between(w[1][j].rotation));
+        }
+    }
+    largest
+}
+
 fn row(clip: &str, target: &str, method: &str, m: &Metrics, frames: usize) -> String {
     format!(
         "| {clip} | {target} | {method} | {frames} | {:.2} | {:.3} | {:.2} | {:.1} | {:.1} | {:.1} |",
@@ -201,6 +213,11 @@ fn retarget_every_clip_onto_every_target() {
     println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut failures: Vec<String> = Vec::new();
     for clip in &clips {
+        println!(
+            "source {}: largest step of a mapped joint {:.1}°",
+            clip.name,
+            largest_step(&clip.motion, &clip.map).to_degrees()
+        );
         assert!(
             clip.map.is_complete(),
             "{}: source map incomplete",
