@@ -370,3 +370,41 @@ fn no_contacts_copies_without_planting() {
     );
     assert_eq!(result.motion.len(), clip.motion.len());
 }
+
+/// Hand contacts (hands still in the source stay still on the target): kishimen onto a VRM.
+#[test]
+fn still_hands_stay_still() {
+    let (Some(clip), Some(target)) = (vmd_clip(), vrm_target("Godette.vrm", "Godette_vrm_v4.vrm"))
+    else {
+        return;
+    };
+    let config = RetargetConfig {
+        contacts: Some(retarget::ContactConfig {
+            hands: true,
+            ..retarget::ContactConfig::default()
+        }),
+        ..RetargetConfig::default()
+    };
+    let source = Character {
+        skeleton: &clip.skeleton,
+        map: &clip.map,
+    };
+    let to = Character {
+        skeleton: &target.skeleton,
+        map: &target.map,
+    };
+    let result = retarget::retarget(source, &clip.motion, to, &config).unwrap();
+    let hands = result
+        .contacts
+        .iter()
+        .filter(|c| c.channel.is_hand())
+        .count();
+    let here = measure_here(&target, &result, &result.motion);
+    println!(
+        "{hands} hand contacts; all contacts: slide max {:.2} cm mean {:.3} cm",
+        here.slide_max * 100.0,
+        here.slide_mean * 100.0
+    );
+    assert!(hands > 0, "kishimen holds its hands still somewhere");
+    assert!(here.slide_max < 0.01 && here.slide_mean < 0.002);
+}
