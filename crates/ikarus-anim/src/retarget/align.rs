@@ -14,6 +14,17 @@
 //! copying through the normalised humanoid (what a VRM animation player does); with `A` the
 //! target's bones point where the source's point.
 //!
+//! Rest poses here are *reference* poses ([`reference()`]): the rest itself when it is
+//! upright, else the rest straightened into a T-pose ([`straighten`]) with the limbs' twists
+//! read from the clip (files such as the Bandai Namco BVH lay every bone along one axis). For
+//! the upper and lower legs and arms, `A(b)` also turns about the bone so that the target's
+//! knee or elbow hinge (from its limit, or the T-pose's) lies on the source clip's mean bend
+//! axis: a source whose rest has palms forward and a target with palms down still bend their
+//! elbows the same way (the target's hinge limits then hold without fighting the copy).
+//!
+//! A mapped bone copies the change of the last joint of its segment (the parent of its next
+//! mapped bone), so twist bones between (MMD's 腕捩 and 手捩) count for the bone they twist.
+//!
 //! Bones only one side has:
 //! - a target bone on the torso chain (hips, spine, chest, upper chest, neck, head) that the
 //!   source lacks takes a slerp of its neighbours' changes, so extra spine joints share the
@@ -202,7 +213,7 @@ pub enum AlignError {
 
 impl Alignment {
     /// The alignment of `source` onto `target` (both reference poses read through their
-    /// maps, see [`reference`]; `source_motion` fixes the twists of a source whose rest is
+    /// maps, see [`reference()`]; `source_motion` fixes the twists of a source whose rest is
     /// not upright).
     ///
     /// # Errors
@@ -381,7 +392,7 @@ impl Alignment {
 
 /// A character's reference pose, local and model: its rest pose when that is upright (the
 /// head above the pelvis, the hip joints side by side), else the rest straightened into a
-/// T-pose ([`straightened`]), for files whose rest lays every bone along one axis (the
+/// T-pose ([`straighten`]), for files whose rest lays every bone along one axis (the
 /// Bandai Namco BVH files).
 ///
 /// With `motion` (frames of `skeleton`), the straightened limbs also get their twist from it:
@@ -457,7 +468,7 @@ fn t_pose_direction(bone: HumanoidBone) -> Option<DVec3> {
 
 /// Turns `pose` into a T-pose facing +Z: the hips turned so that the spine points up and the
 /// hip joints lie along +X, then every mapped bone swung (parents first) so that it points
-/// along its [`t_pose_direction`]. Twists are left as they were. `model` holds the FK of
+/// along its T-pose direction (spine and neck up, legs down, feet forward and down, arms, hands and fingers out to their side, thumbs out and forward). Twists are left as they were. `model` holds the FK of
 /// `pose` before and after.
 pub fn straighten(
     skeleton: &Skeleton,

@@ -107,6 +107,9 @@ pub enum RetargetError {
     /// The motion has no frames.
     #[error("the motion has no frames")]
     Empty,
+    /// The motion's frame time is not a positive finite number of seconds. Resample it.
+    #[error("frame time {0} s: expected a positive finite number")]
+    FrameTime(f64),
 }
 
 /// The target's contact points and floor, what [`metrics::measure`] reads.
@@ -486,12 +489,8 @@ pub fn retarget(
 
     // Pass 5: the IK.
     let hips = target.map.joint(HumanoidBone::Hips);
-    let mut out = Motion::for_skeleton(target.skeleton, motion.frame_time()).map_err(|_| {
-        RetargetError::MotionMismatch {
-            expected: target.skeleton.len(),
-            found: 0,
-        }
-    })?;
+    let mut out = Motion::for_skeleton(target.skeleton, motion.frame_time())
+        .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
     let mut unreached = 0;
     let mut leg_states = legs.map(|l| repair::LimbState::new(&l));
     let mut arm_states = arms.map(|a| {
