@@ -189,10 +189,11 @@ fn largest_step(motion: &Motion, map: &HumanoidMap) -> f64 {
 
 fn row(clip: &str, target: &str, method: &str, m: &Metrics, frames: usize) -> String {
     format!(
-        "| {clip} | {target} | {method} | {frames} | {:.2} | {:.3} | {:.2} | {:.1} | {:.1} | {:.1} |",
+        "| {clip} | {target} | {method} | {frames} | {:.2} | {:.3} | {:.2} | {:.2} | {:.1} | {:.1} | {:.1} |",
         m.slide_max * 100.0,
         m.slide_mean * 100.0,
         m.penetration * 100.0,
+        m.toe_penetration * 100.0,
         m.direction_mean.to_degrees(),
         m.direction_max.to_degrees(),
         m.max_step.to_degrees(),
@@ -208,9 +209,9 @@ fn retarget_every_clip_onto_every_target() {
         return;
     }
     println!(
-        "| clip | target | method | frames | slide max cm | slide mean cm | below floor cm | direction mean ° | direction max ° | largest step ° |"
+        "| clip | target | method | frames | slide max cm | slide mean cm | below floor cm | toe tips below cm | direction mean ° | direction max ° | largest step ° |"
     );
-    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut failures: Vec<String> = Vec::new();
     for clip in &clips {
         println!(

@@ -6,7 +6,7 @@
 //!   contact's joint moves between consecutive frames of the contact; max and mean over all
 //!   contacts' frame pairs, metres.
 //! - **Penetration**: per frame, how far the heel (foot joint) and ball (toes joint) are
-//!   below the floor plus their rest height; the maximum, metres.
+//!   below the floor plus their rest height; the maximum, metres. The toe tips separately.
 //! - **Direction error**: the angle between each bone's direction (towards its next bone
 //!   mapped on both sides) in the source and in the target, both in body frames, over every
 //!   frame, leaving out a side's leg bones while that side's contact weight is above zero;
@@ -35,6 +35,8 @@ pub struct Metrics {
     pub slide_mean: f64,
     /// Deepest heel or ball below the floor plus its rest height.
     pub penetration: f64,
+    /// Deepest toe tip below the floor plus its rest height.
+    pub toe_penetration: f64,
     /// Mean bone-direction angle to the source outside contacts.
     pub direction_mean: f64,
     /// Largest bone-direction angle to the source outside contacts.
@@ -152,7 +154,15 @@ pub fn measure(
             metrics.penetration = metrics.penetration.max(feet.floor + clearance - height);
         }
     }
+    // Toe tips.
+    for m in &target_models {
+        for &(toes, tip, clearance) in &feet.toe_tips {
+            let height = (body * (m.position(toes) + m.rotation(toes) * tip)).y;
+            metrics.toe_penetration = metrics.toe_penetration.max(feet.floor + clearance - height);
+        }
+    }
     metrics.penetration = metrics.penetration.max(0.0);
+    metrics.toe_penetration = metrics.toe_penetration.max(0.0);
     // Direction error.
     let pairs = segments(source.map, target.map);
     let mut source_model = ModelPose::new(source.skeleton);

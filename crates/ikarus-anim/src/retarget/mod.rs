@@ -16,8 +16,9 @@
 //!    anchor is the mean of the copied target point over the contact, lifted above the floor;
 //! 4. per frame the leg goals ([`repair::LimbGoal::for_foot`]), the hips lowered by the
 //!    largest drop any leg needs ([`repair::hip_drop`]), spread over the blend window before
-//!    and after so it never pops, and the legs solved ([`repair::solve_limb`]);
-//!    hand contacts the same way on the arms.
+//!    and after so it never pops, and the legs solved ([`repair::solve_limb`]), again with the
+//!    goal moved by what FK still finds off while joint limits hold the leg back (best of up to
+//!    12 tries); hand contacts the same way on the arms.
 //!
 //! Space conventions: model space of each skeleton, metres on the target; "up" and the floor
 //! are the target's body frame ([`align::body_from_model`]); the floor is at height 0 in it, or
@@ -119,6 +120,8 @@ pub struct Feet {
     pub joints: Vec<(Channel, JointId)>,
     /// Per channel joint, its rest height above the floor (metres).
     pub clearance: Vec<(JointId, f64)>,
+    /// Per leg with toes: the toes joint, the toe tip in its frame and the tip's rest height.
+    pub toe_tips: Vec<(JointId, DVec3, f64)>,
     /// The target's `body_from_model`.
     pub target_body: DQuat,
     /// The floor's height in the target's body frame.
@@ -415,6 +418,21 @@ pub fn retarget(
             reach,
             end_clearance: clearance(c),
             toes_clearance: toes.map_or(0.0, clearance),
+            toe_tip: toes.map(|t| {
+                let tip = target
+                    .skeleton
+                    .children(t)
+                    .next()
+                    .map(|child| target_rest.position(child))
+                    .filter(|p| (*p - target_rest.position(t)).length() > 1e-6)
+                    .unwrap_or_else(|| {
+                        let foot = target_rest.position(t) - target_rest.position(c);
+                        let forward = (foot - up * foot.dot(up)).normalize_or_zero();
+                        target_rest.position(t) + forward * 0.5 * foot.length()
+                    });
+                let local = target_rest.rotation(t).conjugate() * (tip - target_rest.position(t));
+                (local, (height(tip) - floor).max(0.0))
+            }),
             bend_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * bend),
             front_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * front),
         }
@@ -588,6 +606,10 @@ pub fn retarget(
         clearance: channels
             .iter()
             .map(|&(_, _, t)| (t, clearance(t)))
+            .collect(),
+        toe_tips: legs
+            .iter()
+            .filter_map(|l| l.toes.zip(l.toe_tip).map(|(t, (tip, c))| (t, tip, c)))
             .collect(),
         target_body,
         floor,

@@ -38,6 +38,10 @@ pub struct Limb {
     pub end_clearance: f64,
     /// Rest height above the floor of the toes joint.
     pub toes_clearance: f64,
+    /// The toe tip in the toes joint's frame (its child joint, or half the foot's length
+    /// further along the foot) and its rest height above the floor; `None` without toes.
+    /// Measured by [`metrics`](super::metrics) (the toes are not bent yet).
+    pub toe_tip: Option<(DVec3, f64)>,
     /// The mid joint's bend axis in the start joint's rest frame carried to model space at
     /// rest (the character's left for legs, up/down for arms): `start_rest_model⁻¹ · axis`.
     pub bend_in_start: DVec3,
