@@ -352,28 +352,33 @@ impl Alignment {
                 * self.source_rest_inverse[j.index()]
                 * self.source_body.conjugate()
         };
-        // Model rotations of the target computed parents first (driven joints are sorted).
-        fk::forward_kinematics(target, out, target_model);
-        for d in &self.driven {
-            let body_change = match d.from {
-                Change::Joint(j) => change(j),
-                Change::Between(a, b, t) => change(a).slerp(change(b), t),
-            };
-            let wanted = (target_from_body * body_change * d.offset).normalize();
+        // One pass, parents first (driven joints are sorted): the model rotation of every
+        // joint as the local rotations are set, then one forward kinematics.
+        let mut rotations: Vec<DQuat> = Vec::with_capacity(target.len());
+        let mut driven = self.driven.iter().peekable();
+        for joint in target.joints() {
             let parent = target
-                .parent(d.joint)
-                .map_or(DQuat::IDENTITY, |p| target_model.rotation(p));
-            let local = (parent.conjugate() * wanted).normalize();
-            out[d.joint].rotation = if local.is_finite() {
-                local
-            } else {
-                target.rest(d.joint).rotation
-            };
-            if self.mode == AlignMode::RestAligned {
-                super::repair::project(target, out, d.joint);
+                .parent(joint)
+                .map_or(DQuat::IDENTITY, |p| rotations[p.index()]);
+            if let Some(d) = driven.next_if(|d| d.joint == joint) {
+                let body_change = match d.from {
+                    Change::Joint(j) => change(j),
+                    Change::Between(a, b, t) => change(a).slerp(change(b), t),
+                };
+                let wanted = (target_from_body * body_change * d.offset).normalize();
+                let local = (parent.conjugate() * wanted).normalize();
+                out[joint].rotation = if local.is_finite() {
+                    local
+                } else {
+                    target.rest(joint).rotation
+                };
+                if self.mode == AlignMode::RestAligned {
+                    super::repair::project(target, out, joint);
+                }
             }
-            fk::update_subtree(target, out, target_model, d.joint);
+            rotations.push((parent * out[joint].rotation).normalize());
         }
+        fk::forward_kinematics(target, out, target_model);
         // The pelvis point.
         let pelvis = (target_model.position(self.target_hips_legs[0])
             + target_model.position(self.target_hips_legs[1]))
