@@ -306,6 +306,13 @@ fn retarget_every_clip_onto_every_target() {
                 here.penetration < depth,
                 format!("{:.3} cm below the floor", here.penetration * 100.0),
             );
+            check(
+                ours.toe_penetration < depth,
+                format!(
+                    "toe tips {:.3} cm below the floor",
+                    ours.toe_penetration * 100.0
+                ),
+            );
             // Rest-pose alignment follows the source's bone directions better than copying.
             if !target.limited {
                 check(

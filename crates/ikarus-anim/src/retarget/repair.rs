@@ -6,14 +6,15 @@
 //! weights ([`LimbGoal::for_foot`]): a ball contact moves the ankle so the toes joint lands on
 //! its anchor with the foot's copied orientation, a heel contact moves the ankle onto its
 //! anchor, each blended by its weight; then the foot turns about the ankle towards the ball's
-//! anchor by the ball's weight. The ground then lifts the goal so neither the ankle nor the
-//! toes joint is below the floor plus its rest height (a foot never sinks: on a tiptoe the
-//! whole foot rises). [`hip_drop`] says how far the hips must come down for both legs to
-//! reach; [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the knee's pole where
-//! the copied knee points (off the hip–ankle line) and the hinge axis of the joint's limit (a
-//! hinge, or an Euler limit with one open axis as MMD knees have), or else the copied bend
-//! normal; while the leg is too straight to show a bend, the last clear one carried by the
-//! thigh ([`LimbState`]), so the knee never flips, then gives the foot back
+//! anchor by the ball's weight (a slerp) and the ankle moves along the foot so the ball lands
+//! on its goal. The ground then lifts the goal so that neither the ankle, the toes joint nor
+//! the toe tip is below the floor plus its rest height (a foot never sinks: on a tiptoe the
+//! whole foot rises; the toes do not bend yet). [`hip_drop`] says how far the hips must come
+//! down for both legs to reach. [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the
+//! knee's pole where the copied knee points (off the hip–ankle line) and the hinge axis of the
+//! joint's limit (a hinge, or an Euler limit with one open axis as MMD knees have), or else
+//! the copied bend normal; while the leg is too straight to show a bend, the last clear one
+//! carried by the thigh ([`LimbState`]), so the knee never flips; then it gives the foot back
 //! its wanted model rotation and projects the three joints onto their limits.
 
 use glam::{DQuat, DVec3};
@@ -40,7 +41,7 @@ pub struct Limb {
     pub toes_clearance: f64,
     /// The toe tip in the toes joint's frame (its child joint, or half the foot's length
     /// further along the foot) and its rest height above the floor; `None` without toes.
-    /// Measured by [`metrics`](super::metrics) (the toes are not bent yet).
+    /// The ground keeps it above the floor too (the foot rises; toes do not bend yet).
     pub toe_tip: Option<(DVec3, f64)>,
     /// The mid joint's bend axis in the start joint's rest frame carried to model space at
     /// rest (the character's left for legs, up/down for arms): `start_rest_model⁻¹ · axis`.
@@ -77,6 +78,11 @@ impl LimbGoal {
         let ankle = model.position(limb.end);
         let mut rotation = model.rotation(limb.end);
         let mut offset = limb.toes.map(|t| model.position(t) - ankle);
+        // The toe tip from the ankle, and the foot turn applied to it below.
+        let mut tip = limb
+            .toes
+            .zip(limb.toe_tip)
+            .map(|(t, (local, _))| model.position(t) + model.rotation(t) * local - ankle);
         let mut goal = ankle;
         let mut ball_at = None;
         if let (Some((w, anchor)), Some(o)) = (ball, offset) {
@@ -103,6 +109,7 @@ impl LimbGoal {
                     // The ankle onto the sphere of the foot's length about the ball's goal.
                     let turn = DQuat::from_rotation_arc(o / length, along);
                     rotation = (turn * rotation).normalize();
+                    tip = tip.map(|t| turn * t);
                     offset = Some(along * length);
                     goal = target - along * length;
                     ball_at = Some(target);
@@ -113,6 +120,9 @@ impl LimbGoal {
             let mut lift = floor + limb.end_clearance - goal.dot(up);
             if let Some(o) = offset {
                 lift = lift.max(floor + limb.toes_clearance - (goal + o).dot(up));
+            }
+            if let (Some(t), Some((_, clearance))) = (tip, limb.toe_tip) {
+                lift = lift.max(floor + clearance - (goal + t).dot(up));
             }
             if lift > 0.0 {
                 goal += up * lift;
@@ -229,14 +239,20 @@ pub fn solve_limb(
     out.reached
 }
 
-/// How far (metres, ≥ 0) the limb's end or toes joint is below the floor plus its rest
-/// height in the FK `model`.
+/// How far (metres, ≥ 0) the limb's end joint, toes joint or toe tip is below the floor plus
+/// its rest height in the FK `model`.
 pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
     let end = floor + limb.end_clearance - model.position(limb.end).dot(up);
     let toes = limb.toes.map_or(0.0, |t| {
         floor + limb.toes_clearance - model.position(t).dot(up)
     });
-    end.max(toes).max(0.0)
+    let tip = limb
+        .toes
+        .zip(limb.toe_tip)
+        .map_or(0.0, |(t, (local, clearance))| {
+            floor + clearance - (model.position(t) + model.rotation(t) * local).dot(up)
+        });
+    end.max(toes).max(tip).max(0.0)
 }
 
 /// The axis (rest frame) of a one-axis limit, signed so that positive rotation is inside
