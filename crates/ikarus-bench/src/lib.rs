@@ -5,6 +5,7 @@
 pub mod humanoid;
 pub mod iiwa;
 pub mod natural;
+pub mod retarget;
 pub mod soak;
 pub mod trac_ik;
 

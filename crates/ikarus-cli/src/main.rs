@@ -35,6 +35,8 @@ enum Command {
     /// Learn a posture model (probabilistic PCA on joint rotations) from motions, for the
     /// example-based solver.
     Learn(cmd::learn::Args),
+    /// Motions onto another humanoid (BVH, glTF/VRM, VRMA, VMD → any humanoid) with planted feet.
+    Retarget(cmd::retarget::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Mocap(args) => cmd::mocap::run(&args),
         Command::Learn(args) => cmd::learn::run(&args),
+        Command::Retarget(args) => cmd::retarget::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -48,6 +48,7 @@
 //! | `{"type":"capture_key"}`, `{"type":"clear_keys"}` | `keys` (`count`) |
 //! | `{"type":"generate","duration":T,"fps":30?,"profile":"minimum_acceleration"\|"minimum_jerk"?}` | `motion`, `pose` |
 //! | `{"type":"export_bvh"}` | `bvh` (`name`, `text`) |
+//! | `{"type":"retarget","name":"walk.bvh","text":"…"}` (or `base64`: `.bvh`, `.glb`, `.vrm`, `.vrma`) on a humanoid | `motion`, `pose` (frame 0); each frame's `pose` has `overlay`: `source` joints beside the target, their `parents`, held `contacts` |
 //!
 //! MMD models evaluate every pose through their rig (`frame` samples the VMD, then inheritance
 //! and the declared IK chains run, [`ikarus_anim::mmd::MmdEvaluator`]); a `drag` or
@@ -102,6 +103,7 @@ mod mesh;
 mod mmd;
 mod playback;
 pub mod protocol;
+mod retarget;
 mod server;
 mod session;
 

@@ -110,6 +110,22 @@ pub enum Request {
     },
     /// The loaded motion (or the current pose as one frame) as BVH text.
     ExportBvh,
+    /// Retarget an uploaded motion (`name` + `text` for `.bvh`, or `name` + `base64` for
+    /// `.bvh`, `.glb`, `.gltf`, `.vrm`, `.vrma`) onto the loaded humanoid (not MMD models: use
+    /// `ikarus retarget … --out x.vmd` and load the VMD) with contacts and IK repair
+    /// ([`ikarus_anim::retarget`]). The retargeted motion replaces the loaded one (`motion`
+    /// reply) and every `pose` of it carries an `overlay`: the source's joints beside the
+    /// target and the contacts held at that frame.
+    Retarget {
+        /// The uploaded file's name (its extension picks the format).
+        name: String,
+        /// The uploaded file's text.
+        #[serde(default)]
+        text: Option<String>,
+        /// The uploaded file's bytes in base64.
+        #[serde(default)]
+        base64: Option<String>,
+    },
 }
 
 /// A message from the server.
@@ -361,6 +377,21 @@ pub struct PoseInfo {
     pub can_redo: bool,
     /// For MMD models: IK on or off and each chain's outcome.
     pub ik: Option<IkInfo>,
+    /// After a `retarget`: the source beside the target and the contacts held, at this frame.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayInfo>,
+}
+
+/// The source of a retargeted motion drawn beside the target, at one frame.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverlayInfo {
+    /// The source's joints mapped onto the target's scale and floor and moved aside by
+    /// about a body height along the target's right, model space.
+    pub source: Vec<[f64; 3]>,
+    /// Each source joint's parent index (`null` for roots).
+    pub parents: Vec<Option<usize>>,
+    /// Where the target's planted heels, balls and hands are held at this frame.
+    pub contacts: Vec<[f64; 3]>,
 }
 
 /// An effector as shown.

@@ -67,6 +67,8 @@ pub struct Session {
     pub(crate) keys: Vec<LocalPose>,
     /// MMD models: the rig's evaluation and the bound VMD.
     pub(crate) mmd: Option<MmdPlayback>,
+    /// After a `retarget`: the source and contacts drawn with each frame of its motion.
+    pub(crate) overlay: Option<crate::retarget::RetargetOverlay>,
 }
 
 /// A failed request: the message goes back as [`Reply::Error`].
@@ -89,6 +91,7 @@ impl Session {
             last_start: None,
             keys: Vec::new(),
             mmd: None,
+            overlay: None,
             loaded: loaded.clone(),
             catalog,
         };
@@ -202,6 +205,7 @@ impl Session {
                 profile,
             } => self.generate(duration, fps.unwrap_or(30.0), profile),
             Request::ExportBvh => self.export_bvh(),
+            Request::Retarget { name, text, base64 } => self.retarget(&name, text, base64),
         }
     }
 
@@ -338,6 +342,7 @@ impl Session {
             self.solver = default_solver(skeleton);
             self.solver_chosen = false;
         }
+        self.overlay = None;
         self.loaded = loaded;
         self.task = IkTask::default();
         self.undo.clear();
@@ -636,10 +641,14 @@ impl Session {
             can_undo: !self.undo.is_empty(),
             can_redo: !self.redo.is_empty(),
             ik: self.mmd.as_ref().map(MmdPlayback::ik_info),
+            overlay: frame.and_then(|f| self.overlay.as_ref()?.at(f)),
         }))
     }
 
+    /// Makes `motion` the loaded one (a retarget's overlay is dropped when another motion
+    /// replaces it: [`crate::retarget`] sets its overlay after calling this).
     pub(crate) fn set_motion(&mut self, motion: Motion, layout: Option<BvhLayout>) {
+        self.overlay = None;
         self.loaded.document.motion = Some(motion);
         self.loaded.document.layout = layout;
     }

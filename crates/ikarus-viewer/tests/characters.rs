@@ -263,3 +263,70 @@ async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
     println!("vrma: {frames} frames, the right hand moves up to {most} m");
     assert!(most > 0.05);
 }
+
+/// A BVH retargeted onto the built-in humanoid: the motion replaces the loaded one, every
+/// frame's pose carries the source beside the target and the held contacts, and a planted
+/// heel's marker sits on the target's foot joint.
+#[tokio::test]
+async fn a_bvh_retargets_onto_the_humanoid_with_the_source_beside_it() {
+    let Some(dir) = ikarus_testdata::require("bvh", "viewer retarget") else {
+        return;
+    };
+    let (mut socket, _) =
+        tokio_tungstenite::connect_async(start(Catalog::open(&[]).unwrap()).await)
+            .await
+            .unwrap();
+    let greeting = until(&mut socket, "pose").await;
+    let skeleton = of(&greeting, "skeleton");
+    let humanoid = skeleton["humanoid"].as_array().unwrap();
+    let feet = ["leftFoot", "rightFoot"].map(|b| humanoid.iter().position(|h| h == b).unwrap());
+    let text = std::fs::read_to_string(dir.join("cmu_02_01_walk_cgspeed_crlf.bvh")).unwrap();
+    socket
+        .send(Message::Text(
+            json!({"type": "retarget", "name": "walk.bvh", "text": text})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    let replies = until(&mut socket, "pose").await;
+    assert_eq!(of(&replies, "motion")["frames"], 344);
+    let first = of(&replies, "pose");
+    let overlay = &first["overlay"];
+    let joints = overlay["source"].as_array().unwrap().len();
+    assert!(joints > 20, "the CMU skeleton's joints");
+    assert_eq!(overlay["parents"].as_array().unwrap().len(), joints);
+    let mut held = 0;
+    for frame in (0..344).step_by(8) {
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "frame", "index": frame}),
+            "pose",
+        )
+        .await;
+        for contact in pose["overlay"]["contacts"].as_array().unwrap() {
+            let at = [0, 1, 2].map(|k| contact[k].as_f64().unwrap());
+            // Heel anchors are on a foot joint; ball anchors a foot length ahead of it.
+            let nearest = feet
+                .iter()
+                .map(|&f| distance(position(&pose, f), at))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                nearest < 0.2,
+                "frame {frame}: contact {nearest} m from the feet"
+            );
+            if nearest < 1e-3 {
+                held += 1;
+            }
+        }
+    }
+    assert!(held > 0, "some heel held exactly on its anchor");
+    // Another load drops the overlay.
+    let pose = ask(
+        &mut socket,
+        &json!({"type": "load", "source": "builtin:humanoid"}),
+        "pose",
+    )
+    .await;
+    assert!(pose.get("overlay").is_none());
+}

@@ -257,6 +257,25 @@ async function upload(file) {
   send({ type: 'load', name: file.name, base64: btoa(binary) });
 }
 $('file').onchange = () => { if ($('file').files[0]) upload($('file').files[0]); $('file').value = ''; };
+// A motion retargeted onto the loaded humanoid (the server runs ikarus_anim::retarget).
+async function retargetUpload(file) {
+  if (file.size > maxUpload) {
+    showError(`${file.name}: ${file.size} bytes is larger than the ${maxUpload} byte upload limit`);
+    return;
+  }
+  if (/\.bvh$/i.test(file.name)) {
+    send({ type: 'retarget', name: file.name, text: await file.text() });
+    return;
+  }
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
+  send({ type: 'retarget', name: file.name, base64: btoa(binary) });
+}
+$('retarget-file').onchange = () => {
+  if ($('retarget-file').files[0]) retargetUpload($('retarget-file').files[0]);
+  $('retarget-file').value = '';
+};
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => {
   e.preventDefault();

@@ -9,6 +9,7 @@ export const BACKGROUND = 0x1e2126;
 const COLORS = {
   joint: 0xd8dce4, bone: 0x7f8ea3, effector: 0xffb000, base: 0x40c0ff, target: 0xff5a36,
   limit: 0x5fbf7f, active: 0xff3040, grid: 0x30353c, gridAxis: 0x3a4048,
+  source: 0x9a7fd0, contact: 0x30e0a0,
 };
 const GRID_DIVISIONS = 20;
 /** Angle per segment of limit arcs and cones (15°: smooth at their size on screen). */
@@ -108,6 +109,7 @@ export class SkeletonView {
   setSkeleton(skeleton, pose) {
     for (const o of [...this.root.children]) if (o !== this.gizmoTarget) this.dispose(o);
     this.skin = null;
+    this.retarget = null;
     this.gizmo.detach();
     this.joints = skeleton.joints;
     this.root.quaternion.setFromUnitVectors(v3(skeleton.up ?? [0, 1, 0]).normalize(), Y);
@@ -296,7 +298,37 @@ export class SkeletonView {
     this.placeLimits(new Set(pose.report?.active_limits ?? []));
     this.placeTargets(pose.effectors.filter((e) => e.position));
     this.overlay.commit();
+    this.placeRetarget(pose.overlay);
     this.invalidate();
+  }
+
+  /**
+   * A retargeted motion's source, drawn beside the target as lines between its joints, and
+   * the contacts held at this frame as octahedra on the target's planted points; hidden when
+   * the pose has no `overlay`. The line buffer is sized for the source on its first frame.
+   */
+  placeRetarget(overlay) {
+    if (!overlay) {
+      if (this.retarget) this.retarget.lines.visible = false;
+      return;
+    }
+    const needed = overlay.parents.length + 12 * 8;
+    if (!this.retarget || this.retarget.capacity < needed) {
+      if (this.retarget) this.dispose(this.retarget.lines);
+      this.retarget = new LineBatch(needed);
+      this.root.add(this.retarget.lines);
+    }
+    const batch = this.retarget;
+    batch.lines.visible = true;
+    batch.clear();
+    const source = overlay.source.map(v3), line = new THREE.Color(COLORS.source);
+    overlay.parents.forEach((p, i) => { if (p !== null) batch.segment(source[p], source[i], line); });
+    const mark = new THREE.Color(COLORS.contact);
+    for (const at of overlay.contacts.map(v3)) {
+      const corners = OCTAHEDRON_VERTICES.map((c) => c.clone().multiplyScalar(this.markerSize * 0.6).add(at));
+      for (const [a, b] of OCTAHEDRON) batch.segment(corners[a], corners[b], mark);
+    }
+    batch.commit();
   }
 
   /** A wireframe octahedron at each goal position, turned by the goal orientation if any. */

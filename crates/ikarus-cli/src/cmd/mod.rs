@@ -9,5 +9,6 @@ pub mod info;
 pub mod learn;
 pub mod mocap;
 pub mod motion;
+pub mod retarget;
 pub mod serve;
 pub mod solve;
