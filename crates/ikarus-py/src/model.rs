@@ -111,7 +111,7 @@ impl Skeleton {
         format!(
             "Skeleton({} joints, root {:?})",
             self.inner.len(),
-            self.inner.names().first()
+            self.inner.names().first().map_or("", String::as_str)
         )
     }
 

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
 
-use crate::arrays::{expect_shape, f64_array, rows, to_numpy};
+use crate::arrays::{expect_shape, f64_array, rows, shape_text, to_numpy};
 use crate::model::Skeleton;
 use crate::{no_panic, pool, value_error};
 
@@ -381,10 +381,16 @@ pub fn solve_batch(
     let dof = chain.chain.dof();
     let targets = f64_array(targets, "targets")?;
     let view = targets.as_array();
-    let width = view.shape().get(1).copied().unwrap_or(0);
-    let width = if width == 3 { 3 } else { 7 };
-    expect_shape(&view, "targets", &[None, Some(width)])
-        .map_err(|e| PyValueError::new_err(e.to_string().replace("(N, 7)", "(N, 7) or (N, 3)")))?;
+    let width = match view.shape() {
+        [_, w @ (3 | 7)] => *w,
+        shape => {
+            return Err(PyValueError::new_err(format!(
+                "targets: expected shape (N, 7) or (N, 3), got {}",
+                shape_text(shape)
+            )));
+        }
+    };
+    expect_shape(&view, "targets", &[None, Some(width)])?;
     let n = view.shape()[0];
     let seeds: Option<Vec<Vec<f64>>> = match seeds {
         None => None,
