@@ -455,20 +455,25 @@ pub fn solve_batch(
     let (skeleton, rust_chain) = (&chain.skeleton, &chain.chain);
     let results = py.detach(|| {
         no_panic(|| {
-            // Chunks small enough to balance the threads; each target still starts from its own
-            // seed on a fresh pose, so the split does not change any result.
-            let chunk = n.div_ceil(threads * 8).clamp(1, 64);
-            let parts: Vec<Vec<RustBatchResult>> = pool.install(|| {
+            // One `solve_batch` call per target, so every row starts from a fresh workspace as
+            // well as from its own seed: a row's result is the one it gets when solved alone,
+            // whatever the thread count and whatever rows come before it (a workspace reused
+            // across targets can carry state from one solve into the next).
+            let results: Vec<RustBatchResult> = pool.install(|| {
                 batch
-                    .par_chunks(chunk)
-                    .map(|part| {
+                    .par_iter()
+                    .with_min_len(8)
+                    .map(|target| {
+                        let one = std::slice::from_ref(target);
                         ikarus_solve::batch::solve_batch(
-                            skeleton, rust_chain, part, &config, tolerance, 1,
+                            skeleton, rust_chain, one, &config, tolerance, 1,
                         )
+                        .pop()
+                        .expect("one result per target")
                     })
                     .collect()
             });
-            Ok(parts.into_iter().flatten().collect())
+            Ok(results)
         })
     })?;
     Ok(BatchResult { dof, results })

@@ -62,6 +62,29 @@ fn batch_json(results: &[ikarus_solve::batch::BatchResult]) -> Value {
     serde_json::to_value(results).expect("results serialize")
 }
 
+/// `solve_batch` on each target alone: the package's contract (a row's result does not depend
+/// on the rows before it), through the same Rust call.
+fn each_alone(
+    robot: &Robot,
+    targets: &[BatchTarget],
+    config: &SolverConfig,
+    tolerance: Tolerance,
+) -> Vec<ikarus_solve::batch::BatchResult> {
+    targets
+        .iter()
+        .flat_map(|t| {
+            solve_batch(
+                robot.skeleton(),
+                &robot.chain,
+                std::slice::from_ref(t),
+                config,
+                tolerance,
+                1,
+            )
+        })
+        .collect()
+}
+
 /// TRAC-IK protocol targets on the KUKA iiwa 7 and LM's results on them, three ways.
 fn robot_reference() -> Option<Value> {
     let robot = Robot::load("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee")?;
@@ -72,14 +95,7 @@ fn robot_reference() -> Option<Value> {
         rotation: 1e-5,
     };
     let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
-    let full = solve_batch(
-        robot.skeleton(),
-        &robot.chain,
-        &targets,
-        &config,
-        tolerance,
-        1,
-    );
+    let full = each_alone(&robot, &targets, &config, tolerance);
     // Position only, seeded from the true joint vectors shifted by 0.1 rad.
     let positions: Vec<BatchTarget> = samples
         .iter()
@@ -90,24 +106,15 @@ fn robot_reference() -> Option<Value> {
             seed: Some(q.iter().map(|v| v + 0.1).collect()),
         })
         .collect();
-    let positional = solve_batch(
-        robot.skeleton(),
-        &robot.chain,
-        &positions,
-        &config,
-        tolerance,
-        1,
-    );
-    let ccd = solve_batch(
-        robot.skeleton(),
-        &robot.chain,
+    let positional = each_alone(&robot, &positions, &config, tolerance);
+    let ccd = each_alone(
+        &robot,
         &targets[..30],
         &serde_json::from_value(
             json!({"kind": "jacobian", "method": "dls", "iteration": {"max_iterations": 200}}),
         )
         .expect("solver config"),
         tolerance,
-        1,
     );
     let urdf = ikarus_testdata::require("urdf", "python reference")?.join("kukaIiwa7.urdf");
     Some(json!({

@@ -68,6 +68,16 @@ def test_threads_do_not_change_results(chain, robot_ref):
         np.testing.assert_array_equal(one.position_error, other.position_error)
 
 
+def test_rows_are_independent(chain, robot_ref):
+    # A row's result is the one it gets alone: reversing the rows reverses the results.
+    targets = np.array(robot_ref["targets"])
+    forward = ikarus.solve_batch(chain, targets, threads=1)
+    backward = ikarus.solve_batch(chain, targets[::-1], threads=2)
+    np.testing.assert_array_equal(forward.q, backward.q[::-1])
+    alone = ikarus.solve_batch(chain, targets[17:18], threads=1)
+    np.testing.assert_array_equal(alone.q[0], forward.q[17])
+
+
 def test_position_targets_and_per_row_seeds(chain, robot_ref):
     targets = np.array(robot_ref["targets"])[:50, :3]
     seeds = np.array(robot_ref["position_seeds"])
