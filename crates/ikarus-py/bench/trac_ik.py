@@ -197,6 +197,8 @@ def main():
         print(f"{label}: wall median {np.median(walls):.1f} us, solve median {np.median(inners):.1f} us, "
               f"overhead median {np.median(walls - inners):.1f} us")
 
+    if args.peers <= 0:
+        return
     subset = targets[: args.peers]
     r = ikarus.solve_batch(chain, subset, solver=LM, threads=1)
     print(f"ikarus on the first {len(subset)}: {success(chain, subset, r.q).mean():.2%} solved, {figures(r.time_ns / 1e3)}")
