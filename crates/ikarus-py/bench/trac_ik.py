@@ -5,7 +5,7 @@ the limits (splitmix64, seed 42; continuous joints in [-pi, pi]) mapped by forwa
 6-D tip frames in the base link's frame; every solve seeded from the middle of the limits;
 success = position error < 1e-5 m and rotation error < 1e-5 rad with every joint inside its
 limits, judged by ikarus's FK of the returned q. LM with the Rust bench's settings
-(`trac_ik_lm_config()`: at most 2,000 sweeps and 200 restarts).
+(`trac_ik_lm_config()`: at most 2,000 sweeps, 200 restarts, a stall window of 3).
 
 Run from a release build, in a venv with ikpy and optik-py:
 
@@ -30,7 +30,9 @@ import numpy as np
 import ikarus
 
 MASK64 = (1 << 64) - 1
-LM = {"kind": "lm", "iteration": {"max_iterations": 2000, "restarts": 200}}
+# = ikarus_bench::trac_ik_lm_config(). stall_window must be given: LmConfig::default() sets it
+# to 3, but an `iteration` object in JSON starts from IterationSettings' default (16).
+LM = {"kind": "lm", "iteration": {"max_iterations": 2000, "restarts": 200, "stall_window": 3}}
 TOLERANCE = 1e-5
 
 

@@ -455,25 +455,27 @@ pub fn solve_batch(
     let (skeleton, rust_chain) = (&chain.skeleton, &chain.chain);
     let results = py.detach(|| {
         no_panic(|| {
-            // One `solve_batch` call per target, so every row starts from a fresh workspace as
-            // well as from its own seed: a row's result is the one it gets when solved alone,
-            // whatever the thread count and whatever rows come before it (a workspace reused
-            // across targets can carry state from one solve into the next).
-            let results: Vec<RustBatchResult> = pool.install(|| {
+            // Chunks small enough to balance the threads. Each target starts from its own seed
+            // on a fresh pose and the solvers keep no state between solves in a workspace, so
+            // the split changes no result (tests: threads 1/2/3, reversed rows, one row alone).
+            let chunk = n.div_ceil(threads * 8).clamp(1, 64);
+            if n <= chunk {
+                // One chunk: solve on this thread, without the hand-off to the pool and back.
+                return Ok(ikarus_solve::batch::solve_batch(
+                    skeleton, rust_chain, &batch, &config, tolerance, 1,
+                ));
+            }
+            let parts: Vec<Vec<RustBatchResult>> = pool.install(|| {
                 batch
-                    .par_iter()
-                    .with_min_len(8)
-                    .map(|target| {
-                        let one = std::slice::from_ref(target);
+                    .par_chunks(chunk)
+                    .map(|part| {
                         ikarus_solve::batch::solve_batch(
-                            skeleton, rust_chain, one, &config, tolerance, 1,
+                            skeleton, rust_chain, part, &config, tolerance, 1,
                         )
-                        .pop()
-                        .expect("one result per target")
                     })
                     .collect()
             });
-            Ok(results)
+            Ok(parts.into_iter().flatten().collect())
         })
     })?;
     Ok(BatchResult { dof, results })
