@@ -1,8 +1,8 @@
 //! Argument checks and numpy conversions: every array argument goes through [`f64_array`] and
 //! [`expect_shape`], so a wrong dtype, shape or a NaN is a `ValueError` naming the argument.
 
-use numpy::ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn};
-use numpy::{PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArrayMethods, ToPyArray};
+use numpy::ndarray::{ArrayViewD, Dimension, IxDyn};
+use numpy::{PyArrayDyn, PyReadonlyArrayDyn, ToPyArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -121,23 +121,10 @@ pub fn to_numpy<'py>(
     view.to_pyarray(py)
 }
 
-/// A new numpy array of any element type from an owned ndarray.
-pub fn owned_to_numpy<'py, T: numpy::Element>(
-    py: Python<'py>,
-    array: &ArrayD<T>,
-) -> Bound<'py, PyArrayDyn<T>> {
-    array.to_pyarray(py)
-}
-
 /// Rows of a 2-D view as vectors.
 pub fn rows(array: &ArrayViewD<'_, f64>) -> Vec<Vec<f64>> {
     array
         .outer_iter()
         .map(|r| r.iter().copied().collect())
         .collect()
-}
-
-/// The number of dimensions of a borrowed array.
-pub fn ndim(array: &PyReadonlyArrayDyn<'_, f64>) -> usize {
-    array.ndim()
 }
