@@ -75,10 +75,15 @@ def test_write_glb_round_trip(document, tmp_path):
 def test_every_format_opens(data_dir):
     urdf = ikarus.Skeleton.open(str(data_dir / "urdf" / "panda.urdf"))
     assert "panda_link0" in urdf.names
-    for pattern in ("gltf/*.glb", "gltf/*.vrm", "mmd/*.pmx", "mmd/*.pmd"):
-        for path in sorted(Path(data_dir).glob(pattern))[:1]:
-            skeleton = ikarus.Skeleton.open(str(path))
-            assert len(skeleton) > 10, path
+    for pattern in ("gltf/*.glb", "gltf/*.vrm", "gltf/*.vrma", "mmd/*.pmx", "mmd/*.pmd"):
+        paths = sorted(Path(data_dir).glob(pattern))
+        assert paths, pattern
+        skeleton, motion = ikarus.read(str(paths[0]))
+        assert len(skeleton) > 10, paths[0]
+        if pattern.endswith(".vrma"):
+            assert motion is not None and len(motion) > 1
+            positions, _ = ikarus.fk(skeleton, motion)
+            assert np.all(np.isfinite(positions))
 
 
 def test_bad_inputs(document, tmp_path):

@@ -93,6 +93,18 @@ def test_one_seed_for_all_rows(chain, robot_ref):
     np.testing.assert_array_equal(default.q, seeded.q)
 
 
+def test_auto_closed_form(chain, robot_ref):
+    # `auto` detects the arm's closed form once per thread; check it by FK, not by its report.
+    targets = np.array(robot_ref["targets"])[:50]
+    result = ikarus.solve_batch(chain, targets, solver="auto", threads=2)
+    assert set(result.solver) <= {"srs_arm", "lm"} and "srs_arm" in result.solver
+    reached = chain.fk(result.q)
+    ok = np.array(result.status) == "converged"
+    assert ok.mean() > 0.9
+    np.testing.assert_allclose(reached[ok, :3], targets[ok, :3], atol=1e-5)
+    assert np.all(result.within_limits[ok])
+
+
 def test_solver_dict_and_kwargs(chain, robot_ref):
     targets = np.array(robot_ref["targets"])[:30]
     as_dict = ikarus.solve_batch(
