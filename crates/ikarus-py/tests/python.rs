@@ -1,0 +1,311 @@
+//! The Python package's tests, run from `cargo test --workspace`.
+//!
+//! 1. Computes reference results with the Rust crates directly (batch solves of TRAC-IK
+//!    protocol targets, chain FK, a BVH's FK and its BVH text, IK tasks on the built-in
+//!    humanoid, a keypoint clip) and writes them as JSON (shortest round-trip floats, so Python
+//!    reads the same bits).
+//! 2. Builds the package with maturin into the Python environment (`IKARUS_PYTHON`, default
+//!    `target/py-venv/bin/python`, which `.ci/run` creates from `requirements-test.txt`), in the
+//!    workspace's own target directory.
+//! 3. Runs pytest on `crates/ikarus-py/tests`, which compares every call with the references
+//!    (bit for bit where the same Rust code runs).
+//!
+//! Without that Python environment the test says `SKIPPED`; in CI (`CI` set) it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use glam::{DQuat, DVec3};
+use ikarus_bench::trac_ik::Robot;
+use ikarus_core::{ModelPose, fk};
+use ikarus_formats::bvh::Bvh;
+use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::{Effector, Goal, IkTask, SolverConfig, Tolerance};
+use serde_json::{Value, json};
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+/// The Python interpreter of the test environment, or `None` (SKIPPED; a panic in CI).
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("IKARUS_PYTHON")
+        .map_or_else(|| target_dir().join("py-venv/bin/python"), PathBuf::from);
+    let ready = Command::new(&python)
+        .args(["-c", "import maturin, numpy, pytest, dask.distributed"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ready {
+        return Some(python);
+    }
+    let message = format!(
+        "python package tests: no Python with maturin, numpy, pytest and dask at {} (set \
+         IKARUS_PYTHON, or: python3 -m venv target/py-venv && target/py-venv/bin/pip install \
+         -r crates/ikarus-py/requirements-test.txt)",
+        python.display()
+    );
+    assert!(!in_ci(), "{message}; CI requires it");
+    eprintln!("SKIPPED {message}");
+    None
+}
+
+fn batch_json(results: &[ikarus_solve::batch::BatchResult]) -> Value {
+    serde_json::to_value(results).expect("results serialize")
+}
+
+/// `solve_batch` on each target alone: the package's contract (a row's result does not depend
+/// on the rows before it), through the same Rust call.
+fn each_alone(
+    robot: &Robot,
+    targets: &[BatchTarget],
+    config: &SolverConfig,
+    tolerance: Tolerance,
+) -> Vec<ikarus_solve::batch::BatchResult> {
+    targets
+        .iter()
+        .flat_map(|t| {
+            solve_batch(
+                robot.skeleton(),
+                &robot.chain,
+                std::slice::from_ref(t),
+                config,
+                tolerance,
+                1,
+            )
+        })
+        .collect()
+}
+
+/// TRAC-IK protocol targets on the KUKA iiwa 7 and LM's results on them, three ways.
+fn robot_reference() -> Option<Value> {
+    let robot = Robot::load("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee")?;
+    let samples = robot.samples(200, 42);
+    let config = SolverConfig::Lm(ikarus_solve::lm::LmConfig::default());
+    let tolerance = Tolerance {
+        position: 1e-5,
+        rotation: 1e-5,
+    };
+    let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
+    let full = each_alone(&robot, &targets, &config, tolerance);
+    // The package splits a batch into chunks at will: that is only sound because a run of
+    // many targets in one workspace gives each the result it gets alone.
+    let together = solve_batch(
+        robot.skeleton(),
+        &robot.chain,
+        &targets,
+        &config,
+        tolerance,
+        1,
+    );
+    for (i, (a, b)) in full.iter().zip(&together).enumerate() {
+        assert_eq!(
+            (&a.q, a.status, a.iterations),
+            (&b.q, b.status, b.iterations),
+            "target {i}"
+        );
+    }
+    // Position only, seeded from the true joint vectors shifted by 0.1 rad.
+    let positions: Vec<BatchTarget> = samples
+        .iter()
+        .take(50)
+        .map(|(q, t)| BatchTarget {
+            position: t.position,
+            orientation: None,
+            seed: Some(q.iter().map(|v| v + 0.1).collect()),
+        })
+        .collect();
+    let positional = each_alone(&robot, &positions, &config, tolerance);
+    let ccd = each_alone(
+        &robot,
+        &targets[..30],
+        &serde_json::from_value(
+            json!({"kind": "jacobian", "method": "dls", "iteration": {"max_iterations": 200}}),
+        )
+        .expect("solver config"),
+        tolerance,
+    );
+    let urdf = ikarus_testdata::require("urdf", "python reference")?.join("kukaIiwa7.urdf");
+    Some(json!({
+        "urdf": urdf,
+        "base": "iiwa_link_0",
+        "tip": "iiwa_link_ee",
+        "q_true": samples.iter().map(|(q, _)| q.clone()).collect::<Vec<_>>(),
+        "targets": targets.iter().map(|t| {
+            let o = t.orientation.expect("6-D target");
+            [t.position[0], t.position[1], t.position[2], o[0], o[1], o[2], o[3]]
+        }).collect::<Vec<_>>(),
+        "lm": batch_json(&full),
+        "position_seeds": positions.iter().map(|t| t.seed.clone()).collect::<Vec<_>>(),
+        "position_lm": batch_json(&positional),
+        "dls_30": batch_json(&ccd),
+    }))
+}
+
+/// FK of the first frames of a BVH, and its BVH text as written back.
+fn bvh_reference() -> Option<Value> {
+    let dir = ikarus_testdata::require("bvh", "python reference")?;
+    let path = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
+    let document = ikarus_formats::open(path.to_str()?, 1.0).expect("BVH opens");
+    let skeleton = &document.skeleton;
+    let motion = document.motion.as_ref().expect("BVH motion");
+    let mut model = ModelPose::new(skeleton);
+    let (mut positions, mut rotations) = (Vec::new(), Vec::new());
+    for frame in motion.frames().iter().take(5) {
+        fk::forward_kinematics(skeleton, frame, &mut model);
+        positions.push(
+            skeleton
+                .joints()
+                .map(|j| model.position(j).to_array())
+                .collect::<Vec<_>>(),
+        );
+        rotations.push(
+            skeleton
+                .joints()
+                .map(|j| model.rotation(j).to_array())
+                .collect::<Vec<_>>(),
+        );
+    }
+    let text = Bvh::from_motion(skeleton, motion, document.layout_or_default())
+        .expect("BVH writes")
+        .to_bvh_string();
+    // Keypoints: every joint's model position over 20 frames, solved back onto the skeleton.
+    let names = skeleton.names().to_vec();
+    let layout = ikarus_anim::mocap::Layout::Skeleton(names.clone());
+    let mut points = Vec::new();
+    for frame in motion.frames().iter().take(20) {
+        fk::forward_kinematics(skeleton, frame, &mut model);
+        points.extend(skeleton.joints().map(|j| model.position(j)));
+    }
+    let map = ikarus_core::humanoid_map::HumanoidMap::recognise(skeleton);
+    let clip = ikarus_anim::mocap::KeypointClip {
+        layout: &layout,
+        frame_time: motion.frame_time(),
+        points: &points,
+        confidence: None,
+    };
+    let solved = ikarus_anim::mocap::solve_positions(
+        skeleton,
+        &map,
+        &clip,
+        &ikarus_anim::mocap::MocapConfig::default(),
+    )
+    .expect("mocap solves");
+    Some(json!({
+        "path": path,
+        "frames": motion.len(),
+        "joints": skeleton.len(),
+        "names": names,
+        "fk_positions": positions,
+        "fk_rotations": rotations,
+        "bvh_text": text,
+        "mocap_points": points.iter().map(DVec3::to_array).collect::<Vec<_>>(),
+        "mocap_fps": motion.frame_rate(),
+        "mocap_rotations": solved.motion.frames().iter()
+            .map(|f| f.transforms().iter().map(|t| t.rotation.to_array()).collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        "mocap_rest_translations": solved.skeleton.rest_transforms().iter().map(|t| t.translation.to_array()).collect::<Vec<_>>(),
+        "mocap_mean_error": solved.report.mean_error,
+    }))
+}
+
+/// IK tasks on the built-in humanoid, solved by `ikarus_solve::solve`.
+fn solve_reference() -> Value {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let tasks = [
+        json!({"effectors": [{"joint": "leftHand", "position": [0.5, 1.2, 0.3]}], "solver": {"kind": "lm"}}),
+        json!({"effectors": [{"joint": "leftHand", "position": [0.4, 1.3, 0.2], "orientation": [0.0, 0.0, 0.0, 1.0]},
+                             {"joint": "rightFoot", "position": [-0.1, 0.1, 0.2], "weight": 0.5}],
+               "solver": {"kind": "ccd", "iteration": {"max_iterations": 40}}, "base": "hips"}),
+        json!({"effectors": [{"joint": "rightHand", "position": [-0.6, 1.0, 0.2]}],
+               "solver": {"kind": "jacobian", "method": "dls"}, "tolerance": {"position": 1e-3, "rotation": 1e-3}}),
+        json!({"effectors": [{"joint": "leftHand", "position": [0.5, 1.2, 0.3]}], "solver": {"kind": "fabrik"}}),
+    ];
+    let results: Vec<Value> = tasks
+        .iter()
+        .map(|task| {
+            let effectors = task["effectors"]
+                .as_array()
+                .expect("effectors")
+                .iter()
+                .map(|e| Effector {
+                    joint: skeleton.joint(e["joint"].as_str().expect("name")).expect("joint"),
+                    goal: Goal {
+                        position: serde_json::from_value::<Option<[f64; 3]>>(e["position"].clone())
+                            .expect("position")
+                            .map(DVec3::from_array),
+                        orientation: serde_json::from_value::<Option<[f64; 4]>>(e["orientation"].clone())
+                            .expect("orientation")
+                            .map(DQuat::from_array),
+                    },
+                    weight: e["weight"].as_f64().unwrap_or(1.0),
+                })
+                .collect();
+            let ik = IkTask {
+                effectors,
+                base: task["base"].as_str().map(|b| skeleton.joint(b).expect("base")),
+                tolerance: serde_json::from_value(task["tolerance"].clone()).unwrap_or_default(),
+            };
+            let config: SolverConfig = serde_json::from_value(task["solver"].clone()).expect("solver");
+            let mut pose = skeleton.rest_pose();
+            let report = ikarus_solve::solve(&skeleton, &ik, &config, &mut pose);
+            json!({
+                "task": task,
+                "report": report,
+                "rotations": pose.transforms().iter().map(|t| t.rotation.to_array()).collect::<Vec<_>>(),
+                "translations": pose.transforms().iter().map(|t| t.translation.to_array()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!(results)
+}
+
+#[test]
+fn python_package_matches_rust() {
+    let Some(python) = python() else {
+        return;
+    };
+    let reference = json!({
+        "robot": robot_reference(),
+        "bvh": bvh_reference(),
+        "solve": solve_reference(),
+    });
+    let out_dir = target_dir().join("ikarus-py-test");
+    std::fs::create_dir_all(&out_dir).expect("test directory");
+    let reference_path = out_dir.join("reference.json");
+    std::fs::write(&reference_path, reference.to_string()).expect("reference written");
+
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .expect("the interpreter lives in <venv>/bin");
+    let built = Command::new(&python)
+        .args(["-m", "maturin", "develop", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("VIRTUAL_ENV", venv)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .status()
+        .expect("maturin runs");
+    assert!(built.success(), "maturin develop failed");
+
+    let mut pytest = Command::new(&python);
+    pytest
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(crate_dir.join("tests"))
+        .env("IKARUS_PY_REFERENCE", &reference_path)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Some(data) = ikarus_testdata::data_dir() {
+        pytest.env("IKARUS_SHARED_DATA", data);
+    }
+    let status = pytest.status().expect("pytest runs");
+    assert!(status.success(), "pytest failed: {status}");
+}
