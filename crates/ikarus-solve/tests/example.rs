@@ -344,3 +344,52 @@ fn a_loaded_model_is_used_and_serialises_by_name() {
     assert!(solve(&skeleton, &task, &config, &mut pose).converged());
     let _ = DQuat::IDENTITY;
 }
+
+#[test]
+fn a_free_root_moves_the_body_to_goals_out_of_reach_from_where_it_stands() {
+    let skeleton = builtin_humanoid();
+    let m = builtin_model();
+    let start = mean_pose(&skeleton, m);
+    let hips = skeleton.joint("hips").unwrap();
+    let free = SolverConfig::Example(ExampleConfig {
+        move_root: true,
+        ..ExampleConfig::default()
+    });
+    let fixed = SolverConfig::Example(ExampleConfig::default());
+    let mut rng = Rng(77);
+    let (mut converged, mut fixed_converged) = (0, 0);
+    for _ in 0..8 {
+        // A likely posture, the whole body shifted and turned.
+        let mut truth = sampled_pose(&skeleton, m, &mut rng, 0.7);
+        truth[hips].translation += glam::DVec3::new(0.12, -0.06, 0.1);
+        truth[hips].rotation = DQuat::from_rotation_y(0.25) * truth[hips].rotation;
+        let task = goals_of(
+            &skeleton,
+            &truth,
+            &["leftHand", "rightHand", "leftFoot", "rightFoot", "head"],
+            false,
+        );
+        let mut pose = start.clone();
+        let report = solve(&skeleton, &task, &free, &mut pose);
+        assert_legal(&skeleton, &pose);
+        let (p, _) = measure(&skeleton, &task, &pose);
+        assert_eq!(report.position_error, p);
+        if report.converged() {
+            converged += 1;
+            // The root went (nearly) where the truth's is.
+            let moved = pose[hips].translation.distance(truth[hips].translation);
+            assert!(moved < 0.05, "root {moved} m from the truth's");
+        }
+        let mut still = start.clone();
+        let report = solve(&skeleton, &task, &fixed, &mut still);
+        assert_eq!(still[hips].translation, start[hips].translation);
+        fixed_converged += usize::from(report.converged());
+    }
+    assert!(converged >= 7, "{converged} of 8 converged with the root free");
+    assert!(fixed_converged < converged, "{fixed_converged} converged with the root fixed");
+    // A base joint and a free root both move the root: rejected.
+    let mut task = goals_of(&skeleton, &start, &["leftHand"], false);
+    task.base = skeleton.joint("leftFoot");
+    let mut pose = start.clone();
+    assert_eq!(solve(&skeleton, &task, &free, &mut pose).status, SolveStatus::InvalidInput);
+}

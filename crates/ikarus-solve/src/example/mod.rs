@@ -135,6 +135,16 @@ pub struct ExampleConfig {
     /// Levenberg–Marquardt from its pose — the regular solver, started at the learned posture —
     /// and keep whichever is closer. Default true.
     pub finish_with_lm: bool,
+    /// Also move the root (the skeleton root above the modelled joints): its translation and
+    /// rotation relative to the start join the unknowns of both stages, with Gaussian priors of
+    /// `root_translation_noise` (fraction of the model's length scale) and
+    /// `root_rotation_noise` (radians), so goals far from the body move the body. Default false
+    /// (the root stays, as with every solver without a base). Not together with a base joint.
+    pub move_root: bool,
+    /// Standard deviation of the root's translation, fraction of the length scale. Default 0.1.
+    pub root_translation_noise: f64,
+    /// Standard deviation of the root's rotation, radians. Default 0.3.
+    pub root_rotation_noise: f64,
 }
 
 impl Default for ExampleConfig {
@@ -146,6 +156,9 @@ impl Default for ExampleConfig {
             refine: true,
             refine_iterations: 60,
             finish_with_lm: true,
+            move_root: false,
+            root_translation_noise: 0.1,
+            root_rotation_noise: 0.3,
         }
     }
 }
@@ -180,6 +193,17 @@ pub fn solve_task(
     };
     if !(config.goal_noise.is_finite() && config.goal_noise > 0.0) {
         return SolveReport::invalid("goal_noise must be finite and positive".to_owned());
+    }
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !(positive(config.root_translation_noise) && positive(config.root_rotation_noise)) {
+        return SolveReport::invalid(
+            "root_translation_noise and root_rotation_noise must be finite and positive".to_owned(),
+        );
+    }
+    if config.move_root && task.base.is_some_and(|b| skeleton.parent(b).is_some()) {
+        return SolveReport::invalid(
+            "move_root and a base joint both move the root: give one of them".to_owned(),
+        );
     }
     if config.latent_iterations.max(config.refine_iterations) > MAX_ITERATIONS {
         return SolveReport::invalid(format!(
@@ -241,6 +265,20 @@ struct Problem<'a> {
     base: Option<BaseHold>,
     /// Scratch pose of the finite differences.
     scratch: LocalPose,
+    /// The root moved by the solve (`move_root`): its start transform.
+    free_root: Option<FreeRoot>,
+    /// Unknowns: the posture vector (`3J`) and, with a free root, its translation and rotation
+    /// vector relative to the start (6 more).
+    n: usize,
+}
+
+/// A root moved by the solve: `translation = start + t`, `rotation = exp(ω) · start`.
+struct FreeRoot {
+    root: JointId,
+    translation: DVec3,
+    rotation: DQuat,
+    /// Prior standard deviations: metres of translation, radians of rotation.
+    sigma: [f64; 2],
 }
 
 /// A base joint's start transform, kept by moving its root.
@@ -269,7 +307,22 @@ impl<'a> Problem<'a> {
                     + usize::from(e.goal.orientation.is_some()))
             })
             .sum();
-        let n = model.len();
+        let free_root = joints
+            .first()
+            .filter(|_| config.move_root)
+            .map(|&j| {
+                let root = skeleton.path_to_root(j).last().unwrap_or(j);
+                FreeRoot {
+                    root,
+                    translation: start[root].translation,
+                    rotation: start[root].rotation,
+                    sigma: [
+                        config.root_translation_noise * model.scale(),
+                        config.root_rotation_noise,
+                    ],
+                }
+            });
+        let n = model.len() + if free_root.is_some() { 6 } else { 0 };
         let joint_count = joints.len();
         let mut fk = ModelPose::new(skeleton);
         let base = task
@@ -300,15 +353,16 @@ impl<'a> Problem<'a> {
             projected: vec![false; joint_count],
             base,
             scratch: start.clone(),
+            free_root,
+            n,
         }
     }
 
     /// Both stages; returns the iterations used and whether a limit was active at the end.
     fn run(&mut self, pose: &mut LocalPose) -> (u32, bool) {
-        let n = self.model.len();
-        let mut x = vec![0.0; n];
+        let mut x = vec![0.0; self.n];
         let mut work = pose.clone();
-        self.model.encode(&work, &self.joints, &mut x);
+        self.encode(&work, &mut x);
         let mut best = pose.clone();
         let mut best_cost = self.cost(&work);
         let mut iterations = 0;
@@ -322,12 +376,36 @@ impl<'a> Problem<'a> {
             best.clone_from(&work);
         }
         if self.config.refine {
-            self.model.encode(&work, &self.joints, &mut x);
+            self.encode(&work, &mut x);
             iterations += self.refine(&mut x, &mut work, &mut best, &mut best_cost);
         }
         pose.clone_from(&best);
         self.mark_active(pose);
         (iterations, self.active.iter().any(|&a| a))
+    }
+
+    /// Writes the unknowns `x` into `pose`: the posture, and the root when it is free.
+    fn decode(&self, x: &[f64], pose: &mut LocalPose) {
+        let m = self.model.len();
+        self.model.decode(&x[..m], &self.joints, pose);
+        if let Some(free) = &self.free_root {
+            let root = &mut pose[free.root];
+            root.translation = free.translation + DVec3::new(x[m], x[m + 1], x[m + 2]);
+            let turn = DQuat::from_scaled_axis(DVec3::new(x[m + 3], x[m + 4], x[m + 5]));
+            root.rotation = (turn * free.rotation).normalize();
+        }
+    }
+
+    /// Reads the unknowns of `pose` (the inverse of [`decode`](Self::decode)).
+    fn encode(&self, pose: &LocalPose, x: &mut [f64]) {
+        let m = self.model.len();
+        self.model.encode(pose, &self.joints, &mut x[..m]);
+        if let Some(free) = &self.free_root {
+            let root = &pose[free.root];
+            x[m..m + 3].copy_from_slice(&(root.translation - free.translation).to_array());
+            let turn = rotation_vector(root.rotation * free.rotation.conjugate());
+            x[m + 3..m + 6].copy_from_slice(&turn.to_array());
+        }
     }
 
     /// The weighted squared residual of `pose`.
@@ -363,8 +441,9 @@ impl<'a> Problem<'a> {
             self.fill_jacobian_numeric(x);
             return;
         }
-        let n = self.model.len();
+        let n = self.n;
         self.jacobian.fill(0.0);
+        self.fill_root_columns(x);
         for (k, &joint) in self.joints.iter().enumerate() {
             if self.clamped[k] {
                 continue;
@@ -406,10 +485,43 @@ impl<'a> Problem<'a> {
         }
     }
 
+    /// The free root's six columns (translation, then rotation vector `ω` with
+    /// `exp(ω + δ) = exp(J_l(ω) δ) · exp(ω)`, `J_l(ω) = J_r(ω)ᵀ`).
+    fn fill_root_columns(&mut self, x: &[f64]) {
+        let Some(free) = &self.free_root else { return };
+        let (n, m) = (self.n, self.model.len());
+        let omega = DVec3::new(x[m + 3], x[m + 4], x[m + 5]);
+        let axes = right_jacobian(omega).transpose();
+        let origin = self.fk.position(free.root);
+        let mut row = 0;
+        for e in self.task.effectors.iter().filter(|e| e.weight > 0.0) {
+            if e.goal.position.is_some() {
+                let arm = self.fk.position(e.joint) - origin;
+                for c in 0..3 {
+                    self.jacobian[(row + c) * n + m + c] = e.weight;
+                    let d = axes.col(c).cross(arm) * e.weight;
+                    for (i, value) in d.to_array().into_iter().enumerate() {
+                        self.jacobian[(row + i) * n + m + 3 + c] = value;
+                    }
+                }
+                row += 3;
+            }
+            if e.goal.orientation.is_some() {
+                for c in 0..3 {
+                    let d = axes.col(c) * (e.weight * self.rotation_length);
+                    for (i, value) in d.to_array().into_iter().enumerate() {
+                        self.jacobian[(row + i) * n + m + 3 + c] = value;
+                    }
+                }
+                row += 3;
+            }
+        }
+    }
+
     /// Writes posture `x` into `pose` with every modelled joint projected onto its limit, and
     /// marks in `self.projected` the joints the projection moved.
     fn apply(&mut self, x: &[f64], pose: &mut LocalPose) {
-        self.model.decode(x, &self.joints, pose);
+        self.decode(x, pose);
         for (k, &joint) in self.joints.iter().enumerate() {
             let rest = self.skeleton.rest(joint).rotation;
             let delta = rest.conjugate() * pose[joint].rotation;
@@ -436,7 +548,7 @@ impl<'a> Problem<'a> {
     /// `self.fk` and the residual as they were.
     fn fill_jacobian_numeric(&mut self, x: &[f64]) {
         const H: f64 = 1e-7;
-        let n = self.model.len();
+        let n = self.n;
         let (saved_fk, saved_residual) = (self.fk.clone(), self.residual.clone());
         let mut pose = std::mem::replace(&mut self.scratch, LocalPose::from_transforms(Vec::new()));
         let mut xs = x.to_vec();
@@ -476,45 +588,66 @@ impl<'a> Problem<'a> {
     /// The latent stage from the start pose's latent point; leaves its pose in `pose` and
     /// returns the iterations and the pose's weighted squared residual.
     fn latent(&mut self, x_start: &[f64], pose: &mut LocalPose) -> (u32, f64) {
-        let n = self.model.len();
+        let (n, m) = (self.n, self.model.len());
         let k = self.model.dims();
+        // Unknowns: the latent point, then the free root's six (priors 1/σ² each).
+        let extra = n - m;
+        let unknowns = k + extra;
+        let precision: Vec<f64> = (0..unknowns)
+            .map(|i| match (&self.free_root, i.checked_sub(k)) {
+                (Some(free), Some(r)) => free.sigma[r / 3].powi(-2),
+                _ => 1.0,
+            })
+            .collect();
         let s2 = (self.config.goal_noise * self.model.scale()).powi(2);
         let mut z = self.posterior_mean(x_start);
+        z.extend_from_slice(&x_start[m..]);
         let mut x = vec![0.0; n];
         let mut trial = pose.clone();
-        let objective = |cost: f64, z: &[f64]| cost / s2 + z.iter().map(|v| v * v).sum::<f64>();
-        self.model.posture(&z, &mut x);
+        let prior = |z: &[f64]| z.iter().zip(&precision).map(|(v, p)| v * v * p).sum::<f64>();
+        let objective = |cost: f64, z: &[f64]| cost / s2 + prior(z);
+        let place = |this: &Self, z: &[f64], x: &mut [f64]| {
+            this.model.posture(&z[..k], &mut x[..m]);
+            x[m..].copy_from_slice(&z[k..]);
+        };
+        place(self, &z, &mut x);
         self.apply(&x, pose);
         let start_cost = self.cost(pose);
         let mut value = objective(start_cost, &z);
         let mut lambda = 1e-3;
         let mut iterations = 0;
-        let mut jz = DMatrix::<f64>::zeros(self.rows, k);
-        while iterations < self.config.latent_iterations && k > 0 {
+        let mut jz = DMatrix::<f64>::zeros(self.rows, unknowns);
+        while iterations < self.config.latent_iterations && unknowns > 0 {
             iterations += 1;
             // `self.fk` holds `pose`'s FK (from the last accepted cost).
-            self.model.posture(&z, &mut x);
+            place(self, &z, &mut x);
             self.fill_jacobian(&x);
             for r in 0..self.rows {
                 for a in 0..k {
-                    jz[(r, a)] = (0..n)
+                    jz[(r, a)] = (0..m)
                         .map(|c| self.jacobian[r * n + c] * self.model.basis(c, a))
                         .sum();
                 }
+                for a in 0..extra {
+                    jz[(r, k + a)] = self.jacobian[r * n + m + a];
+                }
             }
             let r = DVector::from_column_slice(&self.residual);
-            let gradient = jz.transpose() * &r / s2 + DVector::from_column_slice(&z);
-            let hessian = jz.transpose() * &jz / s2 + DMatrix::<f64>::identity(k, k);
+            let prior_gradient =
+                DVector::from_iterator(unknowns, z.iter().zip(&precision).map(|(v, p)| v * p));
+            let gradient = jz.transpose() * &r / s2 + prior_gradient;
+            let hessian = jz.transpose() * &jz / s2
+                + DMatrix::from_diagonal(&DVector::from_column_slice(&precision));
             let mut improved = false;
             for _ in 0..8 {
-                let damped = &hessian + DMatrix::<f64>::identity(k, k) * lambda;
+                let damped = &hessian + DMatrix::<f64>::identity(unknowns, unknowns) * lambda;
                 let Some(chol) = damped.cholesky() else {
                     lambda *= 10.0;
                     continue;
                 };
                 let step = chol.solve(&(-&gradient));
                 let z_trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
-                self.model.posture(&z_trial, &mut x);
+                place(self, &z_trial, &mut x);
                 self.apply(&x, &mut trial);
                 let trial_cost = self.cost(&trial);
                 let trial_value = objective(trial_cost, &z_trial);
@@ -542,7 +675,7 @@ impl<'a> Problem<'a> {
         let k = self.model.dims();
         let mut m = DMatrix::<f64>::identity(k, k) * self.model.noise();
         let mut b = DVector::<f64>::zeros(k);
-        for (row, (&xr, &mr)) in x.iter().zip(self.model.offset()).enumerate() {
+        for (row, (&xr, &mr)) in x[..self.model.len()].iter().zip(self.model.offset()).enumerate() {
             for a in 0..k {
                 let wa = self.model.basis(row, a);
                 b[a] += wa * (xr - mr);
@@ -568,7 +701,7 @@ impl<'a> Problem<'a> {
         best: &mut LocalPose,
         best_cost: &mut f64,
     ) -> u32 {
-        let n = self.model.len();
+        let n = self.n;
         let tolerance = self.task.tolerance;
         let mut cost = self.cost(pose);
         let mut trial = pose.clone();
@@ -626,7 +759,7 @@ impl<'a> Problem<'a> {
                         cost = trial_cost;
                         pose.clone_from(&trial);
                         // Re-read the projected posture so limits hold in `x` too.
-                        self.model.encode(pose, &self.joints, x);
+                        self.encode(pose, x);
                         lambda_scale = (lambda_scale * 0.3).max(1e-9);
                         improved = true;
                         break 'damping;
@@ -657,7 +790,7 @@ impl<'a> Problem<'a> {
         buffers: &mut StepBuffers,
         step: &mut [f64],
     ) -> bool {
-        let n = self.model.len();
+        let (n, m) = (self.n, self.model.len());
         let rows = self.rows;
         self.fill_jacobian(x);
         buffers.cjt.resize(rows * n, 0.0);
@@ -666,7 +799,14 @@ impl<'a> Problem<'a> {
                 &self.jacobian[r * n..(r + 1) * n],
                 &mut buffers.cjt[r * n..(r + 1) * n],
             );
-            self.model.covariance_times(row, &mut buffers.scratch, out);
+            self.model
+                .covariance_times(&row[..m], &mut buffers.scratch, &mut out[..m]);
+            // The free root's prior: independent, σ² per coordinate.
+            if let Some(free) = &self.free_root {
+                for (i, (o, v)) in out[m..].iter_mut().zip(&row[m..]).enumerate() {
+                    *o = free.sigma[i / 3].powi(2) * v;
+                }
+            }
         }
         let mut m = DMatrix::<f64>::zeros(rows, rows);
         for a in 0..rows {
@@ -686,7 +826,7 @@ impl<'a> Problem<'a> {
         };
         let y = chol.solve(&(-DVector::from_column_slice(&self.residual)));
         for (c, out) in step.iter_mut().enumerate() {
-            *out = if self.clamped[c / 3] {
+            *out = if c < m && self.clamped[c / 3] {
                 0.0
             } else {
                 (0..rows).map(|a| buffers.cjt[a * n + c] * y[a]).sum()
@@ -901,6 +1041,69 @@ mod tests {
             };
             let (plus, minus) = (residual_at(h), residual_at(-h));
             for r in 0..rows {
+                let numeric = (plus[r] - minus[r]) / (2.0 * h);
+                worst = worst.max((numeric - analytic[r * n + c]).abs());
+            }
+        }
+        assert!(worst < 1e-6, "largest difference {worst}");
+    }
+
+    #[test]
+    fn free_root_columns_match_finite_differences() {
+        let skeleton = ikarus_core::humanoid::builtin_humanoid();
+        let model = builtin_humanoid().expect("shipped model");
+        let joints = model.bind(&skeleton).unwrap();
+        let mut pose = skeleton.rest_pose();
+        model.decode(model.offset(), &joints, &mut pose);
+        let mut world = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut world);
+        let effector = |name: &str| {
+            let joint = skeleton.joint(name).unwrap();
+            Effector {
+                joint,
+                goal: Goal {
+                    position: Some(world.position(joint) + DVec3::new(0.1, 0.2, -0.1)),
+                    // Orientation rows are exact only at zero error (see the joint test); the
+                    // root turn below would leave one, so positions only here.
+                    orientation: None,
+                },
+                weight: 0.7,
+            }
+        };
+        let task = IkTask {
+            effectors: vec![effector("leftHand"), effector("rightFoot")],
+            ..IkTask::default()
+        };
+        let config = ExampleConfig {
+            move_root: true,
+            ..ExampleConfig::default()
+        };
+        let mut problem = Problem::new(&skeleton, &task, model, joints, &config, &pose);
+        let (n, m) = (problem.n, model.len());
+        assert_eq!(n, m + 6);
+        let mut x = vec![0.0; n];
+        problem.encode(&pose, &mut x);
+        // A root already moved and turned.
+        x[m..].copy_from_slice(&[0.05, -0.02, 0.1, 0.2, -0.3, 0.1]);
+        let mut at = pose.clone();
+        problem.decode(&x, &mut at);
+        fk::forward_kinematics(&skeleton, &at, &mut problem.fk);
+        problem.fill_jacobian(&x);
+        let analytic = problem.jacobian.clone();
+        let h = 1e-6;
+        let mut worst: f64 = 0.0;
+        for c in m..n {
+            let mut residual_at = |dx: f64| {
+                let mut xs = x.clone();
+                xs[c] += dx;
+                let mut p = pose.clone();
+                problem.decode(&xs, &mut p);
+                fk::forward_kinematics(&skeleton, &p, &mut problem.fk);
+                problem.fill_residual();
+                problem.residual.clone()
+            };
+            let (plus, minus) = (residual_at(h), residual_at(-h));
+            for r in 0..problem.rows {
                 let numeric = (plus[r] - minus[r]) / (2.0 * h);
                 worst = worst.max((numeric - analytic[r * n + c]).abs());
             }
