@@ -385,11 +385,20 @@ fn a_free_root_moves_the_body_to_goals_out_of_reach_from_where_it_stands() {
         assert_eq!(still[hips].translation, start[hips].translation);
         fixed_converged += usize::from(report.converged());
     }
-    assert!(converged >= 7, "{converged} of 8 converged with the root free");
-    assert!(fixed_converged < converged, "{fixed_converged} converged with the root fixed");
+    assert!(
+        converged >= 7,
+        "{converged} of 8 converged with the root free"
+    );
+    assert!(
+        fixed_converged < converged,
+        "{fixed_converged} converged with the root fixed"
+    );
     // A base joint and a free root both move the root: rejected.
     let mut task = goals_of(&skeleton, &start, &["leftHand"], false);
     task.base = skeleton.joint("leftFoot");
     let mut pose = start.clone();
-    assert_eq!(solve(&skeleton, &task, &free, &mut pose).status, SolveStatus::InvalidInput);
+    assert_eq!(
+        solve(&skeleton, &task, &free, &mut pose).status,
+        SolveStatus::InvalidInput
+    );
 }

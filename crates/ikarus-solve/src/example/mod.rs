@@ -307,21 +307,18 @@ impl<'a> Problem<'a> {
                     + usize::from(e.goal.orientation.is_some()))
             })
             .sum();
-        let free_root = joints
-            .first()
-            .filter(|_| config.move_root)
-            .map(|&j| {
-                let root = skeleton.path_to_root(j).last().unwrap_or(j);
-                FreeRoot {
-                    root,
-                    translation: start[root].translation,
-                    rotation: start[root].rotation,
-                    sigma: [
-                        config.root_translation_noise * model.scale(),
-                        config.root_rotation_noise,
-                    ],
-                }
-            });
+        let free_root = joints.first().filter(|_| config.move_root).map(|&j| {
+            let root = skeleton.path_to_root(j).last().unwrap_or(j);
+            FreeRoot {
+                root,
+                translation: start[root].translation,
+                rotation: start[root].rotation,
+                sigma: [
+                    config.root_translation_noise * model.scale(),
+                    config.root_rotation_noise,
+                ],
+            }
+        });
         let n = model.len() + if free_root.is_some() { 6 } else { 0 };
         let joint_count = joints.len();
         let mut fk = ModelPose::new(skeleton);
@@ -604,7 +601,12 @@ impl<'a> Problem<'a> {
         z.extend_from_slice(&x_start[m..]);
         let mut x = vec![0.0; n];
         let mut trial = pose.clone();
-        let prior = |z: &[f64]| z.iter().zip(&precision).map(|(v, p)| v * v * p).sum::<f64>();
+        let prior = |z: &[f64]| {
+            z.iter()
+                .zip(&precision)
+                .map(|(v, p)| v * v * p)
+                .sum::<f64>()
+        };
         let objective = |cost: f64, z: &[f64]| cost / s2 + prior(z);
         let place = |this: &Self, z: &[f64], x: &mut [f64]| {
             this.model.posture(&z[..k], &mut x[..m]);
@@ -675,7 +677,11 @@ impl<'a> Problem<'a> {
         let k = self.model.dims();
         let mut m = DMatrix::<f64>::identity(k, k) * self.model.noise();
         let mut b = DVector::<f64>::zeros(k);
-        for (row, (&xr, &mr)) in x[..self.model.len()].iter().zip(self.model.offset()).enumerate() {
+        for (row, (&xr, &mr)) in x[..self.model.len()]
+            .iter()
+            .zip(self.model.offset())
+            .enumerate()
+        {
             for a in 0..k {
                 let wa = self.model.basis(row, a);
                 b[a] += wa * (xr - mr);
@@ -790,7 +796,7 @@ impl<'a> Problem<'a> {
         buffers: &mut StepBuffers,
         step: &mut [f64],
     ) -> bool {
-        let (n, m) = (self.n, self.model.len());
+        let (n, posture) = (self.n, self.model.len());
         let rows = self.rows;
         self.fill_jacobian(x);
         buffers.cjt.resize(rows * n, 0.0);
@@ -800,10 +806,10 @@ impl<'a> Problem<'a> {
                 &mut buffers.cjt[r * n..(r + 1) * n],
             );
             self.model
-                .covariance_times(&row[..m], &mut buffers.scratch, &mut out[..m]);
+                .covariance_times(&row[..posture], &mut buffers.scratch, &mut out[..posture]);
             // The free root's prior: independent, σ² per coordinate.
             if let Some(free) = &self.free_root {
-                for (i, (o, v)) in out[m..].iter_mut().zip(&row[m..]).enumerate() {
+                for (i, (o, v)) in out[posture..].iter_mut().zip(&row[posture..]).enumerate() {
                     *o = free.sigma[i / 3].powi(2) * v;
                 }
             }
@@ -826,7 +832,7 @@ impl<'a> Problem<'a> {
         };
         let y = chol.solve(&(-DVector::from_column_slice(&self.residual)));
         for (c, out) in step.iter_mut().enumerate() {
-            *out = if c < m && self.clamped[c / 3] {
+            *out = if c < posture && self.clamped[c / 3] {
                 0.0
             } else {
                 (0..rows).map(|a| buffers.cjt[a * n + c] * y[a]).sum()
