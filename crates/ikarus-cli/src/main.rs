@@ -2,6 +2,7 @@
 
 mod cmd;
 mod load;
+mod many;
 mod mmd;
 
 use std::process::ExitCode;
@@ -82,25 +83,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {}", one_line(&error));
+            eprintln!("error: {}", many::one_line(&error));
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes on one line, joined by `: `, leaving out a cause whose text the
-/// line already holds (format errors print their source inside their own message).
-fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
 }

@@ -1,6 +1,6 @@
 //! The `ikarus` binary end to end, against the shared BVH files and an independent FK.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use glam::{DMat4, DQuat, DVec3};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
@@ -8,21 +8,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{ikarus, ok};
-
-fn fails(args: &[&str]) -> String {
-    let out = ikarus(args);
-    assert!(!out.status.success(), "ikarus {args:?} should fail");
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.trim().lines().count(), 1, "one-line error: {stderr}");
-    stderr
-}
-
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ikarus-cli-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{fails, ikarus, ok, temp_dir};
 
 /// World positions by an independent walk: channel values straight to 4×4 matrices.
 fn naive_positions(bvh: &Bvh, frame: usize) -> Vec<DVec3> {

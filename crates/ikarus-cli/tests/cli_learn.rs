@@ -4,20 +4,8 @@
 
 mod common;
 
-use common::{ikarus, ok};
+use common::{fails, ok, temp_dir};
 use serde_json::Value;
-
-fn temp_dir(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("ikarus-cli-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = ikarus(args);
-    assert!(!out.status.success(), "ikarus {args:?} should fail");
-    String::from_utf8(out.stderr).unwrap()
-}
 
 #[test]
 fn a_learned_model_solves_a_task_file() {

@@ -5,9 +5,8 @@
 //! Several inputs are solved in parallel, one thread per core, each to `--out-dir/NAME.bvh`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use glam::{DQuat, DVec3};
 use ikarus_anim::mocap::orientations::OrientationCalibration;
 use ikarus_anim::mocap::{
@@ -18,7 +17,7 @@ use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::keypoints;
 
-use crate::load;
+use crate::{load, many};
 
 /// Arguments of `ikarus mocap`.
 #[derive(clap::Args)]
@@ -62,116 +61,23 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
-    let outputs: Vec<PathBuf> = match (&args.out, &args.out_dir) {
-        (Some(out), None) => {
-            ensure!(
-                args.inputs.len() == 1,
-                "--out names one file; use --out-dir for {} inputs",
-                args.inputs.len()
-            );
-            vec![out.clone()]
-        }
-        (None, Some(dir)) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            // `NAME.bvh`, or `NAME.EXT.bvh` when two inputs share a stem.
-            args.inputs
-                .iter()
-                .map(|i| {
-                    let stem = i.file_stem().unwrap_or_default();
-                    let shared = args
-                        .inputs
-                        .iter()
-                        .filter(|o| o.file_stem().unwrap_or_default() == stem)
-                        .count()
-                        > 1;
-                    let mut name = if shared {
-                        i.file_name().unwrap_or_default().to_owned()
-                    } else {
-                        stem.to_owned()
-                    };
-                    name.push(".bvh");
-                    dir.join(name)
-                })
-                .collect()
-        }
-        _ => bail!("give --out OUT.bvh (one input) or --out-dir DIR"),
-    };
+    let outputs = many::outputs(
+        &args.inputs,
+        args.out.as_deref(),
+        args.out_dir.as_deref(),
+        "bvh",
+        "input",
+    )?;
     let document = load::open(&args.to, None)?;
     let skeleton = document.skeleton;
     let map = HumanoidMap::recognise(&skeleton);
-    let progress = indicatif::ProgressBar::new(args.inputs.len() as u64)
-        .with_message(format!("solving onto {}", args.to));
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(args.inputs.len());
-    let results: Vec<(usize, Result<String>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(input) = args.inputs.get(i) else {
-                            break;
-                        };
-                        let result = convert(args, input, &outputs[i], &skeleton, &map);
-                        progress.inc(1);
-                        done.push((i, result));
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
-    });
-    progress.finish_and_clear();
-    let mut results = results;
-    results.sort_by_key(|r| r.0);
-    let mut failed = 0;
-    for (i, result) in results {
-        match result {
-            Ok(line) => println!("{}: {line}", outputs[i].display()),
-            Err(error) => {
-                failed += 1;
-                let name = args.inputs[i].display().to_string();
-                let line = one_line(&error);
-                if line.starts_with(&name) {
-                    eprintln!("error: {line}");
-                } else {
-                    eprintln!("error: {name}: {line}");
-                }
-            }
-        }
-    }
-    ensure!(
-        failed == 0,
-        "{failed} of {} inputs failed",
-        args.inputs.len()
-    );
-    Ok(())
-}
-
-/// The error's causes on one line, leaving out a cause whose text the line already holds.
-fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        let text = text
-            .strip_prefix(&format!("{line}: "))
-            .map_or(text.clone(), str::to_owned);
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
+    many::run_each(
+        &args.inputs,
+        &outputs,
+        format!("solving onto {}", args.to),
+        "input",
+        |i| convert(args, &args.inputs[i], &outputs[i], &skeleton, &map),
+    )
 }
 
 fn convert(

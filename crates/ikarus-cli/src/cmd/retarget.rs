@@ -7,7 +7,6 @@
 //! Several sources run in parallel, one thread per core, each to `--out-dir/NAME.EXT`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail, ensure};
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
@@ -18,6 +17,7 @@ use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::{GltfFile, GltfSkeleton, SkeletonSource};
 use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
 
+use crate::many;
 use crate::mmd::{self, Mode, Player};
 
 /// Arguments of `ikarus retarget`.
@@ -79,78 +79,22 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         "bvh"
     };
-    let outputs: Vec<PathBuf> = match (&args.out, &args.out_dir) {
-        (Some(out), None) => {
-            ensure!(
-                args.sources.len() == 1,
-                "--out names one file; use --out-dir for {} sources",
-                args.sources.len()
-            );
-            vec![out.clone()]
-        }
-        (None, Some(dir)) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            let extension = args.format.as_deref().unwrap_or(default_format);
-            args.sources
-                .iter()
-                .map(|s| {
-                    let mut name = s.file_stem().unwrap_or_default().to_owned();
-                    name.push(".");
-                    name.push(extension);
-                    dir.join(name)
-                })
-                .collect()
-        }
-        _ => bail!("give --out OUT.(bvh|vmd|glb|vrma) (one source) or --out-dir DIR"),
-    };
+    let extension = args.format.as_deref().unwrap_or(default_format);
+    let outputs = many::outputs(
+        &args.sources,
+        args.out.as_deref(),
+        args.out_dir.as_deref(),
+        extension,
+        "source",
+    )?;
     let target = open_target(args)?;
-    let progress = indicatif::ProgressBar::new(args.sources.len() as u64)
-        .with_message(format!("retargeting onto {}", args.to));
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(args.sources.len());
-    let mut results: Vec<(usize, Result<String>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(source) = args.sources.get(i) else {
-                            break;
-                        };
-                        let result = retarget_one(args, source, &outputs[i], &target);
-                        progress.inc(1);
-                        done.push((i, result));
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
-    });
-    progress.finish_and_clear();
-    results.sort_by_key(|r| r.0);
-    let mut failed = 0;
-    for (i, result) in results {
-        match result {
-            Ok(line) => println!("{}: {line}", outputs[i].display()),
-            Err(error) => {
-                failed += 1;
-                eprintln!("error: {}: {error:#}", args.sources[i].display());
-            }
-        }
-    }
-    ensure!(
-        failed == 0,
-        "{failed} of {} sources failed",
-        args.sources.len()
-    );
-    Ok(())
+    many::run_each(
+        &args.sources,
+        &outputs,
+        format!("retargeting onto {}", args.to),
+        "source",
+        |i| retarget_one(args, &args.sources[i], &outputs[i], &target),
+    )
 }
 
 fn has_extension(path: &str, extensions: &[&str]) -> bool {

@@ -1,5 +1,7 @@
 //! Running the `ikarus` binary from the end-to-end tests.
 
+#![allow(dead_code)] // each test binary uses some of the helpers
+
 use std::process::{Command, Output};
 
 /// Runs `ikarus` with `args`.
@@ -19,4 +21,20 @@ pub fn ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `ikarus`, asserts it fails with a one-line error, returns standard error.
+pub fn fails(args: &[&str]) -> String {
+    let out = ikarus(args);
+    assert!(!out.status.success(), "ikarus {args:?} should fail");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.trim().lines().count(), 1, "one-line error: {stderr}");
+    stderr
+}
+
+/// A fresh directory for one test's files.
+pub fn temp_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ikarus-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
