@@ -92,7 +92,47 @@ impl Default for IterationSettings {
     }
 }
 
+/// The fields of [`IterationSettings`] a task file gives, each optional, for solvers whose
+/// defaults differ from the generic ones: the fields left out keep the solver's own.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct IterationPatch {
+    max_iterations: Option<u32>,
+    max_step_angle: Option<f64>,
+    min_step: Option<f64>,
+    restarts: Option<u32>,
+    stall_window: Option<u32>,
+    seed: Option<u64>,
+    pattern_factor: Option<f64>,
+    blend: Option<f64>,
+    time_budget_us: Option<f64>,
+}
+
 impl IterationSettings {
+    /// Reads the settings a task file gives on top of `base` (a solver's own defaults), so
+    /// `"iteration": {"max_iterations": 100}` changes only the budget. For a config field:
+    /// `#[serde(deserialize_with = "...")]` with a function passing the solver's defaults.
+    ///
+    /// # Errors
+    /// Unknown fields or wrong types, as the derived reader reports them.
+    pub fn deserialize_onto<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+        base: Self,
+    ) -> Result<Self, D::Error> {
+        let patch = IterationPatch::deserialize(deserializer)?;
+        Ok(Self {
+            max_iterations: patch.max_iterations.unwrap_or(base.max_iterations),
+            max_step_angle: patch.max_step_angle.unwrap_or(base.max_step_angle),
+            min_step: patch.min_step.unwrap_or(base.min_step),
+            restarts: patch.restarts.unwrap_or(base.restarts),
+            stall_window: patch.stall_window.unwrap_or(base.stall_window),
+            seed: patch.seed.unwrap_or(base.seed),
+            pattern_factor: patch.pattern_factor.unwrap_or(base.pattern_factor),
+            blend: patch.blend.unwrap_or(base.blend),
+            time_budget_us: patch.time_budget_us.or(base.time_budget_us),
+        })
+    }
+
     /// When a solve starting now must stop, from [`IterationSettings::time_budget_us`].
     fn deadline(&self) -> Option<std::time::Instant> {
         self.time_budget_us

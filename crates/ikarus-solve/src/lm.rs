@@ -51,8 +51,17 @@ pub struct LmConfig {
     /// The shared loop's parameters. Default: 500 sweeps, 40 restarts after a stall window of
     /// 3 sweeps (Levenberg–Marquardt either converges fast or sits in a local minimum: a short
     /// window restarts early; on the TRAC-IK protocol it halves the p99 against 8 sweeps). Goals that need ball-like joints on their limits converge linearly (see the
-    /// module docs) and may use most of the sweeps.
+    /// module docs) and may use most of the sweeps. In task files, fields left out of
+    /// `"iteration"` keep these defaults.
+    #[serde(deserialize_with = "lm_iteration")]
     pub iteration: IterationSettings,
+}
+
+/// `"iteration"` on top of Levenberg–Marquardt's own defaults (not the generic ones).
+fn lm_iteration<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<IterationSettings, D::Error> {
+    IterationSettings::deserialize_onto(deserializer, LmConfig::default().iteration)
 }
 
 impl Default for LmConfig {

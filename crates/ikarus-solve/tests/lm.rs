@@ -308,3 +308,32 @@ fn sweeps_allocate_nothing_once_warm() {
         assert!(one <= 3, "{tip}: {one} allocations");
     }
 }
+
+#[test]
+fn a_partial_iteration_object_keeps_lm_defaults() {
+    // A task file that sets only the budget must not reset the stall window and restarts to
+    // the generic loop defaults (found from Python: 3 became 16).
+    let config: ikarus_solve::SolverConfig =
+        serde_json::from_str(r#"{"kind": "lm", "iteration": {"max_iterations": 100}}"#).unwrap();
+    let ikarus_solve::SolverConfig::Lm(lm) = config else {
+        panic!("lm")
+    };
+    let defaults = ikarus_solve::lm::LmConfig::default().iteration;
+    assert_eq!(lm.iteration.max_iterations, 100);
+    assert_eq!(lm.iteration.stall_window, defaults.stall_window);
+    assert_eq!(lm.iteration.restarts, defaults.restarts);
+    assert_eq!(lm.iteration.stall_window, 3);
+    // Unknown fields are still refused.
+    assert!(
+        serde_json::from_str::<ikarus_solve::SolverConfig>(
+            r#"{"kind": "lm", "iteration": {"max_iteration": 100}}"#
+        )
+        .is_err()
+    );
+    // Round trip: what serializes reads back the same.
+    let text = serde_json::to_string(&ikarus_solve::SolverConfig::Lm(lm)).unwrap();
+    assert_eq!(
+        serde_json::from_str::<ikarus_solve::SolverConfig>(&text).unwrap(),
+        ikarus_solve::SolverConfig::Lm(lm)
+    );
+}
