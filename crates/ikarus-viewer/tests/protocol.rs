@@ -585,3 +585,66 @@ async fn malformed_urdf_names_the_line() {
     .await;
     assert_eq!(pose["report"]["status"], "converged");
 }
+
+/// A KUKA iiwa uploaded as URDF runs `auto`'s S-R-S closed form on 6-D drags, and the swivel
+/// slider's value (`nearest_feasible`) is the swivel the reply reports, inside the feasible
+/// intervals the reply carries; two slider values give two elbow positions, both on target.
+#[tokio::test]
+async fn urdf_arm_runs_its_closed_form_with_the_swivel_slider() {
+    let Some(dir) = ikarus_testdata::require("urdf", "urdf_arm_closed_form_swivel") else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("kukaIiwa7.urdf")).unwrap();
+    let robot = Urdf::parse(&text).unwrap();
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let info = ask(
+        &mut socket,
+        &json!({"type": "load", "name": "kukaIiwa7.urdf", "text": text}),
+        "skeleton",
+    )
+    .await;
+    let rest = reply_of(&mut socket, "pose").await;
+    let tip = joint_index(&info, "iiwa_link_7");
+    let elbow = joint_index(&info, "iiwa_link_4");
+    // A reachable 6-D goal: the rest flange moved 20 cm sideways and 25 cm down, same turn.
+    let start = vec3(&rest["positions"][tip]);
+    let target = [start[0] + 0.2, start[1] + 0.1, start[2] - 0.25];
+    let orientation = rest["rotations"][tip].clone();
+    let mut elbows = Vec::new();
+    for wish in [0.6, -0.6] {
+        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
+        let config = json!({"type": "solver", "config": {"kind": "auto", "swivel": {"nearest_feasible": wish}}});
+        ask(&mut socket, &config, "pose").await;
+        let pose = ask(
+            &mut socket,
+            &json!({"type": "drag", "joint": "iiwa_link_7", "position": target, "orientation": orientation}),
+            "pose",
+        )
+        .await;
+        let report = &pose["report"];
+        assert_eq!(report["ran"], "srs_arm", "{report}");
+        assert_eq!(report["status"], "converged", "{report}");
+        assert!(distance(vec3(&pose["positions"][tip]), target) < 1e-6);
+        let swivel = report["swivel"].as_f64().unwrap();
+        let intervals: Vec<[f64; 2]> =
+            serde_json::from_value(report["feasible_swivels"].clone()).unwrap();
+        assert!(!intervals.is_empty());
+        let inside = |s: f64| {
+            intervals.iter().any(|&[a, b]| {
+                let tau = std::f64::consts::TAU;
+                b - a >= tau - 1e-9 || (s - a).rem_euclid(tau) <= (b - a).rem_euclid(tau) + 1e-9
+            })
+        };
+        assert!(inside(swivel), "swivel {swivel} outside {intervals:?}");
+        if inside(wish) {
+            assert!((swivel - wish).abs() < 1e-9, "wished {wish}, got {swivel}");
+        }
+        assert_fk_and_limits(&robot, &pose, "auto");
+        elbows.push(vec3(&pose["positions"][elbow]));
+    }
+    assert!(
+        distance(elbows[0], elbows[1]) > 0.05,
+        "the slider moves the elbow"
+    );
+}

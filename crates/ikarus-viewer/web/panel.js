@@ -1,5 +1,6 @@
 // The side panel: solver menu and parameters (built from the server's default configurations),
-// the live report, the residual-per-iteration chart and the limb7 swivel slider.
+// the live report, the residual-per-iteration chart and the swivel slider (limb7, and auto on
+// S-R-S robot arms).
 
 const $ = (id) => document.getElementById(id);
 /** Shortest time between two updates of the report text, milliseconds. */
@@ -68,7 +69,8 @@ export class SolverPanel {
     };
     walk(config, '');
     $('params').replaceChildren(...inputs);
-    $('swivel-box').hidden = config.kind !== 'limb7';
+    // limb7, and auto (whose closed form on an S-R-S robot arm takes the same swivel).
+    $('swivel-box').hidden = config.kind !== 'limb7' && config.kind !== 'auto';
   }
 
   edit(object, key, input) {

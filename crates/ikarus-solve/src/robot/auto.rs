@@ -7,6 +7,7 @@ use ikarus_core::chain::{ChainDof, ChainMotion, JointChain};
 use ikarus_core::{JointLimit, LocalPose, ModelPose, Skeleton, fk};
 
 use super::{AutoConfig, ClosedForm};
+use crate::limb7::SwivelPolicy;
 use crate::{IkTask, SolveReport, SolverWorkspace, analytic, lm};
 
 /// Runs `auto` on a task (see the module docs).
@@ -62,6 +63,14 @@ fn closed_form(
     let joints: Vec<_> = chain.joints().collect();
     let mut report = analytic::finish(skeleton, task, &joints, outcome.reached, pose);
     report.swivel = outcome.swivel;
+    // A swivel the caller steers (the viewer's slider) comes with the swivels it may take;
+    // other policies do not pay for the interval search.
+    if let (ClosedForm::SrsArm(arm), SwivelPolicy::NearestFeasible(_) | SwivelPolicy::Fixed(_)) =
+        (&form, config.swivel)
+    {
+        let intervals = arm.feasible_swivels(target_position, target_rotation);
+        report.feasible_swivels = Some(intervals.iter().map(|i| [i.start, i.end]).collect());
+    }
     report.ran = Some(form.name().into());
     Some(report)
 }
