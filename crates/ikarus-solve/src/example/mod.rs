@@ -1,21 +1,29 @@
 //! Example-based IK (seed 004): effector goals met by the most likely posture of a learned
 //! [`PostureModel`], then refined so the goals are met exactly.
 //!
-//! 1. **Latent stage.** Levenberg–Marquardt on the latent point `z` (and nothing else: the root
-//!    stays where it is, as with every solver without a base) minimising
+//! 1. **Latent stage.** Levenberg–Marquardt on the latent point `z` minimising
 //!    `Σ ‖w_e r_e‖² / s² + ‖z‖²`: the effector residuals against a goal noise `s` (a fraction of
 //!    the model's length scale), plus the prior's negative log-likelihood. It starts from the
 //!    start pose's latent point (its PPCA posterior mean; the model's mean for the mean pose).
+//!    The root stays where it is, as with every solver without a base, unless
+//!    [`ExampleConfig::move_root`] adds its translation and rotation to the unknowns (with
+//!    Gaussian priors of their own).
 //! 2. **Refinement** (optional, default on). Damped least squares on the whole posture vector
 //!    with the prior covariance `C = W Wᵀ + σ² I` as the metric: each step
 //!    `Δx = C Jᵀ (J C Jᵀ + λ I)⁻¹ (−r)` is the smallest change *in the model's Mahalanobis
 //!    distance* that removes the linearised residual, so the pose moves along the directions the
-//!    examples move in and the goals are met exactly when they can be.
+//!    examples move in and the goals are met exactly when they can be. Hinges turn only about
+//!    their axis (their columns and steps projected onto it); a joint resting on its limit whose
+//!    share of the step points out of it is held for that step when the free step fails.
+//! 3. **Finish** (default on): when limits still stop the refinement short, Levenberg–Marquardt
+//!    from its pose, kept when it lands closer.
 //!
-//! Joint limits are projected after every step of both stages (the model may have learned from
-//! postures a skeleton's limits forbid). The Jacobian is analytic: a joint's rotation is
+//! Joint limits are projected after every step (the model may have learned from postures a
+//! skeleton's limits forbid). The Jacobian is analytic: a joint's rotation is
 //! `m_j · exp(x_j)`, and `exp(x + δ) = exp(x) · exp(J_r(x) δ)` with `J_r` the right Jacobian of
-//! SO(3), so column `c` of joint `j` turns about the model-space axis `R_j J_r(x_j) e_c`.
+//! SO(3), so column `c` of joint `j` turns about the model-space axis `R_j J_r(x_j) e_c`. With a
+//! base joint other than the root, the root moves to keep the base where it was and the
+//! Jacobian is taken by finite differences through that move.
 
 mod model;
 
