@@ -91,7 +91,7 @@ fn viewer_in_chromium() {
     );
     println!("{log}\nscreenshots in {}", screenshots.display());
     assert!(output.status.success(), "playwright failed:\n{log}");
-    assert!(screenshots.join("viewer-drag-ccd.png").is_file());
+    assert!(screenshots.join("viewer-drag-example.png").is_file());
     if urdf.is_some() {
         assert!(screenshots.join("viewer-urdf.png").is_file());
     }
