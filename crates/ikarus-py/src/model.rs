@@ -685,3 +685,22 @@ pub fn fk<'py>(
     let rotations = to_numpy(py, &shape4, &rotations);
     Ok((positions, rotations))
 }
+
+/// `obj` as a `(Skeleton, Motion)` pair (what [`read`] returns; the motion may be `None`), or
+/// `None` when it is not one.
+pub fn skeleton_motion_pair(
+    obj: &Bound<'_, PyAny>,
+) -> Option<(Arc<ikarus_core::Skeleton>, Option<ikarus_core::Motion>)> {
+    let tuple = obj.cast::<PyTuple>().ok()?;
+    if tuple.len() != 2 {
+        return None;
+    }
+    let skeleton = Arc::clone(&tuple.get_item(0).ok()?.cast::<Skeleton>().ok()?.get().inner);
+    let second = tuple.get_item(1).ok()?;
+    let motion = if second.is_none() {
+        None
+    } else {
+        Some(second.cast::<Motion>().ok()?.get().inner.clone())
+    };
+    Some((skeleton, motion))
+}
