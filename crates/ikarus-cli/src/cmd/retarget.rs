@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
-use ikarus_core::humanoid_map::{HumanoidMap, NormalizedHumanoid};
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
@@ -250,16 +250,8 @@ fn write(output: &Path, target: &Target, motion: &mut Motion) -> Result<()> {
             None => ikarus_formats::gltf::write_glb(skeleton, Some(motion), "retargeted"),
         },
         Some("vrma") => {
-            let normalized = NormalizedHumanoid::new(skeleton, &target.map)
-                .context("the target's humanoid bones do not form a skeleton")?;
-            let n = normalized.skeleton();
-            let mut clip = Motion::for_skeleton(n, motion.frame_time())?;
-            let mut pose = n.rest_pose();
-            for frame in motion.frames() {
-                normalized.to_normalized(skeleton, frame, &mut pose);
-                clip.push(pose.clone())?;
-            }
-            ikarus_formats::gltf::vrma::write_vrma(n, &clip)
+            ikarus_formats::gltf::vrma::write_humanoid_vrma(skeleton, &target.map, motion)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?
         }
         _ => bail!(
             "{}: unknown output format (expected .bvh, .vmd, .glb or .vrma)",
