@@ -364,7 +364,8 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     let mmd = ikarus_testdata::require("mmd", "python reference")?;
     let open =
         |p: &Path| ikarus_formats::open(p.to_str().expect("UTF-8 path"), 1.0).expect("opens");
-    let walk = open(&bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh"));
+    let walk_path = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let walk = open(&walk_path);
     let walk_motion = walk.motion.as_ref().expect("walk motion");
     let humanoid = ikarus_core::humanoid::builtin_humanoid();
     // Retargeting, as the package calls it: the walk's map recognised from names, the
@@ -444,6 +445,7 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     let vmd_path = out_dir.join("walk_on_pmx.vmd");
     std::fs::write(&vmd_path, vmd).expect("VMD written");
     Some(json!({
+        "walk": walk_path,
         "avatar": avatar_path,
         "pmx": pmx_path,
         "humanoid_rotations": rotations_of(&onto_humanoid.motion),
