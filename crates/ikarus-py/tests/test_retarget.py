@@ -106,3 +106,8 @@ def test_retarget_errors(walk, humanoid, data_dir):
         ikarus.retarget(walk, humanoid, map={"leftHand": "no such joint"})
     with pytest.raises(ValueError, match=r"unknown output format"):
         ikarus.write("x.fbx", *walk)
+    arm = ikarus.Skeleton.open(robot)
+    rest = arm.rest_pose()
+    still = ikarus.Motion(arm, np.stack([rest.rotations] * 2), np.stack([rest.translations] * 2), 0.1)
+    with pytest.raises(ValueError, match=r"x.vrma: VRMA needs a humanoid: no joint recognised as"):
+        ikarus.write("x.vrma", arm, still)

@@ -96,13 +96,24 @@ impl Vrma {
 /// `ikarus retarget --format vrma` and the Python `ikarus.write("….vrma", …)` write.
 ///
 /// # Errors
-/// [`GltfError::NoSkeleton`] when the mapped bones do not form a skeleton (map the hips and the
-/// bones between them), or [`GltfError::Invalid`] for a motion of another skeleton.
+/// [`GltfError::NoSkeleton`] when the map lacks a required bone or the mapped bones do not form
+/// a skeleton (map the hips and the bones between them), or [`GltfError::Invalid`] for a
+/// motion of another skeleton.
 pub fn write_humanoid_vrma(
     skeleton: &Skeleton,
     map: &HumanoidMap,
     motion: &Motion,
 ) -> Result<Vec<u8>, GltfError> {
+    if !map.is_complete() {
+        return Err(GltfError::NoSkeleton {
+            reason: format!(
+                "VRMA needs a humanoid: no joint recognised as {:?}",
+                map.missing_required()
+                    .map(HumanoidBone::vrm_name)
+                    .collect::<Vec<_>>()
+            ),
+        });
+    }
     let normalized =
         NormalizedHumanoid::new(skeleton, map).ok_or_else(|| GltfError::NoSkeleton {
             reason: "the humanoid bones do not form a skeleton".into(),
