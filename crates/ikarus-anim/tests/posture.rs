@@ -160,6 +160,91 @@ fn learning_rejects_what_it_cannot_use() {
     ));
 }
 
+/// `learn_from_motions` on whole motions: on the motion's own skeleton it is `learn` on every
+/// `every`-th frame (moved onto the limits); carried onto the humanoid it is `learn` on the
+/// transferred frames; and it names the motion it cannot use.
+#[test]
+fn learning_from_motions_is_learn_on_the_picked_and_carried_frames() {
+    let Some((source, frames)) = walk() else {
+        return;
+    };
+    let mut motion = ikarus_core::Motion::for_skeleton(&source, 1.0 / 120.0).unwrap();
+    for f in &frames {
+        motion.push(f.clone()).unwrap();
+    }
+    let source_map = HumanoidMap::recognise(&source);
+    let joints = posture::modelled_joints(&source, Some(&source_map));
+    let picked: Vec<LocalPose> = frames
+        .iter()
+        .step_by(3)
+        .map(|f| {
+            let mut f = f.clone();
+            source.project_to_limits(&mut f);
+            f
+        })
+        .collect();
+    let learned = posture::learn_from_motions(&source, &[(&source, &motion)], 6, 3).unwrap();
+    assert_eq!(
+        learned.model,
+        posture::learn(&source, &joints, &picked, 6).unwrap()
+    );
+    assert_eq!(learned.model.frames(), frames.len().div_ceil(3));
+
+    let target = builtin_humanoid();
+    let target_map = HumanoidMap::recognise(&target);
+    let transfer = HumanoidTransfer::new(&source, &source_map, &target, &target_map).unwrap();
+    let carried: Vec<LocalPose> = frames
+        .iter()
+        .step_by(5)
+        .map(|f| {
+            let mut out = target.rest_pose();
+            transfer.apply(&source, f, &target, &mut out);
+            target.project_to_limits(&mut out);
+            out
+        })
+        .collect();
+    let target_joints = posture::modelled_joints(&target, Some(&target_map));
+    let onto = posture::learn_from_motions(&target, &[(&source, &motion)], 10, 5).unwrap();
+    assert_eq!(
+        onto.model,
+        posture::learn(&target, &target_joints, &carried, 10).unwrap()
+    );
+
+    let empty = ikarus_core::Motion::for_skeleton(&source, 1.0 / 120.0).unwrap();
+    assert_eq!(
+        posture::learn_from_motions(&source, &[(&source, &motion), (&source, &empty)], 6, 1)
+            .unwrap_err(),
+        LearnError::EmptyMotion { motion: 1 }
+    );
+    let mut builder = ikarus_core::SkeletonBuilder::new();
+    for (name, parent) in [("base", None), ("link", Some("base"))] {
+        builder.push(ikarus_core::RawJoint {
+            name: name.to_owned(),
+            parent: parent.map(str::to_owned),
+            rest: ikarus_core::Transform::IDENTITY,
+            limit: ikarus_core::JointLimit::default(),
+        });
+    }
+    let robot = builder.build().unwrap();
+    let mut still = ikarus_core::Motion::for_skeleton(&robot, 0.1).unwrap();
+    still.push(robot.rest_pose()).unwrap();
+    assert_eq!(
+        posture::learn_from_motions(&target, &[(&robot, &still)], 6, 1).unwrap_err(),
+        LearnError::Unmatched {
+            motion: 0,
+            matched: 0
+        }
+    );
+    assert_eq!(
+        posture::learn_from_motions(&source, &[(&source, &motion)], 0, 1).unwrap_err(),
+        LearnError::NoDims
+    );
+    assert_eq!(
+        posture::learn_from_motions(&source, &[(&source, &motion)], 6, 0).unwrap_err(),
+        LearnError::NoStep
+    );
+}
+
 #[test]
 fn postures_carried_onto_the_humanoid_point_the_bones_the_same_way() {
     let Some((source, frames)) = walk() else {

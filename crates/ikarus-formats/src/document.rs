@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use ikarus_core::humanoid::{BUILTIN_HUMANOID, builtin_humanoid};
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 
@@ -209,6 +210,46 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
             path: path.to_owned(),
         }),
     }
+}
+
+/// The humanoid map of `skeleton`, the skeleton [`open`] gave for `source`: the map a `.vrm`
+/// (or VRM-extended `.gltf`/`.glb`) or `.vrma` file declares, else the bones recognised from
+/// joint names ([`HumanoidMap::recognise`]; `builtin:humanoid`, BVH, PMX/PMD, plain glTF).
+/// What `ikarus retarget` and the Python `ikarus.retarget` start from before any JSON overrides
+/// ([`crate::gltf::vrm::bone_map_from_json`]).
+///
+/// # Errors
+/// [`FormatError::Io`] or [`FormatError::Gltf`] when the glTF file cannot be read again.
+pub fn humanoid_map(source: &str, skeleton: &Skeleton) -> Result<HumanoidMap, FormatError> {
+    let path = Path::new(source);
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let declared = match extension.as_deref() {
+        Some(kind @ ("gltf" | "glb" | "vrm" | "vrma")) if source != BUILTIN_HUMANOID => {
+            let gltf_error = |source| FormatError::Gltf {
+                path: path.to_owned(),
+                source,
+            };
+            let file = crate::gltf::GltfFile::read(path)?;
+            let skin = if kind == "vrma" {
+                crate::gltf::vrma::Vrma::from_file(&file)
+                    .map_err(gltf_error)?
+                    .skeleton
+            } else {
+                file.skeleton(&crate::gltf::SkeletonSource::Auto)
+                    .map_err(gltf_error)?
+            };
+            file.vrm_humanoid()
+                .ok()
+                .flatten()
+                .map(|h| h.map(&skin))
+                .filter(|m| !m.is_empty())
+        }
+        _ => None,
+    };
+    Ok(declared.unwrap_or_else(|| HumanoidMap::recognise(skeleton)))
 }
 
 /// Reads a PMX or PMD model (by extension); lengths in metres times `scale`.

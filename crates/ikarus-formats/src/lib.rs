@@ -30,7 +30,9 @@ pub mod mesh;
 pub mod mmd;
 pub mod urdf;
 
-pub use document::{Document, open, open_animation, open_bytes, read_mmd_model, read_vmd};
+pub use document::{
+    Document, humanoid_map, open, open_animation, open_bytes, read_mmd_model, read_vmd,
+};
 pub use error::FormatError;
 
 /// The README's library example, compiled and run as a doctest.

@@ -154,3 +154,51 @@ fn explicit_pairs_override_recognition() {
             .is_err()
     );
 }
+
+/// `ikarus_formats::humanoid_map` (what `ikarus retarget` and the Python package start from):
+/// a VRM's and a VRMA's declared maps, read here from the files' own humanoid extensions, and
+/// recognition for the other formats.
+#[test]
+fn humanoid_map_of_a_source_is_the_declared_or_the_recognised_one() {
+    let (Some(gltf), Some(bvh)) = (
+        ikarus_testdata::require("gltf", "humanoid_map_of_a_source"),
+        ikarus_testdata::require("bvh", "humanoid_map_of_a_source"),
+    ) else {
+        return;
+    };
+    let vrm = gltf.join("Godette_vrm_v4.vrm");
+    let vrm_name = vrm.to_str().unwrap();
+    let document = ikarus_formats::open(vrm_name, 1.0).unwrap();
+    let file = GltfFile::read(&vrm).unwrap();
+    let skin = file.skeleton(&SkeletonSource::Auto).unwrap();
+    let declared = file.vrm_humanoid().unwrap().unwrap().map(&skin);
+    let map = ikarus_formats::humanoid_map(vrm_name, &document.skeleton).unwrap();
+    assert!(map.is_complete());
+    for bone in HumanoidBone::ALL {
+        assert_eq!(map.joint(*bone), declared.joint(*bone), "{bone:?}");
+    }
+
+    let vrma = gltf.join("three-vrm_test.vrma");
+    let vrma_name = vrma.to_str().unwrap();
+    let document = ikarus_formats::open(vrma_name, 1.0).unwrap();
+    let file = GltfFile::read(&vrma).unwrap();
+    let own = ikarus_formats::gltf::vrma::Vrma::from_file(&file).unwrap();
+    let map = ikarus_formats::humanoid_map(vrma_name, &document.skeleton).unwrap();
+    for bone in HumanoidBone::ALL {
+        assert_eq!(map.joint(*bone), own.humanoid.joint(*bone), "{bone:?}");
+    }
+
+    let walk = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let document = ikarus_formats::open(walk.to_str().unwrap(), 1.0).unwrap();
+    let map = ikarus_formats::humanoid_map(walk.to_str().unwrap(), &document.skeleton).unwrap();
+    let recognised = HumanoidMap::recognise(&document.skeleton);
+    for bone in HumanoidBone::ALL {
+        assert_eq!(map.joint(*bone), recognised.joint(*bone), "{bone:?}");
+    }
+    let builtin = ikarus_formats::open("builtin:humanoid", 1.0).unwrap();
+    assert!(
+        ikarus_formats::humanoid_map("builtin:humanoid", &builtin.skeleton)
+            .unwrap()
+            .is_complete()
+    );
+}

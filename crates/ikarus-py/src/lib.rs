@@ -13,6 +13,8 @@
 //! - [`robot`]: `JointChain` (a URDF serial chain), `solve_batch` and its `BatchResult`.
 //! - [`task`]: `solve` (one IK task, JSON task-format names) and its `Report`.
 //! - [`mocap`]: keypoints → motion.
+//! - [`posture`]: `PostureModel` and `learn` (example-based IK).
+//! - [`retarget`]: a motion onto another humanoid.
 //! - [`pool`]: the package's own rayon pools (long calls release the GIL and run there).
 //! - [`arrays`]: argument checks and numpy conversions.
 
@@ -22,6 +24,8 @@ pub mod arrays;
 pub mod mocap;
 pub mod model;
 pub mod pool;
+pub mod posture;
+pub mod retarget;
 pub mod robot;
 pub mod task;
 
@@ -59,12 +63,15 @@ fn _ikarus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<robot::JointChain>()?;
     m.add_class::<robot::BatchResult>()?;
     m.add_class::<task::Report>()?;
+    m.add_class::<posture::PostureModel>()?;
     m.add_function(wrap_pyfunction!(model::read, m)?)?;
     m.add_function(wrap_pyfunction!(model::write, m)?)?;
     m.add_function(wrap_pyfunction!(model::fk, m)?)?;
     m.add_function(wrap_pyfunction!(robot::solve_batch, m)?)?;
     m.add_function(wrap_pyfunction!(task::solve, m)?)?;
     m.add_function(wrap_pyfunction!(mocap::mocap, m)?)?;
+    m.add_function(wrap_pyfunction!(posture::learn, m)?)?;
+    m.add_function(wrap_pyfunction!(retarget::retarget, m)?)?;
     m.add_function(wrap_pyfunction!(pool::pool_info, m)?)?;
     Ok(())
 }

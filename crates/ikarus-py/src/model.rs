@@ -5,10 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{
     JointLimit, LocalPose, ModelPose, RawJoint, SkeletonBuilder, Transform, fk as core_fk,
 };
 use ikarus_formats::bvh::{Bvh, BvhLayout};
+use ikarus_formats::mmd::vmd::Vmd;
 use numpy::PyArrayDyn;
 use numpy::ndarray::ArrayViewD;
 use pyo3::exceptions::PyValueError;
@@ -594,13 +596,27 @@ pub fn read(
     Ok((Skeleton::new(document.skeleton), motion))
 }
 
-/// Writes `motion` on `skeleton` to `path`: `.bvh` (the source's channel layout when the motion
-/// came from a BVH of the same skeleton) or `.glb` (skeleton, skin and animation).
+/// Writes `motion` on `skeleton` to `path`, the format by extension: `.bvh` (the source's
+/// channel layout when the motion came from a BVH of the same skeleton), `.glb` (skeleton,
+/// skin and animation), `.vmd` (for the PMX/PMD file `model` the skeleton was read from, with
+/// the same `scale`; each IK chain's goal bone is moved onto its effector so MMD's own IK finds
+/// the legs where the motion puts them) or `.vrma` (the humanoid bones, recognised from joint
+/// names, as a VRM animation).
 ///
 /// # Errors
-/// `ValueError` for another extension, a motion of another skeleton or a failed write.
+/// `ValueError` for another extension, a motion of another skeleton, a `.vmd` without its
+/// model or for another model, a skeleton without humanoid bones for `.vrma`, or a failed
+/// write.
 #[pyfunction]
-pub fn write(py: Python<'_>, path: &str, skeleton: &Skeleton, motion: &Motion) -> PyResult<()> {
+#[pyo3(signature = (path, skeleton, motion, model = None, scale = 1.0))]
+pub fn write(
+    py: Python<'_>,
+    path: &str,
+    skeleton: &Skeleton,
+    motion: &Motion,
+    model: Option<&str>,
+    scale: f64,
+) -> PyResult<()> {
     let s = &skeleton.inner;
     if motion.inner.joint_count() != s.len() {
         return Err(PyValueError::new_err(format!(
@@ -609,10 +625,18 @@ pub fn write(py: Python<'_>, path: &str, skeleton: &Skeleton, motion: &Motion) -
             s.len()
         )));
     }
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "scale: {scale} is not a positive factor"
+        )));
+    }
     let extension = Path::new(path)
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
+    let save = |bytes: Vec<u8>| {
+        std::fs::write(path, bytes).map_err(|e| value_error(format!("{path}: {e}")))
+    };
     py.detach(|| {
         no_panic(|| match extension.as_deref() {
             Some("bvh") => {
@@ -624,12 +648,45 @@ pub fn write(py: Python<'_>, path: &str, skeleton: &Skeleton, motion: &Motion) -
                 let bvh = Bvh::from_motion(s, &motion.inner, layout).map_err(value_error)?;
                 bvh.write(Path::new(path)).map_err(value_error)
             }
-            Some("glb") => {
-                let bytes = ikarus_formats::gltf::write_glb(s, Some(&motion.inner), "motion");
-                std::fs::write(path, bytes).map_err(|e| value_error(format!("{path}: {e}")))
+            Some("glb") => save(ikarus_formats::gltf::write_glb(
+                s,
+                Some(&motion.inner),
+                "motion",
+            )),
+            Some("vmd") => {
+                let model = model.ok_or_else(|| {
+                    PyValueError::new_err(
+                        "model: a .vmd is written for a PMX/PMD model: pass model=\"MODEL.pmx\"",
+                    )
+                })?;
+                let parsed =
+                    ikarus_formats::read_mmd_model(Path::new(model), scale).map_err(value_error)?;
+                let built = parsed
+                    .build()
+                    .map_err(|m| value_error(format!("{model}: {m}")))?;
+                if built.skeleton.names() != s.names() {
+                    return Err(PyValueError::new_err(format!(
+                        "model: {model}'s bones are not the skeleton's joints (read the skeleton \
+                         from it)"
+                    )));
+                }
+                let mut clip = motion.inner.clone();
+                ikarus_anim::retarget::follow_ik_goals(s, &built.rig, &mut clip);
+                let vmd = Vmd::from_frames(s, clip.frames(), &parsed.name)
+                    .map_err(|m| value_error(format!("{path}: {m}")))?;
+                save(
+                    vmd.write(scale)
+                        .map_err(|m| value_error(format!("{path}: {m}")))?,
+                )
+            }
+            Some("vrma") => {
+                let map = HumanoidMap::recognise(s);
+                let bytes = ikarus_formats::gltf::vrma::write_humanoid_vrma(s, &map, &motion.inner)
+                    .map_err(|e| value_error(format!("{path}: {e}")))?;
+                save(bytes)
             }
             _ => Err(PyValueError::new_err(format!(
-                "path: {path}: unknown output format (expected .bvh or .glb)"
+                "path: {path}: unknown output format (expected .bvh, .glb, .vmd or .vrma)"
             ))),
         })
     })
@@ -684,4 +741,23 @@ pub fn fk<'py>(
     let positions = to_numpy(py, &shape3, &positions);
     let rotations = to_numpy(py, &shape4, &rotations);
     Ok((positions, rotations))
+}
+
+/// `obj` as a `(Skeleton, Motion)` pair (what [`read`] returns; the motion may be `None`), or
+/// `None` when it is not one.
+pub fn skeleton_motion_pair(
+    obj: &Bound<'_, PyAny>,
+) -> Option<(Arc<ikarus_core::Skeleton>, Option<ikarus_core::Motion>)> {
+    let tuple = obj.cast::<PyTuple>().ok()?;
+    if tuple.len() != 2 {
+        return None;
+    }
+    let skeleton = Arc::clone(&tuple.get_item(0).ok()?.cast::<Skeleton>().ok()?.get().inner);
+    let second = tuple.get_item(1).ok()?;
+    let motion = if second.is_none() {
+        None
+    } else {
+        Some(second.cast::<Motion>().ok()?.get().inner.clone())
+    };
+    Some((skeleton, motion))
 }

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use crate::arrays::{expect_shape, f64_array, rows, shape_text, to_numpy};
 use crate::model::Skeleton;
+use crate::posture::PostureModel;
 use crate::{no_panic, pool, value_error};
 
 /// A serial chain of a URDF robot from a base link to a tip link: one `q` entry per actuated
@@ -329,28 +330,50 @@ impl BatchResult {
 
 /// A solver configuration from a kind (`"lm"`), a kind and method (`"jacobian/dls"`) or a dict
 /// with the JSON task format's names (`{"kind": "lm", "iteration": {"max_iterations": 100}}`).
+/// The example solver's `model` is `builtin:humanoid`, a model file's path (read here, as
+/// `ikarus solve` reads it) or a [`PostureModel`] object.
 ///
 /// # Errors
-/// `ValueError` naming `solver` with serde's message.
+/// `ValueError` naming `solver` with serde's message, or a model file that cannot be read.
 pub fn solver_config(solver: &Bound<'_, PyAny>) -> PyResult<SolverConfig> {
+    // A `PostureModel` object as the example solver's model: named in the JSON, attached after.
+    let mut object_model = None;
     let json = if let Ok(name) = solver.extract::<String>() {
         if let Some((kind, method)) = name.split_once('/') {
             serde_json::json!({"kind": kind, "method": method}).to_string()
         } else {
             serde_json::json!({"kind": name}).to_string()
         }
-    } else if solver.cast::<PyDict>().is_ok() {
+    } else if let Ok(dict) = solver.cast::<PyDict>() {
+        let dict = dict.copy()?;
+        if let Some(model) = dict.get_item("model")?
+            && let Ok(model) = model.cast::<PostureModel>()
+        {
+            object_model = Some(Arc::clone(&model.get().inner));
+            dict.set_item("model", "<PostureModel>")?;
+        }
         solver
             .py()
             .import("json")?
-            .call_method1("dumps", (solver,))?
+            .call_method1("dumps", (dict,))?
             .extract()?
     } else {
         return Err(PyValueError::new_err(
             "solver: expected a kind name or a dict",
         ));
     };
-    serde_json::from_str(&json).map_err(|e| PyValueError::new_err(format!("solver: {e}")))
+    let mut config: SolverConfig =
+        serde_json::from_str(&json).map_err(|e| PyValueError::new_err(format!("solver: {e}")))?;
+    if let SolverConfig::Example(example) = &mut config {
+        if let Some(model) = object_model {
+            example.model.set_model(model);
+        } else if example.model.needs_loading() {
+            let loaded = PostureModel::read(example.model.name())
+                .map_err(|e| PyValueError::new_err(format!("solver: model: {e}")))?;
+            example.model.set_model(loaded.inner);
+        }
+    }
+    Ok(config)
 }
 
 /// Solves every target for `chain` and returns a [`BatchResult`] in input order.

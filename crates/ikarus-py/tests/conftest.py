@@ -53,3 +53,17 @@ def data_dir() -> Path:
     if not path.is_dir():
         _missing(f"shared data ({path})")
     return path
+
+
+@pytest.fixture(scope="session")
+def posture_ref(reference) -> dict:
+    if reference.get("posture") is None:
+        _missing("shared BVH data")
+    return reference["posture"]
+
+
+@pytest.fixture(scope="session")
+def retarget_ref(reference) -> dict:
+    if reference.get("retarget") is None:
+        _missing("shared BVH, glTF and MMD data")
+    return reference["retarget"]

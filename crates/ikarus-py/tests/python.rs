@@ -2,7 +2,8 @@
 //!
 //! 1. Computes reference results with the Rust crates directly (batch solves of TRAC-IK
 //!    protocol targets, chain FK, a BVH's FK and its BVH text, IK tasks on the built-in
-//!    humanoid, a keypoint clip) and writes them as JSON (shortest round-trip floats, so Python
+//!    humanoid, a keypoint clip, posture models, an example-based solve, retargets and a VMD)
+//!    and writes them as JSON (shortest round-trip floats, so Python
 //!    reads the same bits).
 //! 2. Builds the package with maturin into the Python environment (`IKARUS_PYTHON`, default
 //!    `target/py-venv/bin/python`, which `.ci/run` creates from `requirements-test.txt`), in the
@@ -268,18 +269,212 @@ fn solve_reference() -> Value {
     json!(results)
 }
 
+fn rotations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 4]>> {
+    motion
+        .frames()
+        .iter()
+        .map(|f| {
+            f.transforms()
+                .iter()
+                .map(|t| t.rotation.to_array())
+                .collect()
+        })
+        .collect()
+}
+
+fn translations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 3]>> {
+    motion
+        .frames()
+        .iter()
+        .map(|f| {
+            f.transforms()
+                .iter()
+                .map(|t| t.translation.to_array())
+                .collect()
+        })
+        .collect()
+}
+
+/// Example-based IK (issue 17) with the library call `ikarus learn` runs: posture models
+/// learned from shared BVH walks (on their own skeleton, and carried onto the built-in
+/// humanoid) and an example-based solve with the latter.
+fn posture_reference() -> Option<Value> {
+    use ikarus_anim::posture::learn_from_motions;
+
+    let bvh = ikarus_testdata::require("bvh", "python reference")?;
+    let walk_path = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let pfnn_path = bvh.join("pfnn_hierarchy_30fps_crlf.bvh");
+    let open =
+        |p: &Path| ikarus_formats::open(p.to_str().expect("UTF-8 path"), 1.0).expect("opens");
+    let walk = open(&walk_path);
+    let pfnn = open(&pfnn_path);
+    let walk_motion = walk.motion.as_ref().expect("walk motion");
+    let pfnn_motion = pfnn.motion.as_ref().expect("pfnn motion");
+    let own = learn_from_motions(&walk.skeleton, &[(&walk.skeleton, walk_motion)], 8, 2)
+        .expect("learns on its own skeleton");
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    let carried = learn_from_motions(
+        &humanoid,
+        &[(&walk.skeleton, walk_motion), (&pfnn.skeleton, pfnn_motion)],
+        12,
+        3,
+    )
+    .expect("learns carried onto the humanoid");
+    let mut config: SolverConfig =
+        serde_json::from_value(json!({"kind": "example"})).expect("example config");
+    if let SolverConfig::Example(example) = &mut config {
+        example
+            .model
+            .set_model(std::sync::Arc::new(carried.model.clone()));
+    }
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: humanoid.joint("leftHand").expect("leftHand"),
+            goal: Goal {
+                position: Some(DVec3::new(0.35, 0.95, 0.12)),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        base: None,
+        tolerance: Tolerance::default(),
+    };
+    let mut pose = humanoid.rest_pose();
+    let report = ikarus_solve::solve(&humanoid, &task, &config, &mut pose);
+    Some(json!({
+        "walk": walk_path,
+        "pfnn": pfnn_path,
+        "own_model": own.model.to_json(),
+        "carried_model": carried.model.to_json(),
+        "carried_projected": carried.projected,
+        "example_report": report,
+        "example_rotations": pose.transforms().iter().map(|t| t.rotation.to_array()).collect::<Vec<_>>(),
+    }))
+}
+
+/// The walk retargeted onto the built-in humanoid (objects), onto a VRM (its declared map)
+/// and onto a PMX model, written as the VMD the package must write byte for byte; the calls
+/// `ikarus retarget` makes.
+fn retarget_reference(out_dir: &Path) -> Option<Value> {
+    use ikarus_anim::retarget::{Character, RetargetConfig, measure, retarget};
+    use ikarus_core::humanoid_map::HumanoidMap;
+
+    let bvh = ikarus_testdata::require("bvh", "python reference")?;
+    let gltf = ikarus_testdata::require("gltf", "python reference")?;
+    let mmd = ikarus_testdata::require("mmd", "python reference")?;
+    let open =
+        |p: &Path| ikarus_formats::open(p.to_str().expect("UTF-8 path"), 1.0).expect("opens");
+    let walk_path = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let walk = open(&walk_path);
+    let walk_motion = walk.motion.as_ref().expect("walk motion");
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    // Retargeting, as the package calls it: the walk's map recognised from names, the
+    // humanoid's too; default configuration (contacts held, ground kept).
+    let walk_map = HumanoidMap::recognise(&walk.skeleton);
+    let from = Character {
+        skeleton: &walk.skeleton,
+        map: &walk_map,
+    };
+    let humanoid_map = HumanoidMap::recognise(&humanoid);
+    let to = Character {
+        skeleton: &humanoid,
+        map: &humanoid_map,
+    };
+    let onto_humanoid = retarget(from, walk_motion, to, &RetargetConfig::default())
+        .expect("retargets onto the humanoid");
+    let metrics = measure(
+        from,
+        walk_motion,
+        onto_humanoid.root.source_body,
+        to,
+        &onto_humanoid.motion,
+        &onto_humanoid.contacts,
+        &onto_humanoid.feet,
+        &onto_humanoid.leg_weights,
+    );
+    // Onto a VRM: its declared map, read here as the CLI test reads it.
+    let avatar_path = gltf.join("Godette_vrm_v4.vrm");
+    let avatar = open(&avatar_path);
+    let file = ikarus_formats::gltf::GltfFile::read(&avatar_path).expect("VRM reads");
+    let skin = file
+        .skeleton(&ikarus_formats::gltf::SkeletonSource::Auto)
+        .expect("VRM skin");
+    let avatar_map = file
+        .vrm_humanoid()
+        .expect("VRM humanoid")
+        .expect("declared")
+        .map(&skin);
+    let onto_avatar = retarget(
+        from,
+        walk_motion,
+        Character {
+            skeleton: &avatar.skeleton,
+            map: &avatar_map,
+        },
+        &RetargetConfig::default(),
+    )
+    .expect("retargets onto the VRM");
+    // Onto a PMX without contacts, written as VMD the way `ikarus retarget` writes it.
+    let pmx_path = mmd.join("yw_test_model.pmx");
+    let pmx = ikarus_formats::read_mmd_model(&pmx_path, 1.0).expect("PMX reads");
+    let built = pmx.build().expect("PMX builds");
+    let pmx_map = HumanoidMap::recognise(&built.skeleton);
+    let mut onto_pmx = retarget(
+        from,
+        walk_motion,
+        Character {
+            skeleton: &built.skeleton,
+            map: &pmx_map,
+        },
+        &RetargetConfig {
+            contacts: None,
+            ..RetargetConfig::default()
+        },
+    )
+    .expect("retargets onto the PMX");
+    let pmx_rotations = rotations_of(&onto_pmx.motion);
+    ikarus_anim::retarget::follow_ik_goals(&built.skeleton, &built.rig, &mut onto_pmx.motion);
+    let vmd = ikarus_formats::mmd::vmd::Vmd::from_frames(
+        &built.skeleton,
+        onto_pmx.motion.frames(),
+        &pmx.name,
+    )
+    .expect("VMD frames")
+    .write(1.0)
+    .expect("VMD bytes");
+    let vmd_path = out_dir.join("walk_on_pmx.vmd");
+    std::fs::write(&vmd_path, vmd).expect("VMD written");
+    Some(json!({
+        "walk": walk_path,
+        "avatar": avatar_path,
+        "pmx": pmx_path,
+        "humanoid_rotations": rotations_of(&onto_humanoid.motion),
+        "humanoid_translations": translations_of(&onto_humanoid.motion),
+        "humanoid_contacts": onto_humanoid.contacts.len(),
+        "humanoid_unreached": onto_humanoid.unreached,
+        "humanoid_max_hip_drop": onto_humanoid.max_hip_drop,
+        "humanoid_slide_max": metrics.slide_max,
+        "humanoid_penetration": metrics.penetration,
+        "avatar_rotations": rotations_of(&onto_avatar.motion),
+        "pmx_rotations": pmx_rotations,
+        "vmd": vmd_path,
+    }))
+}
+
 #[test]
 fn python_package_matches_rust() {
     let Some(python) = python() else {
         return;
     };
+    let out_dir = target_dir().join("ikarus-py-test");
+    std::fs::create_dir_all(&out_dir).expect("test directory");
     let reference = json!({
         "robot": robot_reference(),
         "bvh": bvh_reference(),
         "solve": solve_reference(),
+        "posture": posture_reference(),
+        "retarget": retarget_reference(&out_dir),
     });
-    let out_dir = target_dir().join("ikarus-py-test");
-    std::fs::create_dir_all(&out_dir).expect("test directory");
     let reference_path = out_dir.join("reference.json");
     std::fs::write(&reference_path, reference.to_string()).expect("reference written");
 

@@ -13,7 +13,7 @@ pub use transfer::HumanoidTransfer;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_solve::dofs::rotation_vector;
 use ikarus_solve::example::{ModelError, ModelParts, PostureModel};
 use nalgebra::{DMatrix, SymmetricEigen};
@@ -39,6 +39,100 @@ pub enum LearnError {
     /// The learned numbers did not make a valid model.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// Zero latent dimensions asked for. Ask for at least 1 (12 suits a humanoid).
+    #[error("a posture model needs at least 1 latent dimension")]
+    NoDims,
+    /// A frame step of zero. Use 1 for every frame, N for every N-th.
+    #[error("the frame step must be at least 1")]
+    NoStep,
+    /// A motion without frames. Leave it out.
+    #[error("the motion has no frames to learn from")]
+    EmptyMotion {
+        /// The motion's index in the list given.
+        motion: usize,
+    },
+    /// A motion of another skeleton whose humanoid map shares too few bones with the model's
+    /// to carry its postures over. Give motions of humanoids whose bones the maps recognise.
+    #[error(
+        "its skeleton differs from the model's and the humanoid maps match too few bones \
+         ({matched}, at least {MIN_MATCHED} needed) to carry its postures over"
+    )]
+    Unmatched {
+        /// The motion's index in the list given.
+        motion: usize,
+        /// Bones the two maps share.
+        matched: usize,
+    },
+}
+
+/// The fewest bones two humanoid maps must share for [`learn_from_motions`] to carry postures
+/// from one skeleton to the other.
+pub const MIN_MATCHED: usize = 10;
+
+/// A model learned by [`learn_from_motions`], with what went into it.
+#[derive(Clone, Debug)]
+pub struct Learned {
+    /// The model.
+    pub model: PostureModel,
+    /// Frames that were outside the target's joint limits and were moved onto them first.
+    pub projected: usize,
+}
+
+/// Learns a posture model of `target` from whole motions, each with its own skeleton (what
+/// `ikarus learn` and the Python `ikarus.learn` run): every `every`-th frame of each motion;
+/// motions of another skeleton (other joint names) carried onto `target` bone by bone through
+/// both humanoid maps ([`HumanoidTransfer`], at least [`MIN_MATCHED`] shared bones); frames
+/// outside `target`'s joint limits moved onto them (the model describes postures the skeleton
+/// may take); then [`learn`] on [`modelled_joints`] with `dims` latent dimensions.
+///
+/// # Errors
+/// [`LearnError::NoDims`], [`LearnError::NoStep`], [`LearnError::EmptyMotion`],
+/// [`LearnError::Unmatched`] naming the motion, or [`learn`]'s errors.
+pub fn learn_from_motions(
+    target: &Skeleton,
+    motions: &[(&Skeleton, &Motion)],
+    dims: usize,
+    every: usize,
+) -> Result<Learned, LearnError> {
+    if dims == 0 {
+        return Err(LearnError::NoDims);
+    }
+    if every == 0 {
+        return Err(LearnError::NoStep);
+    }
+    let target_map = HumanoidMap::recognise(target);
+    let mut frames: Vec<LocalPose> = Vec::new();
+    for (index, &(skeleton, motion)) in motions.iter().enumerate() {
+        if motion.is_empty() {
+            return Err(LearnError::EmptyMotion { motion: index });
+        }
+        let picked = motion.frames().iter().step_by(every);
+        if skeleton.names() == target.names() {
+            frames.extend(picked.cloned());
+            continue;
+        }
+        let source_map = HumanoidMap::recognise(skeleton);
+        let transfer = HumanoidTransfer::new(skeleton, &source_map, target, &target_map);
+        let matched = transfer.as_ref().map_or(0, HumanoidTransfer::matched);
+        let Some(transfer) = transfer.filter(|_| matched >= MIN_MATCHED) else {
+            return Err(LearnError::Unmatched {
+                motion: index,
+                matched,
+            });
+        };
+        for frame in picked {
+            let mut out = target.rest_pose();
+            transfer.apply(skeleton, frame, target, &mut out);
+            frames.push(out);
+        }
+    }
+    let mut projected = 0;
+    for frame in &mut frames {
+        projected += usize::from(target.project_to_limits(frame) > 0);
+    }
+    let joints = modelled_joints(target, Some(&target_map).filter(|m| !m.is_empty()));
+    let model = learn(target, &joints, &frames, dims)?;
+    Ok(Learned { model, projected })
 }
 
 /// The joints a posture model of `skeleton` covers: everything below the hips when the map

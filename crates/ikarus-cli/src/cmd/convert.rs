@@ -100,26 +100,8 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
 
 /// The motion on the skeleton's normalised humanoid (bones recognised from joint names) as VRMA.
 fn to_vrma(skeleton: &ikarus_core::Skeleton, motion: &Motion) -> Result<Vec<u8>> {
-    use ikarus_core::humanoid_map::{HumanoidMap, NormalizedHumanoid};
-    let map = HumanoidMap::recognise(skeleton);
-    if !map.is_complete() {
-        bail!(
-            "VRMA needs a humanoid: no joint recognised as {:?}",
-            map.missing_required()
-                .map(ikarus_core::humanoid_map::HumanoidBone::vrm_name)
-                .collect::<Vec<_>>()
-        );
-    }
-    let normalized =
-        NormalizedHumanoid::new(skeleton, &map).context("building the normalised humanoid")?;
-    let mut out = Motion::for_skeleton(normalized.skeleton(), motion.frame_time())?;
-    let mut pose = normalized.skeleton().rest_pose();
-    for frame in motion.frames() {
-        normalized.to_normalized(skeleton, frame, &mut pose);
-        out.push(pose.clone())?;
-    }
-    Ok(ikarus_formats::gltf::vrma::write_vrma(
-        normalized.skeleton(),
-        &out,
-    ))
+    let map = ikarus_core::humanoid_map::HumanoidMap::recognise(skeleton);
+    Ok(ikarus_formats::gltf::vrma::write_humanoid_vrma(
+        skeleton, &map, motion,
+    )?)
 }

@@ -7,9 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail, ensure};
-use ikarus_anim::posture::{self, HumanoidTransfer};
-use ikarus_core::LocalPose;
-use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_anim::posture::{self, LearnError};
 
 use crate::load;
 
@@ -42,41 +40,24 @@ pub fn run(args: &Args) -> Result<()> {
         Some(source) => load::open(source, None)?.skeleton,
         None => load::open(&args.motions[0], None)?.skeleton,
     };
-    let target_map = HumanoidMap::recognise(&target);
-    let mut frames: Vec<LocalPose> = Vec::new();
+    let mut documents = Vec::with_capacity(args.motions.len());
     for source in &args.motions {
         let document = load::open(source, None)?;
-        let Some(motion) = document.motion.filter(|m| !m.is_empty()) else {
+        let Some(motion) = document.motion else {
             bail!("{source}: has no motion frames to learn from");
         };
-        let picked = motion.frames().iter().step_by(args.every);
-        if document.skeleton.names() == target.names() {
-            frames.extend(picked.cloned());
-            continue;
-        }
-        let source_map = HumanoidMap::recognise(&document.skeleton);
-        let transfer = HumanoidTransfer::new(&document.skeleton, &source_map, &target, &target_map)
-            .filter(|t| t.matched() >= 10)
-            .with_context(|| {
-                format!(
-                    "{source}: its skeleton differs from the model's and the humanoid maps match \
-                     too few bones to carry its postures over"
-                )
-            })?;
-        for frame in picked {
-            let mut out = target.rest_pose();
-            transfer.apply(&document.skeleton, frame, &target, &mut out);
-            frames.push(out);
-        }
+        documents.push((document.skeleton, motion));
     }
-    // The model describes postures the skeleton may take: frames outside its joint limits
-    // (carried from a skeleton with other joint types) are moved onto them first.
-    let mut projected = 0;
-    for frame in &mut frames {
-        projected += usize::from(target.project_to_limits(frame) > 0);
-    }
-    let joints = posture::modelled_joints(&target, Some(&target_map).filter(|m| !m.is_empty()));
-    let model = posture::learn(&target, &joints, &frames, args.dims)?;
+    let motions: Vec<_> = documents.iter().map(|(s, m)| (s, m)).collect();
+    let learned = posture::learn_from_motions(&target, &motions, args.dims, args.every).map_err(
+        |e| match e {
+            LearnError::EmptyMotion { motion } | LearnError::Unmatched { motion, .. } => {
+                anyhow::anyhow!("{}: {e}", args.motions[motion])
+            }
+            e => e.into(),
+        },
+    )?;
+    let (model, projected) = (learned.model, learned.projected);
     std::fs::write(&args.out, model.to_json())
         .with_context(|| format!("writing {}", args.out.display()))?;
     let kept: f64 = model.variances().iter().sum();
@@ -85,7 +66,7 @@ pub fn run(args: &Args) -> Result<()> {
     if projected > 0 {
         println!(
             "{projected} of {} frames moved onto the joint limits",
-            frames.len()
+            model.frames()
         );
     }
     println!(

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
-use ikarus_core::humanoid_map::{HumanoidMap, NormalizedHumanoid};
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
@@ -104,22 +104,10 @@ fn has_extension(path: &str, extensions: &[&str]) -> bool {
         .is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }
 
-/// The humanoid map of a skeleton: the VRM/VRMA file's own, else recognised from the names;
-/// then the JSON overrides.
-fn humanoid_map(
-    path: &str,
-    skeleton: &Skeleton,
-    gltf: Option<&(GltfFile, GltfSkeleton)>,
-    overrides: Option<&Path>,
-) -> Result<HumanoidMap> {
-    let declared = gltf.and_then(|(file, skin)| {
-        file.vrm_humanoid()
-            .ok()
-            .flatten()
-            .map(|h| h.map(skin))
-            .filter(|m| !m.is_empty())
-    });
-    let mut map = declared.unwrap_or_else(|| HumanoidMap::recognise(skeleton));
+/// The humanoid map of a skeleton: the VRM/VRMA file's own, else recognised from the names
+/// ([`ikarus_formats::humanoid_map`]); then the JSON overrides.
+fn humanoid_map(path: &str, skeleton: &Skeleton, overrides: Option<&Path>) -> Result<HumanoidMap> {
+    let mut map = ikarus_formats::humanoid_map(path, skeleton)?;
     if let Some(json) = overrides {
         let text =
             std::fs::read_to_string(json).with_context(|| format!("reading {}", json.display()))?;
@@ -145,12 +133,7 @@ fn open_target(args: &Args) -> Result<Target> {
     } else {
         None
     };
-    let map = humanoid_map(
-        &args.to,
-        &document.skeleton,
-        gltf.as_ref(),
-        args.map.as_deref(),
-    )?;
+    let map = humanoid_map(&args.to, &document.skeleton, args.map.as_deref())?;
     let rig = match document.rig {
         Some(rig) => {
             let model = ikarus_formats::read_mmd_model(Path::new(&args.to), 1.0)?;
@@ -183,30 +166,14 @@ fn open_source(args: &Args, path: &Path) -> Result<(Skeleton, HumanoidMap, Motio
             motion.push(pose.clone())?;
         }
         let skeleton = player.built.skeleton.clone();
-        let map = humanoid_map(model, &skeleton, None, args.source_map.as_deref())?;
+        let map = humanoid_map(model, &skeleton, args.source_map.as_deref())?;
         return Ok((skeleton, map, motion));
     }
     let document = ikarus_formats::open(&name, 1.0)?;
     let motion = document
         .motion
         .with_context(|| format!("{name}: no animation to retarget"))?;
-    let gltf = if has_extension(&name, &["gltf", "glb", "vrm", "vrma"]) {
-        let file = GltfFile::read(path)?;
-        let skin = if has_extension(&name, &["vrma"]) {
-            ikarus_formats::gltf::vrma::Vrma::from_file(&file)?.skeleton
-        } else {
-            file.skeleton(&SkeletonSource::Auto)?
-        };
-        Some((file, skin))
-    } else {
-        None
-    };
-    let map = humanoid_map(
-        &name,
-        &document.skeleton,
-        gltf.as_ref(),
-        args.source_map.as_deref(),
-    )?;
+    let map = humanoid_map(&name, &document.skeleton, args.source_map.as_deref())?;
     Ok((document.skeleton, map, motion))
 }
 
@@ -283,16 +250,8 @@ fn write(output: &Path, target: &Target, motion: &mut Motion) -> Result<()> {
             None => ikarus_formats::gltf::write_glb(skeleton, Some(motion), "retargeted"),
         },
         Some("vrma") => {
-            let normalized = NormalizedHumanoid::new(skeleton, &target.map)
-                .context("the target's humanoid bones do not form a skeleton")?;
-            let n = normalized.skeleton();
-            let mut clip = Motion::for_skeleton(n, motion.frame_time())?;
-            let mut pose = n.rest_pose();
-            for frame in motion.frames() {
-                normalized.to_normalized(skeleton, frame, &mut pose);
-                clip.push(pose.clone())?;
-            }
-            ikarus_formats::gltf::vrma::write_vrma(n, &clip)
+            ikarus_formats::gltf::vrma::write_humanoid_vrma(skeleton, &target.map, motion)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?
         }
         _ => bail!(
             "{}: unknown output format (expected .bvh, .vmd, .glb or .vrma)",

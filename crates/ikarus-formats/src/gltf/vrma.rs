@@ -91,6 +91,55 @@ impl Vrma {
     }
 }
 
+/// A `.vrma` file of a motion of any humanoid: each frame carried onto the normalised humanoid
+/// of `skeleton` and `map` ([`NormalizedHumanoid::to_normalized`]), then [`write_vrma`]. What
+/// `ikarus retarget --format vrma` and the Python `ikarus.write("….vrma", …)` write.
+///
+/// # Errors
+/// [`GltfError::NoSkeleton`] when the map lacks a required bone or the mapped bones do not form
+/// a skeleton (map the hips and the bones between them), or [`GltfError::Invalid`] for a
+/// motion of another skeleton.
+pub fn write_humanoid_vrma(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    motion: &Motion,
+) -> Result<Vec<u8>, GltfError> {
+    if !map.is_complete() {
+        return Err(GltfError::NoSkeleton {
+            reason: format!(
+                "VRMA needs a humanoid: no joint recognised as {:?}",
+                map.missing_required()
+                    .map(HumanoidBone::vrm_name)
+                    .collect::<Vec<_>>()
+            ),
+        });
+    }
+    let normalized =
+        NormalizedHumanoid::new(skeleton, map).ok_or_else(|| GltfError::NoSkeleton {
+            reason: "the humanoid bones do not form a skeleton".into(),
+        })?;
+    if motion.joint_count() != skeleton.len() {
+        return Err(GltfError::invalid(
+            "animations[0]",
+            format!(
+                "the motion has {} joints, the skeleton {}",
+                motion.joint_count(),
+                skeleton.len()
+            ),
+        ));
+    }
+    let n = normalized.skeleton();
+    let mut clip = Motion::for_skeleton(n, motion.frame_time())
+        .map_err(|e| GltfError::invalid("animations[0]", e.to_string()))?;
+    let mut pose = n.rest_pose();
+    for frame in motion.frames() {
+        normalized.to_normalized(skeleton, frame, &mut pose);
+        clip.push(pose.clone())
+            .map_err(|e| GltfError::invalid("animations[0]", e.to_string()))?;
+    }
+    Ok(write_vrma(n, &clip))
+}
+
 /// A `.vrma` file of a motion on a normalised humanoid skeleton (joints named by VRM 1.0 bone
 /// names, identity rest rotations, such as [`NormalizedHumanoid::skeleton`]): one node per
 /// joint, the `VRMC_vrm_animation` humanoid naming the joints that are humanoid bones, and one

@@ -9,6 +9,9 @@ quaternions ``[x, y, z, w]``, float64 arrays. Every call goes to the Rust crates
 - ``JointChain.from_urdf`` and ``solve_batch``: many robot targets at once, off the GIL, on the
   package's own thread pool.
 - ``mocap``: 3-D keypoints to a motion.
+- ``learn`` a ``PostureModel`` from motions, for the example-based solver
+  (``solve(..., solver={"kind": "example", "model": model_or_path})``).
+- ``retarget``: a humanoid motion onto another humanoid, feet planted.
 - ``ikarus.jobs.process_file``: one file in, one file out, for Dask or Ray over a dataset.
 
 Wrong shapes, dtypes or NaN raise ``ValueError`` naming the argument; errors from Rust keep
@@ -25,11 +28,14 @@ from ._ikarus import (
     JointChain,
     Motion,
     Pose,
+    PostureModel,
     Report,
     Skeleton,
     fk,
+    learn,
     mocap,
     read,
+    retarget,
     write,
 )
 
@@ -38,11 +44,14 @@ __all__ = [
     "JointChain",
     "Motion",
     "Pose",
+    "PostureModel",
     "Report",
     "Skeleton",
     "fk",
+    "learn",
     "mocap",
     "read",
+    "retarget",
     "solve",
     "solve_batch",
     "write",
@@ -83,7 +92,9 @@ def solve(
     "weight": 1.0}`` in model space. ``solver``: a kind (``"lm"``, ``"ccd"``, ``"fabrik"``,
     ``"jacobian/dls"``, ``"two_bone"``, ...) or a dict as in the task format; extra keyword
     arguments are that dict's fields (``solve(s, e, solver="lm", iteration={"max_iterations":
-    50})``). ``base``: the joint that stays fixed. ``tolerance``: metres and radians (one number
+    50})``). The example-based solver takes ``model``: ``"builtin:humanoid"``, a model file's
+    path or a :class:`PostureModel` (``solve(s, e, solver="example", model=learn(...))``).
+    ``base``: the joint that stays fixed. ``tolerance``: metres and radians (one number
     or ``{"position": .., "rotation": ..}``). The GIL is released while solving."""
     return _ikarus.solve(skeleton, effectors, pose, _solver(solver, options), base, tolerance)
 
