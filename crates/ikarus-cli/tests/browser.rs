@@ -46,6 +46,8 @@ fn viewer_in_chromium() {
         .expect("a free port")
         .port();
     let screenshots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer-screenshots");
+    // Fresh each run: a screenshot left by an earlier run must not pass for this one's.
+    let _ = std::fs::remove_dir_all(&screenshots);
     std::fs::create_dir_all(&screenshots).unwrap();
     let mut command = Command::new("npx");
     command
