@@ -334,28 +334,6 @@ impl PostureModel {
                     .sum::<f64>();
         }
     }
-
-    /// The negative log-likelihood of posture `x` under the prior, up to a constant:
-    /// `½ (x − μ)ᵀ C⁻¹ (x − μ)`, by the Woodbury identity on `C = W Wᵀ + σ² I`.
-    pub fn energy(&self, x: &[f64]) -> f64 {
-        let k = self.dims();
-        let d: Vec<f64> = x.iter().zip(&self.offset).map(|(a, b)| a - b).collect();
-        // C⁻¹ = (I − W (σ² I + WᵀW)⁻¹ Wᵀ) / σ².
-        let mut m = nalgebra::DMatrix::<f64>::identity(k, k) * self.noise;
-        let mut wd = nalgebra::DVector::<f64>::zeros(k);
-        for (row, &dr) in d.iter().enumerate() {
-            let w = &self.basis[row * k..(row + 1) * k];
-            for a in 0..k {
-                wd[a] += w[a] * dr;
-                for b in 0..k {
-                    m[(a, b)] += w[a] * w[b];
-                }
-            }
-        }
-        let dd: f64 = d.iter().map(|v| v * v).sum();
-        let projected = m.cholesky().map_or(0.0, |c| wd.dot(&c.solve(&wd)));
-        0.5 * (dd - projected) / self.noise
-    }
 }
 
 /// The file form of a model (JSON through serde): the format name and version first, checked
