@@ -2,11 +2,12 @@
 //! in a JSON and a `.npy` file, solved onto the walk's own skeleton file, written as BVH, read
 //! back and compared with the points by forward kinematics.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use glam::DVec3;
-use ikarus_anim::mocap::{Binding, Layout, UpAxis};
+use ikarus_anim::mocap::{Binding, KeypointClip, Layout, MocapConfig, UpAxis, solve_positions};
+use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::keypoints::{KeypointFile, to_json, to_npy};
@@ -88,6 +89,8 @@ fn mocap_keypoint_files_to_bvh() {
         DVec3::new(1.0, 2.0, 3.0)
     );
 
+    contacts_match_the_library(&tmp, &layout, &truth, motion.frame_time());
+
     // A layout that does not fit the file: a clear error naming the file.
     let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
         .args(["mocap", "--layout", "mediapipe"])
@@ -103,4 +106,61 @@ fn mocap_keypoint_files_to_bvh() {
         "{stderr}"
     );
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// `--contacts` onto the built-in humanoid: the CLI's BVH carries the library's cleaned motion
+/// (FK of both agree to BVH precision) and says what it held.
+fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], frame_time: f64) {
+    let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
+        .args([
+            "mocap",
+            "--layout",
+            "h36m",
+            "--units",
+            "mm",
+            "--up",
+            "z",
+            "--contacts",
+        ])
+        .arg(tmp.join("walk.json"))
+        .arg("--out")
+        .arg(tmp.join("walk-contacts.bvh"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("foot contacts held"), "{stdout}");
+    let target = ikarus_core::humanoid::builtin_humanoid();
+    let target_map = HumanoidMap::recognise(&target);
+    let clip = KeypointClip {
+        layout,
+        frame_time,
+        points: truth,
+        confidence: None,
+    };
+    let config = MocapConfig {
+        contacts: Some(ContactConfig::default()),
+        ..MocapConfig::default()
+    };
+    let library = solve_positions(&target, &target_map, &clip, &config).unwrap();
+    assert!(library.report.contacts > 0);
+    let written =
+        ikarus_formats::open(tmp.join("walk-contacts.bvh").to_str().unwrap(), 1.0).unwrap();
+    let written_motion = written.motion.unwrap();
+    assert_eq!(written_motion.len(), library.motion.len());
+    let mut a = ModelPose::new(&library.skeleton);
+    let mut b = ModelPose::new(&written.skeleton);
+    let mut worst = 0.0_f64;
+    for (x, y) in library.motion.frames().iter().zip(written_motion.frames()) {
+        fk::forward_kinematics(&library.skeleton, x, &mut a);
+        fk::forward_kinematics(&written.skeleton, y, &mut b);
+        for (p, q) in a.positions().zip(b.positions()) {
+            worst = worst.max((p - q).length());
+        }
+    }
+    assert!(worst < 1e-4, "CLI and library differ by {worst} m");
 }

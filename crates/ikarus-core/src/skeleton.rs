@@ -227,6 +227,16 @@ impl Skeleton {
         scaled
     }
 
+    /// A copy with every joint free ([`JointLimit::Free`]): for passes that must keep a
+    /// motion's own joint space (a clip that already breaks the limits is not snapped onto
+    /// them).
+    #[must_use]
+    pub fn without_limits(&self) -> Skeleton {
+        let mut free = self.clone();
+        free.limits.fill(JointLimit::Free);
+        free
+    }
+
     /// Depth of the joint: 0 for a root.
     pub fn depth(&self, joint: JointId) -> usize {
         self.path_to_root(joint).count() - 1

@@ -11,8 +11,9 @@
 //!
 //! [`solve_positions`] runs a whole clip: missing and low-confidence points filled, optional
 //! filtering, bone lengths fitted once for the clip (median over all frames), then every frame
-//! solved with the previous frame's twists carried, and the result measured by forward
-//! kinematics against the points.
+//! solved with the previous frame's twists carried, optionally the feet planted
+//! ([`MocapConfig::contacts`], through [`crate::retarget::plant_feet`]), and the result measured
+//! by forward kinematics against the points.
 //!
 //! Points are model space: metres, +Y up (convert with [`UpAxis`] first), frame-major
 //! (`points[frame * layout.len() + k]`).
@@ -26,6 +27,8 @@ pub mod positions;
 use glam::DVec3;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{JointId, ModelPose, Motion, RawJoint, Skeleton, SkeletonBuilder, fk};
+
+use crate::retarget::{Character, ContactConfig, RetargetConfig, RetargetError, plant_feet};
 
 pub use binding::{Anchor, Binding};
 pub use clean::OneEuro;
@@ -59,6 +62,12 @@ pub struct MocapConfig {
     pub filter: Option<OneEuro>,
     /// Points with a confidence below this are treated as missing. Default 0.3.
     pub min_confidence: f64,
+    /// Foot-contact cleanup after solving: contacts detected on the recovered feet (height
+    /// and speed with hysteresis), planted feet held still and kept above the clip's floor
+    /// with the leg IK of retargeting ([`plant_feet`](crate::retarget::plant_feet), in the
+    /// motion's own joint space: limits are not imposed). Needs the map's legs and feet.
+    /// `None` (default) keeps the solved motion as it is.
+    pub contacts: Option<ContactConfig>,
 }
 
 impl Default for MocapConfig {
@@ -67,6 +76,7 @@ impl Default for MocapConfig {
             bone_lengths: BoneLengths::Fit,
             filter: None,
             min_confidence: 0.3,
+            contacts: None,
         }
     }
 }
@@ -102,6 +112,10 @@ pub struct MocapReport {
     pub max_error: f64,
     /// Median ratio of measured to target bone length (the clip's overall scale).
     pub scale: f64,
+    /// Foot contacts held by the cleanup ([`MocapConfig::contacts`]); 0 without it.
+    pub contacts: usize,
+    /// Frames where the cleanup could not put a planted foot on its anchor.
+    pub contacts_unreached: usize,
 }
 
 /// The recovered motion.
@@ -154,6 +168,9 @@ pub enum MocapError {
         /// Points the binding could use.
         used: usize,
     },
+    /// The foot-contact cleanup could not run (the map lacks a leg bone).
+    #[error("foot contacts: {0}")]
+    Contacts(#[from] RetargetError),
 }
 
 /// Solves a clip of joint positions onto `target` (its humanoid bones found by `map`; for
@@ -229,25 +246,20 @@ pub fn solve_positions(
     let mut motion = Motion::for_skeleton(&skeleton, clip.frame_time)
         .map_err(|_| MocapError::BadFrameTime(clip.frame_time))?;
     let mut pose = skeleton.rest_pose();
-    let mut model = ModelPose::new(&skeleton);
-    let mut recovered = vec![DVec3::ZERO; count];
-    let (mut sum, mut max, mut n) = (0.0, 0.0_f64, 0usize);
     for frame in points.chunks_exact(count) {
         solver.solve_frame(&skeleton, frame, &mut pose);
-        fk::forward_kinematics(&skeleton, &pose, &mut model);
-        solver.binding().keypoints(&model, &mut recovered);
-        for (r, p) in recovered.iter().zip(frame) {
-            if r.is_finite() {
-                let e = (*r - *p).length();
-                sum += e;
-                max = max.max(e);
-                n += 1;
-            }
-        }
         motion
             .push(pose.clone())
             .map_err(|_| MocapError::BadFrameTime(clip.frame_time))?;
     }
+    let (mut contacts, mut contacts_unreached) = (0, 0);
+    if let Some(contact_config) = config.contacts {
+        let planted = hold_feet(&skeleton, map, &motion, contact_config)?;
+        contacts = planted.contacts.len();
+        contacts_unreached = planted.unreached;
+        motion = planted.motion;
+    }
+    let (sum, max, n) = residuals(&skeleton, solver.binding(), &points, count, &motion);
     Ok(MocapResult {
         skeleton,
         motion,
@@ -259,8 +271,61 @@ pub fn solve_positions(
             mean_error: if n > 0 { sum / n as f64 } else { 0.0 },
             max_error: max,
             scale,
+            contacts,
+            contacts_unreached,
         },
     })
+}
+
+/// The foot-contact cleanup in the motion's own joint space: a clip beyond the target's
+/// limits is not snapped onto them by the leg IK.
+fn hold_feet(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    motion: &Motion,
+    contacts: ContactConfig,
+) -> Result<crate::retarget::Retargeted, RetargetError> {
+    let free = skeleton.without_limits();
+    let character = Character {
+        skeleton: &free,
+        map,
+    };
+    plant_feet(
+        character,
+        motion,
+        &RetargetConfig {
+            contacts: Some(contacts),
+            ground: true,
+            ..RetargetConfig::default()
+        },
+    )
+}
+
+/// Sum, largest and count of the distances between the points and the same points on the
+/// motion by forward kinematics.
+fn residuals(
+    skeleton: &Skeleton,
+    binding: &Binding,
+    points: &[DVec3],
+    count: usize,
+    motion: &Motion,
+) -> (f64, f64, usize) {
+    let mut model = ModelPose::new(skeleton);
+    let mut recovered = vec![DVec3::ZERO; count];
+    let (mut sum, mut max, mut n) = (0.0, 0.0_f64, 0usize);
+    for (frame, pose) in points.chunks_exact(count).zip(motion.frames()) {
+        fk::forward_kinematics(skeleton, pose, &mut model);
+        binding.keypoints(&model, &mut recovered);
+        for (r, p) in recovered.iter().zip(frame) {
+            if r.is_finite() {
+                let e = (*r - *p).length();
+                sum += e;
+                max = max.max(e);
+                n += 1;
+            }
+        }
+    }
+    (sum, max, n)
 }
 
 fn median(values: &mut [f64]) -> Option<f64> {

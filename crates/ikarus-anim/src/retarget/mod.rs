@@ -20,6 +20,9 @@
 //!    goal moved by what FK still finds off while joint limits hold the leg back (best of up to
 //!    12 tries); hand contacts the same way on the arms.
 //!
+//! [`plant_feet`] runs steps 3–4 alone on a motion's own skeleton (the foot-contact cleanup
+//! of motion capture): contacts from its own feet, the floor from its own ground level.
+//!
 //! Space conventions: model space of each skeleton, metres on the target; "up" and the floor
 //! are the target's body frame ([`align::body_from_model`]); the floor is at height 0 in it, or
 //! at the lowest rest joint when that is lower (a skeleton whose root is at the hips).
@@ -203,13 +206,43 @@ fn leg_length(rest: &ModelPose, legs: &[[JointId; 3]; 2]) -> f64 {
 ///
 /// # Errors
 /// [`RetargetError`] when a map lacks the hips, legs or feet, or the motion does not fit.
-#[allow(clippy::too_many_lines)] // the clip's passes in order
 pub fn retarget(
     source: Character<'_>,
     motion: &Motion,
     target: Character<'_>,
     config: &RetargetConfig,
 ) -> Result<Retargeted, RetargetError> {
+    check(source, motion)?;
+    let alignment = Alignment::new(
+        source.skeleton,
+        source.map,
+        target.skeleton,
+        target.map,
+        config.mode,
+        Some(motion),
+    )?;
+    run(source, motion, target, config, Some(&alignment))
+}
+
+/// Foot-contact cleanup of a motion on its own skeleton (motion capture output, a hand-made
+/// clip): contacts are detected on the motion's own feet, and planted feet are held still
+/// with the same leg IK, hip drop and ground as [`retarget`] uses, without moving anything
+/// else. The floor is the clip's own: the ground level of the lower ankle (5th percentile of
+/// its height) less the ankle's rest height. Joints are not otherwise changed: no alignment,
+/// no root mapping (`config.mode` is ignored).
+///
+/// # Errors
+/// [`RetargetError`] when the map lacks the hips, legs or feet, or the motion does not fit.
+pub fn plant_feet(
+    character: Character<'_>,
+    motion: &Motion,
+    config: &RetargetConfig,
+) -> Result<Retargeted, RetargetError> {
+    check(character, motion)?;
+    run(character, motion, character, config, None)
+}
+
+fn check(source: Character<'_>, motion: &Motion) -> Result<(), RetargetError> {
     if motion.joint_count() != source.skeleton.len() {
         return Err(RetargetError::MotionMismatch {
             expected: source.skeleton.len(),
@@ -219,14 +252,22 @@ pub fn retarget(
     if motion.is_empty() {
         return Err(RetargetError::Empty);
     }
-    let alignment = Alignment::new(
-        source.skeleton,
-        source.map,
-        target.skeleton,
-        target.map,
-        config.mode,
-        Some(motion),
-    )?;
+    if !(motion.frame_time().is_finite() && motion.frame_time() > 0.0) {
+        return Err(RetargetError::FrameTime(motion.frame_time()));
+    }
+    Ok(())
+}
+
+/// The clip's passes; without an alignment the source is the target and its frames are
+/// kept (see [`plant_feet`]).
+#[allow(clippy::too_many_lines)] // the clip's passes in order
+fn run(
+    source: Character<'_>,
+    motion: &Motion,
+    target: Character<'_>,
+    config: &RetargetConfig,
+    alignment: Option<&Alignment>,
+) -> Result<Retargeted, RetargetError> {
     let source_legs = [
         limb_joints(source.map, "source", LEGS[0])?,
         limb_joints(source.map, "source", LEGS[1])?,
@@ -237,12 +278,17 @@ pub fn retarget(
     ];
     let (_, source_rest) = align::reference(source.skeleton, source.map, Some(motion));
     let (_, target_rest) = align::reference(target.skeleton, target.map, None);
-    let target_body = alignment.target_body();
-    let source_body = alignment.source_body();
+    let (source_body, target_body) = if let Some(a) = alignment {
+        (a.source_body(), a.target_body())
+    } else {
+        let body = align::body_from_model(target.map, &target_rest)
+            .ok_or(AlignError::NoBodyFrame { side: "target" })?;
+        (body, body)
+    };
     let up = target_body.conjugate() * DVec3::Y;
     let height = |p: DVec3| (target_body * p).y;
-    let floor = target_rest.positions().map(height).fold(0.0_f64, f64::min);
-    let clearance = |j: JointId| height(target_rest.position(j)) - floor;
+    let rest_floor = target_rest.positions().map(height).fold(0.0_f64, f64::min);
+    let clearance = |j: JointId| height(target_rest.position(j)) - rest_floor;
 
     // Pass 1: source FK.
     let frames = motion.len();
@@ -270,23 +316,42 @@ pub fn retarget(
         })
         .collect();
     let target_ankle = 0.5 * (clearance(target_legs[0][2]) + clearance(target_legs[1][2]));
-    let root = RootMapping {
-        scale,
-        source_floor: contacts::low_level(&lowest_ankle) - target_ankle / scale,
-        target_floor: floor,
-        source_body,
-        target_body,
+    // The ground the target stands on: its rest's floor, or the clip's own.
+    let (floor, root) = if alignment.is_some() {
+        let root = RootMapping {
+            scale,
+            source_floor: contacts::low_level(&lowest_ankle) - target_ankle / scale,
+            target_floor: rest_floor,
+            source_body,
+            target_body,
+        };
+        (rest_floor, root)
+    } else {
+        let floor = contacts::low_level(&lowest_ankle) - target_ankle;
+        let root = RootMapping {
+            scale: 1.0,
+            source_floor: floor,
+            target_floor: floor,
+            source_body,
+            target_body,
+        };
+        (floor, root)
     };
 
-    // Pass 2: rotations copied, root placed.
+    // Pass 2: rotations copied, root placed (or the frames kept).
     let mut target_model = ModelPose::new(target.skeleton);
     let mut poses: Vec<LocalPose> = Vec::with_capacity(frames);
     let mut models: Vec<ModelPose> = Vec::with_capacity(frames);
     let mut pose = target.skeleton.rest_pose();
-    for m in &source_frames {
-        alignment.pose(target.skeleton, m, &root, &mut pose, &mut target_model);
-        poses.push(pose.clone());
-        models.push(target_model.clone());
+    for (m, frame) in source_frames.iter().zip(motion.frames()) {
+        if let Some(alignment) = alignment {
+            alignment.pose(target.skeleton, m, &root, &mut pose, &mut target_model);
+            poses.push(pose.clone());
+            models.push(target_model.clone());
+        } else {
+            poses.push(frame.clone());
+            models.push(m.clone());
+        }
     }
 
     // Channels: (channel, source joint, target joint).
@@ -431,7 +496,7 @@ pub fn retarget(
                         target_rest.position(t) + forward * 0.5 * foot.length()
                     });
                 let local = target_rest.rotation(t).conjugate() * (tip - target_rest.position(t));
-                (local, (height(tip) - floor).max(0.0))
+                (local, (height(tip) - rest_floor).max(0.0))
             }),
             bend_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * bend),
             front_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * front),
@@ -535,8 +600,17 @@ pub fn retarget(
             let mut missed = false;
             for side in 0..2 {
                 let mut goal = goals[f][side];
-                let mut reached = false;
                 let leg = &legs[side];
+                // A leg with nothing to do (no contact weight, no lift, hips in place) keeps
+                // its copied pose: the two-bone solve would still turn its plane to the
+                // carried pole.
+                if drops[f] == 0.0
+                    && goal.ball.is_none()
+                    && goal.end.distance(model.position(leg.end)) <= 1e-12
+                {
+                    continue;
+                }
+                let mut reached = false;
                 let joints = [leg.start, leg.mid, leg.end];
                 let mut best: Option<(f64, [DQuat; 3], bool)> = None;
                 // Limits may have turned the foot or held the leg: move the ankle goal by what

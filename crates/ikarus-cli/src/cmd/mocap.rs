@@ -4,6 +4,7 @@
 //!
 //! Several inputs are solved in parallel, one thread per core, each to `--out-dir/NAME.bvh`.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, ensure};
@@ -12,6 +13,7 @@ use ikarus_anim::mocap::orientations::OrientationCalibration;
 use ikarus_anim::mocap::{
     BoneLengths, KeypointClip, Layout, MocapConfig, MocapReport, OneEuro, UpAxis, solve_positions,
 };
+use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
@@ -51,6 +53,10 @@ pub struct Args {
     /// Points with a lower confidence count as missing.
     #[arg(long, default_value_t = 0.3)]
     min_confidence: f64,
+    /// Foot-contact cleanup: feet planted in the clip (low and slow, with hysteresis) held
+    /// still and kept above the clip's floor by the leg IK.
+    #[arg(long)]
+    contacts: bool,
     /// Output BVH (one input).
     #[arg(long, conflicts_with = "out_dir")]
     out: Option<PathBuf>,
@@ -161,6 +167,7 @@ fn positions(args: &Args, input: &Path, skeleton: &Skeleton, map: &HumanoidMap) 
         },
         filter: args.filter.as_ref().map(|_| OneEuro::default()),
         min_confidence: args.min_confidence,
+        contacts: args.contacts.then(ContactConfig::default),
     };
     let result = solve_positions(skeleton, map, &clip, &config)?;
     let summary = describe(&result.report, &layout);
@@ -178,6 +185,12 @@ fn describe(report: &MocapReport, layout: &Layout) -> String {
         report.mean_error * 1e3,
         report.max_error * 1e3
     );
+    if report.contacts > 0 {
+        let _ = write!(line, ", {} foot contacts held", report.contacts);
+        if report.contacts_unreached > 0 {
+            let _ = write!(line, " ({} frames out of reach)", report.contacts_unreached);
+        }
+    }
     if !report.unused.is_empty() {
         line.push_str("; unused: ");
         line.push_str(&report.unused.join(", "));
