@@ -2,13 +2,16 @@
 //! (`cmu_02_01_walk_cgspeed_crlf.bvh`, forward kinematics of every frame turned into Human3.6M
 //! 17 and `MediaPipe` 33 points) solved onto the built-in humanoid (26 joints): one frame
 //! through a prepared [`PositionSolver`], and whole clips through `solve_positions` (gap
-//! filling, bone-length fit, solve, FK residuals).
+//! filling, bone-length fit, solve, FK residuals); and beside it, the same clip onto the walk's
+//! own skeleton by ours and by the usual per-bone look-at method (`ikarus_bench::mocap_peer`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::DVec3;
 use ikarus_anim::mocap::{
     Binding, KeypointClip, Layout, MocapConfig, PositionSolver, solve_positions,
 };
+use ikarus_anim::retarget::ContactConfig;
+use ikarus_bench::mocap_peer::look_at;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{ModelPose, fk};
@@ -73,9 +76,63 @@ fn mocap(c: &mut Criterion) {
                 black_box(result.report.mean_error)
             });
         });
+        if label == "h36m" {
+            let config = MocapConfig {
+                contacts: Some(ContactConfig::default()),
+                ..MocapConfig::default()
+            };
+            group.bench_function("h36m_clip_onto_builtin_contacts", |b| {
+                b.iter(|| {
+                    let result = solve_positions(&target, &map, black_box(&clip), &config)
+                        .expect("the walk solves");
+                    black_box(result.report.contacts)
+                });
+            });
+        }
     }
     group.finish();
 }
 
-criterion_group!(benches, mocap);
+/// Side by side with the peer ([`look_at`], the usual per-bone look-at method): the walk's
+/// Human3.6M points solved back onto the walk's own skeleton by both, whole clips.
+fn peer(c: &mut Criterion) {
+    let layout = Layout::H36m;
+    let Some(dir) = ikarus_testdata::require("bvh", "bench mocap peer") else {
+        return;
+    };
+    let path = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let doc =
+        ikarus_formats::open(path.to_str().expect("a UTF-8 path"), 0.056).expect("the walk loads");
+    let (skeleton, motion) = (doc.skeleton, doc.motion.expect("the walk has frames"));
+    let map = HumanoidMap::recognise(&skeleton);
+    let binding = Binding::new(&skeleton, &map, &layout, &[true; 17]);
+    let Some((points, frame_time)) = walk_points(&layout) else {
+        return;
+    };
+    let clip = KeypointClip {
+        layout: &layout,
+        frame_time,
+        points: &points,
+        confidence: None,
+    };
+    let mut group = c.benchmark_group("mocap");
+    group.throughput(Throughput::Elements(motion.len() as u64));
+    group.bench_function("h36m_clip_onto_source", |b| {
+        b.iter(|| {
+            let result =
+                solve_positions(&skeleton, &map, black_box(&clip), &MocapConfig::default())
+                    .expect("the walk solves");
+            black_box(result.report.mean_error)
+        });
+    });
+    group.bench_function("h36m_clip_look_at_peer", |b| {
+        b.iter(|| {
+            let result = look_at(&skeleton, &binding, black_box(&points), 17, frame_time);
+            black_box(result.len())
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, mocap, peer);
 criterion_main!(benches);

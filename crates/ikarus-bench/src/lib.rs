@@ -4,6 +4,7 @@
 
 pub mod humanoid;
 pub mod iiwa;
+pub mod mocap_peer;
 pub mod natural;
 pub mod retarget;
 pub mod soak;
