@@ -371,8 +371,9 @@ fn bvh_to_glb_to_bvh_keeps_fk() {
                 worst = worst.max((pa - pb).length());
             }
         }
-        // f32 keys in the GLB and 6 decimals in the BVH text bound the error.
-        assert!(worst < 1e-5, "{}: FK differs by {worst} m", path.display());
+        // f32 keys in the GLB (rotations rounded with their parents' rounding fed back, key
+        // times hit exactly) and the BVH text's decimals: issue 15 asks for 1e-6 m.
+        assert!(worst < 1e-6, "{}: FK differs by {worst} m", path.display());
         eprintln!("{}: worst FK difference {worst:e} m", path.display());
     }
 }

@@ -96,6 +96,19 @@ impl Channel {
         let at = |k: usize| if group == 3 { value(k, 1) } else { value(k, 0) };
         // The first key after `time`.
         let next = self.times.partition_point(|&t| t <= time);
+        // A time within `f32` rounding of a key is that key: key times are stored as `f32`,
+        // so a clip sampled at its own frame times (computed in `f64`) lands on its keys
+        // exactly instead of a hair beside them (which, at 20 s and 1 m/s, moves a point by
+        // 2e-6 m).
+        let tolerance = f64::from(f32::EPSILON) * time.abs().max(1.0);
+        for k in [next.wrapping_sub(1), next] {
+            if let Some(&t) = self.times.get(k)
+                && (t - time).abs() <= tolerance
+            {
+                out[..w].copy_from_slice(at(k));
+                return;
+            }
+        }
         if next == 0 || next >= keys || keys == 1 {
             let k = if next == 0 { 0 } else { keys - 1 };
             out[..w].copy_from_slice(at(k));
