@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::model::{Motion, Skeleton, skeleton_motion_pair};
+use crate::model::{Motion, Skeleton, bone_map_json, skeleton_motion_pair};
 use crate::{no_panic, value_error};
 
 /// A character as given: a source name, or objects (their map recognised from joint names).
@@ -76,21 +76,6 @@ impl Given {
             layout,
             map,
         })
-    }
-}
-
-fn bone_map_json(map: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
-    match map {
-        Some(m) if !m.is_none() => {
-            if m.cast::<PyDict>().is_err() {
-                return Err(PyValueError::new_err(format!(
-                    "{name}: expected a dict of VRM bone names to joint names"
-                )));
-            }
-            let text = m.py().import("json")?.call_method1("dumps", (m,))?;
-            Ok(Some(text.extract()?))
-        }
-        _ => Ok(None),
     }
 }
 

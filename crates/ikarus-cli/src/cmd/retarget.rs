@@ -15,10 +15,10 @@ use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::{GltfFile, GltfSkeleton, SkeletonSource};
-use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
+use ikarus_jobs::ReadOptions;
 
 use crate::many;
-use crate::mmd::{self, Mode, Player};
+use crate::mmd;
 
 /// Arguments of `ikarus retarget`.
 #[derive(clap::Args)]
@@ -158,16 +158,15 @@ fn open_source(args: &Args, path: &Path) -> Result<(Skeleton, HumanoidMap, Motio
             .model
             .as_deref()
             .context("a .vmd source needs its model: --model MODEL.pmx")?;
-        let mut player = Player::open(model, &name, 1.0, Mode::Compatible)?;
-        let mut motion = Motion::for_skeleton(player.skeleton(), 1.0 / FRAMES_PER_SECOND)?;
-        let mut pose = player.skeleton().rest_pose();
-        for frame in 0..=player.last_frame {
-            player.evaluate(f64::from(frame), &mut pose);
-            motion.push(pose.clone())?;
-        }
-        let skeleton = player.built.skeleton.clone();
-        let map = humanoid_map(model, &skeleton, args.source_map.as_deref())?;
-        return Ok((skeleton, map, motion));
+        let options = ReadOptions {
+            model: Some(Path::new(model)),
+            ..ReadOptions::default()
+        };
+        let source = ikarus_jobs::read_source(&name, &options)?;
+        mmd::warn_unmatched(&name, model, &source.unmatched);
+        let map = humanoid_map(model, &source.skeleton, args.source_map.as_deref())?;
+        let motion = source.motion.context("a played VMD has a motion")?;
+        return Ok((source.skeleton, map, motion));
     }
     let document = ikarus_formats::open(&name, 1.0)?;
     let motion = document
@@ -239,10 +238,7 @@ fn write(output: &Path, target: &Target, motion: &mut Motion) -> Result<()> {
                 .rig
                 .as_ref()
                 .context("a .vmd output needs a PMX/PMD target (--to MODEL.pmx)")?;
-            retarget::follow_ik_goals(skeleton, rig, motion);
-            let vmd = Vmd::from_frames(skeleton, motion.frames(), name)
-                .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?;
-            vmd.write(1.0)
+            ikarus_jobs::vmd_bytes(skeleton, rig, name, motion, 1.0)
                 .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?
         }
         Some("glb") => match &target.gltf {
