@@ -603,8 +603,7 @@ pub fn read(
         motion: motion.map(Path::new),
         mode: ik_mode(mode)?,
     };
-    let source =
-        py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
+    let source = py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
     let motion = source.motion.map(|m| Motion {
         inner: m,
         layout: source.layout.clone(),
@@ -682,9 +681,7 @@ pub fn write(
         ..WriteOptions::default()
     };
     py.detach(|| {
-        no_panic(|| {
-            write_motion(Path::new(path), s, &motion.inner, &options).map_err(value_error)
-        })
+        no_panic(|| write_motion(Path::new(path), s, &motion.inner, &options).map_err(value_error))
     })
 }
 
