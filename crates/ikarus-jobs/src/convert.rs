@@ -57,6 +57,13 @@ pub fn convert(
         });
     }
     let source = read_source_with_progress(input, &options.read, progress)?;
+    if extension.as_deref() == Some("vmd") && source.rig.is_none() {
+        return Err(JobError::NotApplicable {
+            path: output.to_owned(),
+            what: "a .vmd is written for an MMD model: convert a .pmx/.pmd (with its motion) or \
+                   a .vmd (with its model)",
+        });
+    }
     let motion = if let Some(motion) = &source.motion {
         motion.clone()
     } else {

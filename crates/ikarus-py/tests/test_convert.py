@@ -31,7 +31,7 @@ def test_convert_matches_the_formats(convert_ref, tmp_path):
         ikarus.convert(convert_ref["walk"], str(tmp_path / "out.xyz"))
     with pytest.raises(ValueError, match=r"a model is given for a .vmd output only|a model is given for a .vmd source only"):
         ikarus.convert(convert_ref["walk"], str(out), model="x.pmx")
-    with pytest.raises(ValueError, match=r"out.vmd: a .vmd motion plays on its"):
+    with pytest.raises(ValueError, match=r"out.vmd: a .vmd is written for an MMD model"):
         ikarus.convert(convert_ref["walk"], str(tmp_path / "out.vmd"))
 
 
