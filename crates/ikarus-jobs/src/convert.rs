@@ -1,4 +1,4 @@
-//! `ikarus convert` as a library call: a source read ([`read_source`]), rescaled and
+//! `ikarus convert` as a library call: a source read ([`crate::read_source`]), rescaled and
 //! resampled, written by the output's extension ([`write_motion`]).
 
 use std::path::Path;

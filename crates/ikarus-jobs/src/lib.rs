@@ -9,7 +9,7 @@
 //!   compatible or exact mode, sampled at any frame rate.
 //! - [`source`]: [`read_source`], any motion source as a skeleton and a motion: every format
 //!   [`ikarus_formats::open_animation`] reads, and VMD motions played on their model.
-//! - [`write`]: [`write_motion`], a motion written by the output's extension (`.bvh`, `.glb`
+//! - [`write`](mod@write): [`write_motion`], a motion written by the output's extension (`.bvh`, `.glb`
 //!   — new or added into an existing glTF/GLB/VRM —, `.vmd` for its model, `.vrma` with a
 //!   humanoid map) and [`vmd_bytes`].
 //! - [`convert`](mod@convert): [`convert()`](fn@convert), read, rescale, resample, write: `ikarus convert`.
