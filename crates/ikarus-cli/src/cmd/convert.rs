@@ -1,5 +1,5 @@
 //! `ikarus convert`: between BVH, glTF/GLB/VRM, VRMA and VMD, with rescaling and resampling
-//! ([`ikarus_jobs::convert`], the call Python's `ikarus.convert` makes too).
+//! ([`ikarus_jobs::convert()`], the call Python's `ikarus.convert` makes too).
 
 use std::path::{Path, PathBuf};
 
