@@ -91,6 +91,20 @@ def test_vmd_written_back_and_converted(mmd_ref, played, tmp_path):
     assert np.abs(found[picks] - np.array(mmd_ref["compatible"]["positions"])).max() < 1e-6
 
 
+def test_process_file_takes_a_vmd(mmd_ref, tmp_path):
+    from ikarus.jobs import process_file
+
+    out = tmp_path / "dance.bvh"
+    summary = process_file(mmd_ref["vmd"], str(out), model=mmd_ref["model"], fps=10.0)
+    assert summary["frames"] == 210 and summary["frame_time"] == 0.1
+    same = tmp_path / "same.bvh"
+    ikarus.convert(mmd_ref["vmd"], str(same), model=mmd_ref["model"], fps=10.0)
+    assert out.read_bytes() == same.read_bytes()
+    baked = tmp_path / "dance.vmd"
+    process_file(mmd_ref["vmd"], str(baked), model=mmd_ref["model"])
+    assert baked.read_bytes() == Path(mmd_ref["vmd_written"]).read_bytes()
+
+
 def test_retarget_a_vmd_source(mmd_ref, played):
     humanoid = ikarus.Skeleton.open("builtin:humanoid")
     skeleton, motion, report = ikarus.retarget(
