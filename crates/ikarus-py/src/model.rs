@@ -12,7 +12,7 @@ use ikarus_formats::bvh::BvhLayout;
 use ikarus_jobs::{IkMode, ReadOptions, WriteOptions, read_source, write_motion};
 use numpy::PyArrayDyn;
 use numpy::ndarray::ArrayViewD;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use serde::{Deserialize, Serialize};
@@ -577,6 +577,7 @@ impl Motion {
 /// on, `motion` a `.vmd` played on a PMX/PMD `source` (either way with the model's IK in `mode`,
 /// `"compatible"` or `"exact"`); `fps` resamples (a VMD is evaluated with IK at every sampled
 /// frame). The call is `ikarus_jobs::read_source`, as in `ikarus convert` and `ikarus retarget`.
+/// A VMD's keyed bones that the model lacks are ignored with a `UserWarning` naming them.
 ///
 /// # Errors
 /// `ValueError` with the format's message (file, line and column), for a `.vmd` without its
@@ -603,12 +604,22 @@ pub fn read(
         motion: motion.map(Path::new),
         mode: ik_mode(mode)?,
     };
-    let source = py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
-    let motion = source.motion.map(|m| Motion {
+    let read = py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
+    if !read.unmatched.is_empty() {
+        let message = format!(
+            "{source}: {} keyed bones are not in {} and are ignored: {}",
+            read.unmatched.len(),
+            read.skeleton_file,
+            read.unmatched.join(", ")
+        );
+        let message = std::ffi::CString::new(message).map_err(value_error)?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+    }
+    let motion = read.motion.map(|m| Motion {
         inner: m,
-        layout: source.layout.clone(),
+        layout: read.layout.clone(),
     });
-    Ok((Skeleton::new(source.skeleton), motion))
+    Ok((Skeleton::new(read.skeleton), motion))
 }
 
 /// The MMD IK mode named `mode` (`"compatible"`, `"exact"`).

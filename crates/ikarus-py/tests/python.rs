@@ -552,6 +552,11 @@ fn mmd_reference(out_dir: &Path) -> Option<Value> {
     let skeleton = &built.skeleton;
     let (_, _, exact) = play_vmd(&model, &vmd, IkMode::Exact, 1.0);
     let (_, _, at_60) = play_vmd(&model, &vmd, IkMode::Compatible, 0.5);
+    // A PMX model with its own motion, exact IK (as the anim crate's MMD tests play it).
+    let gene = mmd.join("Gene.pmx");
+    let gene_vmd = mmd.join("gene_stand.vmd");
+    let (gene_built, _, gene_frames) = play_vmd(&gene, &gene_vmd, IkMode::Exact, 1.0);
+    let gene_last = gene_frames.len() - 1;
     let last = frames.len() - 1;
     let n60 = at_60.len() - 1;
     // The VMD written for the model: goals onto the effectors, then every bone keyed.
@@ -597,6 +602,10 @@ fn mmd_reference(out_dir: &Path) -> Option<Value> {
         "dance_rotations": rotations_of(&danced.motion),
         "dance_translations": translations_of(&danced.motion),
         "dance_contacts": danced.contacts.len(),
+        "pmx_model": gene,
+        "pmx_vmd": gene_vmd,
+        "pmx_exact": picked(&gene_built.skeleton, &gene_frames, &[0, gene_last / 2, gene_last]),
+        "pmx_lacks": mmd.join("yw_test_model.pmx"),
     }))
 }
 

@@ -46,6 +46,15 @@ def test_read_vmd_exact_mode_and_60_fps(mmd_ref, played):
     np.testing.assert_array_equal(at_60.rotations[::2], played[1].rotations)
 
 
+def test_read_vmd_on_a_pmx(mmd_ref):
+    skeleton, motion = ikarus.read(mmd_ref["pmx_vmd"], model=mmd_ref["pmx_model"], mode="exact")
+    _same_frames(skeleton, motion, mmd_ref["pmx_exact"])
+    # A motion made for another model: the bones this PMX lacks are named in a warning.
+    with pytest.warns(UserWarning, match=r"kishimen.vmd: \d+ keyed bones are not in .*yw_test_model.pmx and are ignored: "):
+        _, on_other = ikarus.read(mmd_ref["vmd"], model=mmd_ref["pmx_lacks"])
+    assert len(on_other) == mmd_ref["compatible"]["count"]
+
+
 def test_ik_puts_the_ankles_on_their_goals(mmd_ref, played):
     # Independent of the Rust references, by FK: on every frame where a leg IK bone (the goal)
     # lies within the leg's length (hip to knee to ankle, less 1 mm) of the hip, exact mode
