@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ikarus_anim::mmd::{IkMode, MmdEvaluator, MmdSettings};
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton};
 use ikarus_formats::mmd::Built;
-use ikarus_formats::mmd::vmd::{BoundMotion, FRAMES_PER_SECOND};
+use ikarus_formats::mmd::vmd::{BoundMotion, FRAMES_PER_SECOND, Vmd};
 
 use crate::{JobError, positive};
 
@@ -23,7 +23,7 @@ pub struct MmdPlayer {
     pub unmatched: Vec<String>,
     /// The motion's last keyed bone frame (VMD frames are 1/30 s).
     pub last_frame: u32,
-    /// The model file.
+    /// The model file (empty for a player made by [`MmdPlayer::new`]); errors name it.
     pub model_path: PathBuf,
     motion: BoundMotion,
     evaluator: MmdEvaluator,
@@ -46,26 +46,39 @@ impl MmdPlayer {
         }
         let scale = positive("scale", scale)?;
         let parsed = ikarus_formats::read_mmd_model(model, scale)?;
-        let model_error = |message| JobError::Model {
+        let built = parsed.build().map_err(|message| JobError::Model {
             path: model.to_owned(),
             message,
-        };
-        let built = parsed.build().map_err(model_error)?;
+        })?;
         let vmd = ikarus_formats::read_vmd(motion, scale)?;
-        let bound = BoundMotion::new(&vmd, &built.skeleton);
+        let mut player =
+            Self::new(built, parsed.name, &vmd, mode).map_err(|message| JobError::Model {
+                path: model.to_owned(),
+                message,
+            })?;
+        model.clone_into(&mut player.model_path);
+        Ok(player)
+    }
+
+    /// A player for a model already built (`built`, named `model_name`; from bytes, say) and a
+    /// parsed `vmd` read with the same scale.
+    ///
+    /// # Errors
+    /// The model's IK chains cannot be evaluated (the evaluator's message).
+    pub fn new(built: Built, model_name: String, vmd: &Vmd, mode: IkMode) -> Result<Self, String> {
+        let bound = BoundMotion::new(vmd, &built.skeleton);
         let settings = MmdSettings {
             mode,
             ..MmdSettings::default()
         };
-        let evaluator =
-            MmdEvaluator::new(&built.skeleton, &built.rig, settings).map_err(model_error)?;
+        let evaluator = MmdEvaluator::new(&built.skeleton, &built.rig, settings)?;
         Ok(Self {
             animated: built.skeleton.rest_pose(),
             model_frames: ModelPose::new(&built.skeleton),
-            model_name: parsed.name,
+            model_name,
             unmatched: bound.unmatched.clone(),
             last_frame: vmd.bones.iter().map(|k| k.frame).max().unwrap_or(0),
-            model_path: model.to_owned(),
+            model_path: PathBuf::new(),
             built,
             motion: bound,
             evaluator,
