@@ -1,13 +1,12 @@
-//! The MMD side of `info`, `fk` and `convert`: a model's IK chains, a motion's keys, and a VMD
-//! played through a model with its IK ([`ikarus_anim::mmd`]).
+//! The MMD side of `info`, `fk`, `convert` and `retarget`: a model's IK chains, a motion's keys,
+//! and the `--mode` of a VMD played through a model with its IK ([`ikarus_jobs::MmdPlayer`]).
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use ikarus_anim::mmd::{IkMode, MmdEvaluator, MmdSettings};
-use ikarus_core::{LocalPose, ModelPose, Skeleton};
-use ikarus_formats::mmd::vmd::{BoundMotion, FRAMES_PER_SECOND, Vmd};
+use anyhow::Result;
+use ikarus_formats::mmd::vmd::FRAMES_PER_SECOND;
 use ikarus_formats::mmd::{Built, MmdModel, ModelFormat};
+use ikarus_jobs::{IkMode, MmdPlayer};
 use serde::Serialize;
 
 /// `--mode` for MMD evaluation.
@@ -20,21 +19,23 @@ pub enum Mode {
     Exact,
 }
 
+impl From<Mode> for IkMode {
+    fn from(mode: Mode) -> Self {
+        match mode {
+            Mode::Compatible => IkMode::Compatible,
+            Mode::Exact => IkMode::Exact,
+        }
+    }
+}
+
 /// True for the model extensions (.pmx, .pmd).
 pub fn is_model(path: &str) -> bool {
-    has_extension(path, &["pmx", "pmd"])
+    ikarus_jobs::is_mmd_model(Path::new(path))
 }
 
 /// True for .vmd.
 pub fn is_motion(path: &str) -> bool {
-    has_extension(path, &["vmd"])
-}
-
-fn has_extension(path: &str, extensions: &[&str]) -> bool {
-    Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x)))
+    ikarus_jobs::is_vmd(Path::new(path))
 }
 
 #[derive(Serialize)]
@@ -201,140 +202,21 @@ fn build(model: &MmdModel, file: &str) -> Result<Built> {
         .map_err(|message| anyhow::anyhow!("{file}: {message}"))
 }
 
-/// A model with a motion bound to it, ready to evaluate frames.
-pub struct Player {
-    /// The model's skeleton, rig and mesh.
-    pub built: Built,
-    /// The model's name.
-    pub model_name: String,
-    motion: BoundMotion,
-    evaluator: MmdEvaluator,
-    animated: LocalPose,
-    model_frames: ModelPose,
-    /// The motion's last keyed frame.
-    pub last_frame: u32,
+/// Opens `model` with `motion` played on it ([`ikarus_jobs::MmdPlayer`]), warning on stderr
+/// about keyed bones the model lacks.
+pub fn open_player(model: &str, motion: &str, scale: f64, mode: Mode) -> Result<MmdPlayer> {
+    let player = MmdPlayer::open(Path::new(model), Path::new(motion), scale, mode.into())?;
+    warn_unmatched(motion, model, &player.unmatched);
+    Ok(player)
 }
 
-impl Player {
-    /// Loads `model` (.pmx/.pmd) and `motion` (.vmd), lengths times `scale`.
-    pub fn open(model: &str, motion: &str, scale: f64, mode: Mode) -> Result<Self> {
-        if !is_model(model) {
-            bail!("{model}: `--motion` plays a VMD on a .pmx or .pmd model");
-        }
-        if !(scale.is_finite() && scale > 0.0) {
-            bail!("--scale {scale}: expected a finite positive factor");
-        }
-        let parsed = ikarus_formats::read_mmd_model(Path::new(model), scale)?;
-        let built = build(&parsed, model)?;
-        let vmd = ikarus_formats::read_vmd(Path::new(motion), scale)?;
-        let bound = BoundMotion::new(&vmd, &built.skeleton);
-        if !bound.unmatched.is_empty() {
-            eprintln!(
-                "{motion}: {} keyed bones are not in {model} and are ignored: {}",
-                bound.unmatched.len(),
-                bound.unmatched.join(", ")
-            );
-        }
-        let settings = MmdSettings {
-            mode: match mode {
-                Mode::Compatible => IkMode::Compatible,
-                Mode::Exact => IkMode::Exact,
-            },
-            ..MmdSettings::default()
-        };
-        let evaluator = MmdEvaluator::new(&built.skeleton, &built.rig, settings)
-            .map_err(|m| anyhow::anyhow!("{model}: {m}"))?;
-        let last_frame = vmd.bones.iter().map(|k| k.frame).max().unwrap_or(0);
-        Ok(Self {
-            animated: built.skeleton.rest_pose(),
-            model_frames: ModelPose::new(&built.skeleton),
-            model_name: parsed.name,
-            built,
-            motion: bound,
-            evaluator,
-            last_frame,
-        })
-    }
-
-    /// The skeleton.
-    pub fn skeleton(&self) -> &Skeleton {
-        &self.built.skeleton
-    }
-
-    /// Evaluates `frame` with IK into `out`; returns the model frames.
-    pub fn evaluate(&mut self, frame: f64, out: &mut LocalPose) -> &ModelPose {
-        let skeleton = &self.built.skeleton;
-        self.motion.sample(skeleton, frame, &mut self.animated);
-        let enabled: Vec<bool> = self
-            .evaluator
-            .chain_names()
-            .iter()
-            .map(|n| self.motion.ik_enabled(n, frame))
-            .collect();
-        self.evaluator.evaluate(
-            skeleton,
-            &self.animated,
-            &enabled,
-            out,
-            &mut self.model_frames,
+/// Warns on stderr about a VMD's keyed bones that its model lacks.
+pub fn warn_unmatched(motion: &str, model: &str, unmatched: &[String]) {
+    if !unmatched.is_empty() {
+        eprintln!(
+            "{motion}: {} keyed bones are not in {model} and are ignored: {}",
+            unmatched.len(),
+            unmatched.join(", ")
         );
-        &self.model_frames
     }
-
-    /// Every frame 0..=last evaluated, with a progress bar.
-    pub fn all_frames(&mut self) -> Vec<LocalPose> {
-        let count = u64::from(self.last_frame) + 1;
-        let progress = indicatif::ProgressBar::new(count).with_message("evaluating frames with IK");
-        let mut out = self.built.skeleton.rest_pose();
-        let mut frames = Vec::with_capacity(count as usize);
-        for frame in 0..=self.last_frame {
-            self.evaluate(f64::from(frame), &mut out);
-            frames.push(out.clone());
-            progress.inc(1);
-        }
-        progress.finish_and_clear();
-        frames
-    }
-}
-
-/// `ikarus convert MODEL --motion M.vmd OUT.bvh|OUT.vmd`.
-pub fn convert(model: &str, motion: &str, output: &Path, scale: f64, mode: Mode) -> Result<()> {
-    let extension = output
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let mut player = Player::open(model, motion, scale, mode)?;
-    let frames = player.all_frames();
-    match extension.as_deref() {
-        Some("bvh") => {
-            let mut clip =
-                ikarus_core::Motion::for_skeleton(player.skeleton(), 1.0 / FRAMES_PER_SECOND)?;
-            for frame in frames {
-                clip.push(frame)?;
-            }
-            let layout = ikarus_formats::bvh::BvhLayout::for_motion(player.skeleton(), Some(&clip));
-            ikarus_formats::bvh::Bvh::from_motion(player.skeleton(), &clip, layout)?
-                .write(output)?;
-        }
-        Some("vmd") => {
-            let vmd = Vmd::from_frames(player.skeleton(), &frames, &player.model_name)
-                .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?;
-            let bytes = vmd
-                .write(scale)
-                .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?;
-            std::fs::write(output, bytes)
-                .with_context(|| format!("writing {}", output.display()))?;
-        }
-        _ => bail!(
-            "{}: unknown output format (expected .bvh or .vmd)",
-            output.display()
-        ),
-    }
-    eprintln!(
-        "wrote {} ({} bones, {} frames at 30 fps, IK evaluated)",
-        output.display(),
-        player.skeleton().len(),
-        player.last_frame + 1
-    );
-    Ok(())
 }

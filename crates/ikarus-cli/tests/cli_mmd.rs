@@ -105,3 +105,81 @@ fn a_reader_closing_the_pipe_early_is_not_a_crash() {
     assert!(out.status.success(), "status {:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn convert_a_vmd_with_its_model_is_the_model_with_the_motion() {
+    let Some(dir) = ikarus_testdata::require("mmd", "convert_a_vmd_with_its_model") else {
+        return;
+    };
+    let model = dir.join("Miku_Hatsune_Ver2.pmd");
+    let motion = dir.join("kishimen.vmd");
+    let out = common::temp_dir("vmd-model");
+    let (a, b, c) = (out.join("a.bvh"), out.join("b.bvh"), out.join("c.vmd"));
+    let (model, motion) = (model.to_str().unwrap(), motion.to_str().unwrap());
+    ok(&["convert", model, "--motion", motion, a.to_str().unwrap()]);
+    ok(&["convert", motion, "--model", model, b.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // At 10 fps every third VMD frame: the 30 fps BVH's frames 0, 3, 6, ...
+    let slow = out.join("slow.bvh");
+    ok(&[
+        "convert",
+        motion,
+        "--model",
+        model,
+        slow.to_str().unwrap(),
+        "--fps",
+        "10",
+    ]);
+    let all = Bvh::parse(&std::fs::read(&a).unwrap(), &BvhReadOptions::default()).unwrap();
+    let every_third =
+        Bvh::parse(&std::fs::read(&slow).unwrap(), &BvhReadOptions::default()).unwrap();
+    assert_eq!(every_third.frame_count, 210);
+    assert!((every_third.frame_time - 0.1).abs() < 1e-12);
+    for k in [0usize, 33, 209] {
+        let (mut p, mut q) = (all.skeleton.rest_pose(), all.skeleton.rest_pose());
+        assert!(all.frame_pose(3 * k, &mut p) && every_third.frame_pose(k, &mut q));
+        assert_eq!(p, q, "frame {k}");
+    }
+    // A baked VMD for the model: 630 keyed frames of every bone.
+    ok(&["convert", motion, "--model", model, c.to_str().unwrap()]);
+    let baked = ikarus_formats::read_vmd(&c, 1.0).unwrap();
+    assert_eq!(baked.last_frame(), 629);
+    assert_eq!(baked.bones.len(), 630 * 140);
+    let err = common::fails(&["convert", motion, out.join("d.bvh").to_str().unwrap()]);
+    assert!(
+        err.contains("kishimen.vmd: a .vmd motion plays on its .pmx or .pmd model"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn convert_into_adds_the_animation_to_the_file() {
+    let Some(dir) = ikarus_testdata::require("gltf", "convert_into_adds_the_animation") else {
+        return;
+    };
+    let input = dir.join("CesiumMan.glb");
+    let out = common::temp_dir("into").join("cesium_twice.glb");
+    let input_name = input.to_str().unwrap();
+    ok(&[
+        "convert",
+        input_name,
+        out.to_str().unwrap(),
+        "--into",
+        input_name,
+    ]);
+    // The file's own animation and the added one ("motion") give the same poses to f32.
+    let own = ikarus_formats::open(input_name, 1.0).unwrap();
+    let added = ikarus_formats::open_animation(out.to_str().unwrap(), 1.0, Some("motion")).unwrap();
+    assert_eq!(own.skeleton.names(), added.skeleton.names());
+    let (own, added) = (own.motion.unwrap(), added.motion.unwrap());
+    assert_eq!(own.len(), added.len());
+    for (a, b) in own.frames().iter().zip(added.frames()) {
+        for (s, t) in a.transforms().iter().zip(b.transforms()) {
+            assert!(s.rotation.dot(t.rotation).abs() > 1.0 - 1e-6);
+            assert!((s.translation - t.translation).length() < 1e-5);
+        }
+    }
+    let err = common::fails(&["convert", input_name, "x.bvh", "--into", input_name]);
+    assert!(err.contains("only as a .glb output"), "{err}");
+}

@@ -1,15 +1,17 @@
 //! # ikarus-py
 //!
 //! The compiled half (`ikarus._ikarus`) of the `ikarus` Python package: thin bindings over
-//! `ikarus-core`, `ikarus-solve`, `ikarus-formats` and `ikarus-anim`. No logic of its own: each
-//! call checks its arguments (shape, dtype, finiteness: a `ValueError` naming the argument),
+//! `ikarus-core`, `ikarus-solve`, `ikarus-formats`, `ikarus-anim` and `ikarus-jobs`. No logic
+//! of its own: each call checks its arguments (shape, dtype, finiteness: a `ValueError` naming the argument),
 //! calls the Rust crates and hands numpy arrays back. Rust errors become Python exceptions with
 //! the same message; panics are caught at the boundary and raised as `RuntimeError`.
 //!
 //! Conventions are the toolkit's: right-handed, +Y up, metres, radians, quaternions
 //! `[x, y, z, w]`, float64 everywhere.
 //!
-//! - [`model`]: `Skeleton`, `Pose`, `Motion`, `read`, `write`, `fk`.
+//! - [`model`]: `Skeleton`, `Pose`, `Motion`, `read`, `write`, `fk` (files through
+//!   `ikarus-jobs`: VMD motions played on their model, `.glb` into an avatar).
+//! - [`convert`](mod@convert): `convert`, the library call of `ikarus convert`.
 //! - [`robot`]: `JointChain` (a URDF serial chain), `solve_batch` and its `BatchResult`.
 //! - [`task`]: `solve` (one IK task, JSON task-format names) and its `Report`.
 //! - [`mocap`]: keypoints → motion.
@@ -21,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod arrays;
+pub mod convert;
 pub mod mocap;
 pub mod model;
 pub mod pool;
@@ -67,6 +70,7 @@ fn _ikarus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model::read, m)?)?;
     m.add_function(wrap_pyfunction!(model::write, m)?)?;
     m.add_function(wrap_pyfunction!(model::fk, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
     m.add_function(wrap_pyfunction!(robot::solve_batch, m)?)?;
     m.add_function(wrap_pyfunction!(task::solve, m)?)?;
     m.add_function(wrap_pyfunction!(mocap::mocap, m)?)?;

@@ -5,17 +5,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use glam::{DQuat, DVec3};
-use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{
     JointLimit, LocalPose, ModelPose, RawJoint, SkeletonBuilder, Transform, fk as core_fk,
 };
-use ikarus_formats::bvh::{Bvh, BvhLayout};
-use ikarus_formats::mmd::vmd::Vmd;
+use ikarus_formats::bvh::BvhLayout;
+use ikarus_jobs::{IkMode, ReadOptions, WriteOptions, read_source, write_motion};
 use numpy::PyArrayDyn;
 use numpy::ndarray::ArrayViewD;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use serde::{Deserialize, Serialize};
 
 use crate::arrays::{expect_shape, f64_array, to_numpy};
@@ -572,43 +571,88 @@ impl Motion {
     }
 }
 
-/// Reads `source` (`builtin:humanoid`, .bvh, .urdf, .gltf, .glb, .vrm, .vrma, .pmx, .pmd):
-/// `(Skeleton, Motion or None)`; lengths times `scale`; `animation` picks a glTF animation by
-/// name (default the first).
+/// Reads `source` (`builtin:humanoid`, .bvh, .urdf, .gltf, .glb, .vrm, .vrma, .pmx, .pmd, or a
+/// .vmd played on `model`): `(Skeleton, Motion or None)`; lengths times `scale`; `animation`
+/// picks a glTF animation by name (default the first); `model` is the PMX/PMD a `.vmd` plays
+/// on, `motion` a `.vmd` played on a PMX/PMD `source` (either way with the model's IK in `mode`,
+/// `"compatible"` or `"exact"`); `fps` resamples (a VMD is evaluated with IK at every sampled
+/// frame). The call is `ikarus_jobs::read_source`, as in `ikarus convert` and `ikarus retarget`.
+/// A VMD's keyed bones that the model lacks are ignored with a `UserWarning` naming them.
 ///
 /// # Errors
-/// `ValueError` with the format's message (file, line and column).
+/// `ValueError` with the format's message (file, line and column), for a `.vmd` without its
+/// model, a `model` / `motion` that does not apply, an unknown `mode`, or a `scale` / `fps`
+/// that is not finite and positive.
 #[pyfunction]
-#[pyo3(signature = (source, scale = 1.0, animation = None))]
+#[pyo3(signature = (source, scale = 1.0, animation = None, model = None, motion = None, mode = "compatible", fps = None))]
+#[allow(clippy::too_many_arguments)] // the Python signature: keyword arguments with defaults
 pub fn read(
     py: Python<'_>,
     source: &str,
     scale: f64,
     animation: Option<&str>,
+    model: Option<&str>,
+    motion: Option<&str>,
+    mode: &str,
+    fps: Option<f64>,
 ) -> PyResult<(Skeleton, Option<Motion>)> {
-    let document = py.detach(|| {
-        no_panic(|| ikarus_formats::open_animation(source, scale, animation).map_err(value_error))
-    })?;
-    let motion = document.motion.map(|m| Motion {
+    let options = ReadOptions {
+        scale,
+        fps,
+        animation,
+        model: model.map(Path::new),
+        motion: motion.map(Path::new),
+        mode: ik_mode(mode)?,
+    };
+    let read = py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
+    if !read.unmatched.is_empty() {
+        let message = format!(
+            "{source}: {} keyed bones are not in {} and are ignored: {}",
+            read.unmatched.len(),
+            read.skeleton_file,
+            read.unmatched.join(", ")
+        );
+        let message = std::ffi::CString::new(message).map_err(value_error)?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+    }
+    let motion = read.motion.map(|m| Motion {
         inner: m,
-        layout: document.layout.clone(),
+        layout: read.layout.clone(),
     });
-    Ok((Skeleton::new(document.skeleton), motion))
+    Ok((Skeleton::new(read.skeleton), motion))
 }
 
-/// Writes `motion` on `skeleton` to `path`, the format by extension: `.bvh` (the source's
-/// channel layout when the motion came from a BVH of the same skeleton), `.glb` (skeleton,
-/// skin and animation), `.vmd` (for the PMX/PMD file `model` the skeleton was read from, with
-/// the same `scale`; each IK chain's goal bone is moved onto its effector so MMD's own IK finds
-/// the legs where the motion puts them) or `.vrma` (the humanoid bones, recognised from joint
-/// names, as a VRM animation).
+/// The MMD IK mode named `mode` (`"compatible"`, `"exact"`).
+///
+/// # Errors
+/// `ValueError` naming `mode` for another name.
+pub fn ik_mode(mode: &str) -> PyResult<IkMode> {
+    match mode {
+        "compatible" => Ok(IkMode::Compatible),
+        "exact" => Ok(IkMode::Exact),
+        _ => Err(PyValueError::new_err(format!(
+            "mode: {mode:?}: expected \"compatible\" or \"exact\""
+        ))),
+    }
+}
+
+/// Writes `motion` on `skeleton` to `path`, the format by extension (`ikarus_jobs::write_motion`,
+/// as `ikarus convert` writes): `.bvh` (the source's channel layout when the motion came from a
+/// BVH of the same skeleton), `.glb` (a new file of the skeleton, its skin and the animation,
+/// or the glTF/GLB/VRM file `into` — whose skin the skeleton was read from — with the motion
+/// added as an animation, mesh and VRM data kept), `.vmd` (for the PMX/PMD file `model` the
+/// skeleton was read from, with the same `scale`; each IK chain's goal bone is moved onto its
+/// effector so MMD's own IK finds the legs where the motion puts them) or `.vrma` (the humanoid
+/// bones, recognised from joint names or named by `map` — `{"hips": "joint name", ...}`, VRM 1.0
+/// bone names over the recognised ones —, as a VRM animation).
 ///
 /// # Errors
 /// `ValueError` for another extension, a motion of another skeleton, a `.vmd` without its
-/// model or for another model, a skeleton without humanoid bones for `.vrma`, or a failed
-/// write.
+/// model or for another model, an `into` file whose skin is not the skeleton, options for
+/// another format, an incomplete humanoid map for `.vrma`, or a failed write.
 #[pyfunction]
-#[pyo3(signature = (path, skeleton, motion, model = None, scale = 1.0))]
+#[pyo3(signature = (path, skeleton, motion, model = None, scale = 1.0, into = None, map = None))]
+#[allow(clippy::too_many_arguments)] // the Python signature: keyword arguments with defaults
 pub fn write(
     py: Python<'_>,
     path: &str,
@@ -616,6 +660,8 @@ pub fn write(
     motion: &Motion,
     model: Option<&str>,
     scale: f64,
+    into: Option<&str>,
+    map: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let s = &skeleton.inner;
     if motion.inner.joint_count() != s.len() {
@@ -630,66 +676,44 @@ pub fn write(
             "scale: {scale} is not a positive factor"
         )));
     }
-    let extension = Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let save = |bytes: Vec<u8>| {
-        std::fs::write(path, bytes).map_err(|e| value_error(format!("{path}: {e}")))
+    let is_vmd = ikarus_jobs::is_vmd(Path::new(path));
+    if is_vmd && model.is_none() {
+        return Err(PyValueError::new_err(
+            "model: a .vmd is written for a PMX/PMD model: pass model=\"MODEL.pmx\"",
+        ));
+    }
+    let map = bone_map_json(map, "map")?;
+    let options = WriteOptions {
+        layout: motion.layout.clone(),
+        into: into.map(Path::new),
+        model: model.map(Path::new),
+        scale,
+        map_json: map.as_deref(),
+        ..WriteOptions::default()
     };
     py.detach(|| {
-        no_panic(|| match extension.as_deref() {
-            Some("bvh") => {
-                let layout = motion
-                    .layout
-                    .clone()
-                    .filter(|l| l.joints.len() == s.len())
-                    .unwrap_or_else(|| BvhLayout::for_motion(s, Some(&motion.inner)));
-                let bvh = Bvh::from_motion(s, &motion.inner, layout).map_err(value_error)?;
-                bvh.write(Path::new(path)).map_err(value_error)
-            }
-            Some("glb") => save(ikarus_formats::gltf::write_glb(
-                s,
-                Some(&motion.inner),
-                "motion",
-            )),
-            Some("vmd") => {
-                let model = model.ok_or_else(|| {
-                    PyValueError::new_err(
-                        "model: a .vmd is written for a PMX/PMD model: pass model=\"MODEL.pmx\"",
-                    )
-                })?;
-                let parsed =
-                    ikarus_formats::read_mmd_model(Path::new(model), scale).map_err(value_error)?;
-                let built = parsed
-                    .build()
-                    .map_err(|m| value_error(format!("{model}: {m}")))?;
-                if built.skeleton.names() != s.names() {
-                    return Err(PyValueError::new_err(format!(
-                        "model: {model}'s bones are not the skeleton's joints (read the skeleton \
-                         from it)"
-                    )));
-                }
-                let mut clip = motion.inner.clone();
-                ikarus_anim::retarget::follow_ik_goals(s, &built.rig, &mut clip);
-                let vmd = Vmd::from_frames(s, clip.frames(), &parsed.name)
-                    .map_err(|m| value_error(format!("{path}: {m}")))?;
-                save(
-                    vmd.write(scale)
-                        .map_err(|m| value_error(format!("{path}: {m}")))?,
-                )
-            }
-            Some("vrma") => {
-                let map = HumanoidMap::recognise(s);
-                let bytes = ikarus_formats::gltf::vrma::write_humanoid_vrma(s, &map, &motion.inner)
-                    .map_err(|e| value_error(format!("{path}: {e}")))?;
-                save(bytes)
-            }
-            _ => Err(PyValueError::new_err(format!(
-                "path: {path}: unknown output format (expected .bvh, .glb, .vmd or .vrma)"
-            ))),
-        })
+        no_panic(|| write_motion(Path::new(path), s, &motion.inner, &options).map_err(value_error))
     })
+}
+
+/// A bone map argument (a dict of VRM 1.0 bone names to joint names, or `None`) as the JSON
+/// the formats read.
+///
+/// # Errors
+/// `ValueError` naming the argument when it is not a dict.
+pub fn bone_map_json(map: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
+    match map {
+        Some(m) if !m.is_none() => {
+            if m.cast::<PyDict>().is_err() {
+                return Err(PyValueError::new_err(format!(
+                    "{name}: expected a dict of VRM bone names to joint names"
+                )));
+            }
+            let text = m.py().import("json")?.call_method1("dumps", (m,))?;
+            Ok(Some(text.extract()?))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Forward kinematics of a pose or a motion: model-space joint positions `(J, 3)` / `(F, J, 3)`

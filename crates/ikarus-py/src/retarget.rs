@@ -1,16 +1,18 @@
 //! `retarget`: a humanoid motion onto another humanoid with planted feet
 //! (`ikarus_anim::retarget`, what `ikarus retarget` runs), with its metrics.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use ikarus_anim::retarget::{Character, ContactConfig, RetargetConfig, measure};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_formats::bvh::BvhLayout;
+use ikarus_jobs::{ReadOptions, read_source};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::model::{Motion, Skeleton, skeleton_motion_pair};
+use crate::model::{Motion, Skeleton, bone_map_json, skeleton_motion_pair};
 use crate::{no_panic, value_error};
 
 /// A character as given: a source name, or objects (their map recognised from joint names).
@@ -36,21 +38,20 @@ impl Given {
         }
     }
 
-    /// Opens the file; the humanoid map is the one a VRM/VRMA file declares or recognised,
+    /// Opens the file (`ikarus_jobs::read_source`: a `.vmd` plays on `model` with its IK); the
+    /// humanoid map is the one a VRM/VRMA file declares or recognised (a VMD's: its model's),
     /// then `overrides` (JSON); it must be complete.
-    fn open(self, name: &str, overrides: Option<&str>) -> PyResult<Opened> {
+    fn open(self, name: &str, overrides: Option<&str>, model: Option<&str>) -> PyResult<Opened> {
         let label = self.label(name);
         let (skeleton, motion, layout, map) = match self {
             Self::Source(source) => {
-                let document = ikarus_formats::open(&source, 1.0).map_err(value_error)?;
-                let map = ikarus_formats::humanoid_map(&source, &document.skeleton)
-                    .map_err(value_error)?;
-                (
-                    Arc::new(document.skeleton),
-                    document.motion,
-                    document.layout,
-                    map,
-                )
+                let options = ReadOptions {
+                    model: model.map(Path::new),
+                    ..ReadOptions::default()
+                };
+                let read = read_source(&source, &options).map_err(value_error)?;
+                let map = read.humanoid_map().map_err(value_error)?;
+                (Arc::new(read.skeleton), read.motion, read.layout, map)
             }
             Self::Objects(skeleton, motion) => {
                 let map = HumanoidMap::recognise(&skeleton);
@@ -79,29 +80,15 @@ impl Given {
     }
 }
 
-fn bone_map_json(map: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
-    match map {
-        Some(m) if !m.is_none() => {
-            if m.cast::<PyDict>().is_err() {
-                return Err(PyValueError::new_err(format!(
-                    "{name}: expected a dict of VRM bone names to joint names"
-                )));
-            }
-            let text = m.py().import("json")?.call_method1("dumps", (m,))?;
-            Ok(Some(text.extract()?))
-        }
-        _ => Ok(None),
-    }
-}
-
 /// Retargets `source` onto `target` and returns `(skeleton, motion, report)`: the target
 /// skeleton, the motion on it (the source's frame time) and a dict of what the retarget did
 /// and its metrics measured by forward kinematics (`frames`, `contacts`, `unreached`,
 /// `max_hip_drop` m, `slide_max` / `slide_mean` m, `penetration` / `toe_penetration` m,
 /// `direction_mean` / `direction_max` rad, `max_step` m, `limit_violation` rad, `finite`).
 ///
-/// `source`: a file name (BVH, glTF/GLB/VRM with an animation, VRMA) or a `(Skeleton,
-/// Motion)` pair (what `read` returns). `target`: `builtin:humanoid`, a file name (BVH,
+/// `source`: a file name (BVH, glTF/GLB/VRM with an animation, VRMA, or VMD played with IK on
+/// `source_model`, a PMX/PMD, as `ikarus retarget --model` plays it) or a `(Skeleton, Motion)`
+/// pair (what `read` returns). `target`: `builtin:humanoid`, a file name (BVH,
 /// glTF/GLB/VRM, PMX/PMD) or a `Skeleton`. Humanoid maps are the ones VRM/VRMA files declare,
 /// else recognised from joint names; `map` / `source_map` override bones (`{"leftHand":
 /// "joint name", ...}`, VRM 1.0 bone names). `contacts`: detect contacts and hold them with the
@@ -111,7 +98,7 @@ fn bone_map_json(map: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<
 /// # Errors
 /// `ValueError` naming the argument, or with the format's or `ikarus_anim`'s message.
 #[pyfunction]
-#[pyo3(signature = (source, target, contacts = true, hands = false, ground = true, map = None, source_map = None))]
+#[pyo3(signature = (source, target, contacts = true, hands = false, ground = true, map = None, source_map = None, source_model = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: keyword arguments with defaults
 #[allow(clippy::fn_params_excessive_bools)]
 pub fn retarget<'py>(
@@ -123,10 +110,16 @@ pub fn retarget<'py>(
     ground: bool,
     map: Option<&Bound<'py, PyAny>>,
     source_map: Option<&Bound<'py, PyAny>>,
+    source_model: Option<&str>,
 ) -> PyResult<(Skeleton, Motion, Bound<'py, PyDict>)> {
     let from = if let Ok(path) = source.extract::<String>() {
         Given::Source(path)
     } else if let Some((skeleton, motion)) = skeleton_motion_pair(source) {
+        if source_model.is_some() {
+            return Err(PyValueError::new_err(
+                "source_model: given for a .vmd source file only",
+            ));
+        }
         Given::Objects(skeleton, motion)
     } else {
         return Err(PyValueError::new_err(
@@ -155,8 +148,8 @@ pub fn retarget<'py>(
     let (to, result, metrics) = py.detach(|| {
         no_panic(|| {
             let from_label = from.label("source");
-            let from = from.open("source", source_map.as_deref())?;
-            let to = to.open("target", map.as_deref())?;
+            let from = from.open("source", source_map.as_deref(), source_model)?;
+            let to = to.open("target", map.as_deref(), None)?;
             let motion = from
                 .motion
                 .as_ref()

@@ -67,3 +67,17 @@ def retarget_ref(reference) -> dict:
     if reference.get("retarget") is None:
         _missing("shared BVH, glTF and MMD data")
     return reference["retarget"]
+
+
+@pytest.fixture(scope="session")
+def mmd_ref(reference) -> dict:
+    if reference.get("mmd") is None:
+        _missing("shared MMD data")
+    return reference["mmd"]
+
+
+@pytest.fixture(scope="session")
+def convert_ref(reference) -> dict:
+    if reference.get("convert") is None:
+        _missing("shared BVH and glTF data")
+    return reference["convert"]

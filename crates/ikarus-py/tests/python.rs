@@ -2,7 +2,8 @@
 //!
 //! 1. Computes reference results with the Rust crates directly (batch solves of TRAC-IK
 //!    protocol targets, chain FK, a BVH's FK and its BVH text, IK tasks on the built-in
-//!    humanoid, a keypoint clip, posture models, an example-based solve, retargets and a VMD)
+//!    humanoid, a keypoint clip, posture models, an example-based solve, retargets and a VMD,
+//!    a VMD played on its model with IK, conversions and an animation added into a VRM)
 //!    and writes them as JSON (shortest round-trip floats, so Python
 //!    reads the same bits).
 //! 2. Builds the package with maturin into the Python environment (`IKARUS_PYTHON`, default
@@ -461,6 +462,212 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     }))
 }
 
+/// Frames `0..count` of a VMD played on its model with IK, sampled at VMD frames `i · step`,
+/// by the formats' sampler and the anim crate's evaluator directly (the loop the CLI ran before
+/// it moved into `ikarus_jobs::MmdPlayer`, so the package must reproduce it bit for bit).
+fn play_vmd(
+    model: &Path,
+    vmd: &Path,
+    mode: ikarus_anim::mmd::IkMode,
+    step: f64,
+) -> (
+    ikarus_formats::mmd::Built,
+    String,
+    Vec<ikarus_core::LocalPose>,
+) {
+    use ikarus_anim::mmd::{MmdEvaluator, MmdSettings};
+    use ikarus_formats::mmd::vmd::BoundMotion;
+
+    let parsed = ikarus_formats::read_mmd_model(model, 1.0).expect("model reads");
+    let built = parsed.build().expect("model builds");
+    let keys = ikarus_formats::read_vmd(vmd, 1.0).expect("VMD reads");
+    let bound = BoundMotion::new(&keys, &built.skeleton);
+    let settings = MmdSettings {
+        mode,
+        ..MmdSettings::default()
+    };
+    let mut evaluator =
+        MmdEvaluator::new(&built.skeleton, &built.rig, settings).expect("IK chains");
+    let names = evaluator.chain_names().to_vec();
+    let last = keys.bones.iter().map(|k| k.frame).max().expect("keys");
+    let count = (f64::from(last) / step + 1e-9).floor() as usize + 1;
+    let mut animated = built.skeleton.rest_pose();
+    let mut model_frames = ModelPose::new(&built.skeleton);
+    let mut frames = Vec::with_capacity(count);
+    for i in 0..count {
+        let frame = i as f64 * step;
+        bound.sample(&built.skeleton, frame, &mut animated);
+        let enabled: Vec<bool> = names.iter().map(|n| bound.ik_enabled(n, frame)).collect();
+        let mut out = built.skeleton.rest_pose();
+        evaluator.evaluate(
+            &built.skeleton,
+            &animated,
+            &enabled,
+            &mut out,
+            &mut model_frames,
+        );
+        frames.push(out);
+    }
+    (built, parsed.name, frames)
+}
+
+/// Picked frames' local rotations and translations and model-space positions.
+fn picked(
+    skeleton: &ikarus_core::Skeleton,
+    frames: &[ikarus_core::LocalPose],
+    pick: &[usize],
+) -> Value {
+    let mut model = ModelPose::new(skeleton);
+    let positions: Vec<Vec<[f64; 3]>> = pick
+        .iter()
+        .map(|&f| {
+            fk::forward_kinematics(skeleton, &frames[f], &mut model);
+            skeleton
+                .joints()
+                .map(|j| model.position(j).to_array())
+                .collect()
+        })
+        .collect();
+    json!({
+        "frames": pick,
+        "count": frames.len(),
+        "rotations": pick.iter().map(|&f| frames[f].transforms().iter().map(|t| t.rotation.to_array()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "translations": pick.iter().map(|&f| frames[f].transforms().iter().map(|t| t.translation.to_array()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "positions": positions,
+    })
+}
+
+/// VMD motions as sources (kishimen.vmd on the Miku PMD, as the CLI's MMD tests play it): the
+/// frames at 30 and 60 fps in both IK modes, the VMD the package must write for them and the
+/// dance retargeted onto the built-in humanoid (what `ikarus retarget --model` does).
+fn mmd_reference(out_dir: &Path) -> Option<Value> {
+    use ikarus_anim::mmd::IkMode;
+    use ikarus_anim::retarget::{Character, RetargetConfig, retarget};
+    use ikarus_core::humanoid_map::HumanoidMap;
+
+    let mmd = ikarus_testdata::require("mmd", "python reference")?;
+    let model = mmd.join("Miku_Hatsune_Ver2.pmd");
+    let vmd = mmd.join("kishimen.vmd");
+    let (built, name, frames) = play_vmd(&model, &vmd, IkMode::Compatible, 1.0);
+    let skeleton = &built.skeleton;
+    let (_, _, exact) = play_vmd(&model, &vmd, IkMode::Exact, 1.0);
+    let (_, _, at_60) = play_vmd(&model, &vmd, IkMode::Compatible, 0.5);
+    // A PMX model with its own motion, exact IK (as the anim crate's MMD tests play it).
+    let gene = mmd.join("Gene.pmx");
+    let gene_vmd = mmd.join("gene_stand.vmd");
+    let (gene_built, _, gene_frames) = play_vmd(&gene, &gene_vmd, IkMode::Exact, 1.0);
+    let gene_last = gene_frames.len() - 1;
+    let last = frames.len() - 1;
+    let n60 = at_60.len() - 1;
+    // The VMD written for the model: goals onto the effectors, then every bone keyed.
+    let mut clip = ikarus_core::Motion::for_skeleton(skeleton, 1.0 / 30.0).expect("clip");
+    for f in &frames {
+        clip.push(f.clone()).expect("frame");
+    }
+    let mut followed = clip.clone();
+    ikarus_anim::retarget::follow_ik_goals(skeleton, &built.rig, &mut followed);
+    let vmd_bytes = ikarus_formats::mmd::vmd::Vmd::from_frames(skeleton, followed.frames(), &name)
+        .expect("VMD frames")
+        .write(1.0)
+        .expect("VMD bytes");
+    let vmd_out = out_dir.join("kishimen_on_miku.vmd");
+    std::fs::write(&vmd_out, vmd_bytes).expect("VMD written");
+    // Onto the built-in humanoid with contacts, maps recognised from names.
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    let (miku_map, humanoid_map) = (
+        HumanoidMap::recognise(skeleton),
+        HumanoidMap::recognise(&humanoid),
+    );
+    let danced = retarget(
+        Character {
+            skeleton,
+            map: &miku_map,
+        },
+        &clip,
+        Character {
+            skeleton: &humanoid,
+            map: &humanoid_map,
+        },
+        &RetargetConfig::default(),
+    )
+    .expect("retargets the dance");
+    Some(json!({
+        "model": model,
+        "vmd": vmd,
+        "names": skeleton.names(),
+        "compatible": picked(skeleton, &frames, &[0, 100, 377, last]),
+        "exact": picked(skeleton, &exact, &[0, 100, 377, last]),
+        "fps60": picked(skeleton, &at_60, &[0, 1, 201, n60]),
+        "vmd_written": vmd_out,
+        "dance_rotations": rotations_of(&danced.motion),
+        "dance_translations": translations_of(&danced.motion),
+        "dance_contacts": danced.contacts.len(),
+        "pmx_model": gene,
+        "pmx_vmd": gene_vmd,
+        "pmx_exact": picked(&gene_built.skeleton, &gene_frames, &[0, gene_last / 2, gene_last]),
+        "pmx_lacks": mmd.join("yw_test_model.pmx"),
+    }))
+}
+
+/// A walk converted to 30 fps and metres as `ikarus convert --fps 30 --scale` writes it, and the
+/// walk retargeted onto a VRM (as in the retarget reference) added into the VRM file.
+fn convert_reference(out_dir: &Path) -> Option<Value> {
+    use ikarus_anim::retarget::{Character, RetargetConfig, retarget};
+    use ikarus_core::humanoid_map::HumanoidMap;
+
+    let bvh = ikarus_testdata::require("bvh", "python reference")?;
+    let gltf = ikarus_testdata::require("gltf", "python reference")?;
+    let walk_path = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let walk = ikarus_formats::open(walk_path.to_str()?, 0.056_444).expect("walk opens");
+    let walk30 = walk
+        .motion
+        .as_ref()
+        .expect("walk motion")
+        .resampled(1.0 / 30.0)
+        .expect("resamples");
+    let walk_text = Bvh::from_motion(&walk.skeleton, &walk30, walk.layout_or_default())
+        .expect("BVH writes")
+        .to_bvh_string();
+    // The walk retargeted onto the VRM (as the retarget reference) added into the VRM file.
+    let avatar_path = gltf.join("Godette_vrm_v4.vrm");
+    let avatar = ikarus_formats::open(avatar_path.to_str()?, 1.0).expect("VRM opens");
+    let file = ikarus_formats::gltf::GltfFile::read(&avatar_path).expect("VRM reads");
+    let skin = file
+        .skeleton(&ikarus_formats::gltf::SkeletonSource::Auto)
+        .expect("VRM skin");
+    let avatar_map = file
+        .vrm_humanoid()
+        .expect("VRM humanoid")
+        .expect("declared")
+        .map(&skin);
+    let walk1 = ikarus_formats::open(walk_path.to_str()?, 1.0).expect("walk opens");
+    let walk_map = HumanoidMap::recognise(&walk1.skeleton);
+    let onto_avatar = retarget(
+        Character {
+            skeleton: &walk1.skeleton,
+            map: &walk_map,
+        },
+        walk1.motion.as_ref().expect("walk motion"),
+        Character {
+            skeleton: &avatar.skeleton,
+            map: &avatar_map,
+        },
+        &RetargetConfig::default(),
+    )
+    .expect("retargets onto the VRM");
+    let into_bytes = file
+        .with_motion(&skin, &onto_avatar.motion, "motion")
+        .expect("animation added");
+    let into_out = out_dir.join("walk_into_avatar.glb");
+    std::fs::write(&into_out, into_bytes).expect("GLB written");
+    Some(json!({
+        "walk": walk_path,
+        "walk30_bvh": walk_text,
+        "avatar": avatar_path,
+        "into_glb": into_out,
+    }))
+}
+
 #[test]
 fn python_package_matches_rust() {
     let Some(python) = python() else {
@@ -474,6 +681,8 @@ fn python_package_matches_rust() {
         "solve": solve_reference(),
         "posture": posture_reference(),
         "retarget": retarget_reference(&out_dir),
+        "mmd": mmd_reference(&out_dir),
+        "convert": convert_reference(&out_dir),
     });
     let reference_path = out_dir.join("reference.json");
     std::fs::write(&reference_path, reference.to_string()).expect("reference written");

@@ -1,19 +1,19 @@
-//! `ikarus convert`: between BVH, glTF/GLB/VRM and VRMA, with rescaling and resampling.
+//! `ikarus convert`: between BVH, glTF/GLB/VRM, VRMA and VMD, with rescaling and resampling
+//! ([`ikarus_jobs::convert()`], the call Python's `ikarus.convert` makes too).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use ikarus_core::Motion;
-use ikarus_formats::bvh::Bvh;
-
-use crate::load;
+use anyhow::{Context, Result};
+use ikarus_jobs::{ConvertOptions, ReadOptions};
 
 /// Arguments of `ikarus convert`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input: a .bvh, .gltf, .glb, .vrm or .vrma file or `builtin:humanoid` (written as one rest-pose frame).
+    /// Input: a .bvh, .gltf, .glb, .vrm, .vrma, .pmx/.pmd (with `--motion`) or .vmd (with
+    /// `--model`) file or `builtin:humanoid` (written as one rest-pose frame).
     input: String,
-    /// Output file: .bvh, .glb (skeleton, skin and animation) or .vrma (needs a recognisable humanoid).
+    /// Output file: .bvh, .glb (skeleton, skin and animation; or `--into` an avatar), .vmd
+    /// (MMD sources: for their model) or .vrma (needs a humanoid: declared, recognised or `--map`).
     output: PathBuf,
     /// Multiply lengths by this factor (0.01: centimetres to metres).
     #[arg(long)]
@@ -21,87 +21,71 @@ pub struct Args {
     /// Resample to this many frames per second (slerp between frames).
     #[arg(long)]
     fps: Option<f64>,
-    /// A VMD motion played on the .pmx/.pmd input with its IK; the output is .bvh or .vmd.
+    /// The glTF animation to convert, by name (default: the first).
+    #[arg(long)]
+    animation: Option<String>,
+    /// A VMD motion played on the .pmx/.pmd input with its IK.
     #[arg(long)]
     motion: Option<String>,
-    /// MMD IK mode with `--motion`.
+    /// The .pmx/.pmd model a .vmd input plays on (with its IK).
+    #[arg(long)]
+    model: Option<String>,
+    /// MMD IK mode with `--motion` / `--model`.
     #[arg(long, value_enum, default_value_t)]
     mode: crate::mmd::Mode,
+    /// .glb output: add the motion as an animation into this glTF/GLB/VRM file, whose skin is
+    /// the input's skeleton (read from it).
+    #[arg(long)]
+    into: Option<PathBuf>,
+    /// .vrma output: JSON bone map (`{"leftHand": "joint name", …}`, VRM 1.0 bone names) over
+    /// what the input declares or its names give.
+    #[arg(long)]
+    map: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
-    if let Some(motion) = &args.motion {
-        return crate::mmd::convert(
-            &args.input,
-            motion,
-            &args.output,
-            args.scale.unwrap_or(1.0),
-            args.mode,
-        );
-    }
-    let extension = args
-        .output
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(extension.as_deref(), Some("bvh" | "glb" | "vrma")) {
-        bail!(
-            "{}: unknown output format (expected a .bvh, .glb or .vrma file name)",
-            args.output.display()
-        );
-    }
-    let document = load::open(&args.input, args.scale)?;
-    let motion = if let Some(motion) = &document.motion {
-        motion.clone()
-    } else {
-        let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)?;
-        motion.push(document.skeleton.rest_pose())?;
-        motion
+    let map = args
+        .map
+        .as_deref()
+        .map(|path| {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+        })
+        .transpose()?;
+    let options = ConvertOptions {
+        read: ReadOptions {
+            scale: args.scale.unwrap_or(1.0),
+            fps: args.fps,
+            animation: args.animation.as_deref(),
+            model: args.model.as_deref().map(Path::new),
+            motion: args.motion.as_deref().map(Path::new),
+            mode: args.mode.into(),
+        },
+        into: args.into.as_deref(),
+        map_json: map.as_deref(),
     };
-    let motion = match args.fps {
-        Some(fps) if fps.is_finite() && fps > 0.0 => motion
-            .resampled(1.0 / fps)
-            .with_context(|| format!("resampling to {fps} fps"))?,
-        Some(fps) => bail!("--fps {fps}: expected a finite positive frame rate"),
-        None => motion,
-    };
-    let progress = indicatif::ProgressBar::new_spinner().with_message(format!(
-        "writing {} frames to {}",
-        motion.len(),
-        args.output.display()
-    ));
+    let progress = indicatif::ProgressBar::new_spinner()
+        .with_message(format!("converting to {}", args.output.display()));
     progress.enable_steady_tick(std::time::Duration::from_millis(100));
-    match extension.as_deref() {
-        Some("glb") => write_file(
-            &args.output,
-            &ikarus_formats::gltf::write_glb(&document.skeleton, Some(&motion), "motion"),
-        )?,
-        Some("vrma") => write_file(&args.output, &to_vrma(&document.skeleton, &motion)?)?,
-        _ => {
-            let bvh = Bvh::from_motion(&document.skeleton, &motion, document.layout_or_default())?;
-            bvh.write(&args.output)?;
-        }
-    }
+    let converted = ikarus_jobs::convert(&args.input, &args.output, &options, |done, total| {
+        progress.set_message(format!("evaluating frame {done} of {total} with IK"));
+    });
     progress.finish_and_clear();
+    let converted = converted?;
+    if let Some(vmd) = [args.motion.as_deref(), Some(args.input.as_str())]
+        .into_iter()
+        .flatten()
+        .find(|f| crate::mmd::is_motion(f))
+    {
+        let model = args.model.as_deref().unwrap_or(&args.input);
+        crate::mmd::warn_unmatched(vmd, model, &converted.unmatched);
+    }
     eprintln!(
         "wrote {} ({} joints, {} frames at {:.3} fps)",
         args.output.display(),
-        document.skeleton.len(),
-        motion.len(),
-        motion.frame_rate()
+        converted.joints,
+        converted.frames,
+        converted.frame_rate
     );
     Ok(())
-}
-
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The motion on the skeleton's normalised humanoid (bones recognised from joint names) as VRMA.
-fn to_vrma(skeleton: &ikarus_core::Skeleton, motion: &Motion) -> Result<Vec<u8>> {
-    let map = ikarus_core::humanoid_map::HumanoidMap::recognise(skeleton);
-    Ok(ikarus_formats::gltf::vrma::write_humanoid_vrma(
-        skeleton, &map, motion,
-    )?)
 }

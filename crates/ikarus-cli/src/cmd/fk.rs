@@ -46,7 +46,7 @@ struct Output<'a> {
 pub fn run(args: &Args) -> Result<()> {
     if let Some(motion) = &args.motion {
         let mut player =
-            crate::mmd::Player::open(&args.file, motion, args.scale.unwrap_or(1.0), args.mode)?;
+            crate::mmd::open_player(&args.file, motion, args.scale.unwrap_or(1.0), args.mode)?;
         let mut pose = player.skeleton().rest_pose();
         let model = player.evaluate(args.frame as f64, &mut pose).clone();
         return print(player.skeleton(), &model, args.json);

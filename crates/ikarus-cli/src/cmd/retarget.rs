@@ -8,17 +8,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
 use ikarus_core::humanoid_map::HumanoidMap;
-use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
-use ikarus_formats::bvh::{Bvh, BvhLayout};
-use ikarus_formats::gltf::{GltfFile, GltfSkeleton, SkeletonSource};
-use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
+use ikarus_formats::bvh::BvhLayout;
+use ikarus_jobs::{ReadOptions, WriteOptions};
 
 use crate::many;
-use crate::mmd::{self, Mode, Player};
+use crate::mmd;
 
 /// Arguments of `ikarus retarget`.
 #[derive(clap::Args)]
@@ -64,10 +62,10 @@ struct Target {
     map: HumanoidMap,
     /// BVH targets: the file's channel layout.
     layout: Option<BvhLayout>,
-    /// MMD targets: the rig (IK bones) and the model's name.
-    rig: Option<(Rig, String)>,
-    /// glTF/VRM targets: the parsed file and its skeleton, to add the animation to.
-    gltf: Option<(GltfFile, GltfSkeleton)>,
+    /// A PMX/PMD target (a `.vmd` is written for it).
+    is_mmd: bool,
+    /// A glTF/GLB/VRM target (a `.glb` is the file with the animation added).
+    is_gltf: bool,
 }
 
 /// Runs the subcommand.
@@ -126,26 +124,12 @@ fn humanoid_map(path: &str, skeleton: &Skeleton, overrides: Option<&Path>) -> Re
 
 fn open_target(args: &Args) -> Result<Target> {
     let document = ikarus_formats::open(&args.to, 1.0)?;
-    let gltf = if has_extension(&args.to, &["gltf", "glb", "vrm"]) {
-        let file = GltfFile::read(Path::new(&args.to))?;
-        let skin = file.skeleton(&SkeletonSource::Auto)?;
-        Some((file, skin))
-    } else {
-        None
-    };
     let map = humanoid_map(&args.to, &document.skeleton, args.map.as_deref())?;
-    let rig = match document.rig {
-        Some(rig) => {
-            let model = ikarus_formats::read_mmd_model(Path::new(&args.to), 1.0)?;
-            Some((rig, model.name))
-        }
-        None => None,
-    };
     Ok(Target {
         map,
         layout: document.layout,
-        rig,
-        gltf,
+        is_mmd: document.rig.is_some(),
+        is_gltf: has_extension(&args.to, &["gltf", "glb", "vrm"]),
         skeleton: document.skeleton,
     })
 }
@@ -158,16 +142,15 @@ fn open_source(args: &Args, path: &Path) -> Result<(Skeleton, HumanoidMap, Motio
             .model
             .as_deref()
             .context("a .vmd source needs its model: --model MODEL.pmx")?;
-        let mut player = Player::open(model, &name, 1.0, Mode::Compatible)?;
-        let mut motion = Motion::for_skeleton(player.skeleton(), 1.0 / FRAMES_PER_SECOND)?;
-        let mut pose = player.skeleton().rest_pose();
-        for frame in 0..=player.last_frame {
-            player.evaluate(f64::from(frame), &mut pose);
-            motion.push(pose.clone())?;
-        }
-        let skeleton = player.built.skeleton.clone();
-        let map = humanoid_map(model, &skeleton, args.source_map.as_deref())?;
-        return Ok((skeleton, map, motion));
+        let options = ReadOptions {
+            model: Some(Path::new(model)),
+            ..ReadOptions::default()
+        };
+        let source = ikarus_jobs::read_source(&name, &options)?;
+        mmd::warn_unmatched(&name, model, &source.unmatched);
+        let map = humanoid_map(model, &source.skeleton, args.source_map.as_deref())?;
+        let motion = source.motion.context("a played VMD has a motion")?;
+        return Ok((source.skeleton, map, motion));
     }
     let document = ikarus_formats::open(&name, 1.0)?;
     let motion = document
@@ -194,7 +177,7 @@ fn retarget_one(args: &Args, source: &Path, output: &Path, target: &Target) -> R
         skeleton: &target.skeleton,
         map: &target.map,
     };
-    let mut result = retarget::retarget(from, &motion, to, &config)?;
+    let result = retarget::retarget(from, &motion, to, &config)?;
     let metrics = retarget::measure(
         from,
         &motion,
@@ -205,7 +188,7 @@ fn retarget_one(args: &Args, source: &Path, output: &Path, target: &Target) -> R
         &result.feet,
         &result.leg_weights,
     );
-    write(output, target, &mut result.motion)?;
+    write(output, &args.to, target, &result.motion)?;
     Ok(format!(
         "{} frames, {} contacts, sliding max {:.2} cm mean {:.3} cm, {:.2} cm below the floor, \
          hips lowered up to {:.1} cm, {} frames with a leg out of reach",
@@ -219,44 +202,32 @@ fn retarget_one(args: &Args, source: &Path, output: &Path, target: &Target) -> R
     ))
 }
 
-fn write(output: &Path, target: &Target, motion: &mut Motion) -> Result<()> {
+/// Writes the retargeted motion through [`ikarus_jobs::write_motion`] (the writer of
+/// `ikarus convert` and Python): `.bvh` with a BVH target's layout, `.vmd` for a PMX/PMD
+/// target (IK bones on the feet), `.glb` with the animation added into a glTF/VRM target (else
+/// a new GLB), `.vrma` through the target's humanoid map.
+fn write(output: &Path, to: &str, target: &Target, motion: &Motion) -> Result<()> {
     let extension = output
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let skeleton = &target.skeleton;
-    let bytes = match extension.as_deref() {
-        Some("bvh") => {
-            let layout = target
-                .layout
-                .clone()
-                .unwrap_or_else(|| BvhLayout::for_motion(skeleton, Some(motion)));
-            Bvh::from_motion(skeleton, motion, layout)?.write(output)?;
-            return Ok(());
-        }
-        Some("vmd") => {
-            let (rig, name) = target
-                .rig
-                .as_ref()
-                .context("a .vmd output needs a PMX/PMD target (--to MODEL.pmx)")?;
-            retarget::follow_ik_goals(skeleton, rig, motion);
-            let vmd = Vmd::from_frames(skeleton, motion.frames(), name)
-                .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?;
-            vmd.write(1.0)
-                .map_err(|m| anyhow::anyhow!("{}: {m}", output.display()))?
-        }
-        Some("glb") => match &target.gltf {
-            Some((file, skin)) => file.with_motion(skin, motion, "retargeted")?,
-            None => ikarus_formats::gltf::write_glb(skeleton, Some(motion), "retargeted"),
-        },
-        Some("vrma") => {
-            ikarus_formats::gltf::vrma::write_humanoid_vrma(skeleton, &target.map, motion)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?
-        }
-        _ => bail!(
-            "{}: unknown output format (expected .bvh, .vmd, .glb or .vrma)",
-            output.display()
-        ),
+    let extension = extension.as_deref();
+    ensure!(
+        extension != Some("vmd") || target.is_mmd,
+        "a .vmd output needs a PMX/PMD target (--to MODEL.pmx)"
+    );
+    let options = WriteOptions {
+        layout: target.layout.clone(),
+        into: (extension == Some("glb") && target.is_gltf).then_some(Path::new(to)),
+        animation: "retargeted",
+        model: (extension == Some("vmd")).then_some(Path::new(to)),
+        humanoid: (extension == Some("vrma")).then(|| target.map.clone()),
+        ..WriteOptions::default()
     };
-    std::fs::write(output, bytes).with_context(|| format!("writing {}", output.display()))
+    Ok(ikarus_jobs::write_motion(
+        output,
+        &target.skeleton,
+        motion,
+        &options,
+    )?)
 }

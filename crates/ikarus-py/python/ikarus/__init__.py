@@ -2,9 +2,12 @@
 
 Conventions: right-handed, +Y up (URDF robots keep their own +Z-up frames), metres, radians,
 quaternions ``[x, y, z, w]``, float64 arrays. Every call goes to the Rust crates (``ikarus-core``,
-``ikarus-solve``, ``ikarus-formats``, ``ikarus-anim``); this package only passes arguments on.
+``ikarus-solve``, ``ikarus-formats``, ``ikarus-anim``, ``ikarus-jobs``); this package only
+passes arguments on.
 
-- ``Skeleton``, ``Pose``, ``Motion``; ``read`` / ``write`` files; ``fk`` forward kinematics.
+- ``Skeleton``, ``Pose``, ``Motion``; ``read`` / ``write`` files (VMD motions played on their
+  PMX/PMD model with its IK; a ``.glb`` written ``into`` an avatar; a ``.vrma`` with a bone
+  ``map``); ``convert`` one file to another as ``ikarus convert``; ``fk`` forward kinematics.
 - ``solve``: one IK task with the JSON task format's names (``ikarus solve``).
 - ``JointChain.from_urdf`` and ``solve_batch``: many robot targets at once, off the GIL, on the
   package's own thread pool.
@@ -31,6 +34,7 @@ from ._ikarus import (
     PostureModel,
     Report,
     Skeleton,
+    convert,
     fk,
     learn,
     mocap,
@@ -47,6 +51,7 @@ __all__ = [
     "PostureModel",
     "Report",
     "Skeleton",
+    "convert",
     "fk",
     "learn",
     "mocap",

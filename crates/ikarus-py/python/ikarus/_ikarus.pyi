@@ -164,12 +164,48 @@ class PostureModel:
 
 MotionSource = Union[str, Tuple[Skeleton, Optional[Motion]]]
 
+IkMode = str  # "compatible" (MMD's IK budget) or "exact"
+
 def read(
-    source: str, scale: float = 1.0, animation: Optional[str] = None
-) -> Tuple[Skeleton, Optional[Motion]]: ...
+    source: str,
+    scale: float = 1.0,
+    animation: Optional[str] = None,
+    model: Optional[str] = None,
+    motion: Optional[str] = None,
+    mode: IkMode = "compatible",
+    fps: Optional[float] = None,
+) -> Tuple[Skeleton, Optional[Motion]]:
+    """``source``: ``builtin:humanoid``, .bvh, .urdf, .gltf/.glb/.vrm, .vrma, .pmx/.pmd, or a
+    .vmd played with IK on ``model`` (a PMX/PMD; or a PMX/PMD ``source`` with ``motion=`` a
+    .vmd). ``mode``: MMD IK ``"compatible"`` or ``"exact"``; ``fps`` resamples (a VMD is
+    evaluated with IK at every sampled frame)."""
 def write(
-    path: str, skeleton: Skeleton, motion: Motion, model: Optional[str] = None, scale: float = 1.0
-) -> None: ...
+    path: str,
+    skeleton: Skeleton,
+    motion: Motion,
+    model: Optional[str] = None,
+    scale: float = 1.0,
+    into: Optional[str] = None,
+    map: Optional[Mapping[str, str]] = None,
+) -> None:
+    """By extension: .bvh; .glb (new, or added ``into`` a glTF/GLB/VRM whose skin is the
+    skeleton); .vmd for its PMX/PMD ``model`` (same ``scale``); .vrma (humanoid bones recognised
+    from joint names, ``map`` ``{"hips": "joint name", ...}`` overriding)."""
+def convert(
+    source: str,
+    destination: str,
+    scale: float = 1.0,
+    fps: Optional[float] = None,
+    animation: Optional[str] = None,
+    model: Optional[str] = None,
+    motion: Optional[str] = None,
+    mode: IkMode = "compatible",
+    into: Optional[str] = None,
+    map: Optional[Mapping[str, str]] = None,
+) -> Dict[str, Any]:
+    """``ikarus convert`` (the same library call): ``source`` read as by :func:`read`,
+    written as by :func:`write` (a .vmd for the source's own MMD model). Returns ``{"joints",
+    "frames", "frame_rate", "unmatched"}``."""
 def learn(
     motions: Sequence[MotionSource],
     skeleton: Union[None, str, Skeleton] = None,
@@ -184,7 +220,10 @@ def retarget(
     ground: bool = True,
     map: Optional[Mapping[str, str]] = None,
     source_map: Optional[Mapping[str, str]] = None,
-) -> Tuple[Skeleton, Motion, Dict[str, Any]]: ...
+    source_model: Optional[str] = None,
+) -> Tuple[Skeleton, Motion, Dict[str, Any]]:
+    """``source``: a file (BVH, glTF/GLB/VRM, VRMA, or a .vmd played with IK on
+    ``source_model``) or a ``(Skeleton, Motion)`` pair; ``target``: a file or a Skeleton."""
 def fk(skeleton: Skeleton, pose: Union[Pose, Motion]) -> Tuple[F64, F64]: ...
 def solve(
     skeleton: Skeleton,

@@ -17,23 +17,26 @@ def process_file(
     scale: float = 1.0,
     fps: Optional[float] = None,
     animation: Optional[str] = None,
+    model: Optional[str] = None,
+    mode: str = "compatible",
     effectors: Optional[Sequence[Mapping[str, Any]]] = None,
     solver: Any = "lm",
     base: Optional[str] = None,
     **solver_options: Any,
 ) -> dict:
-    """Reads the motion in ``src`` (BVH, glTF/GLB/VRM, VRMA), optionally rescales it
-    (``scale``), resamples it (``fps``) and solves ``effectors`` (task-format dicts, model
-    space) on every frame with ``solver`` (keyword options are the solver's fields), then
-    writes ``dst`` (``.bvh`` or ``.glb``, by extension).
+    """Reads the motion in ``src`` (BVH, glTF/GLB/VRM, VRMA, or a VMD played with IK in
+    ``mode`` on ``model``, its PMX/PMD), optionally rescales it (``scale``), resamples it
+    (``fps``) and solves ``effectors`` (task-format dicts, model space) on every frame with
+    ``solver`` (keyword options are the solver's fields), then writes ``dst`` (``.bvh``,
+    ``.glb``, ``.vrma``, or ``.vmd`` for ``model``, by extension).
 
     Returns ``{"src", "dst", "frames", "joints", "frame_time", "converged"}`` (``converged``:
     frames whose solve converged, ``None`` without effectors)."""
-    skeleton, motion = ikarus.read(src, scale=scale, animation=animation)
+    skeleton, motion = ikarus.read(
+        src, scale=scale, animation=animation, model=model, mode=mode, fps=fps
+    )
     if motion is None:
         raise ValueError(f"src: {src} has no motion")
-    if fps is not None:
-        motion = motion.resampled(fps)
     converged = None
     if effectors:
         rotations = motion.rotations
@@ -47,7 +50,8 @@ def process_file(
             translations[f] = pose.translations
             converged += report.converged
         motion = ikarus.Motion(skeleton, rotations, translations, motion.frame_time)
-    ikarus.write(dst, skeleton, motion)
+    for_model = model if dst.lower().endswith(".vmd") else None
+    ikarus.write(dst, skeleton, motion, model=for_model, scale=scale)
     return {
         "src": src,
         "dst": dst,

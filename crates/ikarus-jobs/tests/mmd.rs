@@ -1,0 +1,83 @@
+//! `MmdPlayer` and `read_source` on the shared MMD files: frame counts and rates, resampling
+//! that lands on VMD frames reproduces them, and the errors that name the file or argument.
+
+use std::path::{Path, PathBuf};
+
+use ikarus_jobs::{IkMode, JobError, MmdPlayer, ReadOptions, read_source};
+
+fn files() -> Option<(PathBuf, PathBuf)> {
+    let dir = ikarus_testdata::require("mmd", "ikarus-jobs mmd")?;
+    Some((dir.join("Miku_Hatsune_Ver2.pmd"), dir.join("kishimen.vmd")))
+}
+
+#[test]
+fn frames_at_any_rate_sample_the_same_keys() {
+    let Some((model, vmd)) = files() else {
+        return;
+    };
+    let mut player = MmdPlayer::open(&model, &vmd, 1.0, IkMode::Compatible).unwrap();
+    assert_eq!(
+        player.last_frame, 629,
+        "kishimen keys its bones over 630 frames"
+    );
+    assert_eq!(player.frame_count(None).unwrap(), 630);
+    assert_eq!(player.frame_count(Some(60.0)).unwrap(), 1259);
+    assert_eq!(player.frame_count(Some(10.0)).unwrap(), 210);
+    let mut calls = 0;
+    let at_30 = player.motion(None, |done, total| {
+        calls += 1;
+        assert_eq!((done, total), (calls, 630));
+    });
+    let at_30 = at_30.unwrap();
+    assert_eq!(calls, 630);
+    assert_eq!(at_30.frame_time(), 1.0 / 30.0);
+    // 10 fps samples every third VMD frame: the evaluation holds no state between frames,
+    // so those frames are the 30 fps ones bit for bit.
+    let at_10 = player.motion(Some(10.0), |_, _| {}).unwrap();
+    assert_eq!(at_10.frame_time(), 0.1);
+    for (i, frame) in at_10.frames().iter().enumerate() {
+        assert_eq!(frame, &at_30.frames()[3 * i], "frame {i}");
+    }
+    // read_source gives the same motion, and the model's rig for writing a VMD back.
+    let options = ReadOptions {
+        model: Some(&model),
+        ..ReadOptions::default()
+    };
+    let source = read_source(vmd.to_str().unwrap(), &options).unwrap();
+    assert_eq!(source.motion.as_ref().unwrap().frames(), at_30.frames());
+    assert!(source.rig.is_some_and(|rig| rig.ik.len() == 7));
+    assert_eq!(Path::new(&source.skeleton_file), model);
+}
+
+#[test]
+fn errors_name_the_file_or_argument() {
+    let Some((model, vmd)) = files() else {
+        return;
+    };
+    let vmd_name = vmd.to_str().unwrap();
+    let message = |e: JobError| e.to_string();
+    let err = read_source(vmd_name, &ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, JobError::NeedsModel { .. }));
+    assert!(
+        message(err).ends_with(
+            "kishimen.vmd: a .vmd motion plays on its .pmx or .pmd model: give the model"
+        )
+    );
+    let err = MmdPlayer::open(&vmd, &vmd, 1.0, IkMode::Compatible)
+        .err()
+        .unwrap();
+    assert!(message(err).ends_with("kishimen.vmd: a VMD motion plays on a .pmx or .pmd model"));
+    let err = MmdPlayer::open(&model, &vmd, 0.0, IkMode::Compatible)
+        .err()
+        .unwrap();
+    assert_eq!(message(err), "scale 0: expected a finite positive number");
+    let player = MmdPlayer::open(&model, &vmd, 1.0, IkMode::Exact).unwrap();
+    let err = player.frame_count(Some(f64::INFINITY)).unwrap_err();
+    assert_eq!(message(err), "fps inf: expected a finite positive number");
+    let with_model = ReadOptions {
+        model: Some(&model),
+        ..ReadOptions::default()
+    };
+    let err = read_source(model.to_str().unwrap(), &with_model).unwrap_err();
+    assert!(message(err).ends_with("a model is given for a .vmd source only"));
+}
