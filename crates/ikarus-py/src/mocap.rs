@@ -4,6 +4,7 @@ use glam::DVec3;
 use ikarus_anim::mocap::{
     BoneLengths, KeypointClip, Layout, MocapConfig, OneEuro, UpAxis, solve_positions,
 };
+use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,14 +21,16 @@ use crate::{no_panic, value_error};
 /// `fps` the clip's rate; `confidence` `(F, K)` in `[0, 1]`; `up` the file's up axis (`"y"`,
 /// `"z"`, `"-y"`; default the layout's usual one); `units` metres per file unit;
 /// `bone_lengths` `"fit"`, `"keep"` or `"per_frame"`; `filter` the One-Euro filter;
-/// `min_confidence` below which a point counts as missing. Returns `(skeleton, motion,
-/// report)`: the (resized) skeleton, one pose per frame, and a dict measured by forward
-/// kinematics (`frames`, `used`, `unused`, `filled`, `mean_error`, `max_error`, `scale`).
+/// `min_confidence` below which a point counts as missing; `contacts` the foot-contact cleanup
+/// (planted feet held still and above the clip's floor). Returns `(skeleton, motion, report)`:
+/// the (resized) skeleton, one pose per frame, and a dict measured by forward kinematics
+/// (`frames`, `used`, `unused`, `filled`, `mean_error`, `max_error`, `scale`, `contacts`,
+/// `contacts_unreached`).
 ///
 /// # Errors
 /// `ValueError` naming a bad argument, or with `ikarus_anim`'s `MocapError` message.
 #[pyfunction]
-#[pyo3(signature = (skeleton, points, layout, fps = 30.0, confidence = None, up = None, units = 1.0, bone_lengths = "fit", filter = false, min_confidence = 0.3))]
+#[pyo3(signature = (skeleton, points, layout, fps = 30.0, confidence = None, up = None, units = 1.0, bone_lengths = "fit", filter = false, min_confidence = 0.3, contacts = false))]
 #[allow(clippy::too_many_arguments)] // the Python signature: keyword arguments with defaults
 #[allow(clippy::fn_params_excessive_bools)]
 pub fn mocap<'py>(
@@ -42,6 +45,7 @@ pub fn mocap<'py>(
     bone_lengths: &str,
     filter: bool,
     min_confidence: f64,
+    contacts: bool,
 ) -> PyResult<(Skeleton, Motion, Bound<'py, PyDict>)> {
     let layout = if let Ok(name) = layout.extract::<String>() {
         Layout::from_name(&name).map_err(|e| PyValueError::new_err(format!("layout: {e}")))?
@@ -106,6 +110,7 @@ pub fn mocap<'py>(
         bone_lengths,
         filter: filter.then(OneEuro::default),
         min_confidence,
+        contacts: contacts.then(ContactConfig::default),
     };
     let target = &skeleton.inner;
     let result = py.detach(|| {
@@ -129,6 +134,8 @@ pub fn mocap<'py>(
     report.set_item("mean_error", r.mean_error)?;
     report.set_item("max_error", r.max_error)?;
     report.set_item("scale", r.scale)?;
+    report.set_item("contacts", r.contacts)?;
+    report.set_item("contacts_unreached", r.contacts_unreached)?;
     Ok((
         Skeleton::new(result.skeleton),
         Motion {

@@ -201,6 +201,16 @@ fn bvh_reference() -> Option<Value> {
         &ikarus_anim::mocap::MocapConfig::default(),
     )
     .expect("mocap solves");
+    let planted = ikarus_anim::mocap::solve_positions(
+        skeleton,
+        &map,
+        &clip,
+        &ikarus_anim::mocap::MocapConfig {
+            contacts: Some(ikarus_anim::retarget::ContactConfig::default()),
+            ..ikarus_anim::mocap::MocapConfig::default()
+        },
+    )
+    .expect("mocap with contacts solves");
     Some(json!({
         "path": path,
         "frames": motion.len(),
@@ -216,6 +226,10 @@ fn bvh_reference() -> Option<Value> {
             .collect::<Vec<_>>(),
         "mocap_rest_translations": solved.skeleton.rest_transforms().iter().map(|t| t.translation.to_array()).collect::<Vec<_>>(),
         "mocap_mean_error": solved.report.mean_error,
+        "mocap_contacts_rotations": planted.motion.frames().iter()
+            .map(|f| f.transforms().iter().map(|t| t.rotation.to_array()).collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        "mocap_contacts": planted.report.contacts,
     }))
 }
 

@@ -87,6 +87,10 @@ def test_mocap_bit_equal(bvh_ref):
     # Independent check: FK of the result lands on the input points.
     positions, _ = ikarus.fk(solved, motion)
     assert np.nanmax(np.linalg.norm(positions - points, axis=2)) < 0.05
+    # The foot-contact cleanup, as ikarus_anim runs it.
+    _, planted, report = ikarus.mocap(skeleton, points, skeleton.names, fps=bvh_ref["mocap_fps"], up="y", contacts=True)
+    np.testing.assert_array_equal(planted.rotations, np.array(bvh_ref["mocap_contacts_rotations"]))
+    assert report["contacts"] == bvh_ref["mocap_contacts"]
 
 
 def test_mocap_errors(humanoid):

@@ -253,5 +253,6 @@ def mocap(
     bone_lengths: str = "fit",
     filter: bool = False,
     min_confidence: float = 0.3,
+    contacts: bool = False,
 ) -> Tuple[Skeleton, Motion, Dict[str, Any]]: ...
 def pool_info() -> Tuple[int, List[int]]: ...
