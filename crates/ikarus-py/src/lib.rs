@@ -74,6 +74,7 @@ fn _ikarus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(robot::solve_batch, m)?)?;
     m.add_function(wrap_pyfunction!(task::solve, m)?)?;
     m.add_function(wrap_pyfunction!(mocap::mocap, m)?)?;
+    m.add_function(wrap_pyfunction!(mocap::read_keypoints, m)?)?;
     m.add_function(wrap_pyfunction!(posture::learn, m)?)?;
     m.add_function(wrap_pyfunction!(retarget::retarget, m)?)?;
     m.add_function(wrap_pyfunction!(pool::pool_info, m)?)?;

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::arrays::{check_shape, expect_shape, f64_array};
+use crate::arrays::{check_shape, expect_shape, f64_array, to_numpy};
 use crate::model::{Motion, Skeleton};
 use crate::{no_panic, value_error};
 
@@ -144,4 +144,32 @@ pub fn mocap<'py>(
         },
         report,
     ))
+}
+
+/// Reads a keypoint file as `ikarus mocap` does (`.json`, `.csv` or `.npy`; see
+/// `ikarus_formats::keypoints`). Returns a dict: `points` `(F, K, 3)` float64 in the file's own
+/// units and axes (NaN where missing), `confidence` `(F, K)` or `None`, and the file's `layout`,
+/// `fps` and `names` (each `None` when the file has none) — ready for [`mocap`].
+///
+/// # Errors
+/// `ValueError` with the file name and the position of what is malformed.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts the path by value
+pub fn read_keypoints(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    let file =
+        py.detach(|| no_panic(|| ikarus_formats::keypoints::read(&path).map_err(value_error)))?;
+    let (frames, count) = (file.frames(), file.points_per_frame);
+    let flat: Vec<f64> = file.points.iter().flat_map(DVec3::to_array).collect();
+    let out = PyDict::new(py);
+    out.set_item("points", to_numpy(py, &[frames, count, 3], &flat))?;
+    out.set_item(
+        "confidence",
+        file.confidence
+            .as_ref()
+            .map(|c| to_numpy(py, &[frames, count], c)),
+    )?;
+    out.set_item("layout", file.layout)?;
+    out.set_item("fps", file.fps)?;
+    out.set_item("names", file.names)?;
+    Ok(out)
 }

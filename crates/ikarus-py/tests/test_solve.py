@@ -100,3 +100,32 @@ def test_mocap_errors(humanoid):
         ikarus.mocap(humanoid, np.zeros((2, 16, 3)), "h36m")
     with pytest.raises(ValueError, match=r"fps:"):
         ikarus.mocap(humanoid, np.zeros((2, 17, 3)), "h36m", fps=-1)
+
+
+def test_read_keypoints_then_mocap(bvh_ref, tmp_path):
+    """A keypoint file in each format (written here with numpy and the csv/json modules, not by
+    ikarus) reads back as the same arrays, and mocap on them equals mocap on the arrays."""
+    import json
+
+    skeleton, _ = ikarus.read(bvh_ref["path"])
+    points = np.array(bvh_ref["mocap_points"]).reshape(-1, len(skeleton), 3)
+    frames, count = points.shape[:2]
+    np.save(tmp_path / "clip.npy", points)
+    (tmp_path / "clip.json").write_text(
+        json.dumps({"layout": "skeleton", "names": skeleton.names, "fps": 30.0, "frames": points.tolist()})
+    )
+    header = ",".join(f"{n}_{a}" for n in skeleton.names for a in "xyz")
+    rows = [",".join(repr(float(v)) for v in frame.ravel()) for frame in points]
+    (tmp_path / "clip.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    for name in ["clip.npy", "clip.json", "clip.csv"]:
+        got = ikarus.read_keypoints(tmp_path / name)
+        assert got["points"].shape == (frames, count, 3), name
+        np.testing.assert_array_equal(got["points"], points)
+        assert got["confidence"] is None
+    got = ikarus.read_keypoints(tmp_path / "clip.json")
+    assert got["layout"] == "skeleton" and got["fps"] == 30.0 and got["names"] == skeleton.names
+    _, a, _ = ikarus.mocap(skeleton, got["points"], got["names"], fps=bvh_ref["mocap_fps"], up="y")
+    np.testing.assert_array_equal(a.rotations, np.array(bvh_ref["mocap_rotations"]))
+    (tmp_path / "bad.json").write_text('{"layout": "h36m", "frames": [[[0, 0]]]}')
+    with pytest.raises(ValueError, match="bad.json"):
+        ikarus.read_keypoints(tmp_path / "bad.json")

@@ -11,7 +11,8 @@ passes arguments on.
 - ``solve``: one IK task with the JSON task format's names (``ikarus solve``).
 - ``JointChain.from_urdf`` and ``solve_batch``: many robot targets at once, off the GIL, on the
   package's own thread pool.
-- ``mocap``: 3-D keypoints to a motion.
+- ``mocap``: 3-D keypoints to a motion; ``read_keypoints`` reads a keypoint file (JSON, CSV,
+  ``.npy``) as ``ikarus mocap`` does.
 - ``learn`` a ``PostureModel`` from motions, for the example-based solver
   (``solve(..., solver={"kind": "example", "model": model_or_path})``).
 - ``retarget``: a humanoid motion onto another humanoid, feet planted.
@@ -39,6 +40,7 @@ from ._ikarus import (
     learn,
     mocap,
     read,
+    read_keypoints,
     retarget,
     write,
 )
@@ -56,6 +58,7 @@ __all__ = [
     "learn",
     "mocap",
     "read",
+    "read_keypoints",
     "retarget",
     "solve",
     "solve_batch",

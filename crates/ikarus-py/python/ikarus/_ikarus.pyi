@@ -1,5 +1,6 @@
 """Type stubs of the compiled module ``ikarus._ikarus`` (see the Rust sources in ``src/``)."""
 
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -255,4 +256,5 @@ def mocap(
     min_confidence: float = 0.3,
     contacts: bool = False,
 ) -> Tuple[Skeleton, Motion, Dict[str, Any]]: ...
+def read_keypoints(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]: ...
 def pool_info() -> Tuple[int, List[int]]: ...
