@@ -90,6 +90,7 @@ fn mocap_keypoint_files_to_bvh() {
     );
 
     contacts_match_the_library(&tmp, &layout, &truth, motion.frame_time());
+    other_formats_match_the_bvh(&tmp);
 
     // A layout that does not fit the file: a clear error naming the file.
     let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
@@ -163,4 +164,66 @@ fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], fram
         }
     }
     assert!(worst < 1e-4, "CLI and library differ by {worst} m");
+}
+
+/// `--out x.glb` and `--out-dir D --format vrma` onto the built-in humanoid: read back, the
+/// humanoid joints' FK matches the BVH output's (the same solve) within glTF's `f32` storage.
+fn other_formats_match_the_bvh(tmp: &Path) {
+    let mocap = |extra: &[&str]| {
+        let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
+            .args(["mocap", "--layout", "h36m", "--units", "mm", "--up", "z"])
+            .arg(tmp.join("walk.json"))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    };
+    let bvh = tmp.join("builtin.bvh");
+    let glb = tmp.join("builtin.glb");
+    mocap(&["--out", bvh.to_str().unwrap()]);
+    mocap(&["--out", glb.to_str().unwrap()]);
+    mocap(&[
+        "--out-dir",
+        tmp.join("vrma").to_str().unwrap(),
+        "--format",
+        "vrma",
+    ]);
+    let vrma = tmp.join("vrma").join("walk.vrma");
+    let reference = ikarus_formats::open(bvh.to_str().unwrap(), 1.0).unwrap();
+    let reference_motion = reference.motion.unwrap();
+    let reference_map = HumanoidMap::recognise(&reference.skeleton);
+    for path in [glb, vrma] {
+        let doc = ikarus_formats::open(path.to_str().unwrap(), 1.0).unwrap();
+        let motion = doc.motion.unwrap();
+        assert_eq!(motion.len(), reference_motion.len(), "{}", path.display());
+        let map = ikarus_formats::humanoid_map(path.to_str().unwrap(), &doc.skeleton).unwrap();
+        let mut a = ModelPose::new(&reference.skeleton);
+        let mut b = ModelPose::new(&doc.skeleton);
+        let mut worst = 0.0_f64;
+        let mut compared = 0;
+        for (x, y) in reference_motion.frames().iter().zip(motion.frames()) {
+            fk::forward_kinematics(&reference.skeleton, x, &mut a);
+            fk::forward_kinematics(&doc.skeleton, y, &mut b);
+            for (bone, j) in reference_map.iter() {
+                if let Some(k) = map.joint(bone) {
+                    worst = worst.max((a.position(j) - b.position(k)).length());
+                    compared += 1;
+                }
+            }
+        }
+        println!(
+            "{}: humanoid joints within {worst:e} m of the BVH's",
+            path.display()
+        );
+        assert!(
+            compared > 20 * motion.len(),
+            "{}: {compared} joints",
+            path.display()
+        );
+        assert!(worst < 1e-4, "{}: {worst} m", path.display());
+    }
 }

@@ -2,7 +2,8 @@
 //! orientations (JSON with `segments`) onto a skeleton (`builtin:humanoid` by default, or any
 //! BVH / glTF / VRM / PMX whose bones the humanoid map recognises), written as BVH.
 //!
-//! Several inputs are solved in parallel, one thread per core, each to `--out-dir/NAME.bvh`.
+//! Several inputs are solved in parallel, one thread per core, each to `--out-dir/NAME.FORMAT`
+//! (BVH, GLB or VRMA, written by [`ikarus_jobs::write_motion`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,9 @@ use ikarus_anim::mocap::{
 use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{Motion, Skeleton};
-use ikarus_formats::bvh::{Bvh, BvhLayout};
+use ikarus_formats::bvh::BvhLayout;
 use ikarus_formats::keypoints;
+use ikarus_jobs::WriteOptions;
 
 use crate::{load, many};
 
@@ -57,12 +59,16 @@ pub struct Args {
     /// still and kept above the clip's floor by the leg IK.
     #[arg(long)]
     contacts: bool,
-    /// Output BVH (one input).
+    /// Output file (one input); its extension picks the format: bvh, glb or vrma.
     #[arg(long, conflicts_with = "out_dir")]
     out: Option<PathBuf>,
-    /// Output directory (any number of inputs; `NAME.bvh` each).
+    /// Output directory (any number of inputs; `NAME.FORMAT` each).
     #[arg(long)]
     out_dir: Option<PathBuf>,
+    /// Output format with `--out-dir`: bvh (default), glb (a new GLB of the skeleton and its
+    /// animation) or vrma (VRM animation through the target's humanoid map).
+    #[arg(long, default_value = "bvh", value_parser = ["bvh", "glb", "vrma"])]
+    format: String,
 }
 
 /// Runs the subcommand.
@@ -71,7 +77,7 @@ pub fn run(args: &Args) -> Result<()> {
         &args.inputs,
         args.out.as_deref(),
         args.out_dir.as_deref(),
-        "bvh",
+        &args.format,
         "input",
     )?;
     let document = load::open(&args.to, None)?;
@@ -103,12 +109,15 @@ fn convert(
         positions(args, input, skeleton, map)?
     };
     let (skeleton, motion) = motion;
-    let bvh = Bvh::from_motion(
-        &skeleton,
-        &motion,
-        BvhLayout::for_motion(&skeleton, Some(&motion)),
-    )?;
-    bvh.write(output)?;
+    let is_vrma = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"));
+    let options = WriteOptions {
+        layout: Some(BvhLayout::for_motion(&skeleton, Some(&motion))),
+        humanoid: is_vrma.then(|| map.clone()),
+        ..WriteOptions::default()
+    };
+    ikarus_jobs::write_motion(output, &skeleton, &motion, &options)?;
     Ok(summary)
 }
 
