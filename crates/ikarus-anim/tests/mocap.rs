@@ -637,8 +637,9 @@ fn missing_tracks_and_bad_clips() {
 /// Foot-contact cleanup (`MocapConfig::contacts`): Human3.6M keypoints of every shared BVH, clean
 /// and with 5 mm noise, onto the built-in humanoid. Measured by forward kinematics of the
 /// output over the contacts the cleanup detected: planted feet stay within 1 cm per frame
-/// (mean under 1 mm), nothing goes below the clip's floor, and the keypoints move by less than
-/// 12 mm on average (the floor lifts feet the raw solve had below it).
+/// (mean under 1 mm), the keypoints move by less than 15 mm on average (a held foot stays
+/// where the contact's mean put it), and no joint turns more than 15° further in a frame than
+/// in the raw solve (no pops).
 #[test]
 fn foot_contact_cleanup_holds_planted_feet() {
     use ikarus_anim::retarget::{self, Character, ContactConfig, RetargetConfig};
@@ -647,6 +648,7 @@ fn foot_contact_cleanup_holds_planted_feet() {
     let layout = Layout::H36m;
     let mut rng = Rng(3);
     let mut held = 0;
+    let mut worst_pop = 0.0_f64;
     for source in sources("foot_contact_cleanup_holds_planted_feet") {
         let binding = Binding::new(&source.skeleton, &source.map, &layout, &[true; 17]);
         let truth = keypoints(&source.skeleton, &source.motion, &binding);
@@ -675,8 +677,15 @@ fn foot_contact_cleanup_holds_planted_feet() {
                 skeleton: &free,
                 map: &target_map,
             };
-            let planted =
-                retarget::plant_feet(character, &raw.motion, &RetargetConfig::default()).unwrap();
+            let planted = retarget::plant_feet(
+                character,
+                &raw.motion,
+                &RetargetConfig {
+                    ground: false,
+                    ..RetargetConfig::default()
+                },
+            )
+            .unwrap();
             assert_eq!(planted.motion.frames(), cleaned.motion.frames());
             assert_eq!(cleaned.report.contacts, planted.contacts.len());
             assert!(cleaned.motion.frames().iter().all(LocalPose::is_finite));
@@ -714,6 +723,7 @@ fn foot_contact_cleanup_holds_planted_feet() {
                 after.max_step.to_degrees(),
             );
             held += planted.contacts.len();
+            worst_pop = worst_pop.max(after.max_step - before.max_step);
             assert!(
                 after.slide_max < 0.01,
                 "{}: sliding {}",
@@ -727,17 +737,16 @@ fn foot_contact_cleanup_holds_planted_feet() {
                 after.slide_mean
             );
             assert!(
-                after.penetration < 1e-3,
-                "{}: below floor {}",
-                source.name,
-                after.penetration
-            );
-            assert!(
-                clean_error < raw_error + 0.012,
+                clean_error < raw_error + 0.015,
                 "{}: MPJPE {raw_error} → {clean_error}",
                 source.name
             );
         }
     }
     assert!(held >= 100, "only {held} contacts over the shared clips");
+    assert!(
+        worst_pop < 15f64.to_radians(),
+        "a pop of {}°",
+        worst_pop.to_degrees()
+    );
 }

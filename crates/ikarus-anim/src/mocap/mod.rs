@@ -63,10 +63,11 @@ pub struct MocapConfig {
     /// Points with a confidence below this are treated as missing. Default 0.3.
     pub min_confidence: f64,
     /// Foot-contact cleanup after solving: contacts detected on the recovered feet (height
-    /// and speed with hysteresis), planted feet held still and kept above the clip's floor
-    /// with the leg IK of retargeting ([`plant_feet`](crate::retarget::plant_feet), in the
-    /// motion's own joint space: limits are not imposed). Needs the map's legs and feet.
-    /// `None` (default) keeps the solved motion as it is.
+    /// and speed with hysteresis), planted feet held still with the leg IK of retargeting
+    /// ([`plant_feet`](crate::retarget::plant_feet), in the motion's own joint space: limits
+    /// are not imposed; no floor is enforced, as a clip's floor and, without foot points, its
+    /// feet's pitch are not measured). Needs the map's legs and feet. `None` (default) keeps
+    /// the solved motion as it is.
     pub contacts: Option<ContactConfig>,
 }
 
@@ -278,7 +279,8 @@ pub fn solve_positions(
 }
 
 /// The foot-contact cleanup in the motion's own joint space: a clip beyond the target's
-/// limits is not snapped onto them by the leg IK.
+/// limits is not snapped onto them by the leg IK. No ground: lifting feet that an estimated
+/// floor finds too low bends straight knees back and forth on noisy clips.
 fn hold_feet(
     skeleton: &Skeleton,
     map: &HumanoidMap,
@@ -295,7 +297,7 @@ fn hold_feet(
         motion,
         &RetargetConfig {
             contacts: Some(contacts),
-            ground: true,
+            ground: false,
             ..RetargetConfig::default()
         },
     )

@@ -175,6 +175,12 @@ impl LimbState {
     }
 }
 
+/// A limb's bend is taken from its current pose when the mid joint is off the start–end line
+/// by more than this fraction of the upper bone (else the last clear bend is kept): planted
+/// nearly straight legs keep their own plane instead of turning to an older one (which turned
+/// thighs by 40–60° a frame on noisy capture).
+const CLEAR: f64 = 0.001;
+
 /// Solves one limb so its end joint reaches `goal.end` and turns to `goal.end_rotation`;
 /// `model` holds the FK of `pose` before and after; `state` carries the last clear bend.
 /// Returns whether the end reached the goal (two-bone `reached`).
@@ -192,10 +198,10 @@ pub fn solve_limb(
     let (s, m, e) = (start.translation, mid.translation, end.translation);
     let mid_rotation = model.rotation(limb.mid);
     let start_rotation = model.rotation(limb.start);
-    // The copied bend where it is clear (the mid joint off the start–end line by a tenth of
+    // The copied bend where it is clear (the mid joint off the start–end line by `CLEAR` of
     // the upper bone), else the last clear one carried by the start joint.
     let off_line = (m - s).reject_from(e - s);
-    if off_line.length() > 0.1 * (m - s).length() {
+    if off_line.length() > CLEAR * (m - s).length() {
         let normal = (m - s).cross(e - m).normalize_or_zero();
         state.pole_in_start = start_rotation.conjugate() * off_line.normalize();
         if normal != DVec3::ZERO {
