@@ -267,10 +267,11 @@ impl Binding {
         }
     }
 
-    /// True when the root of `skeleton`'s first tree is placed by the points (it owns a point or
-    /// has a frontier).
+    /// True when a root of `skeleton` is placed by the points (it owns a point or has a
+    /// frontier). Other roots have no point below them (an MMD model's IK goal bones, loose
+    /// props) and keep their pose.
     pub fn reaches_root(&self, skeleton: &Skeleton) -> bool {
-        skeleton.roots().all(|r| {
+        skeleton.roots().any(|r| {
             let plan = &self.plans[r.index()];
             plan.origin.is_some() || !plan.frontier.is_empty()
         })

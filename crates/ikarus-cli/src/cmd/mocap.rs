@@ -82,7 +82,8 @@ pub fn run(args: &Args) -> Result<()> {
     )?;
     let document = load::open(&args.to, None)?;
     let skeleton = document.skeleton;
-    let map = HumanoidMap::recognise(&skeleton);
+    // A VRM's declared humanoid bones, else the ones recognised from joint names.
+    let map = ikarus_formats::humanoid_map(&args.to, &skeleton)?;
     many::run_each(
         &args.inputs,
         &outputs,
