@@ -129,6 +129,25 @@ fn positive(name: &'static str, value: f64) -> Result<f64, JobError> {
     }
 }
 
+/// The PMX/PMD file `model` read with `scale` and built: its name and its skeleton and rig.
+fn load_mmd_model(
+    model: &Path,
+    scale: f64,
+) -> Result<(String, ikarus_formats::mmd::Built), JobError> {
+    if !is_mmd_model(model) {
+        return Err(JobError::NotAModel {
+            path: model.to_owned(),
+        });
+    }
+    let scale = positive("scale", scale)?;
+    let parsed = ikarus_formats::read_mmd_model(model, scale)?;
+    let built = parsed.build().map_err(|message| JobError::Model {
+        path: model.to_owned(),
+        message,
+    })?;
+    Ok((parsed.name, built))
+}
+
 /// The lower-case extension of `path`.
 fn extension(path: &Path) -> Option<String> {
     path.extension()

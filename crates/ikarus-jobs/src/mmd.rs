@@ -39,23 +39,12 @@ impl MmdPlayer {
     /// `model` is not a .pmx/.pmd file, `scale` is not finite and positive, a file cannot be
     /// read or parsed, the model cannot be built or its IK chains evaluated.
     pub fn open(model: &Path, motion: &Path, scale: f64, mode: IkMode) -> Result<Self, JobError> {
-        if !crate::is_mmd_model(model) {
-            return Err(JobError::NotAModel {
-                path: model.to_owned(),
-            });
-        }
-        let scale = positive("scale", scale)?;
-        let parsed = ikarus_formats::read_mmd_model(model, scale)?;
-        let built = parsed.build().map_err(|message| JobError::Model {
+        let (name, built) = crate::load_mmd_model(model, scale)?;
+        let vmd = ikarus_formats::read_vmd(motion, scale)?;
+        let mut player = Self::new(built, name, &vmd, mode).map_err(|message| JobError::Model {
             path: model.to_owned(),
             message,
         })?;
-        let vmd = ikarus_formats::read_vmd(motion, scale)?;
-        let mut player =
-            Self::new(built, parsed.name, &vmd, mode).map_err(|message| JobError::Model {
-                path: model.to_owned(),
-                message,
-            })?;
         model.clone_into(&mut player.model_path);
         Ok(player)
     }

@@ -10,7 +10,7 @@ use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::{GltfFile, SkeletonSource};
 use ikarus_formats::mmd::vmd::Vmd;
 
-use crate::{JobError, positive};
+use crate::JobError;
 
 /// The extensions [`write_motion`] takes.
 pub const OUTPUTS: &str = ".bvh, .glb, .vmd or .vrma";
@@ -181,28 +181,16 @@ fn for_model(
     skeleton: &Skeleton,
     motion: &Motion,
 ) -> Result<Vec<u8>, JobError> {
-    if !crate::is_mmd_model(model) {
-        return Err(JobError::NotAModel {
-            path: model.to_owned(),
-        });
-    }
-    let scale = positive("scale", scale)?;
-    let parsed = ikarus_formats::read_mmd_model(model, scale)?;
-    let built = parsed.build().map_err(|message| JobError::Model {
-        path: model.to_owned(),
-        message,
-    })?;
+    let (name, built) = crate::load_mmd_model(model, scale)?;
     if built.skeleton.names() != skeleton.names() {
         return Err(JobError::NotTheSkeleton {
             path: model.to_owned(),
             what: "the model's bones are not the skeleton's joints".to_owned(),
         });
     }
-    vmd_bytes(skeleton, &built.rig, &parsed.name, motion, scale).map_err(|message| {
-        JobError::Write {
-            path: path.to_owned(),
-            message,
-        }
+    vmd_bytes(skeleton, &built.rig, &name, motion, scale).map_err(|message| JobError::Write {
+        path: path.to_owned(),
+        message,
     })
 }
 
