@@ -8,7 +8,7 @@ use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::{GltfFile, SkeletonSource};
-use ikarus_formats::mmd::vmd::Vmd;
+use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
 
 use crate::JobError;
 
@@ -197,7 +197,9 @@ fn for_model(
 /// `motion` on an MMD model (`skeleton` and `rig` built from it, `model_name` its name) as VMD
 /// bytes, lengths divided by `scale`: each IK chain's goal bone first moved onto its effector
 /// ([`ikarus_anim::retarget::follow_ik_goals`]) so that MMD's own IK keeps the limbs where
-/// the motion puts them, then every joint keyed at every frame.
+/// the motion puts them, then every joint keyed at every frame. VMD plays at 30 frames per
+/// second: a motion at another rate is resampled to it first (a 120 fps capture would
+/// otherwise play four times slower).
 ///
 /// # Errors
 /// A joint name Shift-JIS cannot hold, or a value VMD cannot store.
@@ -208,7 +210,15 @@ pub fn vmd_bytes(
     motion: &Motion,
     scale: f64,
 ) -> Result<Vec<u8>, String> {
-    let mut clip = motion.clone();
+    // VMD frame `i` is `i / 30` s: a motion at another rate is resampled first.
+    let vmd_frame_time = 1.0 / FRAMES_PER_SECOND;
+    let mut clip = if (motion.frame_time() - vmd_frame_time).abs() > 1e-9 * vmd_frame_time {
+        motion
+            .resampled(vmd_frame_time)
+            .map_err(|e| format!("resampling to {FRAMES_PER_SECOND} fps: {e}"))?
+    } else {
+        motion.clone()
+    };
     ikarus_anim::retarget::follow_ik_goals(skeleton, rig, &mut clip);
     Vmd::from_frames(skeleton, clip.frames(), model_name)?.write(scale)
 }

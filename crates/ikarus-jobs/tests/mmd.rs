@@ -81,3 +81,33 @@ fn errors_name_the_file_or_argument() {
     let err = read_source(model.to_str().unwrap(), &with_model).unwrap_err();
     assert!(message(err).ends_with("a model is given for a .vmd source only"));
 }
+
+/// `vmd_bytes` keys VMD frames at 30 per second whatever the motion's rate: the dance played at
+/// 120 fps and written back has its last key at frame 629 (not 2516), and the upper body's
+/// rotation at VMD frame 30 is the 120 fps motion's at frame 120 (one second).
+#[test]
+fn vmd_bytes_keys_thirty_frames_a_second() {
+    let Some((model, vmd)) = files() else {
+        return;
+    };
+    let mut player = MmdPlayer::open(&model, &vmd, 1.0, IkMode::Compatible).unwrap();
+    let fast = player.motion(Some(120.0), |_, _| {}).unwrap();
+    assert_eq!(fast.len(), 2517);
+    let built = &player.built;
+    let bytes = ikarus_jobs::vmd_bytes(&built.skeleton, &built.rig, &player.model_name, &fast, 1.0)
+        .unwrap();
+    let written = ikarus_formats::mmd::vmd::Vmd::parse(&bytes, 1.0).unwrap();
+    assert_eq!(written.bones.iter().map(|k| k.frame).max(), Some(629));
+    let upper = built.skeleton.joint("上半身").unwrap();
+    let key = written
+        .bones
+        .iter()
+        .find(|k| k.frame == 30 && k.name == "上半身")
+        .unwrap();
+    let want = fast.frames()[120][upper].rotation;
+    assert!(
+        key.rotation.angle_between(want) < 1e-6,
+        "{} rad",
+        key.rotation.angle_between(want)
+    );
+}

@@ -434,7 +434,7 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     let pmx = ikarus_formats::read_mmd_model(&pmx_path, 1.0).expect("PMX reads");
     let built = pmx.build().expect("PMX builds");
     let pmx_map = HumanoidMap::recognise(&built.skeleton);
-    let mut onto_pmx = retarget(
+    let onto_pmx = retarget(
         from,
         walk_motion,
         Character {
@@ -448,15 +448,15 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     )
     .expect("retargets onto the PMX");
     let pmx_rotations = rotations_of(&onto_pmx.motion);
-    ikarus_anim::retarget::follow_ik_goals(&built.skeleton, &built.rig, &mut onto_pmx.motion);
-    let vmd = ikarus_formats::mmd::vmd::Vmd::from_frames(
-        &built.skeleton,
-        onto_pmx.motion.frames(),
-        &pmx.name,
-    )
-    .expect("VMD frames")
-    .write(1.0)
-    .expect("VMD bytes");
+    // VMD keys 30 frames a second: the 120 fps walk is resampled first.
+    assert!((onto_pmx.motion.frame_rate() - 120.0).abs() < 1e-6);
+    let mut at_30 = onto_pmx.motion.resampled(1.0 / 30.0).expect("resampled");
+    ikarus_anim::retarget::follow_ik_goals(&built.skeleton, &built.rig, &mut at_30);
+    let vmd =
+        ikarus_formats::mmd::vmd::Vmd::from_frames(&built.skeleton, at_30.frames(), &pmx.name)
+            .expect("VMD frames")
+            .write(1.0)
+            .expect("VMD bytes");
     let vmd_path = out_dir.join("walk_on_pmx.vmd");
     std::fs::write(&vmd_path, vmd).expect("VMD written");
     Some(json!({
