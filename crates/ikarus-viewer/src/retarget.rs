@@ -86,16 +86,17 @@ impl Session {
             }
             uploaded_source(name, &bytes)?
         };
-        // An MMD target plays a VMD: 30 frames per second.
-        let motion =
-            if onto_mmd && (source.motion.frame_time() * FRAMES_PER_SECOND - 1.0).abs() > 1e-9 {
-                source
-                    .motion
-                    .resampled(1.0 / FRAMES_PER_SECOND)
-                    .map_err(|e| format!("{name}: {e}"))?
-            } else {
-                source.motion
-            };
+        // An MMD target plays a VMD: 30 frames per second (a file's rounded 0.0333333 s is
+        // taken as 1/30 s).
+        let at_30 = (source.motion.frame_time() * FRAMES_PER_SECOND - 1.0).abs() < 1e-4;
+        let motion = if onto_mmd && !at_30 {
+            source
+                .motion
+                .resampled(1.0 / FRAMES_PER_SECOND)
+                .map_err(|e| format!("{name}: {e}"))?
+        } else {
+            source.motion
+        };
         let skeleton = &source.skeleton;
         let target = &self.loaded.document.skeleton;
         let from = Character {
