@@ -483,6 +483,9 @@ export class SkeletonView {
     this.render();
     if (meshOnly) this.showOverlay(true);
     if (source) source.visible = shown;
+    // The canvas now holds the sampled frame: draw the scene as shown again on the next frame
+    // (else a screenshot would show the sample without the hidden parts).
+    if (withoutSource || meshOnly) this.invalidate();
     const gl = this.renderer.getContext();
     const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
     const pixels = new Uint8Array(w * h * 4);

@@ -215,6 +215,9 @@ async function retargetFiles(page, files, frames) {
   const s = await state(page);
   const withSource = await page.evaluate(() => window.samplePixels());
   const without = await page.evaluate(() => window.samplePixels({ withoutSource: true }));
+  // The next drawn frame shows the source again (for the screenshots).
+  const frames = (await state(page)).frames;
+  await expect.poll(async () => (await state(page)).frames).toBeGreaterThan(frames);
   return { s, added: withSource.drawn - without.drawn };
 }
 
