@@ -216,8 +216,8 @@ async function retargetFiles(page, files, frames) {
   const withSource = await page.evaluate(() => window.samplePixels());
   const without = await page.evaluate(() => window.samplePixels({ withoutSource: true }));
   // The next drawn frame shows the source again (for the screenshots).
-  const frames = (await state(page)).frames;
-  await expect.poll(async () => (await state(page)).frames).toBeGreaterThan(frames);
+  const drawn = (await state(page)).frames;
+  await expect.poll(async () => (await state(page)).frames).toBeGreaterThan(drawn);
   return { s, added: withSource.drawn - without.drawn };
 }
 
