@@ -69,6 +69,13 @@ impl Session {
             (None, Some(base64)) => decode(name, base64)?,
             _ => return Err("retarget takes `name` with `text` or `base64`".to_owned()),
         };
+        if bytes.len() > crate::MAX_UPLOAD_BYTES {
+            return Err(format!(
+                "{name}: {} bytes is larger than the {} byte upload limit",
+                bytes.len(),
+                crate::MAX_UPLOAD_BYTES
+            ));
+        }
         let target_map = self.loaded.humanoid.clone().ok_or_else(|| {
             format!(
                 "{name}: {} has no humanoid bones to retarget onto",

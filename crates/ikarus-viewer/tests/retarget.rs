@@ -157,21 +157,6 @@ async fn a_vmd_sent_with_its_model_retargets_onto_a_vrm() {
 
     let (mut socket, greeting) = connect(Catalog::open(&[vrm]).unwrap()).await;
     assert_eq!(of(&greeting, "skeleton")["format"], "gltf");
-    // A VMD without a model, onto a humanoid that is not an MMD model: refused, with the fix.
-    send(
-        &mut socket,
-        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd)}),
-    )
-    .await;
-    let refused = next(&mut socket).await;
-    assert_eq!(refused["type"], "error");
-    assert!(
-        refused["message"]
-            .as_str()
-            .unwrap()
-            .contains("model_base64"),
-        "{refused}"
-    );
     send(
         &mut socket,
         &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
@@ -468,4 +453,70 @@ async fn a_walk_onto_a_pmd_plays_the_retarget_with_ik_off_and_within_5_cm_with_i
     );
     assert!(off < 1e-4, "with IK off a foot is {off} m off the retarget");
     assert!(slide < 0.01, "a planted foot moved {slide} m in a frame");
+}
+
+/// `retarget` requests a VMD cannot be played for get errors that say what to send: a VMD
+/// without a model onto a model that is not MMD, a model's name without its bytes, a model
+/// with a motion that is not a VMD, a model that is not a PMX/PMD.
+#[tokio::test]
+async fn vmd_requests_without_a_playable_model_are_refused() {
+    let Some(dir) = ikarus_testdata::require("mmd", "viewer retarget refusals") else {
+        return;
+    };
+    let vmd = dir.join("kishimen.vmd");
+    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
+    send(
+        &mut socket,
+        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd)}),
+    )
+    .await;
+    let refused = next(&mut socket).await;
+    assert_eq!(refused["type"], "error");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("model_base64"),
+        "{refused}"
+    );
+    // The model's name without its bytes, and a model for a motion that is not a VMD.
+    for (request, says) in [
+        (
+            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
+                   "model_name": "Miku_Hatsune_Ver2.pmd"}),
+            "go together",
+        ),
+        (
+            json!({"type": "retarget", "name": "walk.bvh", "text": "HIERARCHY",
+                   "model_name": "m.pmd", "model_base64": ""}),
+            ".vmd motion only",
+        ),
+        (
+            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
+                   "model_name": "m.glb", "model_base64": ""}),
+            ".pmx or .pmd",
+        ),
+    ] {
+        send(&mut socket, &request).await;
+        let refused = next(&mut socket).await;
+        assert_eq!(refused["type"], "error");
+        assert!(
+            refused["message"].as_str().unwrap().contains(says),
+            "{refused}"
+        );
+    }
+    // The humanoid still takes a motion.
+    let text = std::fs::read_to_string(
+        ikarus_testdata::require("bvh", "viewer retarget refusals")
+            .unwrap()
+            .join("bandainamco_ds1_walk_normal_002.bvh"),
+    )
+    .unwrap();
+    send(
+        &mut socket,
+        &json!({"type": "retarget", "name": "walk.bvh", "text": text}),
+    )
+    .await;
+    let replies = until(&mut socket, "pose").await;
+    assert_eq!(of(&replies, "motion")["frames"], 31);
 }
