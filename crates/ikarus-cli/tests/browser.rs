@@ -102,5 +102,6 @@ fn viewer_in_chromium() {
     }
     if mmd.is_some() {
         assert!(screenshots.join("mmd-ik-drag.png").is_file());
+        assert!(screenshots.join("retarget-mmd.png").is_file());
     }
 }

@@ -2,12 +2,14 @@
 //! solvers it can run.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ikarus_core::Skeleton;
 use ikarus_core::humanoid::BUILTIN_HUMANOID;
 use ikarus_core::humanoid_map::HumanoidMap;
-use ikarus_formats::FormatError;
 use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+use ikarus_formats::mmd::{Built, MmdModel};
+use ikarus_formats::{Document, FormatError};
 use ikarus_solve::SolverConfig;
 
 use crate::protocol::{SolverChoice, SourceFormat};
@@ -28,7 +30,16 @@ impl Catalog {
     pub fn open(sources: &[String]) -> Result<Self, FormatError> {
         let mut documents = Vec::with_capacity(sources.len() + 1);
         for source in sources {
-            let document = ikarus_formats::open(source, 1.0)?;
+            let path = Path::new(source);
+            let (document, mmd_model) = if ikarus_jobs::is_mmd_model(path) {
+                let parsed = ikarus_formats::read_mmd_model(path, 1.0)?;
+                mmd_document(parsed).map_err(|message| FormatError::Invalid {
+                    path: path.to_owned(),
+                    message,
+                })?
+            } else {
+                (ikarus_formats::open(source, 1.0)?, None)
+            };
             // `open` accepted it, so the name has a known extension.
             let format = SourceFormat::of(source).unwrap_or(SourceFormat::Bvh);
             let humanoid = match format {
@@ -44,6 +55,7 @@ impl Catalog {
                 document,
                 path: (format != SourceFormat::Builtin).then(|| PathBuf::from(source)),
                 vmd: None,
+                mmd_model,
             });
         }
         if !sources.iter().any(|s| s == BUILTIN_HUMANOID) {
@@ -55,6 +67,7 @@ impl Catalog {
                 document,
                 path: None,
                 vmd: None,
+                mmd_model: None,
             });
         }
         Ok(Self { documents })
@@ -133,7 +146,12 @@ pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
              (and .vmd motions for a loaded MMD model)"
         ));
     };
-    let document = ikarus_formats::open_bytes(name, bytes, 1.0).map_err(|e| e.to_string())?;
+    let (document, mmd_model) = if format == SourceFormat::Mmd {
+        mmd_document(parse_mmd_model(name, bytes)?).map_err(|e| format!("{name}: {e}"))?
+    } else {
+        let document = ikarus_formats::open_bytes(name, bytes, 1.0).map_err(|e| e.to_string())?;
+        (document, None)
+    };
     let humanoid = match format {
         SourceFormat::Gltf => GltfFile::parse(bytes, None)
             .ok()
@@ -147,7 +165,46 @@ pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
         document,
         path: None,
         vmd: None,
+        mmd_model,
     })
+}
+
+/// An MMD model as built, with the name a VMD written for it carries: what
+/// [`ikarus_jobs::MmdPlayer`] plays a VMD on and [`ikarus_jobs::vmd_bytes`] writes for.
+#[derive(Debug)]
+pub(crate) struct MmdSource {
+    /// The model's (Japanese) name.
+    pub name: String,
+    /// Skeleton, rig, mesh and the joint of each bone.
+    pub built: Built,
+}
+
+/// The document of a parsed PMX/PMD model (metres) and the model as built.
+fn mmd_document(parsed: MmdModel) -> Result<(Document, Option<Arc<MmdSource>>), String> {
+    let built = parsed.build()?;
+    let document = Document {
+        skeleton: built.skeleton.clone(),
+        motion: None,
+        layout: None,
+        mesh: Some(built.mesh.clone()),
+        rig: Some(built.rig.clone()),
+    };
+    let source = MmdSource {
+        name: parsed.name,
+        built,
+    };
+    Ok((document, Some(Arc::new(source))))
+}
+
+/// Parses an uploaded PMX or PMD model (by `name`'s extension), lengths in metres; errors
+/// name the file and the byte offset.
+pub(crate) fn parse_mmd_model(name: &str, bytes: &[u8]) -> Result<MmdModel, String> {
+    let parsed = if name.to_ascii_lowercase().ends_with(".pmd") {
+        ikarus_formats::mmd::pmd::parse(bytes, 1.0)
+    } else {
+        ikarus_formats::mmd::pmx::parse(bytes, 1.0)
+    };
+    parsed.map_err(|e| format!("{name}: {e}"))
 }
 
 /// Every [`SolverConfig`] kind with its default configuration.

@@ -48,7 +48,8 @@
 //! | `{"type":"capture_key"}`, `{"type":"clear_keys"}` | `keys` (`count`) |
 //! | `{"type":"generate","duration":T,"fps":30?,"profile":"minimum_acceleration"\|"minimum_jerk"?}` | `motion`, `pose` |
 //! | `{"type":"export_bvh"}` | `bvh` (`name`, `text`) |
-//! | `{"type":"retarget","name":"walk.bvh","text":"…"}` (or `base64`: `.bvh`, `.glb`, `.vrm`, `.vrma`) on a humanoid | `motion`, `pose` (frame 0); each frame's `pose` has `overlay`: `source` joints beside the target, their `parents`, held `contacts` |
+//! | `{"type":"retarget","name":"walk.bvh","text":"…"}` (or `base64`: `.bvh`, `.glb`, `.vrm`, `.vrma`) on a humanoid (VRM, built-in, BVH, PMX/PMD) | `motion`, `pose` (frame 0); each frame's `pose` has `overlay`: `source` joints beside the target, their `parents`, held `contacts` |
+//! | `{"type":"retarget","name":"m.vmd","base64":"…","model_name":"m.pmx","model_base64":"…"}` (the VMD played with IK on that model; without `model_*`, on the loaded PMX/PMD) | as above; the VMD's frames at 30 fps |
 //!
 //! MMD models evaluate every pose through their rig (`frame` samples the VMD, then inheritance
 //! and the declared IK chains run, [`ikarus_anim::mmd::MmdEvaluator`]); a `drag` or
@@ -57,6 +58,15 @@
 //! humanoid goes through both normalised humanoid views, bone by VRM name, the hips path scaled
 //! by the ratio of hips heights. `export_bvh` on an MMD model with a motion writes every frame
 //! evaluated with IK.
+//!
+//! `retarget` runs [`ikarus_anim::retarget::retarget`] with the default configuration, the
+//! maps as the page shows them (a VRM's own, else recognised from the names). A `.vmd` source
+//! is played by [`ikarus_jobs::MmdPlayer`] (what `ikarus retarget --model` plays: compatible
+//! IK, frames `0..=` the last bone key at 30 fps). Onto a PMX/PMD model the source is first
+//! resampled to 30 fps, and the result is written by [`ikarus_jobs::vmd_bytes`] (each IK bone
+//! on its effector, [`ikarus_anim::retarget::follow_ik_goals`]; the bytes `ikarus retarget …
+//! --out x.vmd` writes), read back and bound like a loaded VMD: frames play through the
+//! model's own IK, and the IK switch and IK-bone drags work on it.
 //!
 //! The `report` is the solver's [`ikarus_solve::SolveReport`] (`status`, `position_error` and
 //! `rotation_error` measured by forward kinematics, `iterations`, `restarts`, `active_limits`,

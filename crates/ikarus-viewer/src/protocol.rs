@@ -111,11 +111,15 @@ pub enum Request {
     /// The loaded motion (or the current pose as one frame) as BVH text.
     ExportBvh,
     /// Retarget an uploaded motion (`name` + `text` for `.bvh`, or `name` + `base64` for
-    /// `.bvh`, `.glb`, `.gltf`, `.vrm`, `.vrma`) onto the loaded humanoid (not MMD models: use
-    /// `ikarus retarget … --out x.vmd` and load the VMD) with contacts and IK repair
-    /// ([`ikarus_anim::retarget`]). The retargeted motion replaces the loaded one (`motion`
-    /// reply) and every `pose` of it carries an `overlay`: the source's joints beside the
-    /// target and the contacts held at that frame.
+    /// `.bvh`, `.glb`, `.gltf`, `.vrm`, `.vrma`, `.vmd`) onto the loaded humanoid with contacts
+    /// and IK repair ([`ikarus_anim::retarget`]). A `.vmd` is played with IK
+    /// ([`ikarus_jobs::MmdPlayer`]) on the PMX/PMD model sent with it (`model_name` +
+    /// `model_base64`), else on the loaded model when that is a PMX/PMD. The retargeted motion
+    /// replaces the loaded one (`motion` reply) and every `pose` of it carries an `overlay`:
+    /// the source's joints beside the target and the contacts held at that frame. Onto a
+    /// loaded PMX/PMD the motion is resampled to 30 fps, written as the VMD `ikarus retarget …
+    /// --out x.vmd` writes (IK bones placed on their effectors, [`ikarus_jobs::vmd_bytes`])
+    /// and played from it with the model's IK, as MMD would play it.
     Retarget {
         /// The uploaded file's name (its extension picks the format).
         name: String,
@@ -125,6 +129,13 @@ pub enum Request {
         /// The uploaded file's bytes in base64.
         #[serde(default)]
         base64: Option<String>,
+        /// For a `.vmd`: the file name of the PMX/PMD model it plays on (its extension picks
+        /// the format). Without it, a `.vmd` plays on the loaded model.
+        #[serde(default)]
+        model_name: Option<String>,
+        /// For a `.vmd`: that model's bytes in base64.
+        #[serde(default)]
+        model_base64: Option<String>,
     },
 }
 

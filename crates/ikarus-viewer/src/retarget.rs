@@ -1,12 +1,40 @@
 //! `retarget`: an uploaded motion onto the loaded humanoid ([`ikarus_anim::retarget`]), with
-//! the source drawn beside it and the held contacts marked.
+//! the source drawn beside it and the held contacts marked. Sources: every format the page
+//! opens with a motion, and VMD motions played with IK on their model
+//! ([`ikarus_jobs::MmdPlayer`]). Targets: any loaded humanoid, PMX/PMD models included (the
+//! result then plays from the VMD `ikarus retarget` would write, through the model's own IK).
 
 use glam::DVec3;
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
-use ikarus_core::{ModelPose, fk};
+use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_core::{ModelPose, Motion, Skeleton, fk};
+use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
+use ikarus_jobs::{IkMode, MmdPlayer};
 
 use crate::protocol::{OverlayInfo, Reply, SourceFormat};
 use crate::session::{Outcome, Session};
+
+/// A `retarget` request's upload: the motion file and, for a `.vmd`, the model it plays on.
+#[derive(Clone, Debug)]
+pub(crate) struct Upload {
+    /// The motion file's name (its extension picks the format).
+    pub name: String,
+    /// Its text (`.bvh`).
+    pub text: Option<String>,
+    /// Its bytes in base64.
+    pub base64: Option<String>,
+    /// For a `.vmd`: the PMX/PMD model's file name.
+    pub model_name: Option<String>,
+    /// For a `.vmd`: the model's bytes in base64.
+    pub model_base64: Option<String>,
+}
+
+/// A source motion ready to retarget: its skeleton, humanoid map and frames.
+struct SourceMotion {
+    skeleton: Skeleton,
+    map: HumanoidMap,
+    motion: Motion,
+}
 
 /// What a retargeted motion shows beside the target, per frame.
 #[derive(Clone, Debug)]
@@ -31,29 +59,21 @@ impl RetargetOverlay {
 }
 
 impl Session {
-    /// Retargets the uploaded motion `name` onto the loaded humanoid; the result becomes the
-    /// loaded motion and the overlay is kept for the `pose` replies of its frames.
-    pub(crate) fn retarget(
-        &mut self,
-        name: &str,
-        text: Option<String>,
-        base64: Option<String>,
-    ) -> Outcome {
-        let bytes = match (text, base64) {
-            (Some(text), None) => text.into_bytes(),
-            (None, Some(base64)) => {
-                use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD
-                    .decode(base64.trim())
-                    .map_err(|e| format!("{name}: the upload is not valid base64: {e}"))?
-            }
+    /// Retargets the uploaded motion onto the loaded humanoid; the result becomes the loaded
+    /// motion (for a PMX/PMD target, a VMD bound to the model) and the overlay is kept for the
+    /// `pose` replies of its frames.
+    pub(crate) fn retarget(&mut self, upload: &Upload) -> Outcome {
+        let name = upload.name.as_str();
+        let bytes = match (&upload.text, &upload.base64) {
+            (Some(text), None) => text.clone().into_bytes(),
+            (None, Some(base64)) => decode(name, base64)?,
             _ => return Err("retarget takes `name` with `text` or `base64`".to_owned()),
         };
-        if self.loaded.format == SourceFormat::Mmd {
+        if bytes.len() > crate::MAX_UPLOAD_BYTES {
             return Err(format!(
-                "{name}: retargeting onto an MMD model is done by `ikarus retarget … --to {} --out \
-                 motion.vmd`; load that VMD here",
-                self.loaded.name
+                "{name}: {} bytes is larger than the {} byte upload limit",
+                bytes.len(),
+                crate::MAX_UPLOAD_BYTES
             ));
         }
         let target_map = self.loaded.humanoid.clone().ok_or_else(|| {
@@ -62,75 +82,209 @@ impl Session {
                 self.loaded.name
             )
         })?;
-        let source = crate::catalog::parse_upload(name, &bytes)?;
-        let motion = source
-            .document
-            .motion
-            .as_ref()
-            .ok_or_else(|| format!("{name}: no motion to retarget"))?;
-        let source_map = source
-            .humanoid
-            .clone()
-            .ok_or_else(|| format!("{name}: no humanoid bones recognised"))?;
-        let skeleton = &source.document.skeleton;
+        let onto_mmd = self.loaded.format == SourceFormat::Mmd;
+        let source = if ikarus_jobs::is_vmd(std::path::Path::new(name)) {
+            self.played_vmd(upload, &bytes)?
+        } else {
+            if upload.model_name.is_some() || upload.model_base64.is_some() {
+                return Err(format!(
+                    "{name}: `model_name` and `model_base64` go with a .vmd motion only"
+                ));
+            }
+            uploaded_source(name, &bytes)?
+        };
+        // An MMD target plays a VMD: 30 frames per second (a file's rounded 0.0333333 s is
+        // taken as 1/30 s).
+        let at_30 = (source.motion.frame_time() * FRAMES_PER_SECOND - 1.0).abs() < 1e-4;
+        let motion = if onto_mmd && !at_30 {
+            source
+                .motion
+                .resampled(1.0 / FRAMES_PER_SECOND)
+                .map_err(|e| format!("{name}: {e}"))?
+        } else {
+            source.motion
+        };
+        let skeleton = &source.skeleton;
         let target = &self.loaded.document.skeleton;
         let from = Character {
             skeleton,
-            map: &source_map,
+            map: &source.map,
         };
         let to = Character {
             skeleton: target,
             map: &target_map,
         };
-        let result = retarget::retarget(from, motion, to, &RetargetConfig::default())
+        let result = retarget::retarget(from, &motion, to, &RetargetConfig::default())
             .map_err(|e| format!("{name} onto {}: {e}", self.loaded.name))?;
-        // Aside by one leg length and a half, to the target's right.
-        let up = result.feet.target_body.conjugate() * DVec3::Y;
-        let right = result.feet.target_body.conjugate() * DVec3::NEG_X;
-        let mut rest = ModelPose::new(target);
-        fk::forward_kinematics(target, &target.rest_pose(), &mut rest);
-        let height = rest
-            .positions()
-            .map(|p| p.dot(up))
-            .fold(f64::NEG_INFINITY, f64::max)
-            - result.feet.floor;
-        let aside = right * height.max(0.1) * 0.6;
-        let mut model = ModelPose::new(skeleton);
-        let frames = motion
-            .frames()
-            .iter()
-            .map(|pose| {
-                fk::forward_kinematics(skeleton, pose, &mut model);
-                model
-                    .positions()
-                    .map(|p| (result.root.map_point(p) + aside).to_array())
-                    .collect()
-            })
-            .collect();
-        let contacts = (0..result.motion.len())
-            .map(|f| {
-                result
-                    .contacts
-                    .iter()
-                    .filter(|c| (c.start..=c.end).contains(&f))
-                    .map(|c| c.anchor.to_array())
-                    .collect()
-            })
-            .collect();
-        let overlay = RetargetOverlay {
-            parents: skeleton
-                .joints()
-                .map(|j| skeleton.parent(j).map(ikarus_core::JointId::index))
-                .collect(),
-            frames,
-            contacts,
-        };
-        self.set_motion(result.motion, None);
+        let overlay = overlay(skeleton, &motion, target, &result);
+        if onto_mmd {
+            self.bind_retargeted(name, &result.motion)?;
+        } else {
+            self.set_motion(result.motion, None);
+        }
         self.overlay = Some(overlay);
         self.keys.clear();
         let info = self.motion_info().ok_or("the motion did not bind")?;
         let mut replies = vec![Reply::Motion(info)];
         replies.extend(self.show_frame(0)?);
         Ok(replies)
+    }
+
+    /// A `.vmd` upload played with IK ([`MmdPlayer`], MMD's compatible mode, 30 fps) on the
+    /// model sent with it, else on the loaded PMX/PMD model.
+    fn played_vmd(&self, upload: &Upload, bytes: &[u8]) -> Result<SourceMotion, String> {
+        let name = upload.name.as_str();
+        let vmd = Vmd::parse(bytes, 1.0).map_err(|e| format!("{name}: {e}"))?;
+        let (built, model_name, model) = match (&upload.model_name, &upload.model_base64) {
+            (Some(model), Some(base64)) => {
+                let model_bytes = decode(model, base64)?;
+                if model_bytes.len() > crate::MAX_UPLOAD_BYTES {
+                    return Err(format!(
+                        "{model}: {} bytes is larger than the {} byte upload limit",
+                        model_bytes.len(),
+                        crate::MAX_UPLOAD_BYTES
+                    ));
+                }
+                if !ikarus_jobs::is_mmd_model(std::path::Path::new(model)) {
+                    return Err(format!(
+                        "{model}: a VMD motion plays on a .pmx or .pmd model"
+                    ));
+                }
+                let parsed = crate::catalog::parse_mmd_model(model, &model_bytes)?;
+                let built = parsed.build().map_err(|e| format!("{model}: {e}"))?;
+                (built, parsed.name, model.clone())
+            }
+            (None, None) => {
+                let loaded = self.loaded.mmd_model.as_ref().ok_or_else(|| {
+                    format!(
+                        "{name}: a VMD motion plays on its .pmx or .pmd model: load the model, \
+                         or send it with the motion (`model_name` + `model_base64`); {} is not one",
+                        self.loaded.name
+                    )
+                })?;
+                (
+                    loaded.built.clone(),
+                    loaded.name.clone(),
+                    self.loaded.name.clone(),
+                )
+            }
+            _ => return Err("`model_name` and `model_base64` go together".to_owned()),
+        };
+        let mut player = MmdPlayer::new(built, model_name, &vmd, IkMode::Compatible)
+            .map_err(|e| format!("{model}: {e}"))?;
+        let keyed = vmd.keyed_bones().len();
+        if keyed > 0 && player.unmatched.len() == keyed {
+            return Err(format!(
+                "{name}: none of its {keyed} keyed bones is in {model}"
+            ));
+        }
+        let motion = player
+            .motion(None, |_, _| {})
+            .map_err(|e| format!("{name}: {e}"))?;
+        let skeleton = player.built.skeleton;
+        let map = HumanoidMap::recognise(&skeleton);
+        if map.is_empty() {
+            return Err(format!("{model}: no humanoid bones recognised"));
+        }
+        Ok(SourceMotion {
+            skeleton,
+            map,
+            motion,
+        })
+    }
+
+    /// Binds the motion retargeted onto the loaded MMD model as the VMD written for it
+    /// ([`ikarus_jobs::vmd_bytes`]: IK bones on their effectors, f32 keys), read back: the
+    /// viewer then plays what MMD would, through the model's IK.
+    fn bind_retargeted(&mut self, name: &str, motion: &Motion) -> Result<(), String> {
+        let skeleton = &self.loaded.document.skeleton;
+        let (Some(model), Some(rig), Some(mmd)) = (
+            self.loaded.mmd_model.as_ref(),
+            self.loaded.document.rig.as_ref(),
+            self.mmd.as_mut(),
+        ) else {
+            return Err(format!("{}: no MMD rig to play on", self.loaded.name));
+        };
+        let bytes = ikarus_jobs::vmd_bytes(skeleton, rig, &model.name, motion, 1.0)
+            .map_err(|e| format!("{name} onto {}: {e}", self.loaded.name))?;
+        let vmd = Vmd::parse(&bytes, 1.0).map_err(|e| format!("{name}: the written VMD: {e}"))?;
+        mmd.set_motion(&vmd, skeleton);
+        self.loaded.vmd = Some(vmd);
+        Ok(())
+    }
+}
+
+/// The base64 `text` of upload `name` decoded.
+fn decode(name: &str, text: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("{name}: the upload is not valid base64: {e}"))
+}
+
+/// An uploaded motion file (BVH, glTF/GLB/VRM with an animation, VRMA).
+fn uploaded_source(name: &str, bytes: &[u8]) -> Result<SourceMotion, String> {
+    let source = crate::catalog::parse_upload(name, bytes)?;
+    let map = source
+        .humanoid
+        .ok_or_else(|| format!("{name}: no humanoid bones recognised"))?;
+    let motion = source
+        .document
+        .motion
+        .ok_or_else(|| format!("{name}: no motion to retarget"))?;
+    Ok(SourceMotion {
+        skeleton: source.document.skeleton,
+        map,
+        motion,
+    })
+}
+
+/// The source's joints per frame (mapped onto the target's scale and floor, moved aside by
+/// a leg length and a half to the target's right) and the contacts held at each frame.
+fn overlay(
+    skeleton: &Skeleton,
+    motion: &Motion,
+    target: &Skeleton,
+    result: &retarget::Retargeted,
+) -> RetargetOverlay {
+    let up = result.feet.target_body.conjugate() * DVec3::Y;
+    let right = result.feet.target_body.conjugate() * DVec3::NEG_X;
+    let mut rest = ModelPose::new(target);
+    fk::forward_kinematics(target, &target.rest_pose(), &mut rest);
+    let height = rest
+        .positions()
+        .map(|p| p.dot(up))
+        .fold(f64::NEG_INFINITY, f64::max)
+        - result.feet.floor;
+    let aside = right * height.max(0.1) * 0.6;
+    let mut model = ModelPose::new(skeleton);
+    let frames = motion
+        .frames()
+        .iter()
+        .map(|pose| {
+            fk::forward_kinematics(skeleton, pose, &mut model);
+            model
+                .positions()
+                .map(|p| (result.root.map_point(p) + aside).to_array())
+                .collect()
+        })
+        .collect();
+    let contacts = (0..result.motion.len())
+        .map(|f| {
+            result
+                .contacts
+                .iter()
+                .filter(|c| (c.start..=c.end).contains(&f))
+                .map(|c| c.anchor.to_array())
+                .collect()
+        })
+        .collect();
+    RetargetOverlay {
+        parents: skeleton
+            .joints()
+            .map(|j| skeleton.parent(j).map(ikarus_core::JointId::index))
+            .collect(),
+        frames,
+        contacts,
     }
 }

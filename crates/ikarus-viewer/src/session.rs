@@ -43,8 +43,11 @@ pub(crate) struct Loaded {
     pub path: Option<PathBuf>,
     /// The humanoid map: a VRM file's own, else recognised from the joint names.
     pub humanoid: Option<HumanoidMap>,
-    /// A VMD motion given with the model (`--motion`).
+    /// A VMD motion given with the model (`--motion`), or bound by a `load` or `retarget`.
     pub vmd: Option<Vmd>,
+    /// For PMX/PMD models: the model as built, with its name (what retargeting plays a VMD
+    /// on and writes a VMD for).
+    pub mmd_model: Option<Arc<crate::catalog::MmdSource>>,
 }
 
 /// Everything one page connection owns; another connection never sees it.
@@ -205,7 +208,19 @@ impl Session {
                 profile,
             } => self.generate(duration, fps.unwrap_or(30.0), profile),
             Request::ExportBvh => self.export_bvh(),
-            Request::Retarget { name, text, base64 } => self.retarget(&name, text, base64),
+            Request::Retarget {
+                name,
+                text,
+                base64,
+                model_name,
+                model_base64,
+            } => self.retarget(&crate::retarget::Upload {
+                name,
+                text,
+                base64,
+                model_name,
+                model_base64,
+            }),
         }
     }
 
@@ -303,6 +318,7 @@ impl Session {
             ));
         }
         self.loaded.vmd = Some(vmd);
+        self.overlay = None;
         self.keys.clear();
         Ok(())
     }

@@ -124,6 +124,8 @@ function onPose(reply) {
   appState.base = reply.base;
   appState.frame = reply.frame;
   appState.ik = reply.ik;
+  // A retargeted motion's source drawn beside the target (screen positions in `publish`).
+  appState.overlay = reply.overlay ? { joints: reply.overlay.source.length, contacts: reply.overlay.contacts.length } : null;
   if (reply.ik) $('ik').checked = reply.ik.enabled;
   appState.positions = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.positions[i]]));
   appState.rotations = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.rotations[i]]));
@@ -257,23 +259,42 @@ async function upload(file) {
   send({ type: 'load', name: file.name, base64: btoa(binary) });
 }
 $('file').onchange = () => { if ($('file').files[0]) upload($('file').files[0]); $('file').value = ''; };
-// A motion retargeted onto the loaded humanoid (the server runs ikarus_anim::retarget).
-async function retargetUpload(file) {
-  if (file.size > maxUpload) {
-    showError(`${file.name}: ${file.size} bytes is larger than the ${maxUpload} byte upload limit`);
-    return;
-  }
-  if (/\.bvh$/i.test(file.name)) {
-    send({ type: 'retarget', name: file.name, text: await file.text() });
-    return;
-  }
+/** A file's bytes as base64 (in chunks: `String.fromCharCode` takes a bounded argument list). */
+async function base64Of(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   let binary = '';
   for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
-  send({ type: 'retarget', name: file.name, base64: btoa(binary) });
+  return btoa(binary);
+}
+
+// A motion retargeted onto the loaded humanoid (the server runs ikarus_anim::retarget). A .vmd
+// plays on the .pmx/.pmd chosen with it, else on the loaded MMD model.
+async function retargetUpload(files) {
+  const isModel = (f) => /\.(pmx|pmd)$/i.test(f.name);
+  const motion = files.find((f) => !isModel(f)), model = files.find(isModel);
+  if (!motion) {
+    showError('choose the motion to retarget (with its .pmx/.pmd model for a .vmd)');
+    return;
+  }
+  for (const file of [motion, model]) {
+    if (file && file.size > maxUpload) {
+      showError(`${file.name}: ${file.size} bytes is larger than the ${maxUpload} byte upload limit`);
+      return;
+    }
+  }
+  const request = { type: 'retarget', name: motion.name };
+  if (/\.bvh$/i.test(motion.name)) request.text = await motion.text();
+  else request.base64 = await base64Of(motion);
+  if (model && /\.vmd$/i.test(motion.name)) {
+    request.model_name = model.name;
+    request.model_base64 = await base64Of(model);
+  }
+  appState.retargeting = motion.name;
+  send(request);
 }
 $('retarget-file').onchange = () => {
-  if ($('retarget-file').files[0]) retargetUpload($('retarget-file').files[0]);
+  const files = [...$('retarget-file').files];
+  if (files.length) retargetUpload(files);
   $('retarget-file').value = '';
 };
 window.addEventListener('dragover', (e) => e.preventDefault());
@@ -344,6 +365,9 @@ function publish() {
     const [x, y] = view.toScreen(view.positions[i], rect);
     return { name: j.name, humanoid: skeleton.humanoid[i], screen: [x, y], world: pose.positions[i] };
   });
+  if (pose.overlay && appState.overlay) {
+    appState.overlay.screen = pose.overlay.source.map((p) => view.toScreen(new THREE.Vector3(...p), rect).slice(0, 2));
+  }
   appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
   appState.ready = true;
 }

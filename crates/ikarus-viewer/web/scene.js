@@ -471,14 +471,21 @@ export class SkeletonView {
 
   /**
    * Renders and counts pixels that differ from the background (a "something was drawn" check).
-   * `meshOnly` hides the skeleton, grid and targets first, so only the skinned mesh counts;
+   * `meshOnly` hides the skeleton, grid, targets and a retargeted motion's source first, so
+   * only the skinned mesh counts; `withoutSource` hides the source alone (what it adds);
    * `grid` is the drawn count per cell of a 16 × 9 grid over the canvas (bottom row first),
    * for comparing where things were drawn.
    */
-  samplePixels({ meshOnly = false } = {}) {
+  samplePixels({ meshOnly = false, withoutSource = false } = {}) {
     if (meshOnly) this.showOverlay(false);
+    const source = this.retarget?.lines, shown = source?.visible;
+    if ((withoutSource || meshOnly) && source) source.visible = false;
     this.render();
     if (meshOnly) this.showOverlay(true);
+    if (source) source.visible = shown;
+    // The canvas now holds the sampled frame: draw the scene as shown again on the next frame
+    // (else a screenshot would show the sample without the hidden parts).
+    if (withoutSource || meshOnly) this.invalidate();
     const gl = this.renderer.getContext();
     const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
     const pixels = new Uint8Array(w * h * 4);
