@@ -33,6 +33,7 @@
 
 mod auto;
 mod leg;
+pub mod lm;
 mod srs;
 pub(crate) mod subproblem;
 
