@@ -70,22 +70,88 @@ pub struct ChainLmOutcome {
     pub converged: bool,
 }
 
-/// The chain at one `q`: tip frame, every joint's axis line, residual and its size.
+/// The chain prepared for `N` joints: arrays the compiler sizes and unrolls.
+struct Chain<const N: usize> {
+    axis: [DVec3; N],
+    point: [DVec3; N],
+    lower: [f64; N],
+    upper: [f64; N],
+    /// `base_from_tip` at `q = 0`.
+    tip_translation: DVec3,
+    tip_rotation: DQuat,
+}
+
+impl<const N: usize> Chain<N> {
+    fn new(screws: &Screws) -> Self {
+        Self {
+            axis: std::array::from_fn(|i| screws.joints[i].axis),
+            point: std::array::from_fn(|i| screws.joints[i].point),
+            lower: std::array::from_fn(|i| screws.lower[i]),
+            upper: std::array::from_fn(|i| screws.upper[i]),
+            tip_translation: screws.tip.translation,
+            tip_rotation: DQuat::from_mat3(&screws.tip.matrix3).normalize(),
+        }
+    }
+
+    /// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip`, the axis lines at `q`
+    /// and the residual against `goal`.
+    fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
+        let mut rotation = DQuat::IDENTITY;
+        let mut translation = DVec3::ZERO;
+        for i in 0..N {
+            // The joint's line at the current q (the joints before it moved): G · (ω, o).
+            let point = rotation * self.point[i] + translation;
+            out.axis[i] = rotation * self.axis[i];
+            out.point[i] = point;
+            // G · e(θ): x ↦ R·(r·(x − o₀) + o₀) + t = (R·r)·x + (o − R·r·o₀).
+            let (sin, cos) = sin_cos(0.5 * q[i]);
+            let a = self.axis[i] * sin;
+            rotation *= DQuat::from_xyzw(a.x, a.y, a.z, cos);
+            translation = point - rotation * self.point[i];
+        }
+        out.tip = rotation * self.tip_translation + translation;
+        let dp = goal.position - out.tip;
+        out.e[..3].copy_from_slice(&dp.to_array());
+        out.position_error = dp.length();
+        let mut squared = dp.length_squared();
+        if let Some(target) = goal.orientation {
+            let d = target * (rotation * self.tip_rotation).conjugate();
+            let d = if d.w < 0.0 { -d } else { d };
+            let s = d.xyz().length();
+            let angle = 2.0 * s.atan2(d.w);
+            let v = if s > 1e-300 {
+                d.xyz() * (angle / s)
+            } else {
+                d.xyz() * 2.0
+            };
+            out.e[3..].copy_from_slice(&v.to_array());
+            out.rotation_error = angle;
+            squared += v.length_squared();
+        } else {
+            out.e[3..].fill(0.0);
+            out.rotation_error = 0.0;
+        }
+        out.cost = 0.5 * squared;
+    }
+}
+
+/// The chain at one `q`: every joint's axis line, the tip point, the residual and its size.
 #[derive(Clone, Copy)]
-struct State {
-    axis: [DVec3; MAX_JOINTS],
-    point: [DVec3; MAX_JOINTS],
+struct State<const N: usize> {
+    axis: [DVec3; N],
+    point: [DVec3; N],
     tip: DVec3,
+    /// `[Δp; Δr]`, the rotation rows 0 without an orientation goal.
     e: [f64; 6],
     cost: f64,
     position_error: f64,
     rotation_error: f64,
 }
 
-impl State {
+impl<const N: usize> State<N> {
     const EMPTY: Self = Self {
-        axis: [DVec3::ZERO; MAX_JOINTS],
-        point: [DVec3::ZERO; MAX_JOINTS],
+        axis: [DVec3::ZERO; N],
+        point: [DVec3::ZERO; N],
         tip: DVec3::ZERO,
         e: [0.0; 6],
         cost: 0.0,
@@ -104,41 +170,46 @@ impl State {
     }
 }
 
-/// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip` and the axis lines.
-fn evaluate(screws: &Screws, tip_rotation: DQuat, goal: &ChainGoal, q: &[f64], out: &mut State) {
-    let mut rotation = DQuat::IDENTITY;
-    let mut translation = DVec3::ZERO;
-    for (i, (joint, &angle)) in screws.joints.iter().zip(q).enumerate() {
-        // The joint's line at the current q (the joints before it moved): G · (ω, o).
-        let point = rotation * joint.point + translation;
-        out.axis[i] = rotation * joint.axis;
-        out.point[i] = point;
-        // G · e(θ): x ↦ R·(r·(x − o₀) + o₀) + t = (R·r)·x + (o − R·r·o₀).
-        rotation *= DQuat::from_axis_angle(joint.axis, angle);
-        translation = point - rotation * joint.point;
+/// `(sin x, cos x)` by Taylor polynomials on `|r| ≤ π/4` after removing whole quarter
+/// turns (`r = x − kπ/2`, π/2 in three parts); within 2 ulp of the library's for `|x| < 1e4`,
+/// beyond which it defers to it. The library's call costs a rounding-mode save and restore;
+/// this is the forward pass's only transcendental.
+fn sin_cos(x: f64) -> (f64, f64) {
+    // π/2 in three parts, the first two of 33 significant bits (so `k ·` them is exact).
+    const PI_2_A: f64 = 1.570_796_326_734_125_6;
+    const PI_2_B: f64 = 6.077_100_506_303_966e-11;
+    const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
+    if x.abs() >= 1e4 || x.is_nan() {
+        return x.sin_cos();
     }
-    out.tip = rotation * screws.tip.translation + translation;
-    let dp = goal.position - out.tip;
-    out.e[..3].copy_from_slice(&dp.to_array());
-    out.position_error = dp.length();
-    let mut squared = dp.length_squared();
-    if let Some(target) = goal.orientation {
-        let d = target * (rotation * tip_rotation).conjugate();
-        let d = if d.w < 0.0 { -d } else { d };
-        let s = d.xyz().length();
-        let angle = 2.0 * s.atan2(d.w);
-        let v = if s > 1e-300 {
-            d.xyz() * (angle / s)
-        } else {
-            d.xyz() * 2.0
-        };
-        out.e[3..].copy_from_slice(&v.to_array());
-        out.rotation_error = angle;
-        squared += v.length_squared();
-    } else {
-        out.rotation_error = 0.0;
+    let k = (x * std::f64::consts::FRAC_2_PI).round();
+    let r = ((x - k * PI_2_A) - k * PI_2_B) - k * PI_2_C;
+    let r2 = r * r;
+    // 1/3!, 1/5!, … 1/15! and 1/2!, 1/4!, … 1/16!, alternating signs.
+    let sin = r + r
+        * r2
+        * (-1.0 / 6.0
+            + r2 * (1.0 / 120.0
+                + r2 * (-1.0 / 5040.0
+                    + r2 * (1.0 / 362_880.0
+                        + r2 * (-1.0 / 39_916_800.0
+                            + r2 * (1.0 / 6_227_020_800.0 + r2 * (-1.0 / 1_307_674_368_000.0)))))));
+    let cos = 1.0
+        + r2 * (-0.5
+            + r2 * (1.0 / 24.0
+                + r2 * (-1.0 / 720.0
+                    + r2 * (1.0 / 40_320.0
+                        + r2 * (-1.0 / 3_628_800.0
+                            + r2 * (1.0 / 479_001_600.0
+                                + r2 * (-1.0 / 87_178_291_200.0
+                                    + r2 * (1.0 / 20_922_789_888_000.0))))))));
+    #[allow(clippy::cast_possible_truncation)] // |k| < 1e4
+    match (k as i64).rem_euclid(4) {
+        0 => (sin, cos),
+        1 => (cos, -sin),
+        2 => (-sin, -cos),
+        _ => (-cos, sin),
     }
-    out.cost = 0.5 * squared;
 }
 
 /// splitmix64: the restarts' deterministic draws.
@@ -154,14 +225,10 @@ impl SplitMix {
     }
 }
 
-/// Cholesky solve of the `n × n` system in place (`a` row-major, lower triangle used);
-/// false when not positive definite.
-fn cholesky_solve(
-    a: &mut [[f64; MAX_JOINTS]; MAX_JOINTS],
-    x: &mut [f64; MAX_JOINTS],
-    n: usize,
-) -> bool {
-    for j in 0..n {
+/// Solves `a · x = x₀` in place by Cholesky factorisation (`a` symmetric, its lower triangle
+/// overwritten); false when `a` is not positive definite.
+fn cholesky_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
+    for j in 0..N {
         let mut d = a[j][j];
         for k in 0..j {
             d -= a[j][k] * a[j][k];
@@ -169,10 +236,10 @@ fn cholesky_solve(
         if d.is_nan() || d <= 0.0 {
             return false;
         }
-        // The diagonal holds the reciprocal of the factor's diagonal: one division per column.
+        // The diagonal keeps the factor's reciprocal: one division per column.
         let inverse = 1.0 / d.sqrt();
         a[j][j] = inverse;
-        for i in j + 1..n {
+        for i in j + 1..N {
             let mut s = a[i][j];
             for k in 0..j {
                 s -= a[i][k] * a[j][k];
@@ -180,16 +247,16 @@ fn cholesky_solve(
             a[i][j] = s * inverse;
         }
     }
-    for i in 0..n {
+    for i in 0..N {
         let mut s = x[i];
         for k in 0..i {
             s -= a[i][k] * x[k];
         }
         x[i] = s * a[i][i];
     }
-    for i in (0..n).rev() {
+    for i in (0..N).rev() {
         let mut s = x[i];
-        for k in i + 1..n {
+        for k in i + 1..N {
             s -= a[k][i] * x[k];
         }
         x[i] = s * a[i][i];
@@ -198,45 +265,71 @@ fn cholesky_solve(
 }
 
 /// The solver's state across sweeps.
-struct Lm<'a> {
-    screws: &'a Screws,
-    /// The rotation of `screws.tip`.
-    tip_rotation: DQuat,
+struct Lm<'a, const N: usize> {
+    chain: Chain<N>,
     goal: &'a ChainGoal,
     config: &'a LmConfig,
-    n: usize,
-    rows: usize,
     lambda: f64,
     nu: f64,
 }
 
-impl Lm<'_> {
+impl<const N: usize> Lm<'_, N> {
+    /// `JᵀJ` and `Jᵀe` at `current`: column `c` of `J` is `[ω × (p − o); ω]` (rotation rows 0
+    /// without an orientation goal).
+    fn linearise(&self, current: &State<N>) -> ([[f64; N]; N], [f64; N]) {
+        let rotation_rows = if self.goal.orientation.is_some() {
+            1.0
+        } else {
+            0.0
+        };
+        let mut jac = [[0.0; 6]; N];
+        for c in 0..N {
+            let w = current.axis[c];
+            let v = w.cross(current.tip - current.point[c]);
+            let w = w * rotation_rows;
+            jac[c] = [v.x, v.y, v.z, w.x, w.y, w.z];
+        }
+        let mut normal = [[0.0; N]; N];
+        let mut gradient = [0.0; N];
+        for a in 0..N {
+            for b in 0..=a {
+                let mut s = 0.0;
+                for r in 0..6 {
+                    s += jac[a][r] * jac[b][r];
+                }
+                normal[a][b] = s;
+                normal[b][a] = s;
+            }
+            let mut g = 0.0;
+            for r in 0..6 {
+                g += jac[a][r] * current.e[r];
+            }
+            gradient[a] = g;
+        }
+        (normal, gradient)
+    }
+
     /// One sweep from `q` / `current`: on an accepted step both hold the new pose and the
     /// largest joint change is returned; 0 when no step lowered the cost.
-    fn sweep(&mut self, q: &mut [f64], current: &mut State, trial: &mut State) -> f64 {
-        let n = self.n;
+    fn sweep(&mut self, q: &mut [f64; N], current: &mut State<N>, trial: &mut State<N>) -> f64 {
         let (normal, gradient) = self.linearise(current);
-        let floor = 1e-9 * (0..n).map(|a| normal[a][a]).fold(1e-12, f64::max);
-        let (lower, upper) = (&self.screws.lower, &self.screws.upper);
+        let floor = 1e-9 * (0..N).map(|a| normal[a][a]).fold(1e-12, f64::max);
+        let (lower, upper) = (self.chain.lower, self.chain.upper);
         let limit = self.config.iteration.max_step_angle;
-        let mut fixed = [false; MAX_JOINTS];
-        let mut trial_q = [0.0; MAX_JOINTS];
         for _ in 0..self.config.max_tries {
-            fixed[..n].fill(false);
-            let mut step = [0.0; MAX_JOINTS];
+            let mut fixed = [false; N];
+            let mut step = [0.0; N];
             // Solve, hold the joints pushed against their stops, solve again.
             for _ in 0..2 {
                 if !self.solve_damped(&normal, &gradient, floor, fixed, &mut step) {
                     return 0.0;
                 }
                 let mut held = false;
-                for c in 0..n {
+                for c in 0..N {
                     let s = step[c];
-                    if fixed[c] {
-                        continue;
-                    }
-                    if (s > 0.0 && q[c] >= upper[c] - 1e-12)
-                        || (s < 0.0 && q[c] <= lower[c] + 1e-12)
+                    if !fixed[c]
+                        && ((s > 0.0 && q[c] >= upper[c] - 1e-12)
+                            || (s < 0.0 && q[c] <= lower[c] + 1e-12))
                     {
                         fixed[c] = true;
                         held = true;
@@ -246,45 +339,40 @@ impl Lm<'_> {
                     break;
                 }
             }
-            for c in (0..n).filter(|&c| fixed[c]) {
-                step[c] = 0.0;
+            for c in 0..N {
+                if fixed[c] {
+                    step[c] = 0.0;
+                }
             }
-            let largest = step[..n].iter().fold(0.0_f64, |m, s| m.max(s.abs()));
+            let largest = step.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
             if largest == 0.0 {
                 // Every free direction is held on a stop: nothing can improve this start.
                 break;
             }
             if largest > limit {
-                step[..n].iter_mut().for_each(|s| *s *= limit / largest);
+                for s in &mut step {
+                    *s *= limit / largest;
+                }
             }
-            for c in 0..n {
-                trial_q[c] = (q[c] + step[c]).clamp(lower[c], upper[c]);
-            }
-            evaluate(
-                self.screws,
-                self.tip_rotation,
-                self.goal,
-                &trial_q[..n],
-                trial,
-            );
+            let trial_q: [f64; N] =
+                std::array::from_fn(|c| (q[c] + step[c]).clamp(lower[c], upper[c]));
+            self.chain.evaluate(self.goal, &trial_q, trial);
             if trial.cost < current.cost {
-                let predicted: f64 = 0.5
-                    * (0..n)
-                        .map(|a| {
-                            step[a]
-                                * (self.lambda * normal[a][a].max(floor) * step[a] + gradient[a])
-                        })
-                        .sum::<f64>();
+                let mut predicted = 0.0;
+                for a in 0..N {
+                    predicted +=
+                        step[a] * (self.lambda * normal[a][a].max(floor) * step[a] + gradient[a]);
+                }
                 let rho = if predicted > 0.0 {
-                    (current.cost - trial.cost) / predicted
+                    (current.cost - trial.cost) / (0.5 * predicted)
                 } else {
                     1.0
                 };
-                self.lambda =
-                    (self.lambda * (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0)).max(1e-12);
+                self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
+                self.lambda = self.lambda.max(1e-12);
                 self.nu = 2.0;
-                let moved = (0..n).fold(0.0_f64, |m, c| m.max((trial_q[c] - q[c]).abs()));
-                q[..n].copy_from_slice(&trial_q[..n]);
+                let moved = (0..N).fold(0.0_f64, |m, c| m.max((trial_q[c] - q[c]).abs()));
+                *q = trial_q;
                 std::mem::swap(current, trial);
                 return moved;
             }
@@ -297,47 +385,21 @@ impl Lm<'_> {
         0.0
     }
 
-    /// `JᵀJ` and `Jᵀe` at `current`.
-    fn linearise(&self, current: &State) -> ([[f64; MAX_JOINTS]; MAX_JOINTS], [f64; MAX_JOINTS]) {
-        let (n, rows) = (self.n, self.rows);
-        // Column c: [ω × (p − o); ω], stored row-major.
-        let mut jac = [[0.0; MAX_JOINTS]; 6];
-        for c in 0..n {
-            let w = current.axis[c];
-            let v = w.cross(current.tip - current.point[c]);
-            for (r, x) in v.to_array().into_iter().chain(w.to_array()).enumerate() {
-                jac[r][c] = x;
-            }
-        }
-        let mut normal = [[0.0; MAX_JOINTS]; MAX_JOINTS];
-        let mut gradient = [0.0; MAX_JOINTS];
-        for a in 0..n {
-            for b in 0..=a {
-                let s: f64 = jac[..rows].iter().map(|row| row[a] * row[b]).sum();
-                normal[a][b] = s;
-                normal[b][a] = s;
-            }
-            gradient[a] = (0..rows).map(|r| jac[r][a] * current.e[r]).sum();
-        }
-        (normal, gradient)
-    }
-
     /// `(JᵀJ + λD) h = Jᵀe` with the `fixed` columns held at zero.
     fn solve_damped(
         &self,
-        normal: &[[f64; MAX_JOINTS]; MAX_JOINTS],
-        gradient: &[f64; MAX_JOINTS],
+        normal: &[[f64; N]; N],
+        gradient: &[f64; N],
         floor: f64,
-        fixed: [bool; MAX_JOINTS],
-        step: &mut [f64; MAX_JOINTS],
+        fixed: [bool; N],
+        step: &mut [f64; N],
     ) -> bool {
-        let n = self.n;
         let mut system = *normal;
-        for a in 0..n {
+        for a in 0..N {
             system[a][a] += self.lambda * normal[a][a].max(floor);
             step[a] = gradient[a];
             if fixed[a] {
-                for b in 0..n {
+                for b in 0..N {
                     system[a][b] = 0.0;
                     system[b][a] = 0.0;
                 }
@@ -345,7 +407,7 @@ impl Lm<'_> {
                 step[a] = 0.0;
             }
         }
-        cholesky_solve(&mut system, step, n) && step[..n].iter().all(|s| s.is_finite())
+        cholesky_solve(&mut system, step) && step.iter().all(|s| s.is_finite())
     }
 }
 
@@ -362,9 +424,6 @@ pub fn solve(
     q: &mut [f64],
 ) -> Result<ChainLmOutcome, String> {
     let n = screws.joints.len();
-    if n > MAX_JOINTS {
-        return Err(format!("{n} joints; at most {MAX_JOINTS}"));
-    }
     if q.len() != n {
         return Err(format!("q has {} entries; the chain has {n}", q.len()));
     }
@@ -375,24 +434,40 @@ pub fn solve(
         return Err("the goal is not finite".into());
     }
     config.validate()?;
-    let settings = &config.iteration;
-    for (v, (&l, &u)) in q.iter_mut().zip(screws.lower.iter().zip(&screws.upper)) {
-        *v = v.clamp(l, u);
+    match n {
+        1 => Ok(solve_n::<1>(screws, goal, config, tolerance, q)),
+        2 => Ok(solve_n::<2>(screws, goal, config, tolerance, q)),
+        3 => Ok(solve_n::<3>(screws, goal, config, tolerance, q)),
+        4 => Ok(solve_n::<4>(screws, goal, config, tolerance, q)),
+        5 => Ok(solve_n::<5>(screws, goal, config, tolerance, q)),
+        6 => Ok(solve_n::<6>(screws, goal, config, tolerance, q)),
+        7 => Ok(solve_n::<7>(screws, goal, config, tolerance, q)),
+        8 => Ok(solve_n::<8>(screws, goal, config, tolerance, q)),
+        _ => Err(format!("{n} joints; this solver takes 1 to {MAX_JOINTS}")),
     }
+}
+
+/// [`solve`] for a chain of `N` joints (`q.len() == N`).
+fn solve_n<const N: usize>(
+    screws: &Screws,
+    goal: &ChainGoal,
+    config: &LmConfig,
+    tolerance: Tolerance,
+    q_out: &mut [f64],
+) -> ChainLmOutcome {
+    let settings = &config.iteration;
+    let chain = Chain::<N>::new(screws);
+    let mut q: [f64; N] = std::array::from_fn(|c| q_out[c].clamp(chain.lower[c], chain.upper[c]));
+    let (mut current, mut trial) = (State::<N>::EMPTY, State::<N>::EMPTY);
+    chain.evaluate(goal, &q, &mut current);
     let mut lm = Lm {
-        screws,
-        tip_rotation: DQuat::from_mat3(&screws.tip.matrix3).normalize(),
+        chain,
         goal,
         config,
-        n,
-        rows: if goal.orientation.is_some() { 6 } else { 3 },
         lambda: config.lambda,
         nu: 2.0,
     };
-    let (mut current, mut trial) = (State::EMPTY, State::EMPTY);
-    evaluate(screws, lm.tip_rotation, goal, q, &mut current);
-    let mut best = [0.0; MAX_JOINTS];
-    best[..n].copy_from_slice(q);
+    let mut best = q;
     let mut best_score = current.score(tolerance);
     let mut best_converged = current.converged(tolerance);
     let (mut iterations, mut restarts) = (0, 0);
@@ -401,17 +476,18 @@ pub fn solve(
     let deadline = settings
         .time_budget_us
         .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
-    while iterations < settings.max_iterations && !current.converged(tolerance) && n > 0 {
-        let s = current.score(tolerance);
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) || !s.is_finite() {
+    while iterations < settings.max_iterations && !current.converged(tolerance) {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d)
+            || !current.score(tolerance).is_finite()
+        {
             break;
         }
-        let moved = lm.sweep(q, &mut current, &mut trial);
+        let moved = lm.sweep(&mut q, &mut current, &mut trial);
         iterations += 1;
         let s = current.score(tolerance);
         if s < best_score {
             best_score = s;
-            best[..n].copy_from_slice(q);
+            best = q;
             best_converged = current.converged(tolerance);
         }
         let still = moved < settings.min_step;
@@ -427,16 +503,16 @@ pub fn solve(
             }
             restarts += 1;
             let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
-            for (c, v) in q.iter_mut().enumerate() {
-                let (l, u) = (screws.lower[c], screws.upper[c]);
+            for c in 0..N {
+                let (l, u) = (lm.chain.lower[c], lm.chain.upper[c]);
                 let (low, high) = if l.is_finite() && u.is_finite() {
                     (l, u)
                 } else {
                     (best[c] - kick, best[c] + kick)
                 };
-                *v = (low + (high - low) * rng.next_f64()).clamp(l, u);
+                q[c] = (low + (high - low) * rng.next_f64()).clamp(l, u);
             }
-            evaluate(screws, lm.tip_rotation, goal, q, &mut current);
+            lm.chain.evaluate(goal, &q, &mut current);
             lm.lambda = config.lambda;
             lm.nu = 2.0;
             window = (current.score(tolerance), iterations);
@@ -444,12 +520,31 @@ pub fn solve(
     }
     if current.score(tolerance) < best_score {
         best_converged = current.converged(tolerance);
-        best[..n].copy_from_slice(q);
+        best = q;
     }
-    q.copy_from_slice(&best[..n]);
-    Ok(ChainLmOutcome {
+    q_out.copy_from_slice(&best);
+    ChainLmOutcome {
         iterations,
         restarts,
         converged: best_converged,
-    })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sin_cos;
+
+    #[test]
+    fn sin_cos_matches_the_library() {
+        let mut worst: f64 = 0.0;
+        for i in -200_000..=200_000 {
+            let x = f64::from(i) * 1e-4 * 3.7;
+            let (s, c) = sin_cos(x);
+            let (s0, c0) = x.sin_cos();
+            worst = worst.max((s - s0).abs()).max((c - c0).abs());
+        }
+        assert!(worst < 4e-16, "worst difference {worst:e}");
+        let (s, c) = sin_cos(2e4);
+        assert_eq!((s, c), 2e4_f64.sin_cos());
+    }
 }
