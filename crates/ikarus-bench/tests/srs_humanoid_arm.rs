@@ -1,5 +1,5 @@
-//! The S-R-S closed form on the left arm of `simple_humanoid.urdf` (`torso → l_wrist`) under the TRAC-IK
-//! protocol: all 10,000 targets of `benches/robot.rs` (random legal joint vectors, seed 42 →
+//! The S-R-S closed form on the left arm of `simple_humanoid.urdf` (`torso → l_wrist`) under
+//! the TRAC-IK protocol: all 10,000 targets of `benches/robot.rs` (random legal joint vectors, seed 42 →
 //! 6-D tip targets, every solve from the middle of the limits) must be solved, judged by
 //! forward kinematics of the returned `q` with every joint legal. Each target comes from a
 //! legal joint vector, so a swivel and a branch that fit the limits exist for every one:
