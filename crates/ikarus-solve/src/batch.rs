@@ -4,8 +4,12 @@
 //! Targets are tip frames in the chain's base frame (`base_from_tip`, as robot IK is posed);
 //! seeds and solutions are joint vectors `q` ([`JointChain`]). Every solve starts from the
 //! skeleton's rest pose with the seed written in, runs the configured solver through
-//! [`solve_with`](crate::solve_with) (one workspace per thread) and reads `q` back from the returned pose. Results keep the input
-//! order whatever the number of threads.
+//! [`solve_with`](crate::solve_with) (one workspace per thread) and reads `q` back from the
+//! returned pose — except Levenberg–Marquardt on a chain of 1 to 8 hinges (and `blend` 1),
+//! which runs on `q` itself ([`robot::lm`](crate::robot::lm): the same method, parameters and
+//! restarts without the pose bookkeeping). Either way the reported errors are forward
+//! kinematics of the returned `q`. Results keep the input order whatever the number of
+//! threads.
 
 use std::time::Instant;
 
@@ -281,7 +285,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Levenberg–Marquardt on `q` itself ([`lm::solve`]), the residuals by forward kinematics
-    /// of the returned `q`; `None` when the solver declines the input.
+    /// of the returned `q`; `None` when the solver declines the input. A target not met is
+    /// `max_iterations` (sweeps or restarts spent): this path does not prove unreachability.
     fn chain_lm(
         &mut self,
         screws: &Screws,
