@@ -182,7 +182,9 @@ fn sin_cos(x: f64) -> (f64, f64) {
     if x.abs() >= 1e4 || x.is_nan() {
         return x.sin_cos();
     }
-    let k = (x * std::f64::consts::FRAC_2_PI).round();
+    // Round to nearest by the 1.5·2⁵² shift: `f64::round` is a library call on baseline x86-64.
+    const SHIFT: f64 = 6_755_399_441_055_744.0;
+    let k = (x * std::f64::consts::FRAC_2_PI + SHIFT) - SHIFT;
     let r = ((x - k * PI_2_A) - k * PI_2_B) - k * PI_2_C;
     let r2 = r * r;
     // 1/3!, 1/5!, … 1/15! and 1/2!, 1/4!, … 1/16!, alternating signs.
