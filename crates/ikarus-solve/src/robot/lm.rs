@@ -179,11 +179,11 @@ fn sin_cos(x: f64) -> (f64, f64) {
     const PI_2_A: f64 = 1.570_796_326_734_125_6;
     const PI_2_B: f64 = 6.077_100_506_303_966e-11;
     const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
+    // Round to nearest by the 1.5·2⁵² shift: `f64::round` is a library call on baseline x86-64.
+    const SHIFT: f64 = 6_755_399_441_055_744.0;
     if x.abs() >= 1e4 || x.is_nan() {
         return x.sin_cos();
     }
-    // Round to nearest by the 1.5·2⁵² shift: `f64::round` is a library call on baseline x86-64.
-    const SHIFT: f64 = 6_755_399_441_055_744.0;
     let k = (x * std::f64::consts::FRAC_2_PI + SHIFT) - SHIFT;
     let r = ((x - k * PI_2_A) - k * PI_2_B) - k * PI_2_C;
     let r2 = r * r;
