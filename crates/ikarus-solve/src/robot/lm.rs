@@ -73,43 +73,55 @@ pub struct ChainLmOutcome {
 /// The chain prepared for `N` joints: arrays the compiler sizes and unrolls.
 struct Chain<const N: usize> {
     axis: [DVec3; N],
-    point: [DVec3; N],
+    /// From the previous joint's point on its axis to this joint's (the first: from the base
+    /// origin), at `q = 0`, base frame.
+    step: [DVec3; N],
     lower: [f64; N],
     upper: [f64; N],
-    /// `base_from_tip` at `q = 0`.
-    tip_translation: DVec3,
+    /// From the last joint's point to the tip (the base origin to the tip without joints).
+    tip_step: DVec3,
+    /// `base_from_tip` rotation at `q = 0`.
     tip_rotation: DQuat,
 }
 
 impl<const N: usize> Chain<N> {
     fn new(screws: &Screws) -> Self {
+        let point = |i: usize| screws.joints[i].point;
         Self {
             axis: std::array::from_fn(|i| screws.joints[i].axis),
-            point: std::array::from_fn(|i| screws.joints[i].point),
+            step: std::array::from_fn(|i| {
+                if i == 0 {
+                    point(0)
+                } else {
+                    point(i) - point(i - 1)
+                }
+            }),
             lower: std::array::from_fn(|i| screws.lower[i]),
             upper: std::array::from_fn(|i| screws.upper[i]),
-            tip_translation: screws.tip.translation,
+            tip_step: screws.tip.translation - if N == 0 { DVec3::ZERO } else { point(N - 1) },
             tip_rotation: DQuat::from_mat3(&screws.tip.matrix3).normalize(),
         }
     }
 
     /// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip`, the axis lines at `q`
     /// and the residual against `goal`.
+    ///
+    /// With `Rᵢ` the rotation of `e₁ ⋯ eᵢ`, joint `i + 1`'s line is `Rᵢ·ωᵢ₊₁` through
+    /// `oᵢ₊₁ = oᵢ + Rᵢ·(pᵢ₊₁ − pᵢ)` (each `eᵢ` fixes the points of its own axis, so the
+    /// chain's points move as a rigid polyline): two rotated vectors and one quaternion
+    /// product per joint.
     fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
         let mut rotation = DQuat::IDENTITY;
-        let mut translation = DVec3::ZERO;
+        let mut point = DVec3::ZERO;
         for i in 0..N {
-            // The joint's line at the current q (the joints before it moved): G · (ω, o).
-            let point = rotation * self.point[i] + translation;
+            point += rotation * self.step[i];
             out.axis[i] = rotation * self.axis[i];
             out.point[i] = point;
-            // G · e(θ): x ↦ R·(r·(x − o₀) + o₀) + t = (R·r)·x + (o − R·r·o₀).
             let (sin, cos) = sin_cos(0.5 * q[i]);
             let a = self.axis[i] * sin;
             rotation *= DQuat::from_xyzw(a.x, a.y, a.z, cos);
-            translation = point - rotation * self.point[i];
         }
-        out.tip = rotation * self.tip_translation + translation;
+        out.tip = point + rotation * self.tip_step;
         let dp = goal.position - out.tip;
         out.e[..3].copy_from_slice(&dp.to_array());
         out.position_error = dp.length();
