@@ -173,3 +173,29 @@ fn bad_input_is_refused() {
     let mut q = robot.chain.middle();
     assert!(lm::solve(&screws, &nan_goal, &config, TOLERANCE, &mut q).is_err());
 }
+
+#[test]
+fn joints_without_limits_come_back_within_half_a_turn_of_the_start() {
+    let Some(robot) = load(ARMS[1].0, ARMS[1].1, ARMS[1].2) else {
+        return;
+    };
+    let mut screws = robot.screws();
+    screws.lower.fill(f64::NEG_INFINITY);
+    screws.upper.fill(f64::INFINITY);
+    let config = protocol_config();
+    let mut state = 3u64;
+    for _ in 0..200 {
+        let sample = robot.random_q(&mut state);
+        let goal = goal_of(&robot.tip(&sample), true);
+        let start = robot.chain.middle();
+        let mut q = start.clone();
+        let outcome = lm::solve(&screws, &goal, &config, TOLERANCE, &mut q).unwrap();
+        assert!(outcome.converged);
+        for (v, s) in q.iter().zip(&start) {
+            assert!((v - s).abs() <= std::f64::consts::PI + 1e-12, "{q:?}");
+        }
+        // Whole turns change nothing: the skeleton's FK still reaches the goal.
+        let (p, r) = errors(&robot, &q, &goal);
+        assert!(p < 1e-5 + 1e-12 && r < 1e-5 + 1e-12, "{p:e} m, {r:e} rad");
+    }
+}

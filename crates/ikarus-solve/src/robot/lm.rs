@@ -536,6 +536,13 @@ fn solve_n<const N: usize>(
         best_converged = current.converged(tolerance);
         best = q;
     }
+    // A joint without limits may have wandered whole turns: the turn nearest the start.
+    for c in 0..N {
+        if lm.chain.lower[c] == f64::NEG_INFINITY && lm.chain.upper[c] == f64::INFINITY {
+            let turns = ((best[c] - q_out[c]) / std::f64::consts::TAU).round();
+            best[c] -= std::f64::consts::TAU * turns;
+        }
+    }
     q_out.copy_from_slice(&best);
     ChainLmOutcome {
         iterations,
