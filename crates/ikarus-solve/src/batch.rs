@@ -286,7 +286,7 @@ impl<'a> Runner<'a> {
 
     /// Levenberg–Marquardt on `q` itself ([`lm::solve`]), the residuals by forward kinematics
     /// of the returned `q`; `None` when the solver declines the input. A target not met is
-    /// `max_iterations` (sweeps or restarts spent): this path does not prove unreachability.
+    /// `unreachable` when the solver proves its position out of reach, else `max_iterations`.
     fn chain_lm(
         &mut self,
         screws: &Screws,
@@ -313,6 +313,8 @@ impl<'a> Runner<'a> {
             q,
             status: if converged {
                 SolveStatus::Converged
+            } else if outcome.out_of_reach {
+                SolveStatus::Unreachable
             } else {
                 SolveStatus::MaxIterations
             },

@@ -143,6 +143,7 @@ fn out_of_reach_goals_end_legal_and_not_converged() {
     let mut q = robot.chain.middle();
     let outcome = lm::solve(&screws, &goal, &config, TOLERANCE, &mut q).unwrap();
     assert!(!outcome.converged);
+    assert!(outcome.out_of_reach);
     assert!(outcome.restarts <= 3);
     assert!(robot.chain.within_limits(&q, 0.0), "{q:?}");
     // The returned q is the best found: the tip points at the goal as far as the arm reaches.

@@ -68,6 +68,10 @@ pub struct ChainLmOutcome {
     pub restarts: u32,
     /// The best `q` is within the tolerances by this solver's own forward pass.
     pub converged: bool,
+    /// Not converged and provably out of reach: the goal's position is farther from the
+    /// first joint's axis (which no joint moves) than the chain's links reach, plus the
+    /// position tolerance.
+    pub out_of_reach: bool,
 }
 
 /// The chain prepared for `N` joints: arrays the compiler sizes and unrolls.
@@ -101,6 +105,18 @@ impl<const N: usize> Chain<N> {
             tip_step: screws.tip.translation - if N == 0 { DVec3::ZERO } else { point(N - 1) },
             tip_rotation: DQuat::from_mat3(&screws.tip.matrix3).normalize(),
         }
+    }
+
+    /// True when `position` is farther from the first joint's point than the polyline of
+    /// joint points and the tip can reach (its segments are rigid: see
+    /// [`evaluate`](Self::evaluate)), plus the tolerance.
+    fn out_of_reach(&self, position: DVec3, tolerance: Tolerance) -> bool {
+        let Some(&first) = self.step.first() else {
+            return false;
+        };
+        let reach: f64 =
+            self.step[1..].iter().map(|s| s.length()).sum::<f64>() + self.tip_step.length();
+        (position - first).length() > reach + tolerance.position
     }
 
     /// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip`, the axis lines at `q`
@@ -548,6 +564,7 @@ fn solve_n<const N: usize>(
         iterations,
         restarts,
         converged: best_converged,
+        out_of_reach: !best_converged && lm.chain.out_of_reach(goal.position, tolerance),
     }
 }
 
