@@ -4,8 +4,12 @@
 //! Targets are tip frames in the chain's base frame (`base_from_tip`, as robot IK is posed);
 //! seeds and solutions are joint vectors `q` ([`JointChain`]). Every solve starts from the
 //! skeleton's rest pose with the seed written in, runs the configured solver through
-//! [`solve_with`](crate::solve_with) (one workspace per thread) and reads `q` back from the returned pose. Results keep the input
-//! order whatever the number of threads.
+//! [`solve_with`](crate::solve_with) (one workspace per thread) and reads `q` back from the
+//! returned pose — except Levenberg–Marquardt on a chain of 1 to 8 hinges (and `blend` 1),
+//! which runs on `q` itself ([`robot::lm`](crate::robot::lm): the same method, parameters and
+//! restarts without the pose bookkeeping). Either way the reported errors are forward
+//! kinematics of the returned `q`. Results keep the input order whatever the number of
+//! threads.
 
 use std::time::Instant;
 
@@ -14,7 +18,8 @@ use ikarus_core::chain::JointChain;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::robot::{AutoConfig, ClosedForm};
+use crate::robot::lm::{self, ChainGoal};
+use crate::robot::{AutoConfig, ClosedForm, Screws};
 use crate::{Effector, Goal, IkTask, SolveStatus, SolverConfig, SolverWorkspace, Tolerance};
 
 /// One target: where the tip should be, in the base's frame.
@@ -109,6 +114,10 @@ struct Runner<'a> {
     /// when the chain has none).
     #[allow(clippy::option_option)] // "not yet detected" differs from "detected: none"
     auto: Option<Option<ClosedForm>>,
+    /// For Levenberg–Marquardt: the chain as screws when every joint turns and there are at
+    /// most [`lm::MAX_JOINTS`] (read on first use, as `auto`).
+    #[allow(clippy::option_option)]
+    screws: Option<Option<Screws>>,
 }
 
 impl<'a> Runner<'a> {
@@ -131,6 +140,7 @@ impl<'a> Runner<'a> {
             task,
             workspace: SolverWorkspace::new(),
             auto: None,
+            screws: None,
         }
     }
 
@@ -193,6 +203,22 @@ impl<'a> Runner<'a> {
             fallback = SolverConfig::Lm(auto.fallback);
             config = &fallback;
         }
+        if let SolverConfig::Lm(lm_config) = config
+            && lm_config.iteration.blend >= 1.0
+        {
+            let screws = self.screws.take().unwrap_or_else(|| {
+                Screws::from_chain(skeleton, chain)
+                    .ok()
+                    .filter(|s| s.joints.len() <= lm::MAX_JOINTS)
+            });
+            let result = screws
+                .as_ref()
+                .and_then(|s| self.chain_lm(s, lm_config, target, &seed, tolerance));
+            self.screws = Some(screws);
+            if let Some(result) = result {
+                return result;
+            }
+        }
         let start = Instant::now();
         let report =
             crate::solve_with(skeleton, &self.task, config, &mut self.workspace, &mut pose);
@@ -227,27 +253,14 @@ impl<'a> Runner<'a> {
         seed: &[f64],
         tolerance: Tolerance,
     ) -> BatchResult {
-        let (skeleton, chain) = (self.skeleton, self.chain);
+        let chain = self.chain;
         let position = DVec3::from_array(target.position);
         let rotation = DQuat::from_array(orientation);
         let mut q = vec![0.0; chain.dof()];
         let start = Instant::now();
         let outcome = form.solve(position, rotation, seed, auto.swivel, &mut q);
         let time_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let mut pose = self.rest.clone();
-        let (position_error, rotation_error) = if chain.set_q(skeleton, &q, &mut pose).is_ok() {
-            fk::forward_kinematics(skeleton, &pose, &mut self.model);
-            let (_, r, t) = chain
-                .tip_in_base(&self.model)
-                .to_scale_rotation_translation();
-            let d = r.normalize() * rotation.normalize().conjugate();
-            (
-                (t - position).length(),
-                2.0 * d.xyz().length().atan2(d.w.abs()),
-            )
-        } else {
-            (f64::INFINITY, f64::INFINITY)
-        };
+        let (position_error, rotation_error) = self.measure(&q, position, Some(rotation));
         let within_limits = chain.within_limits(&q, 1e-9);
         let converged = within_limits
             && position_error <= tolerance.position
@@ -269,5 +282,70 @@ impl<'a> Runner<'a> {
                 .then(|| "the closed form flagged the target; FK says it is reached".into()),
             solver: Some(form.name().into()),
         }
+    }
+
+    /// Levenberg–Marquardt on `q` itself ([`lm::solve`]), the residuals by forward kinematics
+    /// of the returned `q`; `None` when the solver declines the input. A target not met is
+    /// `unreachable` when the solver proves its position out of reach, else `max_iterations`.
+    fn chain_lm(
+        &mut self,
+        screws: &Screws,
+        config: &crate::lm::LmConfig,
+        target: &BatchTarget,
+        seed: &[f64],
+        tolerance: Tolerance,
+    ) -> Option<BatchResult> {
+        let orientation = target.orientation.map(|o| DQuat::from_array(o).normalize());
+        let goal = ChainGoal {
+            position: DVec3::from_array(target.position),
+            orientation,
+        };
+        let mut q = seed.to_vec();
+        let start = Instant::now();
+        let outcome = lm::solve(screws, &goal, config, tolerance, &mut q).ok()?;
+        let time_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let (position_error, rotation_error) = self.measure(&q, goal.position, orientation);
+        let within_limits = self.chain.within_limits(&q, 1e-9);
+        let converged = within_limits
+            && position_error <= tolerance.position
+            && rotation_error <= tolerance.rotation;
+        Some(BatchResult {
+            q,
+            status: if converged {
+                SolveStatus::Converged
+            } else if outcome.out_of_reach {
+                SolveStatus::Unreachable
+            } else {
+                SolveStatus::MaxIterations
+            },
+            position_error,
+            rotation_error,
+            iterations: outcome.iterations,
+            restarts: outcome.restarts,
+            within_limits,
+            time_ns,
+            message: None,
+            solver: Some("lm".into()),
+        })
+    }
+
+    /// Position and rotation errors of the tip at `q` against a base-frame target, by the
+    /// skeleton's forward kinematics (infinite when `q` does not fit the chain); the rotation
+    /// error is 0 without an orientation.
+    fn measure(&mut self, q: &[f64], position: DVec3, rotation: Option<DQuat>) -> (f64, f64) {
+        let (skeleton, chain) = (self.skeleton, self.chain);
+        let mut pose = self.rest.clone();
+        if chain.set_q(skeleton, q, &mut pose).is_err() {
+            return (f64::INFINITY, f64::INFINITY);
+        }
+        fk::forward_kinematics(skeleton, &pose, &mut self.model);
+        let (_, r, t) = chain
+            .tip_in_base(&self.model)
+            .to_scale_rotation_translation();
+        let rotation_error = rotation.map_or(0.0, |rotation| {
+            let d = r.normalize() * rotation.normalize().conjugate();
+            2.0 * d.xyz().length().atan2(d.w.abs())
+        });
+        ((t - position).length(), rotation_error)
     }
 }

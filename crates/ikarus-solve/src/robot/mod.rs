@@ -1,7 +1,9 @@
 //! Closed-form IK for robot chains read from URDF ([`JointChain`]): which closed form a chain's
 //! geometry admits ([`ClosedForm::detect`]), and the solvers that map it once onto seed 000's
 //! 7-DOF limb ([`SrsArm`], on [`Limb7`](crate::limb7::Limb7)) or seed 003's leg decomposition
-//! ([`RobotLeg`]) and return joint vectors `q` in the URDF's own convention.
+//! ([`RobotLeg`]) and return joint vectors `q` in the URDF's own convention. Chains without
+//! a closed form are solved numerically on the same axis lines by [`lm`] (Levenberg–Marquardt
+//! on `q`, what [`batch`](crate::batch) runs for LM).
 //!
 //! ## Conventions
 //!
@@ -33,6 +35,7 @@
 
 mod auto;
 mod leg;
+pub mod lm;
 mod srs;
 pub(crate) mod subproblem;
 

@@ -246,7 +246,9 @@ impl SrsArm {
     }
 
     /// The wish if a branch fits there; otherwise the legal swivel nearest it, searched
-    /// outward in steps of 2π / [`SWIVEL_SAMPLES`] and bisected back toward the wish.
+    /// outward in steps of 2π / [`SWIVEL_SAMPLES`] and bisected back toward the wish. When no
+    /// sample fits, the feasible swivels (if any) lie in sets narrower than a step:
+    /// [`narrow_feasible`](Self::narrow_feasible) finds them.
     fn nearest_feasible(
         &self,
         goal: (DVec3, DQuat),
@@ -258,10 +260,14 @@ impl SrsArm {
             return (wish, best, reached);
         }
         let step = TAU / SWIVEL_SAMPLES as f64;
+        // The least violation over the branches at `wish + j · step`, for the fallback.
+        let mut violations = [best.violation; SWIVEL_SAMPLES];
         for k in 1..=SWIVEL_SAMPLES / 2 {
             for side in [1.0, -1.0] {
                 let at = wish + side * step * k as f64;
                 let found = self.best_at(goal, at, seed);
+                let j = if side > 0.0 { k } else { SWIVEL_SAMPLES - k };
+                violations[j % SWIVEL_SAMPLES] = found.violation;
                 if !found.is_legal() {
                     continue;
                 }
@@ -279,7 +285,60 @@ impl SrsArm {
                 return (legal, kept, true);
             }
         }
-        (wish, best, reached)
+        match self.narrow_feasible(goal, wish, seed, &violations) {
+            Some((swivel, found)) => (swivel, found, true),
+            None => (wish, best, reached),
+        }
+    }
+
+    /// A legal swivel inside a feasible set narrower than the sampling step, or `None` when
+    /// there is none. The least violation over the branches is a continuous function of the
+    /// swivel (each branch's angles are, and a limit's violation is continuous in the angle
+    /// modulo whole turns) and is zero exactly on the feasible set, so a feasible set between
+    /// two illegal samples is a dip of it: every local minimum of the `violations` sampled at
+    /// `wish + j · 2π / SWIVEL_SAMPLES` is narrowed by golden-section search until the
+    /// violation reaches zero or the bracket is below 1e-12 rad, nearest the wish first.
+    fn narrow_feasible(
+        &self,
+        goal: (DVec3, DQuat),
+        wish: f64,
+        seed: &[f64; 7],
+        violations: &[f64; SWIVEL_SAMPLES],
+    ) -> Option<(f64, Best<7>)> {
+        const N: usize = SWIVEL_SAMPLES;
+        let step = TAU / N as f64;
+        let mut minima: Vec<usize> = (0..N)
+            .filter(|&j| {
+                let v = violations[j];
+                v.is_finite() && v <= violations[(j + N - 1) % N] && v <= violations[(j + 1) % N]
+            })
+            .collect();
+        minima.sort_by_key(|&j| j.min(N - j));
+        let golden = 0.5 * (5.0_f64.sqrt() - 1.0);
+        for j in minima {
+            let centre = wish + step * j as f64;
+            let (mut a, mut b) = (centre - step, centre + step);
+            let mut c = b - golden * (b - a);
+            let mut d = a + golden * (b - a);
+            let (mut fc, mut fd) = (self.best_at(goal, c, seed), self.best_at(goal, d, seed));
+            while b - a > 1e-12 {
+                for (at, found) in [(c, fc), (d, fd)] {
+                    if found.is_legal() {
+                        return Some((at, found));
+                    }
+                }
+                if fc.violation < fd.violation {
+                    (b, d, fd) = (d, c, fc);
+                    c = b - golden * (b - a);
+                    fc = self.best_at(goal, c, seed);
+                } else {
+                    (a, c, fc) = (c, d, fd);
+                    d = a + golden * (b - a);
+                    fd = self.best_at(goal, d, seed);
+                }
+            }
+        }
+        None
     }
 
     fn best_with_reach(

@@ -1,0 +1,588 @@
+//! Levenberg–Marquardt on a revolute chain's joint vector `q` ([`Screws`]): the same method,
+//! parameters and restarts as [`lm`](crate::lm), without the skeleton in the loop.
+//!
+//! The general solver works on a [`LocalPose`](ikarus_core::LocalPose): every trial writes
+//! quaternions into the pose, runs the skeleton's forward kinematics, and reads hinge angles
+//! back through arc tangents; on the TRAC-IK robots that bookkeeping is most of a sweep (see
+//! BENCHMARKS.md, "The TRAC-IK protocol on real robots"). Here the state is `q` itself and
+//! one pass over the product of exponentials gives the tip frame **and** every joint's
+//! current axis line, so the Jacobian of an accepted trial comes with its residual: one
+//! forward pass per tried step, nothing else per joint.
+//!
+//! ## The method (as [`lm`](crate::lm))
+//!
+//! Residual `e = [p* − p; log(R* Rᵀ)]` in the base frame (the rotation rows only with an
+//! orientation goal), Jacobian column `i = [ωᵢ × (p − oᵢ); ωᵢ]` with `ωᵢ`, `oᵢ` joint `i`'s
+//! axis and a point on it at the current `q`. The step solves `(JᵀJ + λ·D) h = Jᵀe`, `D` the
+//! floored diagonal of `JᵀJ`; an accepted step (lower `½|e|²`) shrinks `λ` by Nielsen's rule,
+//! a rejected one grows it (×2, ×4, …, at most [`LmConfig::max_tries`] tries). Joints on a
+//! bound whose step points outward are held and the system solved again; other steps across
+//! a bound stop at it; no joint moves more than [`IterationSettings::max_step_angle`] per
+//! step (the whole step shrinks to fit).
+//!
+//! **Restarts** as the shared driver's: when a sweep finds no lower cost or the score
+//! (`|Δp|/tol_p + |Δr|/tol_r`) shrinks by less than 10% over
+//! [`IterationSettings::stall_window`] sweeps, the best `q` so far is kicked (a bounded joint
+//! to a uniform draw from its range, an unbounded one by up to 0.5, 1, 2, then π rad either
+//! way) and the sweeps go on within [`IterationSettings::max_iterations`]; the best `q` over
+//! all starts is returned. [`IterationSettings::time_budget_us`] stops the solve when spent.
+//! [`IterationSettings::blend`] and `pattern_factor` are pose-space notions the caller
+//! handles (`batch` uses the general solver when `blend < 1`).
+//!
+//! Chains of up to [`MAX_JOINTS`] joints; everything lives on the stack (no workspace, no
+//! allocation).
+//!
+//! [`IterationSettings::stall_window`]: crate::IterationSettings::stall_window
+//! [`IterationSettings::max_iterations`]: crate::IterationSettings::max_iterations
+//! [`IterationSettings::max_step_angle`]: crate::IterationSettings::max_step_angle
+//! [`IterationSettings::time_budget_us`]: crate::IterationSettings::time_budget_us
+//! [`IterationSettings::blend`]: crate::IterationSettings::blend
+
+// Small dense matrices indexed as in the formulas.
+#![allow(clippy::needless_range_loop)]
+
+use glam::{DQuat, DVec3};
+
+use super::Screws;
+use crate::Tolerance;
+use crate::lm::LmConfig;
+
+/// The longest chain [`solve`] takes.
+pub const MAX_JOINTS: usize = 8;
+
+/// A tip goal in the chain's base frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainGoal {
+    /// Tip position, base frame, metres.
+    pub position: DVec3,
+    /// Tip orientation, base frame (unit); position only when `None`.
+    pub orientation: Option<DQuat>,
+}
+
+/// How a [`solve`] went. The caller measures the returned `q` by forward kinematics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainLmOutcome {
+    /// Sweeps over all starts.
+    pub iterations: u32,
+    /// Random restarts used.
+    pub restarts: u32,
+    /// The best `q` is within the tolerances by this solver's own forward pass.
+    pub converged: bool,
+    /// Not converged and provably out of reach: the goal's position is farther from the
+    /// first joint's axis (which no joint moves) than the chain's links reach, plus the
+    /// position tolerance.
+    pub out_of_reach: bool,
+}
+
+/// The chain prepared for `N` joints: arrays the compiler sizes and unrolls.
+struct Chain<const N: usize> {
+    axis: [DVec3; N],
+    /// From the previous joint's point on its axis to this joint's (the first: from the base
+    /// origin), at `q = 0`, base frame.
+    step: [DVec3; N],
+    lower: [f64; N],
+    upper: [f64; N],
+    /// From the last joint's point to the tip (the base origin to the tip without joints).
+    tip_step: DVec3,
+    /// `base_from_tip` rotation at `q = 0`.
+    tip_rotation: DQuat,
+}
+
+impl<const N: usize> Chain<N> {
+    fn new(screws: &Screws) -> Self {
+        let point = |i: usize| screws.joints[i].point;
+        Self {
+            axis: std::array::from_fn(|i| screws.joints[i].axis),
+            step: std::array::from_fn(|i| {
+                if i == 0 {
+                    point(0)
+                } else {
+                    point(i) - point(i - 1)
+                }
+            }),
+            lower: std::array::from_fn(|i| screws.lower[i]),
+            upper: std::array::from_fn(|i| screws.upper[i]),
+            tip_step: screws.tip.translation - if N == 0 { DVec3::ZERO } else { point(N - 1) },
+            tip_rotation: DQuat::from_mat3(&screws.tip.matrix3).normalize(),
+        }
+    }
+
+    /// True when `position` is farther from the first joint's point than the polyline of
+    /// joint points and the tip can reach (its segments are rigid: see
+    /// [`evaluate`](Self::evaluate)), plus the tolerance.
+    fn out_of_reach(&self, position: DVec3, tolerance: Tolerance) -> bool {
+        let Some(&first) = self.step.first() else {
+            return false;
+        };
+        let reach: f64 =
+            self.step[1..].iter().map(|s| s.length()).sum::<f64>() + self.tip_step.length();
+        (position - first).length() > reach + tolerance.position
+    }
+
+    /// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip`, the axis lines at `q`
+    /// and the residual against `goal`.
+    ///
+    /// With `Rᵢ` the rotation of `e₁ ⋯ eᵢ`, joint `i + 1`'s line is `Rᵢ·ωᵢ₊₁` through
+    /// `oᵢ₊₁ = oᵢ + Rᵢ·(pᵢ₊₁ − pᵢ)` (each `eᵢ` fixes the points of its own axis, so the
+    /// chain's points move as a rigid polyline): two rotated vectors and one quaternion
+    /// product per joint.
+    fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
+        let mut rotation = DQuat::IDENTITY;
+        let mut point = DVec3::ZERO;
+        for i in 0..N {
+            point += rotation * self.step[i];
+            out.axis[i] = rotation * self.axis[i];
+            out.point[i] = point;
+            let (sin, cos) = sin_cos(0.5 * q[i]);
+            let a = self.axis[i] * sin;
+            rotation *= DQuat::from_xyzw(a.x, a.y, a.z, cos);
+        }
+        out.tip = point + rotation * self.tip_step;
+        let dp = goal.position - out.tip;
+        out.e[..3].copy_from_slice(&dp.to_array());
+        out.position_error = dp.length();
+        let mut squared = dp.length_squared();
+        if let Some(target) = goal.orientation {
+            let d = target * (rotation * self.tip_rotation).conjugate();
+            let d = if d.w < 0.0 { -d } else { d };
+            let s = d.xyz().length();
+            let angle = 2.0 * s.atan2(d.w);
+            let v = if s > 1e-300 {
+                d.xyz() * (angle / s)
+            } else {
+                d.xyz() * 2.0
+            };
+            out.e[3..].copy_from_slice(&v.to_array());
+            out.rotation_error = angle;
+            squared += v.length_squared();
+        } else {
+            out.e[3..].fill(0.0);
+            out.rotation_error = 0.0;
+        }
+        out.cost = 0.5 * squared;
+    }
+}
+
+/// The chain at one `q`: every joint's axis line, the tip point, the residual and its size.
+#[derive(Clone, Copy)]
+struct State<const N: usize> {
+    axis: [DVec3; N],
+    point: [DVec3; N],
+    tip: DVec3,
+    /// `[Δp; Δr]`, the rotation rows 0 without an orientation goal.
+    e: [f64; 6],
+    cost: f64,
+    position_error: f64,
+    rotation_error: f64,
+}
+
+impl<const N: usize> State<N> {
+    const EMPTY: Self = Self {
+        axis: [DVec3::ZERO; N],
+        point: [DVec3::ZERO; N],
+        tip: DVec3::ZERO,
+        e: [0.0; 6],
+        cost: 0.0,
+        position_error: 0.0,
+        rotation_error: 0.0,
+    };
+
+    /// `|Δp|/tol_p + |Δr|/tol_r`: the driver's score.
+    fn score(&self, tolerance: Tolerance) -> f64 {
+        self.position_error / tolerance.position.max(1e-300)
+            + self.rotation_error / tolerance.rotation.max(1e-300)
+    }
+
+    fn converged(&self, tolerance: Tolerance) -> bool {
+        self.position_error <= tolerance.position && self.rotation_error <= tolerance.rotation
+    }
+}
+
+/// `(sin x, cos x)` by Taylor polynomials on `|r| ≤ π/4` after removing whole quarter
+/// turns (`r = x − kπ/2`, π/2 in three parts); within 2 ulp of the library's for `|x| < 1e4`,
+/// beyond which it defers to it. The library's call costs a rounding-mode save and restore;
+/// this is the forward pass's only transcendental.
+fn sin_cos(x: f64) -> (f64, f64) {
+    // π/2 in three parts, the first two of 33 significant bits (so `k ·` them is exact).
+    const PI_2_A: f64 = 1.570_796_326_734_125_6;
+    const PI_2_B: f64 = 6.077_100_506_303_966e-11;
+    const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
+    // Round to nearest by the 1.5·2⁵² shift: `f64::round` is a library call on baseline x86-64.
+    const SHIFT: f64 = 6_755_399_441_055_744.0;
+    if x.abs() >= 1e4 || x.is_nan() {
+        return x.sin_cos();
+    }
+    let k = (x * std::f64::consts::FRAC_2_PI + SHIFT) - SHIFT;
+    let r = ((x - k * PI_2_A) - k * PI_2_B) - k * PI_2_C;
+    let r2 = r * r;
+    // 1/3!, 1/5!, … 1/15! and 1/2!, 1/4!, … 1/16!, alternating signs.
+    let sin = r + r
+        * r2
+        * (-1.0 / 6.0
+            + r2 * (1.0 / 120.0
+                + r2 * (-1.0 / 5040.0
+                    + r2 * (1.0 / 362_880.0
+                        + r2 * (-1.0 / 39_916_800.0
+                            + r2 * (1.0 / 6_227_020_800.0 + r2 * (-1.0 / 1_307_674_368_000.0)))))));
+    let cos = 1.0
+        + r2 * (-0.5
+            + r2 * (1.0 / 24.0
+                + r2 * (-1.0 / 720.0
+                    + r2 * (1.0 / 40_320.0
+                        + r2 * (-1.0 / 3_628_800.0
+                            + r2 * (1.0 / 479_001_600.0
+                                + r2 * (-1.0 / 87_178_291_200.0
+                                    + r2 * (1.0 / 20_922_789_888_000.0))))))));
+    #[allow(clippy::cast_possible_truncation)] // |k| < 1e4
+    match (k as i64).rem_euclid(4) {
+        0 => (sin, cos),
+        1 => (cos, -sin),
+        2 => (-sin, -cos),
+        _ => (-cos, sin),
+    }
+}
+
+/// splitmix64: the restarts' deterministic draws.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Solves `a · x = x₀` in place by Cholesky factorisation (`a` symmetric, its lower triangle
+/// overwritten); false when `a` is not positive definite.
+fn cholesky_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
+    for j in 0..N {
+        let mut d = a[j][j];
+        for k in 0..j {
+            d -= a[j][k] * a[j][k];
+        }
+        if d.is_nan() || d <= 0.0 {
+            return false;
+        }
+        // The diagonal keeps the factor's reciprocal: one division per column.
+        let inverse = 1.0 / d.sqrt();
+        a[j][j] = inverse;
+        for i in j + 1..N {
+            let mut s = a[i][j];
+            for k in 0..j {
+                s -= a[i][k] * a[j][k];
+            }
+            a[i][j] = s * inverse;
+        }
+    }
+    for i in 0..N {
+        let mut s = x[i];
+        for k in 0..i {
+            s -= a[i][k] * x[k];
+        }
+        x[i] = s * a[i][i];
+    }
+    for i in (0..N).rev() {
+        let mut s = x[i];
+        for k in i + 1..N {
+            s -= a[k][i] * x[k];
+        }
+        x[i] = s * a[i][i];
+    }
+    true
+}
+
+/// The solver's state across sweeps.
+struct Lm<'a, const N: usize> {
+    chain: Chain<N>,
+    goal: &'a ChainGoal,
+    config: &'a LmConfig,
+    lambda: f64,
+    nu: f64,
+}
+
+impl<const N: usize> Lm<'_, N> {
+    /// `JᵀJ` and `Jᵀe` at `current`: column `c` of `J` is `[ω × (p − o); ω]` (rotation rows 0
+    /// without an orientation goal).
+    fn linearise(&self, current: &State<N>) -> ([[f64; N]; N], [f64; N]) {
+        let rotation_rows = if self.goal.orientation.is_some() {
+            1.0
+        } else {
+            0.0
+        };
+        let mut jac = [[0.0; 6]; N];
+        for c in 0..N {
+            let w = current.axis[c];
+            let v = w.cross(current.tip - current.point[c]);
+            let w = w * rotation_rows;
+            jac[c] = [v.x, v.y, v.z, w.x, w.y, w.z];
+        }
+        let mut normal = [[0.0; N]; N];
+        let mut gradient = [0.0; N];
+        for a in 0..N {
+            for b in 0..=a {
+                let mut s = 0.0;
+                for r in 0..6 {
+                    s += jac[a][r] * jac[b][r];
+                }
+                normal[a][b] = s;
+                normal[b][a] = s;
+            }
+            let mut g = 0.0;
+            for r in 0..6 {
+                g += jac[a][r] * current.e[r];
+            }
+            gradient[a] = g;
+        }
+        (normal, gradient)
+    }
+
+    /// One sweep from `q` / `current`: on an accepted step both hold the new pose and the
+    /// largest joint change is returned; 0 when no step lowered the cost.
+    fn sweep(&mut self, q: &mut [f64; N], current: &mut State<N>, trial: &mut State<N>) -> f64 {
+        let (normal, gradient) = self.linearise(current);
+        let floor = 1e-9 * (0..N).map(|a| normal[a][a]).fold(1e-12, f64::max);
+        let (lower, upper) = (self.chain.lower, self.chain.upper);
+        let limit = self.config.iteration.max_step_angle;
+        for _ in 0..self.config.max_tries {
+            let mut fixed = [false; N];
+            let mut step = [0.0; N];
+            // Solve, hold the joints pushed against their stops, solve again.
+            for _ in 0..2 {
+                if !self.solve_damped(&normal, &gradient, floor, fixed, &mut step) {
+                    return 0.0;
+                }
+                let mut held = false;
+                for c in 0..N {
+                    let s = step[c];
+                    if !fixed[c]
+                        && ((s > 0.0 && q[c] >= upper[c] - 1e-12)
+                            || (s < 0.0 && q[c] <= lower[c] + 1e-12))
+                    {
+                        fixed[c] = true;
+                        held = true;
+                    }
+                }
+                if !held {
+                    break;
+                }
+            }
+            for c in 0..N {
+                if fixed[c] {
+                    step[c] = 0.0;
+                }
+            }
+            let largest = step.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
+            if largest == 0.0 {
+                // Every free direction is held on a stop: nothing can improve this start.
+                break;
+            }
+            if largest > limit {
+                for s in &mut step {
+                    *s *= limit / largest;
+                }
+            }
+            let trial_q: [f64; N] =
+                std::array::from_fn(|c| (q[c] + step[c]).clamp(lower[c], upper[c]));
+            self.chain.evaluate(self.goal, &trial_q, trial);
+            if trial.cost < current.cost {
+                let mut predicted = 0.0;
+                for a in 0..N {
+                    predicted +=
+                        step[a] * (self.lambda * normal[a][a].max(floor) * step[a] + gradient[a]);
+                }
+                let rho = if predicted > 0.0 {
+                    (current.cost - trial.cost) / (0.5 * predicted)
+                } else {
+                    1.0
+                };
+                self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
+                self.lambda = self.lambda.max(1e-12);
+                self.nu = 2.0;
+                let moved = (0..N).fold(0.0_f64, |m, c| m.max((trial_q[c] - q[c]).abs()));
+                *q = trial_q;
+                std::mem::swap(current, trial);
+                return moved;
+            }
+            self.lambda = (self.lambda * self.nu).min(1e12);
+            self.nu *= 2.0;
+        }
+        // A (local) minimum for this start: reset the damping for the next.
+        self.lambda = self.config.lambda;
+        self.nu = 2.0;
+        0.0
+    }
+
+    /// `(JᵀJ + λD) h = Jᵀe` with the `fixed` columns held at zero.
+    fn solve_damped(
+        &self,
+        normal: &[[f64; N]; N],
+        gradient: &[f64; N],
+        floor: f64,
+        fixed: [bool; N],
+        step: &mut [f64; N],
+    ) -> bool {
+        let mut system = *normal;
+        for a in 0..N {
+            system[a][a] += self.lambda * normal[a][a].max(floor);
+            step[a] = gradient[a];
+            if fixed[a] {
+                for b in 0..N {
+                    system[a][b] = 0.0;
+                    system[b][a] = 0.0;
+                }
+                system[a][a] = 1.0;
+                step[a] = 0.0;
+            }
+        }
+        cholesky_solve(&mut system, step) && step.iter().all(|s| s.is_finite())
+    }
+}
+
+/// Solves for `q` (the start on entry, the best found on exit, always within the limits).
+///
+/// # Errors
+/// A sentence when the chain has more than [`MAX_JOINTS`] joints, `q` has the wrong length or
+/// a non-finite entry, the goal is not finite, or `config` is invalid.
+pub fn solve(
+    screws: &Screws,
+    goal: &ChainGoal,
+    config: &LmConfig,
+    tolerance: Tolerance,
+    q: &mut [f64],
+) -> Result<ChainLmOutcome, String> {
+    let n = screws.joints.len();
+    if q.len() != n {
+        return Err(format!("q has {} entries; the chain has {n}", q.len()));
+    }
+    if q.iter().any(|v| !v.is_finite()) {
+        return Err("q is not finite".into());
+    }
+    if !goal.position.is_finite() || goal.orientation.is_some_and(|o| !o.is_finite()) {
+        return Err("the goal is not finite".into());
+    }
+    config.validate()?;
+    match n {
+        1 => Ok(solve_n::<1>(screws, goal, config, tolerance, q)),
+        2 => Ok(solve_n::<2>(screws, goal, config, tolerance, q)),
+        3 => Ok(solve_n::<3>(screws, goal, config, tolerance, q)),
+        4 => Ok(solve_n::<4>(screws, goal, config, tolerance, q)),
+        5 => Ok(solve_n::<5>(screws, goal, config, tolerance, q)),
+        6 => Ok(solve_n::<6>(screws, goal, config, tolerance, q)),
+        7 => Ok(solve_n::<7>(screws, goal, config, tolerance, q)),
+        8 => Ok(solve_n::<8>(screws, goal, config, tolerance, q)),
+        _ => Err(format!("{n} joints; this solver takes 1 to {MAX_JOINTS}")),
+    }
+}
+
+/// [`solve`] for a chain of `N` joints (`q.len() == N`).
+fn solve_n<const N: usize>(
+    screws: &Screws,
+    goal: &ChainGoal,
+    config: &LmConfig,
+    tolerance: Tolerance,
+    q_out: &mut [f64],
+) -> ChainLmOutcome {
+    let settings = &config.iteration;
+    let chain = Chain::<N>::new(screws);
+    let mut q: [f64; N] = std::array::from_fn(|c| q_out[c].clamp(chain.lower[c], chain.upper[c]));
+    let (mut current, mut trial) = (State::<N>::EMPTY, State::<N>::EMPTY);
+    chain.evaluate(goal, &q, &mut current);
+    let mut lm = Lm {
+        chain,
+        goal,
+        config,
+        lambda: config.lambda,
+        nu: 2.0,
+    };
+    let mut best = q;
+    let mut best_score = current.score(tolerance);
+    let mut best_converged = current.converged(tolerance);
+    let (mut iterations, mut restarts) = (0, 0);
+    let mut rng = SplitMix(settings.seed);
+    let mut window = (best_score, 0);
+    let deadline = settings
+        .time_budget_us
+        .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
+    while iterations < settings.max_iterations && !current.converged(tolerance) {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d)
+            || !current.score(tolerance).is_finite()
+        {
+            break;
+        }
+        let moved = lm.sweep(&mut q, &mut current, &mut trial);
+        iterations += 1;
+        let s = current.score(tolerance);
+        if s < best_score {
+            best_score = s;
+            best = q;
+            best_converged = current.converged(tolerance);
+        }
+        let still = moved < settings.min_step;
+        let stalled = restarts < settings.restarts
+            && iterations - window.1 >= settings.stall_window
+            && s > 0.9 * window.0;
+        if iterations - window.1 >= settings.stall_window {
+            window = (s, iterations);
+        }
+        if still || stalled {
+            if restarts == settings.restarts {
+                break;
+            }
+            restarts += 1;
+            let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
+            for c in 0..N {
+                let (l, u) = (lm.chain.lower[c], lm.chain.upper[c]);
+                let (low, high) = if l.is_finite() && u.is_finite() {
+                    (l, u)
+                } else {
+                    (best[c] - kick, best[c] + kick)
+                };
+                q[c] = (low + (high - low) * rng.next_f64()).clamp(l, u);
+            }
+            lm.chain.evaluate(goal, &q, &mut current);
+            lm.lambda = config.lambda;
+            lm.nu = 2.0;
+            window = (current.score(tolerance), iterations);
+        }
+    }
+    if current.score(tolerance) < best_score {
+        best_converged = current.converged(tolerance);
+        best = q;
+    }
+    // A joint without limits may have wandered whole turns: the turn nearest the start.
+    for c in 0..N {
+        if lm.chain.lower[c] == f64::NEG_INFINITY && lm.chain.upper[c] == f64::INFINITY {
+            let turns = ((best[c] - q_out[c]) / std::f64::consts::TAU).round();
+            best[c] -= std::f64::consts::TAU * turns;
+        }
+    }
+    q_out.copy_from_slice(&best);
+    ChainLmOutcome {
+        iterations,
+        restarts,
+        converged: best_converged,
+        out_of_reach: !best_converged && lm.chain.out_of_reach(goal.position, tolerance),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sin_cos;
+
+    #[test]
+    fn sin_cos_matches_the_library() {
+        let mut worst: f64 = 0.0;
+        for i in -200_000..=200_000 {
+            let x = f64::from(i) * 1e-4 * 3.7;
+            let (s, c) = sin_cos(x);
+            let (s0, c0) = x.sin_cos();
+            worst = worst.max((s - s0).abs()).max((c - c0).abs());
+        }
+        assert!(worst < 4e-16, "worst difference {worst:e}");
+        let (s, c) = sin_cos(2e4);
+        assert_eq!((s, c), 2e4_f64.sin_cos());
+    }
+}
