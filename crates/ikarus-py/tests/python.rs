@@ -448,9 +448,12 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     )
     .expect("retargets onto the PMX");
     let pmx_rotations = rotations_of(&onto_pmx.motion);
-    // VMD keys 30 frames a second: the 120 fps walk is resampled first.
-    assert!((onto_pmx.motion.frame_rate() - 120.0).abs() < 1e-6);
-    let mut at_30 = onto_pmx.motion.resampled(1.0 / 30.0).expect("resampled");
+    // VMD keys 30 frames a second: a walk at another rate is resampled first.
+    let mut at_30 = if (onto_pmx.motion.frame_rate() - 30.0).abs() > 1e-9 {
+        onto_pmx.motion.resampled(1.0 / 30.0).expect("resampled")
+    } else {
+        onto_pmx.motion.clone()
+    };
     ikarus_anim::retarget::follow_ik_goals(&built.skeleton, &built.rig, &mut at_30);
     let vmd =
         ikarus_formats::mmd::vmd::Vmd::from_frames(&built.skeleton, at_30.frames(), &pmx.name)
