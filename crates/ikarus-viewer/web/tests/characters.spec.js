@@ -213,10 +213,12 @@ async function retargetFiles(page, files, frames) {
   await expect.poll(async () => (await state(page)).motion?.frames).toBe(frames);
   await page.waitForTimeout(300);
   const s = await state(page);
+  // Frames drawn by the page's loop so far (the samples' own renders are not counted): the
+  // loop's next frame after the samples shows the source again (for the screenshots). Read
+  // before sampling, as that frame may come before this script looks again.
+  const drawn = s.frames;
   const withSource = await page.evaluate(() => window.samplePixels());
   const without = await page.evaluate(() => window.samplePixels({ withoutSource: true }));
-  // The next drawn frame shows the source again (for the screenshots).
-  const drawn = (await state(page)).frames;
   await expect.poll(async () => (await state(page)).frames).toBeGreaterThan(drawn);
   return { s, added: withSource.drawn - without.drawn };
 }
