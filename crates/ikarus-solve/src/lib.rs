@@ -34,6 +34,7 @@ pub mod svd;
 mod task;
 #[cfg(test)]
 mod test_rng;
+mod trig;
 pub mod two_bone;
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};

@@ -89,6 +89,7 @@
 //! assert!((swivel - 0.4).abs() < 1e-12);
 //! ```
 
+use crate::trig::sin_cos;
 use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
@@ -1489,48 +1490,6 @@ fn half_angle_rotation(axis: DVec3, cos: f64, sin: f64) -> DQuat {
     DQuat::from_xyzw(axis.x * s, axis.y * s, axis.z * s, c)
 }
 
-/// `(sin x, cos x)` for finite `x` to about 2e-16 for `|x| ≤ 1e4`: reduction by π/2 in two
-/// parts (Cody–Waite) and Taylor polynomials on `[−π/4, π/4]` (truncation below 5e-17), about
-/// twice as fast as the C library's `sincos` here.
-#[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
-#[inline(always)]
-fn sin_cos(x: f64) -> (f64, f64) {
-    // π/2 split so that k · PI_2_HI is exact for |k| < 2²⁰ (its low 20 bits are zero).
-    const PI_2_HI: f64 = 1.570_796_326_734_125_6;
-    const PI_2_LO: f64 = 6.077_100_506_506_192e-11;
-    let k = (x * std::f64::consts::FRAC_2_PI).round();
-    let r = (x - k * PI_2_HI) - k * PI_2_LO;
-    let r2 = r * r;
-    // sin r = r (1 − r²/3! + r⁴/5! − …), cos r = 1 − r²/2! + r⁴/4! − …
-    let sin = r
-        * (1.0
-            + r2 * (-1.0 / 6.0
-                + r2 * (1.0 / 120.0
-                    + r2 * (-1.0 / 5040.0
-                        + r2 * (1.0 / 362_880.0
-                            + r2 * (-1.0 / 39_916_800.0
-                                + r2 * (1.0 / 6_227_020_800.0
-                                    + r2 * (-1.0 / 1_307_674_368_000.0
-                                        + r2 * (1.0 / 355_687_428_096_000.0)))))))));
-    let cos = 1.0
-        + r2 * (-0.5
-            + r2 * (1.0 / 24.0
-                + r2 * (-1.0 / 720.0
-                    + r2 * (1.0 / 40_320.0
-                        + r2 * (-1.0 / 3_628_800.0
-                            + r2 * (1.0 / 479_001_600.0
-                                + r2 * (-1.0 / 87_178_291_200.0
-                                    + r2 * (1.0 / 20_922_789_888_000.0
-                                        + r2 * (-1.0 / 6_402_373_705_728_000.0)))))))));
-    // Quadrant: k mod 4 (k is a whole number; wrapping keeps huge k harmless).
-    match (k as i64).rem_euclid(4) {
-        0 => (sin, cos),
-        1 => (cos, -sin),
-        2 => (-sin, -cos),
-        _ => (-cos, sin),
-    }
-}
-
 /// Angular distance for nearby angles (one rounding, no remainder).
 #[allow(clippy::inline_always)] // compiled inside `solve_pose`'s instruction-set dispatch
 #[inline(always)]
@@ -1780,7 +1739,7 @@ impl pulp::WithSimd for PoseSolve<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{DQuat, DVec3, Limb7, Limb7Geometry, sin_cos};
+    use super::{DQuat, DVec3, Limb7, Limb7Geometry};
 
     #[test]
     fn dispatched_solve_pose_gives_the_bits_of_the_baseline_build() {
@@ -1805,22 +1764,5 @@ mod tests {
             baseline.wrist = Some(limb.wrist_for(&baseline, goal));
             assert_eq!(dispatched, baseline, "{target} {goal} {swivel} {hint:?}");
         }
-    }
-
-    #[test]
-    fn sin_cos_matches_the_library_to_a_few_ulps() {
-        let mut worst: f64 = 0.0;
-        for i in -200_000..=200_000 {
-            let x = f64::from(i) * 1.234_567e-4;
-            let (s, c) = sin_cos(x);
-            let (s0, c0) = x.sin_cos();
-            worst = worst.max((s - s0).abs()).max((c - c0).abs());
-        }
-        for x in [0.0, -0.0, 1e-300, std::f64::consts::PI, 1e4, -1e4] {
-            let (s, c) = sin_cos(x);
-            let (s0, c0) = x.sin_cos();
-            worst = worst.max((s - s0).abs()).max((c - c0).abs());
-        }
-        assert!(worst < 1e-15, "{worst}");
     }
 }
