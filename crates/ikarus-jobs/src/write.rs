@@ -195,9 +195,12 @@ fn for_model(
 }
 
 /// `motion` on an MMD model (`skeleton` and `rig` built from it, `model_name` its name) as VMD
-/// bytes, lengths divided by `scale`: each IK chain's goal bone first moved onto its effector
-/// ([`ikarus_anim::retarget::follow_ik_goals`]) so that MMD's own IK keeps the limbs where
-/// the motion puts them, then every joint keyed at every frame. VMD plays at 30 frames per
+/// bytes, lengths divided by `scale`: every joint keyed at every frame, and the IK of every
+/// chain switched off at frame 0 ([`Vmd::switch_ik_off`]), so MMD plays the limbs exactly as
+/// keyed (its IK re-solving the legs within its own budget put ankles up to 2.7 cm off on the
+/// Miku PMD). Each goal bone is also moved onto its effector
+/// ([`ikarus_anim::retarget::follow_ik_goals`]), so switching the IK back on in MMD keeps
+/// the limbs nearly where they are. VMD plays at 30 frames per
 /// second: a motion at another rate is resampled to it first (a 120 fps capture would
 /// otherwise play four times slower).
 ///
@@ -220,5 +223,8 @@ pub fn vmd_bytes(
         motion.clone()
     };
     ikarus_anim::retarget::follow_ik_goals(skeleton, rig, &mut clip);
-    Vmd::from_frames(skeleton, clip.frames(), model_name)?.write(scale)
+    let mut vmd = Vmd::from_frames(skeleton, clip.frames(), model_name)?;
+    let goals: Vec<&str> = rig.ik.iter().map(|c| skeleton.name(c.goal)).collect();
+    vmd.switch_ik_off(&goals)?;
+    vmd.write(scale)
 }

@@ -109,4 +109,25 @@ fn vmd_bytes_keys_thirty_frames_a_second() {
         .map(|(a, b)| a.rotation.angle_between(b.rotation))
         .fold(0.0, f64::max);
     assert!(worst < 1e-6, "{worst} rad");
+    // Every IK chain is switched off at frame 0, so MMD's evaluation (here ours) plays the legs
+    // as keyed: the ankles at frame 30 are where the motion's frame 120 put them.
+    let off = &written.properties[0];
+    assert_eq!((off.frame, off.ik.len()), (0, 7));
+    assert!(off.ik.iter().all(|(_, on)| !on));
+    let mut replay = MmdPlayer::new(
+        player.built.clone(),
+        player.model_name.clone(),
+        &written,
+        IkMode::Compatible,
+    )
+    .unwrap();
+    let mut out = built.skeleton.rest_pose();
+    let played = replay.evaluate(30.0, &mut out).clone();
+    let mut model = ikarus_core::ModelPose::new(&built.skeleton);
+    ikarus_core::fk::forward_kinematics(&built.skeleton, &fast.frames()[120], &mut model);
+    for ankle in ["左足首", "右足首"] {
+        let j = built.skeleton.joint(ankle).unwrap();
+        let miss = played.position(j).distance(model.position(j));
+        assert!(miss < 1e-6, "{ankle}: {miss} m");
+    }
 }

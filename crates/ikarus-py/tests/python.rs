@@ -448,18 +448,15 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     )
     .expect("retargets onto the PMX");
     let pmx_rotations = rotations_of(&onto_pmx.motion);
-    // VMD keys 30 frames a second: a walk at another rate is resampled first.
-    let mut at_30 = if (onto_pmx.motion.frame_rate() - 30.0).abs() > 1e-9 {
-        onto_pmx.motion.resampled(1.0 / 30.0).expect("resampled")
-    } else {
-        onto_pmx.motion.clone()
-    };
-    ikarus_anim::retarget::follow_ik_goals(&built.skeleton, &built.rig, &mut at_30);
-    let vmd =
-        ikarus_formats::mmd::vmd::Vmd::from_frames(&built.skeleton, at_30.frames(), &pmx.name)
-            .expect("VMD frames")
-            .write(1.0)
-            .expect("VMD bytes");
+    // The VMD `ikarus retarget` writes (the same library call the package makes).
+    let vmd = ikarus_jobs::vmd_bytes(
+        &built.skeleton,
+        &built.rig,
+        &pmx.name,
+        &onto_pmx.motion,
+        1.0,
+    )
+    .expect("VMD bytes");
     let vmd_path = out_dir.join("walk_on_pmx.vmd");
     std::fs::write(&vmd_path, vmd).expect("VMD written");
     Some(json!({
@@ -576,17 +573,13 @@ fn mmd_reference(out_dir: &Path) -> Option<Value> {
     let gene_last = gene_frames.len() - 1;
     let last = frames.len() - 1;
     let n60 = at_60.len() - 1;
-    // The VMD written for the model: goals onto the effectors, then every bone keyed.
+    // The VMD written for the model (the library call `ikarus convert` makes).
     let mut clip = ikarus_core::Motion::for_skeleton(skeleton, 1.0 / 30.0).expect("clip");
     for f in &frames {
         clip.push(f.clone()).expect("frame");
     }
-    let mut followed = clip.clone();
-    ikarus_anim::retarget::follow_ik_goals(skeleton, &built.rig, &mut followed);
-    let vmd_bytes = ikarus_formats::mmd::vmd::Vmd::from_frames(skeleton, followed.frames(), &name)
-        .expect("VMD frames")
-        .write(1.0)
-        .expect("VMD bytes");
+    let vmd_bytes =
+        ikarus_jobs::vmd_bytes(skeleton, &built.rig, &name, &clip, 1.0).expect("VMD bytes");
     let vmd_out = out_dir.join("kishimen_on_miku.vmd");
     std::fs::write(&vmd_out, vmd_bytes).expect("VMD written");
     // Onto the built-in humanoid with contacts, maps recognised from names.

@@ -287,6 +287,31 @@ impl Vmd {
             .collect()
     }
 
+    /// Adds a property key at frame 0 that shows the model and turns the IK of each bone in
+    /// `ik_bones` (the IK chains' goal bones) off: how a motion whose limbs are already solved
+    /// and keyed (baked) plays in MMD exactly as keyed, as motion-capture tools write theirs.
+    ///
+    /// # Errors
+    /// A bone name Shift-JIS cannot hold in 20 bytes.
+    pub fn switch_ik_off(&mut self, ik_bones: &[&str]) -> Result<(), String> {
+        let mut ik = Vec::with_capacity(ik_bones.len());
+        for name in ik_bones {
+            let mut bytes = [0u8; 20];
+            bytes.copy_from_slice(&encode_sjis(name, 20)?);
+            ik.push((bytes, false));
+        }
+        self.properties.retain(|k| k.frame != 0);
+        self.properties.insert(
+            0,
+            PropertyKey {
+                frame: 0,
+                visible: true,
+                ik,
+            },
+        );
+        Ok(())
+    }
+
     /// A motion that keys every joint of `skeleton` at every frame of `frames` (rotations and
     /// translations from the rest offsets), with linear curves, for the model `model_name`.
     /// Frame `i` of `frames` is VMD frame `i`.
