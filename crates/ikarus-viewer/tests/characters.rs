@@ -2,57 +2,17 @@
 //! switch, dragging an IK bone), a VRM avatar with its mesh and humanoid names, binary uploads.
 
 use base64::Engine as _;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn start(catalog: Catalog) -> String {
-    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
-    tokio::spawn(ikarus_viewer::serve(listener, catalog));
-    format!("ws://{address}/ws")
-}
-
-async fn next(socket: &mut Socket) -> Value {
-    loop {
-        let message = tokio::time::timeout(std::time::Duration::from_secs(60), socket.next())
-            .await
-            .expect("a reply within 60 s")
-            .expect("the connection stays open")
-            .unwrap();
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
-}
-
-/// Replies up to and including the first of type `until` (an error fails the test).
-async fn until(socket: &mut Socket, until: &str) -> Vec<Value> {
-    let mut replies = Vec::new();
-    loop {
-        let reply = next(socket).await;
-        assert_ne!(reply["type"], "error", "{reply}");
-        let done = reply["type"] == until;
-        replies.push(reply);
-        if done {
-            return replies;
-        }
-    }
-}
+mod common;
+use common::{Socket, of, send, start, until};
 
 async fn ask(socket: &mut Socket, request: &Value, kind: &str) -> Value {
-    socket
-        .send(Message::Text(request.to_string().into()))
-        .await
-        .unwrap();
+    send(socket, request).await;
     until(socket, kind).await.pop().unwrap()
-}
-
-fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
-    replies.iter().find(|r| r["type"] == kind).unwrap()
 }
 
 fn index(skeleton: &Value, name: &str) -> usize {

@@ -5,7 +5,6 @@
 //! replies' own poses.
 
 use base64::Engine as _;
-use futures_util::{SinkExt, StreamExt};
 use glam::DVec3;
 use ikarus_anim::retarget::{self, Character, RetargetConfig, Retargeted};
 use ikarus_core::humanoid_map::HumanoidMap;
@@ -14,58 +13,9 @@ use ikarus_core::{Motion, Skeleton};
 use ikarus_jobs::{IkMode, MmdPlayer};
 use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn connect(catalog: Catalog) -> (Socket, Vec<Value>) {
-    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
-    tokio::spawn(ikarus_viewer::serve(listener, catalog));
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/ws"))
-        .await
-        .unwrap();
-    let greeting = until(&mut socket, "pose").await;
-    (socket, greeting)
-}
-
-async fn next(socket: &mut Socket) -> Value {
-    loop {
-        let message = tokio::time::timeout(std::time::Duration::from_secs(120), socket.next())
-            .await
-            .expect("a reply within 120 s")
-            .expect("the connection stays open")
-            .unwrap();
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
-}
-
-/// Replies up to and including the first of type `until` (an error fails the test).
-async fn until(socket: &mut Socket, until: &str) -> Vec<Value> {
-    let mut replies = Vec::new();
-    loop {
-        let reply = next(socket).await;
-        assert_ne!(reply["type"], "error", "{reply}");
-        let done = reply["type"] == until;
-        replies.push(reply);
-        if done {
-            return replies;
-        }
-    }
-}
-
-async fn send(socket: &mut Socket, request: &Value) {
-    socket
-        .send(Message::Text(request.to_string().into()))
-        .await
-        .unwrap();
-}
-
-fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
-    replies.iter().find(|r| r["type"] == kind).unwrap()
-}
+mod common;
+use common::{Socket, connect, next, of, send, until};
 
 fn vec3(value: &Value) -> DVec3 {
     DVec3::from_array(serde_json::from_value(value.clone()).unwrap())

@@ -1,0 +1,69 @@
+//! The WebSocket client the protocol tests share: a server on a free port, replies read until
+//! one of a given type, requests sent.
+
+#![allow(dead_code, reason = "each test file uses its own part")]
+
+use futures_util::{SinkExt, StreamExt};
+use ikarus_viewer::Catalog;
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
+
+pub type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Serves `catalog` on a free port; returns the WebSocket URL.
+pub async fn start(catalog: Catalog) -> String {
+    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
+    tokio::spawn(ikarus_viewer::serve(listener, catalog));
+    format!("ws://{address}/ws")
+}
+
+/// Serves `catalog` and connects: the socket and the greeting replies (up to the first pose).
+pub async fn connect(catalog: Catalog) -> (Socket, Vec<Value>) {
+    let (mut socket, _) = tokio_tungstenite::connect_async(start(catalog).await)
+        .await
+        .unwrap();
+    let greeting = until(&mut socket, "pose").await;
+    (socket, greeting)
+}
+
+/// The next text reply (within 120 s: debug builds on a shared machine are slow).
+pub async fn next(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(120), socket.next())
+            .await
+            .expect("a reply within 120 s")
+            .expect("the connection stays open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Replies up to and including the first of type `until` (an error fails the test).
+pub async fn until(socket: &mut Socket, until: &str) -> Vec<Value> {
+    let mut replies = Vec::new();
+    loop {
+        let reply = next(socket).await;
+        assert_ne!(reply["type"], "error", "{reply}");
+        let done = reply["type"] == until;
+        replies.push(reply);
+        if done {
+            return replies;
+        }
+    }
+}
+
+/// Sends a request.
+pub async fn send(socket: &mut Socket, request: &Value) {
+    socket
+        .send(Message::Text(request.to_string().into()))
+        .await
+        .unwrap();
+}
+
+/// The first reply of type `kind`.
+pub fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
+    replies.iter().find(|r| r["type"] == kind).unwrap()
+}
