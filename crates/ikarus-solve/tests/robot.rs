@@ -3,27 +3,15 @@
 //! `auto`. Ground truth is forward kinematics of the skeleton through the URDF's
 //! `JointChain`, independent of the solvers' own product-of-exponentials model.
 
-use ikarus_core::chain::JointChain;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{ModelPose, Skeleton, fk};
-use ikarus_formats::urdf::Urdf;
 use ikarus_solve::batch::{BatchTarget, solve_batch};
 use ikarus_solve::limb7::SwivelPolicy;
 use ikarus_solve::robot::{AutoConfig, ClosedForm, Screws};
 use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 
-struct Robot {
-    urdf: Urdf,
-    chain: JointChain,
-}
-
-fn load(file: &str, base: &str, tip: &str) -> Option<Robot> {
-    let dir = ikarus_testdata::require("urdf", file)?;
-    let text = std::fs::read_to_string(dir.join(file)).expect("readable URDF");
-    let urdf = Urdf::parse(&text).expect("valid URDF");
-    let chain = urdf.chain(base, tip).expect("chain");
-    Some(Robot { urdf, chain })
-}
+mod common;
+use common::{Robot, load_robot as load};
 
 impl Robot {
     fn skeleton(&self) -> &Skeleton {

@@ -3,10 +3,8 @@
 //! skeleton through the URDF's `JointChain`, independent of the solver's product of
 //! exponentials; every returned `q` must lie inside the limits.
 
-use ikarus_core::chain::JointChain;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{ModelPose, fk};
-use ikarus_formats::urdf::Urdf;
 use ikarus_solve::Tolerance;
 use ikarus_solve::lm::LmConfig;
 use ikarus_solve::robot::Screws;
@@ -17,18 +15,8 @@ const TOLERANCE: Tolerance = Tolerance {
     rotation: 1e-5,
 };
 
-struct Robot {
-    urdf: Urdf,
-    chain: JointChain,
-}
-
-fn load(file: &str, base: &str, tip: &str) -> Option<Robot> {
-    let dir = ikarus_testdata::require("urdf", file)?;
-    let text = std::fs::read_to_string(dir.join(file)).expect("readable URDF");
-    let urdf = Urdf::parse(&text).expect("valid URDF");
-    let chain = urdf.chain(base, tip).expect("chain");
-    Some(Robot { urdf, chain })
-}
+mod common;
+use common::{Robot, load_robot as load};
 
 impl Robot {
     /// `base_from_tip` by the skeleton's forward kinematics.

@@ -80,3 +80,18 @@ pub fn joints(skeleton: &Skeleton, names: &[&str]) -> Vec<JointId> {
         .map(|n| skeleton.joint(n).unwrap_or_else(|| panic!("no joint {n}")))
         .collect()
 }
+
+/// A robot from a shared URDF file and one of its chains.
+pub struct Robot {
+    pub urdf: ikarus_formats::urdf::Urdf,
+    pub chain: ikarus_core::chain::JointChain,
+}
+
+/// The chain `base` → `tip` of `../shared/data/urdf/<file>`; `None` without the shared data.
+pub fn load_robot(file: &str, base: &str, tip: &str) -> Option<Robot> {
+    let dir = ikarus_testdata::require("urdf", file)?;
+    let text = std::fs::read_to_string(dir.join(file)).expect("readable URDF");
+    let urdf = ikarus_formats::urdf::Urdf::parse(&text).expect("valid URDF");
+    let chain = urdf.chain(base, tip).expect("chain");
+    Some(Robot { urdf, chain })
+}
