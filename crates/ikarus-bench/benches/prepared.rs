@@ -199,48 +199,72 @@ fn bench_prepared(c: &mut Criterion) {
         });
     });
     group.finish();
-    bench_kernels(c, &scene);
+    // The poses the prepared closed forms leave after a pass over the frames: the kernels
+    // then solve frame 0's goals from them, as the prepared path does.
+    let mut limbs = limbs(&scene, &closed.0, &closed.1);
+    let mut poses = scene.poses.clone();
+    for f in 0..FRAMES {
+        frame(&mut limbs, &scene, &mut poses, f);
+    }
+    bench_kernels(c, &scene, &poses);
 }
 
-/// The closed forms alone on the same limbs of the first character's first frame: the kernel
-/// time the prepared path is compared with.
-fn bench_kernels(c: &mut Criterion, scene: &Scene) {
+/// The closed forms alone on the same limbs — every character's legs and arms of one frame,
+/// from the poses the prepared pass left — the kernel time per limb the prepared path is
+/// compared with. The kernels' inputs (limb frames, targets, current swivels) are computed
+/// before timing; cycling through all 1,000 characters gives the kernels the same mix of
+/// branches and the same cache traffic for their inputs as the prepared path.
+fn bench_kernels(c: &mut Criterion, scene: &Scene, poses: &[LocalPose]) {
     let skeleton = &scene.skeleton;
-    let pose = &scene.poses[0];
     let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut model);
-    let [hand, _, foot, _] = scene.joints;
-    let goals = scene.goals[0][0];
     let parents = |j: JointId| {
         let mid = skeleton.parent(j).expect("limb");
         [skeleton.parent(mid).expect("limb"), mid, j]
     };
-    let mut group = c.benchmark_group("prepared_kernels");
-    let [start, mid, end] = parents(foot);
-    let chain = TwoBoneChain::from_hinge(skeleton, start, mid, end).expect("knee hinge");
-    let input = chain.input(
-        skeleton,
-        pose,
-        &model,
-        goals[2].position.expect("goal"),
-        Pole::Vector(DVec3::Z),
-    );
     let settings = TwoBoneSettings::default();
-    group.bench_function("two_bone_solve_leg", |b| {
-        b.iter(|| black_box(ikarus_solve::two_bone::solve(black_box(&input), &settings)));
-    });
-    let [shoulder, elbow, wrist] = parents(hand);
-    let chain = Limb7Chain::new(skeleton, shoulder, elbow, wrist).expect("elbow hinge");
-    let limb = chain.limb(skeleton, pose).expect("limb");
-    let limb_frame = chain.model_from_limb(skeleton, pose, &model);
-    let target = limb_frame
-        .inverse()
-        .transform_point3(goals[0].position.expect("goal"));
-    let orientation = goals[0].orientation.expect("goal");
-    let swivel = chain.current_swivel(skeleton, pose).expect("swivel");
-    group.bench_function("limb7_solve_pose_arm", |b| {
+    let mut legs = Vec::with_capacity(2 * CHARACTERS);
+    let mut arms = Vec::with_capacity(2 * CHARACTERS);
+    for (pose, goals) in poses.iter().zip(&scene.goals[0]) {
+        fk::forward_kinematics(skeleton, pose, &mut model);
+        for k in 2..4 {
+            let [start, mid, end] = parents(scene.joints[k]);
+            let chain = TwoBoneChain::from_hinge(skeleton, start, mid, end).expect("knee hinge");
+            let target = goals[k].position.expect("goal");
+            legs.push(chain.input(skeleton, pose, &model, target, Pole::Vector(DVec3::Z)));
+        }
+        for (k, goal) in goals.iter().enumerate().take(2) {
+            let [shoulder, elbow, wrist] = parents(scene.joints[k]);
+            let chain = Limb7Chain::new(skeleton, shoulder, elbow, wrist).expect("elbow hinge");
+            let limb = chain.limb(skeleton, pose).expect("limb");
+            let limb_frame = chain.model_from_limb(skeleton, pose, &model);
+            let target = limb_frame
+                .inverse()
+                .transform_point3(goal.position.expect("goal"));
+            let orientation = goal.orientation.expect("goal");
+            let swivel = chain.current_swivel(skeleton, pose).expect("swivel");
+            arms.push((limb, target, orientation, swivel));
+        }
+    }
+    let mut group = c.benchmark_group("prepared_kernels");
+    group.throughput(Throughput::Elements(legs.len() as u64));
+    group.bench_function("two_bone_solve_1000_characters_x2_legs", |b| {
         b.iter(|| {
-            black_box(limb.solve_pose(black_box(target), orientation, black_box(swivel), Some(0.5)))
+            for input in &legs {
+                black_box(ikarus_solve::two_bone::solve(black_box(input), &settings));
+            }
+        });
+    });
+    group.throughput(Throughput::Elements(arms.len() as u64));
+    group.bench_function("limb7_solve_pose_1000_characters_x2_arms", |b| {
+        b.iter(|| {
+            for (limb, target, orientation, swivel) in &arms {
+                let _ = black_box(limb.solve_pose(
+                    black_box(*target),
+                    *orientation,
+                    black_box(*swivel),
+                    Some(0.5),
+                ));
+            }
         });
     });
     group.finish();
