@@ -226,10 +226,10 @@ fn bench_kernels(c: &mut Criterion, scene: &Scene, poses: &[LocalPose]) {
     let mut arms = Vec::with_capacity(2 * CHARACTERS);
     for (pose, goals) in poses.iter().zip(&scene.goals[0]) {
         fk::forward_kinematics(skeleton, pose, &mut model);
-        for k in 2..4 {
-            let [start, mid, end] = parents(scene.joints[k]);
+        for (foot, goal) in scene.joints.iter().zip(goals).skip(2) {
+            let [start, mid, end] = parents(*foot);
             let chain = TwoBoneChain::from_hinge(skeleton, start, mid, end).expect("knee hinge");
-            let target = goals[k].position.expect("goal");
+            let target = goal.position.expect("goal");
             legs.push(chain.input(skeleton, pose, &model, target, Pole::Vector(DVec3::Z)));
         }
         for (k, goal) in goals.iter().enumerate().take(2) {
