@@ -330,9 +330,11 @@ fn retarget_every_clip_onto_every_target() {
             check(
                 ours.max_step < base.max_step + 0.5,
                 format!(
-                    "largest step {:.1}° against the plain copy's {:.1}°",
+                    "largest step {:.1}° against the plain copy's {:.1}° (at {:?})",
                     ours.max_step.to_degrees(),
-                    base.max_step.to_degrees()
+                    base.max_step.to_degrees(),
+                    ours.max_step_at
+                        .map(|(j, f)| (target.skeleton.name(j).to_owned(), f))
                 ),
             );
         }
@@ -417,4 +419,113 @@ fn still_hands_stay_still() {
     );
     assert!(hands > 0, "kishimen holds its hands still somewhere");
     assert!(here.slide_max < 0.01 && here.slide_mean < 0.002);
+}
+
+/// The ground bends the toes rather than lifting the foot: on walks onto the VRMs (free toes)
+/// the toes turn from their copied rotation (the output with `ground: false`) about one axis,
+/// by at most `MAX_TOE_BEND_SPEED` a second, and the toe tips end on or above the floor.
+#[test]
+fn toes_bend_at_the_floor() {
+    let clips: Vec<Clip> = [
+        bvh_clip("bandai walk", "bandainamco_ds1_walk_normal_002.bvh"),
+        bvh_clip("cmu jump", "cmu_01_01_jump_cgspeed.bvh"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let targets: Vec<Target> = [
+        vrm_target("Godette.vrm", "Godette_vrm_v4.vrm"),
+        vrm_target("cryptovoxels.vrm", "cryptovoxels.vrm"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut largest_bend = 0.0_f64;
+    for clip in &clips {
+        for target in &targets {
+            let source = Character {
+                skeleton: &clip.skeleton,
+                map: &clip.map,
+            };
+            let to = Character {
+                skeleton: &target.skeleton,
+                map: &target.map,
+            };
+            let on =
+                retarget::retarget(source, &clip.motion, to, &RetargetConfig::default()).unwrap();
+            let off_config = RetargetConfig {
+                ground: false,
+                ..RetargetConfig::default()
+            };
+            let off = retarget::retarget(source, &clip.motion, to, &off_config).unwrap();
+            let step = retarget::repair::MAX_TOE_BEND_SPEED * clip.motion.frame_time();
+            for bone in [
+                ikarus_core::humanoid_map::HumanoidBone::LeftToes,
+                ikarus_core::humanoid_map::HumanoidBone::RightToes,
+            ] {
+                let toes = target.map.joint(bone).expect("VRM toes");
+                let what = format!("{} → {} {bone:?}", clip.name, target.name);
+                largest_bend =
+                    largest_bend.max(toe_bends(&on.motion, &off.motion, toes, step, &what));
+            }
+            let ours = retarget::measure(
+                source,
+                &clip.motion,
+                on.root.source_body,
+                to,
+                &on.motion,
+                &on.contacts,
+                &on.feet,
+                &on.leg_weights,
+            );
+            assert!(
+                ours.toe_penetration < 1e-6,
+                "{} → {}: toe tips {} m below",
+                clip.name,
+                target.name,
+                ours.toe_penetration
+            );
+        }
+    }
+    println!("largest toe bend {:.1}°", largest_bend.to_degrees());
+    if !clips.is_empty() && !targets.is_empty() {
+        assert!(
+            largest_bend > 10f64.to_radians(),
+            "toes hardly bend: {largest_bend}"
+        );
+    }
+}
+
+/// The largest bend of `toes` in `on` from their rotation in `off`; asserts that the bends
+/// turn about one axis and change by at most `step` a frame.
+fn toe_bends(on: &Motion, off: &Motion, toes: ikarus_core::JointId, step: f64, what: &str) -> f64 {
+    let (mut last, mut largest) = (0.0_f64, 0.0_f64);
+    let mut axis: Option<DVec3> = None;
+    for (f, (a, b)) in on.frames().iter().zip(off.frames()).enumerate() {
+        let (bend_axis, angle) = (b[toes].rotation.conjugate() * a[toes].rotation).to_axis_angle();
+        let angle = if angle > std::f64::consts::PI {
+            angle - std::f64::consts::TAU
+        } else {
+            angle
+        };
+        // One axis throughout (the character's left in the toes' frame).
+        let signed = if angle.abs() > 1e-9 {
+            let axis = *axis.get_or_insert(bend_axis);
+            assert!(
+                bend_axis.dot(axis).abs() > 1.0 - 1e-9,
+                "{what}: frame {f}: bend axis {bend_axis} vs {axis}"
+            );
+            angle * bend_axis.dot(axis).signum()
+        } else {
+            0.0
+        };
+        assert!(
+            (signed - last).abs() <= step + 1e-9,
+            "{what}: frame {f}: toe bend jumps {:.1}°",
+            (signed - last).abs().to_degrees()
+        );
+        last = signed;
+        largest = largest.max(signed.abs());
+    }
+    largest
 }

@@ -498,6 +498,11 @@ fn run(
                 let local = target_rest.rotation(t).conjugate() * (tip - target_rest.position(t));
                 (local, (height(tip) - rest_floor).max(0.0))
             }),
+            toe_axis: toes.map_or(DVec3::X, |t| {
+                repair::hinge_axis(target.skeleton.limit(t)).unwrap_or_else(|| {
+                    target_rest.rotation(t).conjugate() * (target_body.conjugate() * bend)
+                })
+            }),
             bend_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * bend),
             front_in_start: target_rest.rotation(a).conjugate() * (target_body.conjugate() * front),
         }
@@ -522,28 +527,45 @@ fn run(
         target_arms[1].map(|a| limb(a, None, DVec3::Y, DVec3::NEG_Z)),
     ];
 
-    // Pass 4: goals and hip drops.
+    // Pass 4: goals and hip drops. First the toe bends the tips need, planned over the clip
+    // (bends that change smoothly), then the goals with those bends.
     let repair = config.contacts.is_some() || config.ground;
     let mut goals: Vec<[LimbGoal; 2]> = Vec::with_capacity(frames);
     let mut drops: Vec<f64> = Vec::with_capacity(frames);
     let mut leg_weights = Vec::with_capacity(frames);
-    for (f, model) in models.iter().enumerate() {
-        let side_goal = |side: usize| {
-            let (heel, ball) = if side == 0 {
-                (Channel::LeftHeel, Channel::LeftBall)
-            } else {
-                (Channel::RightHeel, Channel::RightBall)
-            };
-            LimbGoal::for_foot(
-                &legs[side],
-                model,
-                weight(heel, f),
-                weight(ball, f),
-                up,
-                floor,
-                config.ground,
-            )
+    let foot_goal = |f: usize, side: usize, model: &ModelPose, plan: Option<f64>| {
+        let (heel, ball) = if side == 0 {
+            (Channel::LeftHeel, Channel::LeftBall)
+        } else {
+            (Channel::RightHeel, Channel::RightBall)
         };
+        LimbGoal::for_foot(
+            &legs[side],
+            model,
+            (weight(heel, f), weight(ball, f)),
+            (up, floor),
+            config.ground,
+            (
+                plan,
+                repair::toe_range(target.skeleton, &legs[side], &poses[f]),
+            ),
+        )
+    };
+    let toe_plans = [0, 1].map(|side| {
+        let needs: Vec<f64> = models
+            .iter()
+            .enumerate()
+            .map(|(f, model)| foot_goal(f, side, model, None).toe_bend)
+            .collect();
+        let ranges: Vec<(f64, f64)> = poses
+            .iter()
+            .map(|pose| repair::toe_range(target.skeleton, &legs[side], pose))
+            .collect();
+        let step = repair::MAX_TOE_BEND_SPEED * motion.frame_time();
+        repair::plan_toe_bends(&needs, &ranges, step)
+    });
+    for (f, model) in models.iter().enumerate() {
+        let side_goal = |side: usize| foot_goal(f, side, model, Some(toe_plans[side][f]));
         let pair = [side_goal(0), side_goal(1)];
         let drop = (0..2)
             .map(|s| {
@@ -601,18 +623,22 @@ fn run(
             for side in 0..2 {
                 let mut goal = goals[f][side];
                 let leg = &legs[side];
-                // A leg with nothing to do (no contact weight, no lift, hips in place) keeps
-                // its copied pose: the two-bone solve would still turn its plane to the
+                // A leg with nothing to do (no contact weight, no lift, hips in place, no toe
+                // tip below the floor) keeps its copied pose: the two-bone solve would still turn its plane to the
                 // carried pole.
                 if drops[f] == 0.0
                     && goal.ball.is_none()
                     && goal.end.distance(model.position(leg.end)) <= 1e-12
+                    && goal.toe_bend == 0.0
+                    && !(config.ground && repair::depth(leg, &model, up, floor) > 0.0)
                 {
                     continue;
                 }
                 let mut reached = false;
                 let joints = [leg.start, leg.mid, leg.end];
-                let mut best: Option<(f64, [DQuat; 3], bool)> = None;
+                // The toes as copied: each attempt bends them from there.
+                let copied_toes = leg.toes.map(|t| pose[t].rotation);
+                let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
                 // Limits may have turned the foot or held the leg: move the ankle goal by what
                 // FK still finds off (the ball's miss, the depth below the floor) and solve
                 // again, keeping the best attempt.
@@ -625,25 +651,42 @@ fn run(
                         &mut pose,
                         &mut model,
                     );
-                    let mut shift = DVec3::ZERO;
+                    let mut lift = 0.0;
+                    if config.ground {
+                        if let (Some(t), Some(copied)) = (leg.toes, copied_toes) {
+                            pose[t].rotation = copied;
+                            fk::update_subtree(target.skeleton, &pose, &mut model, t);
+                        }
+                        repair::bend_toes(
+                            target.skeleton,
+                            leg,
+                            goal.toe_bend,
+                            &mut pose,
+                            &mut model,
+                        );
+                        lift = repair::depth(leg, &model, up, floor);
+                    }
+                    // What the toes' limit leaves below the floor lifts the foot.
+                    let mut shift = up * lift;
                     if let (Some(ball), Some(toes)) = (goal.ball, leg.toes) {
                         shift += ball - model.position(toes);
                     }
-                    if config.ground {
-                        shift += up * repair::depth(leg, &model, up, floor);
-                    }
                     let error = shift.length();
                     if best.is_none_or(|b| error < b.0) {
-                        best = Some((error, joints.map(|j| pose[j].rotation), reached));
+                        let toes = leg.toes.map(|t| pose[t].rotation);
+                        best = Some((error, joints.map(|j| pose[j].rotation), toes, reached));
                     }
                     if error <= 1e-6 {
                         break;
                     }
                     goal.end += shift;
                 }
-                if let Some((_, rotations, was_reached)) = best {
+                if let Some((_, rotations, toes, was_reached)) = best {
                     for (j, r) in joints.iter().zip(rotations) {
                         pose[*j].rotation = r;
+                    }
+                    if let (Some(t), Some(r)) = (leg.toes, toes) {
+                        pose[t].rotation = r;
                     }
                     reached = was_reached;
                     fk::update_subtree(target.skeleton, &pose, &mut model, leg.start);
@@ -656,6 +699,7 @@ fn run(
                         end: model.position(arm.end).lerp(anchor, w),
                         end_rotation: model.rotation(arm.end),
                         ball: None,
+                        toe_bend: 0.0,
                     };
                     missed |= !repair::solve_limb(
                         target.skeleton,

@@ -7,9 +7,10 @@
 //! its anchor with the foot's copied orientation, a heel contact moves the ankle onto its
 //! anchor, each blended by its weight; then the foot turns about the ankle towards the ball's
 //! anchor by the ball's weight (a slerp) and the ankle moves along the foot so the ball lands
-//! on its goal. The ground then lifts the goal so that neither the ankle, the toes joint nor
-//! the toe tip is below the floor plus its rest height (a foot never sinks: on a tiptoe the
-//! whole foot rises; the toes do not bend yet). [`hip_drop`] says how far the hips must come
+//! on its goal. The ground then lifts the goal so that neither the ankle nor the toes joint is
+//! below the floor plus its rest height, and after the leg solve [`bend_toes`] bends the toes
+//! up so the toe tip is not either (a foot never sinks: on a tiptoe the toes bend; the foot
+//! rises only by what the toes' limit leaves). [`hip_drop`] says how far the hips must come
 //! down for both legs to reach. [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the
 //! knee's pole where the copied knee points (off the hip–ankle line) and the hinge axis of the
 //! joint's limit (a hinge, or an Euler limit with one open axis as MMD knees have), or else
@@ -41,8 +42,13 @@ pub struct Limb {
     pub toes_clearance: f64,
     /// The toe tip in the toes joint's frame (its child joint, or half the foot's length
     /// further along the foot) and its rest height above the floor; `None` without toes.
-    /// The ground keeps it above the floor too (the foot rises; toes do not bend yet).
+    /// The ground keeps it above the floor too: [`bend_toes`] bends the toes, and the foot
+    /// rises by what their limit leaves.
     pub toe_tip: Option<(DVec3, f64)>,
+    /// The axis the toes bend about, in the toes joint's own frame (the rotation applied is
+    /// `local · R(axis, θ)`): the hinge axis of their limit, else the character's left at
+    /// rest.
+    pub toe_axis: DVec3,
     /// The mid joint's bend axis in the start joint's rest frame carried to model space at
     /// rest (the character's left for legs, up/down for arms): `start_rest_model⁻¹ · axis`.
     pub bend_in_start: DVec3,
@@ -50,6 +56,9 @@ pub struct Limb {
     /// frame.
     pub front_in_start: DVec3,
 }
+
+/// A contact's hold on a point: its weight and anchor (model space), if any.
+type Hold = Option<(f64, DVec3)>;
 
 /// What one limb should do in one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,29 +69,32 @@ pub struct LimbGoal {
     pub end_rotation: DQuat,
     /// Where the toes joint should be (a weighted ball contact), model space.
     pub ball: Option<DVec3>,
+    /// How far the toes bend from their copied rotation (radians about [`Limb::toe_axis`]):
+    /// the bend the toe tip needs ([`LimbGoal::for_foot`] without a plan), or the planned one.
+    pub toe_bend: f64,
 }
 
 impl LimbGoal {
     /// The goal of a foot from the copied pose (`model`) and the heel and ball contacts'
     /// `(weight, anchor)`, lifted above the floor (`up` the model-space up, `floor` its height
-    /// along `up`) when `ground` is set.
+    /// along `up`) when `ground` is set: the ankle and the toes joint by their depth, the toe
+    /// tip by its depth once the toes bend by the planned `toe_plan`. Without a plan the tip
+    /// is not lifted and [`toe_bend`](Self::toe_bend) is the bend it needs, within
+    /// `toe_range` ([`toe_range`]): the caller plans the bends of a clip from those
+    /// ([`plan_toe_bends`]) and asks again with its plan.
     pub fn for_foot(
         limb: &Limb,
         model: &ModelPose,
-        heel: Option<(f64, DVec3)>,
-        ball: Option<(f64, DVec3)>,
-        up: DVec3,
-        floor: f64,
+        (heel, ball): (Hold, Hold),
+        (up, floor): (DVec3, f64),
         ground: bool,
+        (toe_plan, toe_range): (Option<f64>, (f64, f64)),
     ) -> Self {
         let ankle = model.position(limb.end);
         let mut rotation = model.rotation(limb.end);
+        let mut toes_rotation = limb.toes.map(|t| model.rotation(t));
         let mut offset = limb.toes.map(|t| model.position(t) - ankle);
         // The toe tip from the ankle, and the foot turn applied to it below.
-        let mut tip = limb
-            .toes
-            .zip(limb.toe_tip)
-            .map(|(t, (local, _))| model.position(t) + model.rotation(t) * local - ankle);
         let mut goal = ankle;
         let mut ball_at = None;
         if let (Some((w, anchor)), Some(o)) = (ball, offset) {
@@ -109,20 +121,31 @@ impl LimbGoal {
                     // The ankle onto the sphere of the foot's length about the ball's goal.
                     let turn = DQuat::from_rotation_arc(o / length, along);
                     rotation = (turn * rotation).normalize();
-                    tip = tip.map(|t| turn * t);
+                    toes_rotation = toes_rotation.map(|r| turn * r);
                     offset = Some(along * length);
                     goal = target - along * length;
                     ball_at = Some(target);
                 }
             }
         }
+        let mut toe_bend = toe_plan.unwrap_or(0.0);
         if ground {
             let mut lift = floor + limb.end_clearance - goal.dot(up);
             if let Some(o) = offset {
                 lift = lift.max(floor + limb.toes_clearance - (goal + o).dot(up));
             }
-            if let (Some(t), Some((_, clearance))) = (tip, limb.toe_tip) {
-                lift = lift.max(floor + clearance - (goal + t).dot(up));
+            if let (Some(o), Some(r), Some((tip, clearance))) =
+                (offset, toes_rotation, limb.toe_tip)
+            {
+                let (tip, axis) = (r * tip, r * limb.toe_axis);
+                let need = floor + clearance - (goal + o).dot(up);
+                if let Some(plan) = toe_plan {
+                    let tip = DQuat::from_axis_angle(axis, plan) * tip;
+                    lift = lift.max(need - tip.dot(up));
+                    toe_bend = plan;
+                } else {
+                    toe_bend = bend_for(tip, axis, up, need).clamp(toe_range.0, toe_range.1);
+                }
             }
             if lift > 0.0 {
                 goal += up * lift;
@@ -133,6 +156,7 @@ impl LimbGoal {
             end: goal,
             end_rotation: rotation,
             ball: ball_at,
+            toe_bend,
         }
     }
 }
@@ -245,6 +269,113 @@ pub fn solve_limb(
     out.reached
 }
 
+/// The largest bend [`bend_toes`] adds to toes whose limit does not bound it (a hinge limit
+/// bounds it by its range): 60°, about how far a standing foot's toes bend.
+const MAX_FREE_TOE_BEND: f64 = std::f64::consts::FRAC_PI_3;
+
+/// How fast (radians per second) a planned toe bend may change from one frame to the next
+/// ([`plan_toe_bends`]): about 19° a frame at 30 fps. A foot pitching fast at a contact start
+/// would otherwise snap its toes (a 53° step was measured at 30 fps).
+pub const MAX_TOE_BEND_SPEED: f64 = 10.0;
+
+/// The toe bends of a clip, frame by frame, from the bends the toe tips need (`needs`,
+/// [`LimbGoal::for_foot`] without a plan) and each frame's `ranges` ([`toe_range`]): the
+/// smallest bends at least as large as the needs (in the needs' direction) that change by at
+/// most `step` a frame — the needs' upper envelope with slopes of `step`, so the toes start
+/// bending a little before the tip would touch and straighten a little after — then kept
+/// within each frame's range (what a range leaves, the foot rises by).
+pub fn plan_toe_bends(needs: &[f64], ranges: &[(f64, f64)], step: f64) -> Vec<f64> {
+    let envelope = |sign: f64| {
+        let mut plan: Vec<f64> = needs.iter().map(|&n| (sign * n).max(0.0)).collect();
+        for f in 1..plan.len() {
+            plan[f] = plan[f].max(plan[f - 1] - step);
+        }
+        for f in (0..plan.len().saturating_sub(1)).rev() {
+            plan[f] = plan[f].max(plan[f + 1] - step);
+        }
+        plan
+    };
+    let (up, down) = (envelope(1.0), envelope(-1.0));
+    let mut plan: Vec<f64> = up
+        .iter()
+        .zip(&down)
+        .zip(ranges)
+        .map(|((u, d), &(lo, hi))| (u - d).clamp(lo, hi))
+        .collect();
+    // Needs of both directions within a few frames of each other (rare) would meet faster
+    // than `step`: there the plan follows at `step` and the foot rises by the rest.
+    for f in 1..plan.len() {
+        let (lo, hi) = ranges[f];
+        plan[f] = plan[f]
+            .clamp(plan[f - 1] - step, plan[f - 1] + step)
+            .clamp(lo.min(hi), hi.max(lo));
+    }
+    plan
+}
+
+/// Bends the limb's toes by `bend` (radians about [`Limb::toe_axis`], from their rotation in
+/// `pose`) and projects them onto their limit; updates `model` for the toes' subtree.
+pub fn bend_toes(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    bend: f64,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    let Some(toes) = limb.toes else {
+        return;
+    };
+    if bend == 0.0 {
+        return;
+    }
+    let bent = (pose[toes].rotation * DQuat::from_axis_angle(limb.toe_axis, bend)).normalize();
+    if bent.is_finite() {
+        pose[toes].rotation = bent;
+        project(skeleton, pose, toes);
+        fk::update_subtree(skeleton, pose, model, toes);
+    }
+}
+
+/// The smallest angle about the unit `axis` that lifts `tip` (a vector from the toes joint) to
+/// the height `need` along `up`: 0 when it is there already, the angle of the highest point
+/// when no angle reaches it. The first such angle going uphill from 0.
+fn bend_for(tip: DVec3, axis: DVec3, up: DVec3, need: f64) -> f64 {
+    if tip.dot(up) >= need {
+        return 0.0;
+    }
+    // The tip turned by θ about the axis: height a + b cos θ + c sin θ = a + r cos(θ − φ).
+    let along = axis * axis.dot(tip);
+    let (a, b, c) = (
+        along.dot(up),
+        (tip - along).dot(up),
+        axis.cross(tip).dot(up),
+    );
+    let r = b.hypot(c);
+    if r.is_nan() || r <= 1e-9 * tip.length() {
+        return 0.0;
+    }
+    let phi = c.atan2(b);
+    let spread = ((need - a) / r).clamp(-1.0, 1.0).acos();
+    phi - spread.copysign(phi)
+}
+
+/// How far the toes of `limb` may bend from their rotation in `pose` (a [`bend_toes`] angle):
+/// within a hinge limit's range, else ±[`MAX_FREE_TOE_BEND`]. `(0, 0)` without toes.
+pub fn toe_range(skeleton: &Skeleton, limb: &Limb, pose: &LocalPose) -> (f64, f64) {
+    let Some(toes) = limb.toes else {
+        return (0.0, 0.0);
+    };
+    if let JointLimit::Hinge(h) = skeleton.limit(toes) {
+        let delta = skeleton.rest(toes).rotation.conjugate() * pose[toes].rotation;
+        let angle = 2.0 * delta.xyz().dot(h.axis).atan2(delta.w);
+        let angle =
+            (angle + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI;
+        let (lo, hi) = ((h.min - angle).min(0.0), (h.max - angle).max(0.0));
+        return (lo, hi);
+    }
+    (-MAX_FREE_TOE_BEND, MAX_FREE_TOE_BEND)
+}
+
 /// How far (metres, ≥ 0) the limb's end joint, toes joint or toe tip is below the floor plus
 /// its rest height in the FK `model`.
 pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
@@ -290,5 +421,91 @@ pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
     let delta = rest.conjugate() * pose[joint].rotation;
     if !limit.contains(delta) {
         pose[joint].rotation = (rest * limit.project(delta)).normalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_toe_bend_puts_the_tip_at_the_height_needed() {
+        // Independent check: turn the tip by the angle found (glam's axis-angle rotation) and
+        // measure its height; the other root of the height equation is farther from 0.
+        let up = DVec3::Y;
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut reached = 0;
+        for _ in 0..2000 {
+            let tip = DVec3::new(next(), next(), next()) * 0.1;
+            let axis = DVec3::new(next(), next(), next()).normalize();
+            let need = tip.dot(up) + 0.05 * next().abs();
+            let theta = bend_for(tip, axis, up, need);
+            let height = (DQuat::from_axis_angle(axis, theta) * tip).dot(up);
+            // The highest point of the tip's circle about the axis.
+            let along = axis * axis.dot(tip);
+            let top = along.dot(up) + (up - axis * axis.dot(up)).length() * (tip - along).length();
+            if need <= top - 1e-9 {
+                reached += 1;
+                assert!((height - need).abs() < 1e-9, "{height} vs {need}");
+                // No smaller angle reaches it: the height below `need` on (0, θ).
+                for k in 1..20 {
+                    let t = theta * f64::from(k) / 20.0;
+                    let h = (DQuat::from_axis_angle(axis, t) * tip).dot(up);
+                    assert!(h < need + 1e-9);
+                }
+            } else {
+                assert!(
+                    height <= top + 1e-9 && height >= top - 1e-6,
+                    "{height} {top}"
+                );
+            }
+        }
+        assert!(reached > 1000, "{reached}");
+    }
+
+    #[test]
+    fn planned_toe_bends_cover_the_needs_and_change_by_at_most_a_step() {
+        let needs = [
+            0.0, 0.0, 0.0, 0.9, 0.2, 0.0, 0.0, 0.0, 0.0, -0.3, 0.0, 0.0, 0.0, 0.5,
+        ];
+        let ranges = vec![(-1.0, 1.0); needs.len()];
+        let step = 0.25;
+        let plan = plan_toe_bends(&needs, &ranges, step);
+        for (f, (&p, &n)) in plan.iter().zip(&needs).enumerate() {
+            // At least the need, in its direction.
+            assert!(n * (p - n) >= -1e-12, "{f}: {p} {n}");
+            // The smallest such plan: the envelope, computed by brute force.
+            let up = needs
+                .iter()
+                .enumerate()
+                .map(|(k, &m)| m.max(0.0) - step * f.abs_diff(k) as f64)
+                .fold(0.0_f64, f64::max);
+            let down = needs
+                .iter()
+                .enumerate()
+                .map(|(k, &m)| (-m).max(0.0) - step * f.abs_diff(k) as f64)
+                .fold(0.0_f64, f64::max);
+            assert!((p - (up - down)).abs() < 1e-12, "{f}: {p} vs {}", up - down);
+        }
+        for w in plan.windows(2) {
+            assert!((w[1] - w[0]).abs() <= step + 1e-12, "{w:?}");
+        }
+        // Opposite needs close together: the plan still changes by at most a step.
+        let close = [0.0, 0.6, 0.0, -0.6, 0.0];
+        let plan = plan_toe_bends(&close, &ranges[..close.len()], step);
+        for w in plan.windows(2) {
+            assert!((w[1] - w[0]).abs() <= step + 1e-12, "{w:?}");
+        }
+        // A range holds the plan (the foot rises by the rest).
+        let narrow = vec![(-0.1, 0.4); needs.len()];
+        let held = plan_toe_bends(&needs, &narrow, step);
+        assert!(held.iter().all(|&p| (-0.1..=0.4).contains(&p)));
+        assert!((held[3] - 0.4).abs() < 1e-12);
     }
 }
