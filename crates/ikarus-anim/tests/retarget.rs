@@ -286,13 +286,15 @@ fn retarget_every_clip_onto_every_target() {
             // Targets: slide max < 1 cm, mean < 2 mm, nothing below the floor. The built-in
             // humanoid's joint limits (ankle swing 20°/45°, hip twist 40°, hinge knees and
             // elbows) bind: its BVH clips get 1.5 cm / 2.5 mm, and the dance, whose poses
-            // leave those limits, only has to slide less than the plain copy.
+            // leave those limits, 5 cm / 2.5 mm / 1 mm.
             let (max, mean, depth) = if !target.limited {
                 (0.01, 0.002, 1e-6)
             } else if clip.name != "kishimen.vmd" {
                 (0.015, 0.0025, 1e-6)
             } else {
-                (f64::INFINITY, base.slide_mean, f64::INFINITY)
+                // kishimen on the built-in humanoid: 3.4 cm max (heels the ankle limits lift
+                // at a contact's end), 0.08 cm mean, 0.1 mm deep.
+                (0.05, 0.0025, 0.001)
             };
             check(
                 here.slide_max < max,

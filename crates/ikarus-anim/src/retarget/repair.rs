@@ -16,10 +16,14 @@
 //! joint's limit (a hinge, or an Euler limit with one open axis as MMD knees have), or else
 //! the copied bend normal; while the leg is too straight to show a bend, the last clear one
 //! carried by the thigh ([`LimbState`]), so the knee never flips; then it gives the foot back
-//! its wanted model rotation and projects the three joints onto their limits.
+//! its wanted model rotation and projects the three joints onto their limits. When the
+//! ankle's limit keeps the foot from that rotation and the knee is a hinge, the 7-DOF limb
+//! (seed 000) turns the knee about the hip–ankle line to the nearest swivel where the ankle
+//! fits (kept if it meets the foot's goal better).
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
+use ikarus_solve::limb7::{self, Limb7Chain, Limb7Goal, SwivelPolicy};
 use ikarus_solve::two_bone::{self, Pole, TwoBoneInput, TwoBoneSettings};
 
 /// A two-bone limb of the target: start (hip, shoulder), mid (knee, elbow), end (ankle,
@@ -266,7 +270,58 @@ pub fn solve_limb(
         project(skeleton, pose, limb.end);
     }
     fk::update_subtree(skeleton, pose, model, limb.end);
+    if model.rotation(limb.end).angle_between(goal.end_rotation) > 1e-9
+        && let Some(reached) = solve_with_swivel(skeleton, limb, goal, pose, model)
+    {
+        return reached;
+    }
     out.reached
+}
+
+/// When the end joint's limit kept it from its wanted rotation after the two-bone solve (an
+/// ankle): the 7-DOF limb closed form (seed 000) on the same joints, for the end joint's
+/// position and rotation, with the knee's swivel kept where that is legal and moved to the
+/// nearest legal one otherwise — the knee turns about the hip–ankle line until the ankle fits
+/// its limit. Kept when it meets the rotation better than the two-bone pose (which is restored
+/// otherwise); `None` when the limb has no hinge at its mid joint or the closed form refuses.
+fn solve_with_swivel(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    goal: &LimbGoal,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> Option<bool> {
+    let chain = Limb7Chain::new(skeleton, limb.start, limb.mid, limb.end).ok()?;
+    let miss = |model: &ModelPose| {
+        model.rotation(limb.end).angle_between(goal.end_rotation)
+            + model.position(limb.end).distance(goal.end) / limb.reach
+    };
+    let before = miss(model);
+    let saved = [limb.start, limb.mid, limb.end].map(|j| pose[j]);
+    let limb7_goal = Limb7Goal {
+        position: goal.end,
+        orientation: Some(goal.end_rotation),
+    };
+    let report = limb7::solve_chain(
+        skeleton,
+        &chain,
+        &limb7_goal,
+        SwivelPolicy::KeepCurrent,
+        pose,
+        model,
+    )
+    .ok();
+    if let Some(report) = report
+        && pose.is_finite()
+        && miss(model) < before
+    {
+        return Some(report.in_reach);
+    }
+    for (j, t) in [limb.start, limb.mid, limb.end].into_iter().zip(saved) {
+        pose[j] = t;
+    }
+    fk::update_subtree(skeleton, pose, model, limb.start);
+    None
 }
 
 /// The largest bend [`bend_toes`] adds to toes whose limit does not bound it (a hinge limit
