@@ -71,11 +71,9 @@ fn viewer_in_chromium() {
     };
     let vrm = ikarus_testdata::require("gltf", TEST).map(|dir| dir.join("Godette_vrm_v4.vrm"));
     match ikarus_testdata::require("gltf", TEST) {
-        // IKARUS_VRMA is not passed yet: the page's VRMA pixel check sees no change at the
-        // clip's middle frame although the protocol test sees the right arm move (open).
         Some(dir) => command
             .env("IKARUS_VRM", dir.join("Godette_vrm_v4.vrm"))
-            .env_remove("IKARUS_VRMA"),
+            .env("IKARUS_VRMA", dir.join("three-vrm_test.vrma")),
         None => command.env_remove("IKARUS_VRM").env_remove("IKARUS_VRMA"),
     };
     let mmd = ikarus_testdata::require("mmd", TEST);

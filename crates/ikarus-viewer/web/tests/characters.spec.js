@@ -124,13 +124,24 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
     s = await state(page);
     expect(s.skeleton).toBe(path.basename(vrm));
     const first = await meshPixels(page);
-    // The test animation raises the right arm and lowers it again by its last key.
-    const middle = Math.floor(s.motion.frames / 2);
-    await page.locator('#scrub').fill(String(middle));
-    await expect.poll(async () => (await state(page)).frame).toBe(middle);
-    const end = await meshPixels(page);
-    console.log(`vrma: ${s.motion.frames} frames; mesh pixels moved ${moved(first, end)}`);
-    expect(moved(first, end)).toBeGreaterThan(200);
+    const handAt = (st) => st.positions[st.joints.find((j) => j.humanoid === 'rightHand').name];
+    const rest = handAt(s);
+    // The test animation (keys every 0.5 s) turns the right upper arm down by 90° at 0.5 s
+    // only: every other key is the rest. Scrub through the frames: the one with the arm down
+    // moves the mesh's pixels and the hand far down.
+    let most = { moved: 0, frame: 0, drop: 0 };
+    for (let frame = 1; frame < s.motion.frames; frame++) {
+      await page.locator('#scrub').fill(String(frame));
+      await expect.poll(async () => (await state(page)).frame).toBe(frame);
+      const pixels = await meshPixels(page);
+      const drop = rest[1] - handAt(await state(page))[1];
+      if (moved(first, pixels) > most.moved) most = { moved: moved(first, pixels), frame, drop };
+    }
+    console.log(`vrma: ${s.motion.frames} frames; mesh pixels moved ${most.moved} at frame ${most.frame}, the right hand ${most.drop.toFixed(3)} m down`);
+    expect(most.moved).toBeGreaterThan(1000);
+    expect(most.drop).toBeGreaterThan(0.25);
+    await page.locator('#scrub').fill(String(most.frame));
+    await expect.poll(async () => (await state(page)).frame).toBe(most.frame);
     await page.screenshot({ path: path.join(shots, 'vrm-vrma.png') });
   }
   expect(errors).toEqual([]);
