@@ -45,6 +45,9 @@ pub struct Material {
     pub first_index: u32,
     /// How many indices (three per triangle) this material draws.
     pub index_count: u32,
+    /// Both faces of its triangles are drawn (no back-face culling): glTF's `doubleSided`,
+    /// PMX's "double-sided" drawing flag, PMD materials that are not opaque.
+    pub double_sided: bool,
 }
 
 /// A texture image: embedded bytes or a file beside the model.

@@ -453,6 +453,23 @@ fn skinned_mesh_at_rest_is_the_bind_pose() {
         eprintln!("{name}: skinned rest vs bind positions: worst {worst:e} of size {size}");
         assert!(worst < tolerance * size, "{name}: {worst} of {size}");
         assert!(!mesh.materials.is_empty());
+        if name == "Godette_vrm_v4.vrm" {
+            // glTF `doubleSided`: only the logo (read from the file's JSON by hand).
+            let double: Vec<(&str, bool)> = mesh
+                .materials
+                .iter()
+                .map(|m| (m.name.as_str(), m.double_sided))
+                .collect();
+            assert_eq!(
+                double,
+                [
+                    ("Face", false),
+                    ("Body", false),
+                    ("GodotLogo", true),
+                    ("Backpack", false)
+                ]
+            );
+        }
     }
 }
 

@@ -102,6 +102,13 @@ fn miku_pmd_matches_its_bytes() {
     assert_eq!(limit.max, [std::f64::consts::PI, 0.0, 0.0]);
     assert!(leg.links[1].limit.is_none());
     assert_eq!(built.skeleton.name(leg.effector), "左足首");
+    // Every material is opaque: none is drawn double-sided.
+    assert!(
+        model
+            .materials
+            .iter()
+            .all(|m| !m.double_sided && m.diffuse[3] == 1.0)
+    );
 }
 
 #[test]
@@ -116,9 +123,26 @@ fn gene_pmx_matches_its_bytes() {
         (model.morph_count, model.rigid_body_count, model.joint_count),
         (184, 87, 92)
     );
+    // Drawing flag bit 0 (double-sided) is set on one of the 13 materials (read by hand).
+    let double: Vec<&str> = model
+        .materials
+        .iter()
+        .filter(|m| m.double_sided)
+        .map(|m| m.name.as_str())
+        .collect();
+    assert_eq!((model.materials.len(), double), (13, vec!["イライラ"]));
     let built = model.build().unwrap();
     assert_eq!(built.rig.ik.len(), 6);
     assert_eq!(built.rig.after_physics, 38);
+    assert!(
+        built
+            .mesh
+            .materials
+            .iter()
+            .filter(|m| m.double_sided)
+            .count()
+            == 1
+    );
     // The knee limit −165°..10° about X (left-handed) becomes −10°..165° (right-handed).
     let leg = built.rig.ik.iter().find(|c| c.name == "左足ＩＫ").unwrap();
     let limit = leg.links[0].limit.unwrap();

@@ -106,6 +106,7 @@ pub(crate) fn mesh_info(mesh: &SkinnedMesh, model: Option<&Path>) -> MeshInfo {
                 texture: m.texture.as_ref().and_then(|t| texture_url(t, model)),
                 first_index: m.first_index,
                 index_count: m.index_count,
+                double_sided: m.double_sided,
             })
             .collect(),
     }

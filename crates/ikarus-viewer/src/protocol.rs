@@ -316,6 +316,8 @@ pub struct MaterialInfo {
     pub first_index: u32,
     /// Number of indices drawn.
     pub index_count: u32,
+    /// Both faces drawn (no back-face culling), as the file says.
+    pub double_sided: bool,
 }
 
 /// The MMD evaluation's state in a pose.

@@ -188,6 +188,15 @@ async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
         textured > 0,
         "the VRM's embedded textures come as data URLs"
     );
+    // The page culls back faces except where the file says both sides: Godette's logo.
+    let double: Vec<&str> = mesh["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["double_sided"] == true)
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(double, ["GodotLogo"]);
 
     // A VRMA applied to the avatar: a motion, frames that move the hands.
     let bytes = std::fs::read(dir.join("three-vrm_test.vrma")).unwrap();

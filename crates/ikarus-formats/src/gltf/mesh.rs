@@ -295,6 +295,7 @@ impl GltfFile {
             texture,
             first_index: first_index as u32,
             index_count: index_count as u32,
+            double_sided: source.is_some_and(|m| m.double_sided),
         }
     }
 

@@ -159,6 +159,10 @@ pub struct MaterialDef {
     pub texture: Option<String>,
     /// Number of face indices (three per triangle) it draws, following the previous material.
     pub index_count: u32,
+    /// Drawn without back-face culling: PMX's drawing flag bit 0; PMD has no flag, and MMD
+    /// draws its materials double-sided when their diffuse alpha is below 1 (the rule of
+    /// established MMD loaders, e.g. three.js's MMDLoader).
+    pub double_sided: bool,
 }
 
 /// A PMX or PMD model in ikarus conventions.
@@ -419,6 +423,7 @@ impl MmdModel {
                 texture: material.texture.clone().map(Texture::File),
                 first_index: first,
                 index_count: material.index_count,
+                double_sided: material.double_sided,
             });
             first = first.saturating_add(material.index_count);
         }

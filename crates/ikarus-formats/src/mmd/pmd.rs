@@ -130,6 +130,7 @@ fn read_materials(r: &mut Reader<'_>) -> Result<Vec<MaterialDef>, MmdError> {
             diffuse,
             texture,
             index_count,
+            double_sided: diffuse[3] < 1.0,
         });
     }
     Ok(materials)

@@ -231,7 +231,7 @@ fn read_materials(
         r.text(g.encoding, "an English material name")?;
         let diffuse = r.vec4("a diffuse colour")?;
         r.skip(4 * (3 + 1 + 3), "specular, specular strength and ambient")?;
-        r.skip(1, "the drawing flags")?;
+        let flags = r.u8("the drawing flags")?;
         r.skip(4 * 5, "the edge colour and size")?;
         let texture = optional_index(r, g.texture, "a texture index")?;
         optional_index(r, g.texture, "a sphere texture index")?;
@@ -256,6 +256,7 @@ fn read_materials(
             diffuse,
             texture: texture.and_then(|t| textures.get(t).cloned()),
             index_count,
+            double_sided: flags & 1 != 0,
         });
     }
     Ok(materials)
