@@ -161,7 +161,7 @@ pub struct MaterialDef {
     pub index_count: u32,
     /// Drawn without back-face culling: PMX's drawing flag bit 0; PMD has no flag, and MMD
     /// draws its materials double-sided when their diffuse alpha is below 1 (the rule of
-    /// established MMD loaders, e.g. three.js's MMDLoader).
+    /// established MMD loaders, e.g. three.js's `MMDLoader`).
     pub double_sided: bool,
 }
 
