@@ -1651,23 +1651,24 @@ impl Limb7Task {
             };
             &rebuilt
         };
-        let kept = self.limb.take().filter(|(_, bones)| {
+        // The kept limb stays in place (a `Limb7` is a few hundred bytes: no move per solve).
+        let kept = self.limb.as_ref().is_some_and(|(_, bones)| {
             chain_path
                 .iter()
                 .zip(bones)
                 .all(|(&j, bone)| self.bone(pose, j) == *bone)
         });
-        let entry = match kept {
-            Some(entry) => entry,
-            None => match chain.limb(skeleton, pose) {
-                Ok(limb) => (
-                    limb,
-                    chain_path.iter().map(|&j| self.bone(pose, j)).collect(),
-                ),
+        let rebuilt_limb;
+        let limb = match (&self.limb, kept) {
+            (Some((limb, _)), true) => limb,
+            _ => match chain.limb(skeleton, pose) {
+                Ok(limb) => {
+                    rebuilt_limb = limb;
+                    &rebuilt_limb
+                }
                 Err(error) => return SolveReport::invalid(error.to_string()),
             },
         };
-        let limb = &entry.0;
         let goal = Limb7Goal {
             position,
             orientation: effector.goal.orientation,
@@ -1684,8 +1685,9 @@ impl Limb7Task {
             Ok(outcome) => outcome,
             Err(error) => return SolveReport::invalid(error.to_string()),
         };
-        if self.chain.is_some() {
-            self.limb = Some(entry);
+        if self.chain.is_some() && !kept {
+            let bones = chain_path.iter().map(|&j| self.bone(pose, j)).collect();
+            self.limb = Some((*limb, bones));
         }
         fk::update_joints(skeleton, pose, model, chain_path);
         // `solve_chain_in` enforced the three limits already.

@@ -154,7 +154,8 @@ impl<'s> PreparedTask<'s> {
     /// When `pose` was sized for another skeleton.
     pub fn solve(&mut self, pose: &mut LocalPose) -> SolveReport {
         let (skeleton, task) = (self.skeleton, &self.task);
-        if let Err(reason) = task.validate(skeleton) {
+        // Only the goals can have changed since `new` checked the whole task.
+        if let Err(reason) = task.validate_goals(skeleton) {
             return SolveReport::invalid(reason.to_string());
         }
         match &mut self.engine {

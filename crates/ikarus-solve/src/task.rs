@@ -86,29 +86,7 @@ impl IkTask {
             if self.base == Some(e.joint) {
                 return Err(TaskError::BaseIsEffector { joint: name() });
             }
-            if e.goal.position.is_none() && e.goal.orientation.is_none() {
-                return Err(TaskError::EmptyGoal { joint: name() });
-            }
-            if e.goal.position.is_some_and(|p| !p.is_finite()) {
-                return Err(TaskError::NonFinite {
-                    joint: name(),
-                    what: "position",
-                });
-            }
-            if let Some(q) = e.goal.orientation {
-                if !q.is_finite() {
-                    return Err(TaskError::NonFinite {
-                        joint: name(),
-                        what: "orientation",
-                    });
-                }
-                if (q.length() - 1.0).abs() > 1e-6 {
-                    return Err(TaskError::NonUnitOrientation {
-                        joint: name(),
-                        length: q.length(),
-                    });
-                }
-            }
+            e.goal.validate(name)?;
             if !(e.weight.is_finite() && (0.0..=MAX_WEIGHT).contains(&e.weight)) {
                 return Err(TaskError::NonFinite {
                     joint: name(),
@@ -119,6 +97,48 @@ impl IkTask {
         let valid = |t: f64| t.is_finite() && t >= 0.0;
         if !(valid(self.tolerance.position) && valid(self.tolerance.rotation)) {
             return Err(TaskError::BadTolerance);
+        }
+        Ok(())
+    }
+}
+
+impl IkTask {
+    /// The goals' part of [`validate`](Self::validate), for a task whose joints, weights and
+    /// tolerances were checked before (a prepared task's goals are all that change).
+    pub(crate) fn validate_goals(&self, skeleton: &Skeleton) -> Result<(), TaskError> {
+        for e in &self.effectors {
+            e.goal.validate(|| skeleton.name(e.joint).to_owned())?;
+        }
+        Ok(())
+    }
+}
+
+impl Goal {
+    /// At least a position or an orientation, finite, the orientation a unit quaternion;
+    /// `name` names the effector's joint in the error (allocated only then).
+    fn validate(&self, name: impl Fn() -> String) -> Result<(), TaskError> {
+        if self.position.is_none() && self.orientation.is_none() {
+            return Err(TaskError::EmptyGoal { joint: name() });
+        }
+        if self.position.is_some_and(|p| !p.is_finite()) {
+            return Err(TaskError::NonFinite {
+                joint: name(),
+                what: "position",
+            });
+        }
+        if let Some(q) = self.orientation {
+            if !q.is_finite() {
+                return Err(TaskError::NonFinite {
+                    joint: name(),
+                    what: "orientation",
+                });
+            }
+            if (q.length() - 1.0).abs() > 1e-6 {
+                return Err(TaskError::NonUnitOrientation {
+                    joint: name(),
+                    length: q.length(),
+                });
+            }
         }
         Ok(())
     }

@@ -939,13 +939,17 @@ impl TwoBoneTask {
         let output = solve(&chain.input(skeleton, pose, model, target, pole), &settings);
         output.apply_to(&chain, pose);
         let chain_path = &self.path[self.chain_from..];
-        fk::update_joints(skeleton, pose, model, chain_path);
         if let Some(orientation) = effector.goal.orientation {
+            // The end's parent first, then the end with its new rotation: each joint once.
+            let (above, last) = chain_path.split_at(chain_path.len() - 1);
+            fk::update_joints(skeleton, pose, model, above);
             let parent = skeleton
                 .parent(end)
                 .map_or(DQuat::IDENTITY, |p| model.rotation(p));
             pose[end].rotation = (parent.conjugate() * orientation).normalize();
-            fk::update_joints(skeleton, pose, model, &chain_path[chain_path.len() - 1..]);
+            fk::update_joints(skeleton, pose, model, last);
+        } else {
+            fk::update_joints(skeleton, pose, model, chain_path);
         }
         if !self.joints.iter().all(|&j| pose[j].is_finite()) {
             for (&j, saved) in self.joints.iter().zip(before) {
