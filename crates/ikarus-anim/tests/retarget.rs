@@ -177,6 +177,20 @@ fn measure_here(target: &Target, result: &Retargeted, motion: &Motion) -> Measur
 
 /// The largest turn of any mapped joint's local rotation between two frames (the source's
 /// own pops, for comparison).
+/// The clip's source and the target as retargeting takes them.
+fn characters<'a>(clip: &'a Clip, target: &'a Target) -> (Character<'a>, Character<'a>) {
+    (
+        Character {
+            skeleton: &clip.skeleton,
+            map: &clip.map,
+        },
+        Character {
+            skeleton: &target.skeleton,
+            map: &target.map,
+        },
+    )
+}
+
 fn largest_step(motion: &Motion, map: &HumanoidMap) -> f64 {
     let mut largest = 0.0_f64;
     for w in motion.frames().windows(2) {
@@ -231,14 +245,7 @@ fn retarget_every_clip_onto_every_target() {
                 target.name,
                 target.map.missing_required().collect::<Vec<_>>()
             );
-            let source = Character {
-                skeleton: &clip.skeleton,
-                map: &clip.map,
-            };
-            let to = Character {
-                skeleton: &target.skeleton,
-                map: &target.map,
-            };
+            let (source, to) = characters(clip, target);
             let result = retarget::retarget(source, &clip.motion, to, &RetargetConfig::default())
                 .unwrap_or_else(|e| panic!("{} → {}: {e}", clip.name, target.name));
             let plain = retarget::retarget(source, &clip.motion, to, &RetargetConfig::plain_copy())
@@ -399,14 +406,7 @@ fn still_hands_stay_still() {
         }),
         ..RetargetConfig::default()
     };
-    let source = Character {
-        skeleton: &clip.skeleton,
-        map: &clip.map,
-    };
-    let to = Character {
-        skeleton: &target.skeleton,
-        map: &target.map,
-    };
+    let (source, to) = characters(&clip, &target);
     let result = retarget::retarget(source, &clip.motion, to, &config).unwrap();
     let hands = result
         .contacts
@@ -445,14 +445,7 @@ fn toes_bend_at_the_floor() {
     let mut largest_bend = 0.0_f64;
     for clip in &clips {
         for target in &targets {
-            let source = Character {
-                skeleton: &clip.skeleton,
-                map: &clip.map,
-            };
-            let to = Character {
-                skeleton: &target.skeleton,
-                map: &target.map,
-            };
+            let (source, to) = characters(clip, target);
             let on =
                 retarget::retarget(source, &clip.motion, to, &RetargetConfig::default()).unwrap();
             let off_config = RetargetConfig {
