@@ -65,6 +65,13 @@ pub struct MmdSettings {
     pub exact_tolerance: f64,
     /// Exact mode's iteration budget per chain (at least the chain's own loop count).
     pub exact_iterations: u32,
+    /// Compatible mode stops a chain after an iteration that leaves the effector this close to
+    /// the goal, metres. Default 1e-4 MMD units (8 µm), the rule of the established runtimes:
+    /// babylon-mmd stops when the squared distance is under 1e-8 units², mmd-anim-runtime at
+    /// its default tolerance of 1e-4 units (saba has no such stop). Both also skip a chain
+    /// whose effector starts that close; here the first iteration always runs, because it is
+    /// the one that brings plane-mode links (knees) into their range. 0 turns the stop off.
+    pub compatible_tolerance: f64,
 }
 
 impl Default for MmdSettings {
@@ -73,6 +80,7 @@ impl Default for MmdSettings {
             mode: IkMode::Compatible,
             exact_tolerance: 1e-4 * 0.08,
             exact_iterations: 2000,
+            compatible_tolerance: 1e-4 * 0.08,
         }
     }
 }
@@ -96,9 +104,43 @@ struct LinkPlan {
     limit: Option<EulerLimit>,
     /// The one axis a plane-mode link turns about (0 X, 1 Y, 2 Z).
     plane: Option<usize>,
+    /// A plane-mode link's range as half-angle cosines and sines, when the range spans at most
+    /// π (knees: 0.5° to 180°): steps after the first then run without trigonometry
+    /// ([`plane_step_by_half_angles`]).
+    plane_range: Option<PlaneRange>,
     /// Where this link sits in the chain's path to the effector; `None` when it is not an
     /// ancestor of the effector (it then moves nothing the chain measures).
     path_from: Option<usize>,
+}
+
+/// A plane-mode link's range `[lo, hi]` (`hi − lo ≤ π`) for the trigonometry-free step.
+#[derive(Clone, Copy, Debug)]
+struct PlaneRange {
+    /// `cos` and `sin` of `lo / 2` and of `hi / 2`.
+    lo_half: (f64, f64),
+    hi_half: (f64, f64),
+    /// `cos` and `sin` of `lo` and of `hi`.
+    lo_full: (f64, f64),
+    hi_full: (f64, f64),
+}
+
+impl PlaneRange {
+    fn new(lo: f64, hi: f64) -> Option<Self> {
+        let half = |angle: f64| {
+            let (sin, cos) = (0.5 * angle).sin_cos();
+            (cos, sin)
+        };
+        let full = |angle: f64| {
+            let (sin, cos) = angle.sin_cos();
+            (cos, sin)
+        };
+        (hi - lo <= PI && lo >= -2.0 * PI && hi <= 2.0 * PI).then(|| Self {
+            lo_half: half(lo),
+            hi_half: half(hi),
+            lo_full: full(lo),
+            hi_full: full(hi),
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -131,10 +173,13 @@ struct State {
     ik_rotation: Vec<DQuat>,
     append_rotation: Vec<DQuat>,
     append_translation: Vec<DVec3>,
-    /// Per link of the chain being solved: saved rotation, previous Euler angles, plane angle.
+    /// Per link of the chain being solved: saved rotation, previous Euler angles, plane angle
+    /// (of links without a [`PlaneRange`], and of every link in the first iteration), and the
+    /// cosine and sine of half the plane angle.
     saved: Vec<DQuat>,
     previous: Vec<DVec3>,
     plane: Vec<f64>,
+    plane_half: Vec<(f64, f64)>,
     /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
     goal_in_link: Vec<DVec3>,
     /// Per link: its rotation without the inherited part (`ik · animated`), the best one so
@@ -142,6 +187,10 @@ struct State {
     own: Vec<DQuat>,
     best_own: Vec<DQuat>,
     local: Vec<DQuat>,
+    /// Per link ([`solve_local`]): its inherited rotation when not identity, and its offset
+    /// from its parent.
+    append: Vec<Option<DQuat>>,
+    offset: Vec<DVec3>,
 }
 
 impl State {
@@ -205,13 +254,19 @@ impl MmdEvaluator {
                         joint: l.joint,
                         limit: l.limit,
                         plane: l.limit.and_then(|limit| plane_axis(&limit)),
+                        plane_range: l.limit.and_then(|limit| {
+                            let axis = plane_axis(&limit)?;
+                            PlaneRange::new(limit.min[axis], limit.max[axis])
+                        }),
                         path_from: path.iter().position(|&p| p == l.joint),
                     }
                 })
                 .collect::<Vec<_>>();
             max_links = max_links.max(links.len());
             goals.push((chain.goal, c));
+            // (A goal on the path would move with the chain; such rigs take the general loop.)
             let consecutive = skeleton.parent(chain.effector) == Some(chain.links[0].joint)
+                && !path.contains(&chain.goal)
                 && chain
                     .links
                     .windows(2)
@@ -244,6 +299,9 @@ impl MmdEvaluator {
             saved: vec![DQuat::IDENTITY; max_links],
             previous: vec![DVec3::ZERO; max_links],
             plane: vec![0.0; max_links],
+            plane_half: vec![(1.0, 0.0); max_links],
+            append: vec![None; max_links],
+            offset: vec![DVec3::ZERO; max_links],
             goal_in_link: vec![DVec3::ZERO; max_links],
             own: vec![DQuat::IDENTITY; max_links],
             best_own: vec![DQuat::IDENTITY; max_links],
@@ -321,8 +379,10 @@ impl MmdEvaluator {
                 }
                 let chain = &self.chains[c];
                 self.outcomes[c] = if enabled.get(c).copied().unwrap_or(true) {
-                    let outcome = solve_chain(chain, &self.settings, state, skeleton, out, model);
+                    let (mut outcome, goal) =
+                        solve_chain(chain, &self.settings, state, skeleton, out, model);
                     fk::update_subtree(skeleton, out, model, chain.top);
+                    outcome.distance = model.position(chain.effector).distance(goal);
                     outcome
                 } else {
                     ChainOutcome {
@@ -398,6 +458,8 @@ fn update_link(
     }
 }
 
+/// Solves one chain; returns its outcome (the distance is filled in by the caller, after the
+/// subtree update) and the goal it aimed at, model space.
 fn solve_chain(
     chain: &ChainPlan,
     settings: &MmdSettings,
@@ -405,37 +467,88 @@ fn solve_chain(
     skeleton: &Skeleton,
     out: &mut LocalPose,
     model: &mut ModelPose,
-) -> ChainOutcome {
+) -> (ChainOutcome, DVec3) {
     for (k, link) in chain.links.iter().enumerate() {
         state.ik_rotation[link.joint.index()] = DQuat::IDENTITY;
+        state.saved[k] = DQuat::IDENTITY;
         state.previous[k] = DVec3::ZERO;
         state.plane[k] = 0.0;
-        state.compose(link.joint.index(), out);
+        state.plane_half[k] = (1.0, 0.0);
     }
-    fk::update_joints(skeleton, out, model, &chain.path);
-    for link in chain.links.iter().filter(|l| l.path_from.is_none()) {
-        fk::update_subtree(skeleton, out, model, link.joint);
-    }
-    let goal = model.position(chain.goal);
     let exact = settings.mode == IkMode::Exact;
-    let budget = if exact {
-        chain.iterations.max(settings.exact_iterations)
+    let (budget, tolerance) = if exact {
+        (
+            chain.iterations.max(settings.exact_iterations),
+            settings.exact_tolerance,
+        )
     } else {
-        chain.iterations
+        (chain.iterations, settings.compatible_tolerance)
     };
+    let (goal, best, iterations) = if chain.consecutive {
+        // The local loop reads the links' animated and inherited rotations from `state` and
+        // the top link's parent frame, which the chain does not move: no FK before it.
+        let goal = model.position(chain.goal);
+        let (best, iterations) = solve_local(
+            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+        );
+        for (k, link) in chain.links.iter().enumerate() {
+            state.ik_rotation[link.joint.index()] = state.saved[k];
+            state.compose(link.joint.index(), out);
+        }
+        if exact && best > tolerance {
+            fk::update_joints(skeleton, out, model, &chain.path);
+        }
+        (goal, best, iterations)
+    } else {
+        for link in &chain.links {
+            state.compose(link.joint.index(), out);
+        }
+        fk::update_joints(skeleton, out, model, &chain.path);
+        for link in chain.links.iter().filter(|l| l.path_from.is_none()) {
+            fk::update_subtree(skeleton, out, model, link.joint);
+        }
+        let goal = model.position(chain.goal);
+        let (best, iterations) = solve_in_model(
+            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+        );
+        (goal, best, iterations)
+    };
+    if exact && best > tolerance {
+        knee_closed_form(chain, goal, best, state, skeleton, out, model);
+    }
+    let limited = chain.links.iter().any(|link| {
+        link.limit.is_some_and(|limit| {
+            let rotation = out.transforms()[link.joint.index()].rotation;
+            at_bound(rotation, &limit)
+        })
+    });
+    let outcome = ChainOutcome {
+        enabled: true,
+        distance: f64::NAN,
+        iterations,
+        limited,
+    };
+    (outcome, goal)
+}
+
+/// The iteration loop of [`solve_chain`] for chains that are not consecutive: each step reads
+/// the model frames, which are updated after it. Returns the best distance and the
+/// iterations run, and leaves the best rotations in the links and their path's model frames.
+#[allow(clippy::too_many_arguments)]
+fn solve_in_model(
+    chain: &ChainPlan,
+    exact: bool,
+    budget: u32,
+    tolerance: f64,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) -> (f64, u32) {
     let mut best = f64::INFINITY;
     let mut iterations = 0;
-    let save = |state: &mut State| {
-        for (k, link) in chain.links.iter().enumerate() {
-            state.saved[k] = state.ik_rotation[link.joint.index()];
-        }
-    };
-    save(state);
-    if chain.consecutive {
-        (best, iterations) =
-            solve_local(chain, settings, budget, goal, state, skeleton, out, model);
-    }
-    for iteration in (0..budget).filter(|_| !chain.consecutive) {
+    for iteration in 0..budget {
         iterations = iteration + 1;
         for (k, link) in chain.links.iter().enumerate() {
             if link.joint == chain.effector {
@@ -448,8 +561,11 @@ fn solve_chain(
         let distance = model.position(chain.effector).distance(goal);
         if distance < best {
             best = distance;
-            save(state);
-            if exact && best <= settings.exact_tolerance {
+            for (k, link) in chain.links.iter().enumerate() {
+                state.saved[k] = state.ik_rotation[link.joint.index()];
+            }
+            // The stop rule of the established runtimes (see `MmdSettings::compatible_tolerance`).
+            if best <= tolerance {
                 break;
             }
         } else if !exact {
@@ -462,21 +578,7 @@ fn solve_chain(
         state.compose(link.joint.index(), out);
     }
     fk::update_joints(skeleton, out, model, &chain.path);
-    if exact && best > settings.exact_tolerance {
-        knee_closed_form(chain, goal, best, state, skeleton, out, model);
-    }
-    let limited = chain.links.iter().any(|link| {
-        link.limit.is_some_and(|limit| {
-            let rotation = out.transforms()[link.joint.index()].rotation;
-            at_bound(rotation, &limit)
-        })
-    });
-    ChainOutcome {
-        enabled: true,
-        distance: model.position(chain.effector).distance(goal),
-        iterations,
-        limited,
-    }
+    (best, iterations)
 }
 
 /// Exact mode's finish for a leg (a plane-mode link, then a free link above it on the path):
@@ -584,20 +686,21 @@ fn knee_closed_form(
 /// loop reads from `ModelPose`, without recomputing any model frame). Each iteration takes
 /// the goal down the chain once (top first) and carries the effector up it while stepping
 /// (effector side first: a step changes only its own link's rotation, so the goal seen by
-/// the links above and the effector seen by this one stay valid). Returns the best distance
-/// and the iterations run; the best rotations are in `state.saved`.
+/// the links above and the effector seen by this one stay valid). Distances are compared
+/// squared. Returns the best distance and the iterations run; the best rotations are in
+/// `state.saved` (identity when no iteration produced a finite distance).
 #[allow(clippy::too_many_arguments)]
 fn solve_local(
     chain: &ChainPlan,
-    settings: &MmdSettings,
+    exact: bool,
     budget: u32,
+    tolerance: f64,
     goal: DVec3,
     state: &mut State,
     skeleton: &Skeleton,
-    out: &mut LocalPose,
+    out: &LocalPose,
     model: &ModelPose,
 ) -> (f64, u32) {
-    let exact = settings.mode == IkMode::Exact;
     let n = chain.links.len();
     let top = chain.links[n - 1].joint;
     let goal_in_parent = match skeleton.parent(top) {
@@ -606,51 +709,65 @@ fn solve_local(
     };
     let effector_offset = out.transforms()[chain.effector.index()].translation;
     for (k, link) in chain.links.iter().enumerate() {
+        // The IK rotation starts at identity: the link's own rotation is its animated one.
         let j = link.joint.index();
-        state.own[k] = state.ik_rotation[j] * state.anim_rotation[j];
-        state.local[k] = out.transforms()[j].rotation;
+        let append = state.append_rotation[j];
+        state.own[k] = state.anim_rotation[j];
+        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
+        state.local[k] = state.anim_rotation[j] * append;
+        state.offset[k] = out.transforms()[j].translation;
     }
+    let tolerance_squared = tolerance * tolerance;
     let (mut best, mut iterations) = (f64::INFINITY, 0);
     for iteration in 0..budget {
         iterations = iteration + 1;
         let mut seen = goal_in_parent;
         for k in (0..n).rev() {
-            let translation = out.transforms()[chain.links[k].joint.index()].translation;
-            seen = state.local[k].inverse() * (seen - translation);
+            seen = state.local[k].inverse() * (seen - state.offset[k]);
             state.goal_in_link[k] = seen;
         }
         let mut effector = effector_offset;
         for k in 0..n {
-            let j = chain.links[k].joint.index();
-            let goal_here = state.goal_in_link[k];
             let mut own = state.own[k];
             if step_in_link(
-                chain, k, iteration, effector, goal_here, exact, &mut own, state,
+                chain,
+                k,
+                iteration,
+                effector,
+                state.goal_in_link[k],
+                exact,
+                &mut own,
+                state,
             ) {
                 state.own[k] = own;
-                state.local[k] = own * state.append_rotation[j];
+                state.local[k] = match state.append[k] {
+                    Some(append) => own * append,
+                    None => own,
+                };
             }
-            let translation = out.transforms()[j].translation;
-            effector = translation + state.local[k] * effector;
+            effector = state.offset[k] + state.local[k] * effector;
         }
-        let distance = effector.distance(goal_in_parent);
-        if distance < best {
-            best = distance;
-            state.best_own[..n].copy_from_slice(&state.own[..n]);
-            if exact && best <= settings.exact_tolerance {
+        let distance_squared = effector.distance_squared(goal_in_parent);
+        if distance_squared < best {
+            best = distance_squared;
+            for k in 0..n {
+                state.best_own[k] = state.own[k];
+            }
+            // The stop rule of the established runtimes (see `MmdSettings::compatible_tolerance`).
+            if best <= tolerance_squared {
                 break;
             }
         } else if !exact {
             break;
         }
     }
-    for (k, link) in chain.links.iter().enumerate() {
-        let j = link.joint.index();
-        if best.is_finite() {
+    if best.is_finite() {
+        for (k, link) in chain.links.iter().enumerate() {
+            let j = link.joint.index();
             state.saved[k] = (state.best_own[k] * state.anim_rotation[j].inverse()).normalize();
         }
     }
-    (best, iterations)
+    (best.sqrt(), iterations)
 }
 
 /// One link's step; false when it changed nothing.
@@ -689,6 +806,7 @@ fn step(
 /// One link's step from the effector and goal seen in the link's own frame; false when it
 /// changed nothing.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn step_in_link(
     chain: &ChainPlan,
     k: usize,
@@ -700,25 +818,50 @@ fn step_in_link(
     state: &mut State,
 ) -> bool {
     let link = &chain.links[k];
-    // Unnormalised directions: every test below is scale-free, and the shortest arc is
-    // `(a × b, |a||b| + a·b)` normalised; one square root instead of two normalisations.
+    // Unnormalised directions `a`, `b`: every test below is scale-free (`a·b` against
+    // `|a||b|` times a cosine), and the shortest arc is `(a × b, |a||b| + a·b)` normalised;
+    // one square root instead of two normalisations, and no division.
     let lengths = (to_effector.length_squared() * to_goal.length_squared()).sqrt();
     if lengths <= 1e-300 || !lengths.is_finite() {
         return false;
     }
-    let dot = (to_effector.dot(to_goal) / lengths).clamp(-1.0, 1.0);
+    let dot = to_effector.dot(to_goal);
+    let axis = to_effector.cross(to_goal);
     // The unit angle is MMD's per-step budget; exact mode steps the whole way (its limits
     // still apply), so long chains with small unit angles are not starved.
-    let unit_angle = if exact { PI } else { chain.unit_angle };
-    if let (Some(axis), Some(limit)) = (link.plane, link.limit) {
-        let angle = dot.acos().min(unit_angle);
-        let axis_vector = DVec3::AXES[axis];
+    let (unit_angle, cos_unit_angle) = if exact {
+        (PI, -1.0)
+    } else {
+        (chain.unit_angle, chain.cos_unit_angle)
+    };
+    if let (Some(plane), Some(limit)) = (link.plane, link.limit) {
+        let axis_vector = DVec3::AXES[plane];
         // Turning the effector direction `a` by ±θ about `u` gives
         // `a∥ + cos θ·a⊥ ± sin θ·(u × a)`, so `+θ` brings it nearer the goal `b` exactly when
-        // `(u × a)·b > 0` (θ in (0, π]): MMD compares the two dot products, the same test.
-        let plus_is_nearer = axis_vector.cross(to_effector).dot(to_goal) > 0.0;
+        // `(u × a)·b = u·(a × b) > 0` (θ in (0, π]): MMD compares the two dot products, the
+        // same test.
+        let plus_is_nearer = axis[plane] > 0.0;
+        if let (Some(range), true) = (link.plane_range, iteration > 0) {
+            let (cos, sin) = plane_step_by_half_angles(
+                &range,
+                state.plane_half[k],
+                plus_is_nearer,
+                (dot, lengths, axis.length_squared()),
+                cos_unit_angle,
+                if exact {
+                    (1.0, 0.0)
+                } else {
+                    chain.half_unit_sin_cos
+                },
+            );
+            state.plane_half[k] = (cos, sin);
+            let axis = axis_vector * sin;
+            *own = DQuat::from_xyzw(axis.x, axis.y, axis.z, cos);
+            return true;
+        }
+        let angle = (dot / lengths).clamp(-1.0, 1.0).acos().min(unit_angle);
         let mut next = state.plane[k] + if plus_is_nearer { angle } else { -angle };
-        let (lo, hi) = (limit.min[axis], limit.max[axis]);
+        let (lo, hi) = (limit.min[plane], limit.max[plane]);
         if iteration == 0 && (next < lo || next > hi) {
             // Starting outside the range: try the mirrored bend first (MMD's knee rule).
             if -next > lo && -next < hi {
@@ -732,22 +875,23 @@ fn step_in_link(
         }
         let next = next.clamp(lo, hi);
         state.plane[k] = next;
-        *own = DQuat::from_axis_angle(axis_vector, next);
+        let (sin, cos) = (0.5 * next).sin_cos();
+        state.plane_half[k] = (cos, sin);
+        let axis = axis_vector * sin;
+        *own = DQuat::from_xyzw(axis.x, axis.y, axis.z, cos);
         return true;
     }
     // MMD skips turns under 1e-3 degrees, which leaves about 1e-5 of the lever arm as
-    // residual; exact mode turns down to rounding. (Compared as cosines: no trigonometry.)
-    if !exact && dot > COS_SMALLEST_TURN {
+    // residual; exact mode turns down to rounding.
+    if !exact && dot > COS_SMALLEST_TURN * lengths {
         return false;
     }
-    let axis = to_effector.cross(to_goal);
     if axis.length_squared() < 1e-30 * lengths * lengths {
         return false;
     }
-    let turn = if exact || dot >= chain.cos_unit_angle {
-        // Within the unit angle: the shortest arc from `a` to `b`,
-        // `(a × b, |a||b| + a·b)` normalised.
-        DQuat::from_xyzw(axis.x, axis.y, axis.z, lengths * (1.0 + dot)).normalize()
+    let turn = if exact || dot >= cos_unit_angle * lengths {
+        // Within the unit angle: the shortest arc from `a` to `b`.
+        DQuat::from_xyzw(axis.x, axis.y, axis.z, lengths + dot).normalize()
     } else {
         // Capped at the unit angle (hair and neckties, 0.12 rad, mostly are): its half-angle
         // sine and cosine were computed once.
@@ -763,6 +907,60 @@ fn step_in_link(
     }
     *own = rotation;
     true
+}
+
+/// A plane-mode step after the first iteration, with the link's angle `θ` held as the cosine
+/// and sine of `θ / 2` (`(c, s)`, θ inside its range): the same rule as the general plane
+/// step — turn by ± the angle `α` between the effector and goal directions, capped at the
+/// unit angle, then clamp to the range — without trigonometry. `α` and the room left to the
+/// bound ahead (`hi − θ` or `θ − lo`) both lie in `[0, π]` (the range spans at most π), where
+/// the cosine decreases: the step passes the bound exactly when `cos α` is the smaller, and
+/// `cos(hi − θ)` comes from `cos θ = c² − s²`, `sin θ = 2cs`. Otherwise the new half angle is
+/// `θ/2 ± α/2` by the addition formulas, with `cos(α/2)` and `sin(α/2)` from `a·b`, `|a||b|`
+/// and `|a × b|²` (each from the side without cancellation). `arc` is `(a·b, |a||b|,
+/// |a × b|²)`; `unit_half` the unit angle's half-angle `(sin, cos)`. Returns the new `(c, s)`.
+fn plane_step_by_half_angles(
+    range: &PlaneRange,
+    (c, s): (f64, f64),
+    plus: bool,
+    (dot, lengths, cross_squared): (f64, f64, f64),
+    cos_unit_angle: f64,
+    unit_half: (f64, f64),
+) -> (f64, f64) {
+    // `cos α` times |a||b|, and the half-angle cosine and sine of α.
+    let (cos_step, half_cos, half_sin) = if dot < cos_unit_angle * lengths {
+        (cos_unit_angle * lengths, unit_half.1, unit_half.0)
+    } else if dot >= 0.0 {
+        let sum = lengths + dot;
+        (
+            dot,
+            (sum / (2.0 * lengths)).sqrt(),
+            (cross_squared / (2.0 * lengths * sum)).sqrt(),
+        )
+    } else {
+        let difference = lengths - dot;
+        (
+            dot,
+            (cross_squared / (2.0 * lengths * difference)).sqrt(),
+            (difference / (2.0 * lengths)).sqrt(),
+        )
+    };
+    let (cos_theta, sin_theta) = (c * c - s * s, 2.0 * c * s);
+    if plus {
+        let (cos_hi, sin_hi) = range.hi_full;
+        let cos_room = cos_hi * cos_theta + sin_hi * sin_theta;
+        if cos_step < cos_room * lengths {
+            return range.hi_half;
+        }
+        (c * half_cos - s * half_sin, s * half_cos + c * half_sin)
+    } else {
+        let (cos_lo, sin_lo) = range.lo_full;
+        let cos_room = cos_theta * cos_lo + sin_theta * sin_lo;
+        if cos_step < cos_room * lengths {
+            return range.lo_half;
+        }
+        (c * half_cos + s * half_sin, s * half_cos - c * half_sin)
+    }
 }
 
 /// `angle` wrapped to `(−π, π]`.
