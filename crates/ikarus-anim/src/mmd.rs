@@ -806,7 +806,7 @@ fn step(
 /// One link's step from the effector and goal seen in the link's own frame; false when it
 /// changed nothing.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn step_in_link(
     chain: &ChainPlan,
     k: usize,
