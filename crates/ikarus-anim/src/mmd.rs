@@ -37,7 +37,7 @@
 
 use std::f64::consts::PI;
 
-use glam::{DQuat, DVec3, EulerRot};
+use glam::{DMat3, DQuat, DVec3, EulerRot};
 use ikarus_core::rig::{Inherit, Rig};
 use ikarus_core::{EulerLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
 
@@ -191,6 +191,11 @@ struct State {
     /// from its parent.
     append: Vec<Option<DQuat>>,
     offset: Vec<DVec3>,
+    /// [`polish_local`]'s per-link origins and parent rotations in the chain's base frame,
+    /// and the effector's offset from the first link.
+    origin: Vec<DVec3>,
+    parent_rotation: Vec<DQuat>,
+    effector_offset: DVec3,
 }
 
 impl State {
@@ -302,6 +307,9 @@ impl MmdEvaluator {
             plane_half: vec![(1.0, 0.0); max_links],
             append: vec![None; max_links],
             offset: vec![DVec3::ZERO; max_links],
+            origin: vec![DVec3::ZERO; max_links],
+            parent_rotation: vec![DQuat::IDENTITY; max_links],
+            effector_offset: DVec3::ZERO,
             goal_in_link: vec![DVec3::ZERO; max_links],
             own: vec![DQuat::IDENTITY; max_links],
             best_own: vec![DQuat::IDENTITY; max_links],
@@ -708,6 +716,7 @@ fn solve_local(
         None => goal,
     };
     let effector_offset = out.transforms()[chain.effector.index()].translation;
+    state.effector_offset = effector_offset;
     for (k, link) in chain.links.iter().enumerate() {
         // The IK rotation starts at identity: the link's own rotation is its animated one.
         let j = link.joint.index();
@@ -761,6 +770,9 @@ fn solve_local(
             break;
         }
     }
+    if exact && best.is_finite() && best > tolerance_squared {
+        best = polish_local(chain, goal_in_parent, tolerance_squared, best, state);
+    }
     if best.is_finite() {
         for (k, link) in chain.links.iter().enumerate() {
             let j = link.joint.index();
@@ -768,6 +780,136 @@ fn solve_local(
         }
     }
     (best.sqrt(), iterations)
+}
+
+/// Most trial steps [`polish_local`] takes.
+const POLISH_STEPS: usize = 100;
+
+/// Exact mode's finish for a consecutive chain that CCD left short of the goal — nearly
+/// straight chains (hair at 99 % of its reach), where each CCD sweep gains less and less:
+/// damped least squares (Levenberg–Marquardt) on all links at once, from CCD's best pose
+/// (`state.best_own`). The effector `p` moves by `ω × (p − oₖ)` when link `k` (origin `oₖ`)
+/// turns by the small rotation vector `ω` (in the chain's base frame, the top link's parent),
+/// so for a goal error `e` the step is `ωₖ = (p − oₖ) × y` with `(J Jᵀ + λI) y = e` — a
+/// 3 × 3 system; a plane-mode link turns about its axis `aₖ` by `aₖ · ((p − oₖ) × y)`,
+/// clamped to its range, and a link with an Euler limit is clamped as a CCD step clamps it.
+/// A step is kept when it brings the effector closer (then `λ` shrinks), else `λ` grows.
+/// Works in squared distances; returns the best one, with its rotations in `state.best_own`.
+fn polish_local(
+    chain: &ChainPlan,
+    goal: DVec3,
+    tolerance_squared: f64,
+    mut best: f64,
+    state: &mut State,
+) -> f64 {
+    let n = chain.links.len();
+    let mut damping = 1e-3;
+    for _ in 0..POLISH_STEPS {
+        let effector = chain_points(n, false, state);
+        let error = goal - effector;
+        let mut normal = DMat3::ZERO;
+        for (k, link) in chain.links.iter().enumerate() {
+            let lever = effector - state.origin[k];
+            normal += match link.plane {
+                Some(axis) => {
+                    let column = (state.parent_rotation[k] * DVec3::AXES[axis]).cross(lever);
+                    outer(column, column)
+                }
+                None => {
+                    DMat3::from_diagonal(DVec3::splat(lever.length_squared())) - outer(lever, lever)
+                }
+            };
+        }
+        let scale = (normal.x_axis.x + normal.y_axis.y + normal.z_axis.z) / 3.0;
+        let system = normal + DMat3::from_diagonal(DVec3::splat(damping * scale.max(1e-300)));
+        let determinant = system.determinant();
+        if !determinant.is_finite() || determinant.abs() < 1e-300 {
+            break;
+        }
+        let y = system.inverse() * error;
+        for (k, link) in chain.links.iter().enumerate() {
+            let lever = effector - state.origin[k];
+            let turn = lever.cross(y);
+            let own = state.best_own[k];
+            state.local[k] = match (link.plane, link.limit) {
+                (Some(axis), Some(limit)) => {
+                    let u = DVec3::AXES[axis];
+                    let angle = 2.0 * own.xyz().dot(u).atan2(own.w);
+                    let step = (state.parent_rotation[k] * u).dot(turn);
+                    DQuat::from_axis_angle(
+                        u,
+                        (angle + step).clamp(limit.min[axis], limit.max[axis]),
+                    )
+                }
+                (_, limit) => {
+                    let local_turn = state.parent_rotation[k].inverse() * turn;
+                    let rotation = (DQuat::from_scaled_axis(local_turn) * own).normalize();
+                    match limit {
+                        Some(limit) => {
+                            let (clamped, angles) =
+                                clamp_euler(rotation, &limit, state.previous[k], PI);
+                            state.goal_in_link[k] = angles; // the trial's angles
+                            clamped
+                        }
+                        None => rotation,
+                    }
+                }
+            };
+        }
+        let trial = chain_points(n, true, state).distance_squared(goal);
+        if trial < best {
+            best = trial;
+            for (k, link) in chain.links.iter().enumerate() {
+                state.best_own[k] = state.local[k];
+                if link.limit.is_some() && link.plane.is_none() {
+                    state.previous[k] = state.goal_in_link[k];
+                }
+            }
+            if best <= tolerance_squared {
+                break;
+            }
+            damping = (damping * 0.25).max(1e-12);
+        } else {
+            damping *= 8.0;
+            if damping > 1e8 {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// `a bᵀ`.
+fn outer(a: DVec3, b: DVec3) -> DMat3 {
+    DMat3::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+/// For a consecutive chain whose links have the own rotations `state.local` (`trial`) or
+/// `state.best_own`: each link's origin and its parent's rotation in the chain's base frame
+/// (into `state.origin`, `state.parent_rotation`), top first; returns the effector there.
+fn chain_points(n: usize, trial: bool, state: &mut State) -> DVec3 {
+    let State {
+        local,
+        best_own,
+        append,
+        offset,
+        origin,
+        parent_rotation,
+        effector_offset,
+        ..
+    } = state;
+    let own = if trial { local } else { best_own };
+    let (mut rotation, mut position) = (DQuat::IDENTITY, DVec3::ZERO);
+    for k in (0..n).rev() {
+        position += rotation * offset[k];
+        origin[k] = position;
+        parent_rotation[k] = rotation;
+        rotation = match append[k] {
+            Some(append) => rotation * own[k] * append,
+            None => rotation * own[k],
+        };
+    }
+    position + rotation * *effector_offset
 }
 
 /// One link's step; false when it changed nothing.
