@@ -164,6 +164,25 @@ struct ChainPlan {
     consecutive: bool,
 }
 
+/// What a link's steps carry from one to the next within a chain's solve.
+#[derive(Clone, Copy, Debug)]
+struct LinkStep {
+    /// Euler angles of the last clamped step (links with a multi-axis limit).
+    previous: DVec3,
+    /// The plane angle (plane-mode links without a [`PlaneRange`], and every plane-mode link
+    /// in the first iteration), and the cosine and sine of its half.
+    plane: f64,
+    plane_half: (f64, f64),
+}
+
+impl LinkStep {
+    const START: Self = Self {
+        previous: DVec3::ZERO,
+        plane: 0.0,
+        plane_half: (1.0, 0.0),
+    };
+}
+
 /// Per-frame state: the animated motion split into its parts.
 #[derive(Clone, Debug, Default)]
 struct State {
@@ -173,13 +192,9 @@ struct State {
     ik_rotation: Vec<DQuat>,
     append_rotation: Vec<DQuat>,
     append_translation: Vec<DVec3>,
-    /// Per link of the chain being solved: saved rotation, previous Euler angles, plane angle
-    /// (of links without a [`PlaneRange`], and of every link in the first iteration), and the
-    /// cosine and sine of half the plane angle.
+    /// Per link of the chain being solved: saved rotation, and what its steps carry over.
     saved: Vec<DQuat>,
-    previous: Vec<DVec3>,
-    plane: Vec<f64>,
-    plane_half: Vec<(f64, f64)>,
+    steps: Vec<LinkStep>,
     /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
     goal_in_link: Vec<DVec3>,
     /// Per link: its rotation without the inherited part (`ik · animated`), the best one so
@@ -302,9 +317,7 @@ impl MmdEvaluator {
             append_rotation: vec![DQuat::IDENTITY; n],
             append_translation: vec![DVec3::ZERO; n],
             saved: vec![DQuat::IDENTITY; max_links],
-            previous: vec![DVec3::ZERO; max_links],
-            plane: vec![0.0; max_links],
-            plane_half: vec![(1.0, 0.0); max_links],
+            steps: vec![LinkStep::START; max_links],
             append: vec![None; max_links],
             offset: vec![DVec3::ZERO; max_links],
             origin: vec![DVec3::ZERO; max_links],
@@ -479,9 +492,7 @@ fn solve_chain(
     for (k, link) in chain.links.iter().enumerate() {
         state.ik_rotation[link.joint.index()] = DQuat::IDENTITY;
         state.saved[k] = DQuat::IDENTITY;
-        state.previous[k] = DVec3::ZERO;
-        state.plane[k] = 0.0;
-        state.plane_half[k] = (1.0, 0.0);
+        state.steps[k] = LinkStep::START;
     }
     let exact = settings.mode == IkMode::Exact;
     let (budget, tolerance) = if exact {
@@ -678,7 +689,7 @@ fn knee_closed_form(
         fk::update_joints(skeleton, out, model, &chain.path);
     }
     if model.position(chain.effector).distance(goal) < best {
-        state.plane[0] = theta;
+        state.steps[0].plane = theta;
     } else {
         state.ik_rotation[k] = before.0;
         state.ik_rotation[h] = before.1;
@@ -729,40 +740,45 @@ fn solve_local(
     let tolerance_squared = tolerance * tolerance;
     let (mut best, mut iterations) = (f64::INFINITY, 0);
     let mut checkpoint = f64::INFINITY;
+    // The loop works on slices of the chain's length (their pointers and lengths stay in
+    // registers, and the bounds checks go).
+    let own = &mut state.own[..n];
+    let best_own = &mut state.best_own[..n];
+    let local = &mut state.local[..n];
+    let append = &state.append[..n];
+    let offset = &state.offset[..n];
+    let goal_in_link = &mut state.goal_in_link[..n];
+    let carried = &mut state.steps[..n];
     for iteration in 0..budget {
         iterations = iteration + 1;
         let mut seen = goal_in_parent;
         for k in (0..n).rev() {
-            seen = state.local[k].inverse() * (seen - state.offset[k]);
-            state.goal_in_link[k] = seen;
+            seen = local[k].inverse() * (seen - offset[k]);
+            goal_in_link[k] = seen;
         }
         let mut effector = effector_offset;
         for k in 0..n {
-            let mut own = state.own[k];
             if step_in_link(
                 chain,
                 k,
                 iteration,
                 effector,
-                state.goal_in_link[k],
+                goal_in_link[k],
                 exact,
-                &mut own,
-                state,
+                &mut own[k],
+                &mut carried[k],
             ) {
-                state.own[k] = own;
-                state.local[k] = match state.append[k] {
-                    Some(append) => own * append,
-                    None => own,
+                local[k] = match append[k] {
+                    Some(append) => own[k] * append,
+                    None => own[k],
                 };
             }
-            effector = state.offset[k] + state.local[k] * effector;
+            effector = offset[k] + local[k] * effector;
         }
         let distance_squared = effector.distance_squared(goal_in_parent);
         if distance_squared < best {
             best = distance_squared;
-            for k in 0..n {
-                state.best_own[k] = state.own[k];
-            }
+            best_own.copy_from_slice(own);
             // The stop rule of the established runtimes (see `MmdSettings::compatible_tolerance`).
             if best <= tolerance_squared {
                 break;
@@ -861,7 +877,7 @@ fn polish_local(
                     match limit {
                         Some(limit) => {
                             let (clamped, angles) =
-                                clamp_euler(rotation, &limit, state.previous[k], PI);
+                                clamp_euler(rotation, &limit, state.steps[k].previous, PI);
                             state.goal_in_link[k] = angles; // the trial's angles
                             clamped
                         }
@@ -876,7 +892,7 @@ fn polish_local(
             for (k, link) in chain.links.iter().enumerate() {
                 state.best_own[k] = state.local[k];
                 if link.limit.is_some() && link.plane.is_none() {
-                    state.previous[k] = state.goal_in_link[k];
+                    state.steps[k].previous = state.goal_in_link[k];
                 }
             }
             if best <= tolerance_squared {
@@ -951,7 +967,7 @@ fn step(
         to_goal,
         exact,
         &mut own,
-        state,
+        &mut state.steps[k],
     ) {
         state.ik_rotation[j] = (own * state.anim_rotation[j].inverse()).normalize();
         return true;
@@ -974,7 +990,7 @@ fn step_in_link(
     to_goal: DVec3,
     exact: bool,
     own: &mut DQuat,
-    state: &mut State,
+    carried: &mut LinkStep,
 ) -> bool {
     let link = &chain.links[k];
     // Unnormalised directions `a`, `b`: every test below is scale-free (`a·b` against
@@ -1003,7 +1019,7 @@ fn step_in_link(
         if let (Some(range), true) = (link.plane_range, iteration > 0) {
             let (cos, sin) = plane_step_by_half_angles(
                 &range,
-                state.plane_half[k],
+                carried.plane_half,
                 plus_is_nearer,
                 (dot, lengths, axis.length_squared()),
                 cos_unit_angle,
@@ -1013,13 +1029,13 @@ fn step_in_link(
                     chain.half_unit_sin_cos
                 },
             );
-            state.plane_half[k] = (cos, sin);
+            carried.plane_half = (cos, sin);
             let axis = axis_vector * sin;
             *own = DQuat::from_xyzw(axis.x, axis.y, axis.z, cos);
             return true;
         }
         let angle = (dot / lengths).clamp(-1.0, 1.0).acos().min(unit_angle);
-        let mut next = state.plane[k] + if plus_is_nearer { angle } else { -angle };
+        let mut next = carried.plane + if plus_is_nearer { angle } else { -angle };
         let (lo, hi) = (limit.min[plane], limit.max[plane]);
         if iteration == 0 && (next < lo || next > hi) {
             // Starting outside the range: try the mirrored bend first (MMD's knee rule).
@@ -1033,9 +1049,9 @@ fn step_in_link(
             }
         }
         let next = next.clamp(lo, hi);
-        state.plane[k] = next;
+        carried.plane = next;
         let (sin, cos) = (0.5 * next).sin_cos();
-        state.plane_half[k] = (cos, sin);
+        carried.plane_half = (cos, sin);
         let axis = axis_vector * sin;
         *own = DQuat::from_xyzw(axis.x, axis.y, axis.z, cos);
         return true;
@@ -1060,9 +1076,9 @@ fn step_in_link(
     };
     let mut rotation = *own * turn;
     if let Some(limit) = link.limit {
-        let (clamped, angles) = clamp_euler(rotation, &limit, state.previous[k], unit_angle);
+        let (clamped, angles) = clamp_euler(rotation, &limit, carried.previous, unit_angle);
         rotation = clamped;
-        state.previous[k] = angles;
+        carried.previous = angles;
     }
     *own = rotation;
     true
