@@ -1194,3 +1194,75 @@ fn at_bound(rotation: DQuat, limit: &EulerLimit) -> bool {
             && ((angles[k] - limit.min[k]).abs() < 1e-6 || (angles[k] - limit.max[k]).abs() < 1e-6)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// splitmix64 in `[0, 1)`.
+    fn uniform(state: &mut u64) -> f64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        #[allow(clippy::cast_precision_loss)]
+        let value = (z ^ (z >> 31)) as f64 / 18_446_744_073_709_551_616.0;
+        value
+    }
+
+    /// The trigonometry-free plane step against the rule written with angles: turn by
+    /// ± `min(acos(a·b / |a||b|), unit)`, clamp to the range — on knee-like and other ranges
+    /// up to π wide, unit angles from small to uncapped, and directions from parallel to
+    /// opposite.
+    #[test]
+    fn half_angle_plane_step_matches_the_angle_rule() {
+        let mut seed = 7;
+        let mut worst = 0.0f64;
+        for case in 0..20_000 {
+            let lo = -PI + 2.0 * PI * uniform(&mut seed);
+            let hi = (lo + PI * uniform(&mut seed)).min(PI);
+            let range = PlaneRange::new(lo, hi).unwrap();
+            let theta = lo + (hi - lo) * uniform(&mut seed);
+            let unit = if case % 3 == 0 {
+                PI
+            } else {
+                0.01 + 3.0 * uniform(&mut seed)
+            };
+            let mut direction = || {
+                DVec3::new(
+                    uniform(&mut seed) - 0.5,
+                    uniform(&mut seed) - 0.5,
+                    uniform(&mut seed) - 0.5,
+                ) * (0.1 + 2.0 * uniform(&mut seed))
+            };
+            let a = direction();
+            let b = match case % 5 {
+                0 => a * 1.7 + DVec3::splat(1e-9),  // nearly parallel
+                1 => -a * 0.4 + DVec3::splat(1e-9), // nearly opposite
+                _ => direction(),
+            };
+            let (dot, lengths) = (a.dot(b), (a.length_squared() * b.length_squared()).sqrt());
+            let plus = a.cross(b).x > 0.0;
+            let (sin_half_unit, cos_half_unit) = (0.5 * unit).sin_cos();
+            let (c, s) = plane_step_by_half_angles(
+                &range,
+                ((0.5 * theta).cos(), (0.5 * theta).sin()),
+                plus,
+                (dot, lengths, a.cross(b).length_squared()),
+                unit.cos(),
+                (sin_half_unit, cos_half_unit),
+            );
+            let angle = (dot / lengths).clamp(-1.0, 1.0).acos().min(unit);
+            let next = (theta + if plus { angle } else { -angle }).clamp(lo, hi);
+            let error = (c - (0.5 * next).cos()).hypot(s - (0.5 * next).sin());
+            // `acos` near ±1 loses half the digits (the half-angle form does not), so nearly
+            // parallel or opposite directions agree to 1e-7 only.
+            let bound = if case % 5 < 2 { 1e-7 } else { 1e-12 };
+            if case % 5 >= 2 {
+                worst = worst.max(error);
+            }
+            assert!(error < bound, "case {case}: {error:e}");
+        }
+        println!("largest difference for general directions {worst:e}");
+    }
+}
