@@ -22,18 +22,29 @@
 //! clamp the X-Y-Z Euler angles of their rotation (the decomposition nearest the previous
 //! step's angles), and each angle moves at most the unit angle per step. After each iteration
 //! the effector-goal distance is measured; in [`IkMode::Compatible`] the loop stops at the
-//! first iteration that does not improve it and keeps the best rotations (MMD's budget and its
-//! residuals); [`IkMode::Exact`] keeps iterating, up to
+//! first iteration that does not improve it, or that leaves the effector within
+//! [`MmdSettings::compatible_tolerance`] (1e-4 MMD units) of the goal, and keeps the best
+//! rotations (MMD's budget and its residuals). [`IkMode::Exact`] keeps iterating, up to
 //! [`MmdSettings::exact_iterations`], until the distance is below
-//! [`MmdSettings::exact_tolerance`], keeping the best; its steps are not capped by the unit
-//! angle (limits still apply), and a leg (plane-mode knee under a free link) that is still
-//! short gets its knee angle from the law of cosines.
+//! [`MmdSettings::exact_tolerance`] or CCD stalls (under 2 % gained in 32 iterations), keeping
+//! the best; its steps are not capped by the unit angle (limits still apply). A chain still
+//! short then gets a damped least-squares polish on all its links at once (nearly straight
+//! hair and neckties, where CCD creeps), and a leg (plane-mode knee under a free link) its
+//! knee angle from the law of cosines.
+//!
+//! **Cost.** Chains whose links are consecutive (all of a PMD's) iterate on local frames
+//! without forward kinematics; plane-mode steps after the first use half-angle arithmetic
+//! instead of `acos` and `sin_cos` (`plane_step_by_half_angles`); distances are compared
+//! squared. On `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd`, a compatible frame runs about
+//! 150 k instructions (BENCHMARKS.md, "MMD").
 //!
 //! Which runtime each rule follows: the step, plane mode, the first-iteration mirror and the
 //! stop-on-no-improvement loop are saba's (`MMDIkSolver`); saba decomposes the Euler angles of a
 //! multi-axis limit as Z-Y-X but rebuilds them as X-Y-Z, so here both use X-Y-Z, the order of
 //! the limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)); saba
-//! treats an axis as locked when either bound is 0, here only when both are.
+//! treats an axis as locked when either bound is 0, here only when both are. The 1e-4-unit
+//! stop is babylon-mmd's and mmd-anim-runtime's (saba has none); see
+//! [`MmdSettings::compatible_tolerance`].
 
 use std::f64::consts::PI;
 
