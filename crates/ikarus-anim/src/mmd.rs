@@ -26,11 +26,11 @@
 //! [`MmdSettings::compatible_tolerance`] (1e-4 MMD units) of the goal, and keeps the best
 //! rotations (MMD's budget and its residuals). [`IkMode::Exact`] keeps iterating, up to
 //! [`MmdSettings::exact_iterations`], until the distance is below
-//! [`MmdSettings::exact_tolerance`] or CCD stalls (under 2 % gained in 32 iterations), keeping
-//! the best; its steps are not capped by the unit angle (limits still apply). A chain still
-//! short then gets a damped least-squares polish on all its links at once (nearly straight
-//! hair and neckties, where CCD creeps), and a leg (plane-mode knee under a free link) its
-//! knee angle from the law of cosines.
+//! [`MmdSettings::exact_tolerance`] or CCD stalls (under 10 % of the squared distance gained
+//! in 16 iterations), keeping the best; its steps are not capped by the unit angle (limits
+//! still apply). A chain still short then gets a damped least-squares polish on all its links
+//! at once (nearly straight hair and neckties, where CCD creeps), and a leg (plane-mode knee
+//! under a free link) its knee angle from the law of cosines.
 //!
 //! **Cost.** Chains whose links are consecutive (all of a PMD's) iterate on local frames
 //! without forward kinematics; plane-mode steps after the first use half-angle arithmetic
@@ -797,11 +797,11 @@ fn solve_local(
         } else if !exact {
             break;
         }
-        // Exact mode: CCD that gained less than 2 % of the squared distance over 32
+        // Exact mode: CCD that gained less than 10 % of the squared distance over 16
         // iterations is creeping (nearly straight chains, goals out of reach); the polish
         // below finishes it.
         if exact && iteration % STALL_WINDOW == STALL_WINDOW - 1 {
-            if best > 0.98 * checkpoint {
+            if best > 0.9 * checkpoint {
                 break;
             }
             checkpoint = best;
@@ -819,9 +819,9 @@ fn solve_local(
     (best.sqrt(), iterations)
 }
 
-/// Exact mode's CCD stops when its best squared distance gained less than 2 % over this many
+/// Exact mode's CCD stops when its best squared distance gained less than 10 % over this many
 /// iterations ([`solve_local`]).
-const STALL_WINDOW: u32 = 32;
+const STALL_WINDOW: u32 = 16;
 
 /// Most trial steps [`polish_local`] takes.
 const POLISH_STEPS: usize = 100;
