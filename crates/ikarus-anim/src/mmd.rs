@@ -222,6 +222,8 @@ struct State {
     origin: Vec<DVec3>,
     parent_rotation: Vec<DQuat>,
     effector_offset: DVec3,
+    /// [`polish_local`]'s trial Euler angles of links with a multi-axis limit.
+    trial_angles: Vec<DVec3>,
 }
 
 impl State {
@@ -334,6 +336,7 @@ impl MmdEvaluator {
             origin: vec![DVec3::ZERO; max_links],
             parent_rotation: vec![DQuat::IDENTITY; max_links],
             effector_offset: DVec3::ZERO,
+            trial_angles: vec![DVec3::ZERO; max_links],
             goal_in_link: vec![DVec3::ZERO; max_links],
             own: vec![DQuat::IDENTITY; max_links],
             best_own: vec![DQuat::IDENTITY; max_links],
@@ -835,7 +838,8 @@ const POLISH_STEPS: usize = 100;
 /// 3 × 3 system; a plane-mode link turns about its axis `aₖ` by `aₖ · ((p − oₖ) × y)`,
 /// clamped to its range, and a link with an Euler limit is clamped as a CCD step clamps it.
 /// A step is kept when it brings the effector closer (then `λ` shrinks), else `λ` grows.
-/// Works in squared distances; returns the best one, with its rotations in `state.best_own`.
+/// Each trial's rotations are built in `state.local` (free after the CCD loop). Works in
+/// squared distances; returns the best one, with its rotations in `state.best_own`.
 fn polish_local(
     chain: &ChainPlan,
     goal: DVec3,
@@ -889,7 +893,7 @@ fn polish_local(
                         Some(limit) => {
                             let (clamped, angles) =
                                 clamp_euler(rotation, &limit, state.steps[k].previous, PI);
-                            state.goal_in_link[k] = angles; // the trial's angles
+                            state.trial_angles[k] = angles;
                             clamped
                         }
                         None => rotation,
@@ -903,7 +907,7 @@ fn polish_local(
             for (k, link) in chain.links.iter().enumerate() {
                 state.best_own[k] = state.local[k];
                 if link.limit.is_some() && link.plane.is_none() {
-                    state.steps[k].previous = state.goal_in_link[k];
+                    state.steps[k].previous = state.trial_angles[k];
                 }
             }
             if best <= tolerance_squared {
