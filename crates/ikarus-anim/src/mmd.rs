@@ -541,9 +541,12 @@ fn solve_chain(
             fk::update_subtree(skeleton, out, model, link.joint);
         }
         let goal = model.position(chain.goal);
-        let (best, iterations) = solve_in_model(
+        let (mut best, iterations) = solve_in_model(
             chain, exact, budget, tolerance, goal, state, skeleton, out, model,
         );
+        if exact && best.is_finite() && best > tolerance {
+            best = polish_in_model(chain, goal, tolerance, best, state, skeleton, out, model);
+        }
         (goal, best, iterations)
     };
     if exact && best > tolerance {
@@ -851,64 +854,29 @@ fn polish_local(
     let mut damping = 1e-3;
     for _ in 0..POLISH_STEPS {
         let effector = chain_points(n, false, state);
-        let error = goal - effector;
         let mut normal = DMat3::ZERO;
         for (k, link) in chain.links.iter().enumerate() {
-            let lever = effector - state.origin[k];
-            normal += match link.plane {
-                Some(axis) => {
-                    let column = (state.parent_rotation[k] * DVec3::AXES[axis]).cross(lever);
-                    outer(column, column)
-                }
-                None => {
-                    DMat3::from_diagonal(DVec3::splat(lever.length_squared())) - outer(lever, lever)
-                }
-            };
+            normal += polish_normal(link, state.parent_rotation[k], effector - state.origin[k]);
         }
-        let scale = (normal.x_axis.x + normal.y_axis.y + normal.z_axis.z) / 3.0;
-        let system = normal + DMat3::from_diagonal(DVec3::splat(damping * scale.max(1e-300)));
-        let determinant = system.determinant();
-        if !determinant.is_finite() || determinant.abs() < 1e-300 {
+        let Some(y) = polish_direction(normal, damping, goal - effector) else {
             break;
-        }
-        let y = system.inverse() * error;
+        };
         for (k, link) in chain.links.iter().enumerate() {
-            let lever = effector - state.origin[k];
-            let turn = lever.cross(y);
-            let own = state.best_own[k];
-            state.local[k] = match (link.plane, link.limit) {
-                (Some(axis), Some(limit)) => {
-                    let u = DVec3::AXES[axis];
-                    let angle = 2.0 * own.xyz().dot(u).atan2(own.w);
-                    let step = (state.parent_rotation[k] * u).dot(turn);
-                    DQuat::from_axis_angle(
-                        u,
-                        (angle + step).clamp(limit.min[axis], limit.max[axis]),
-                    )
-                }
-                (_, limit) => {
-                    let local_turn = state.parent_rotation[k].inverse() * turn;
-                    let rotation = (DQuat::from_scaled_axis(local_turn) * own).normalize();
-                    match limit {
-                        Some(limit) => {
-                            let (clamped, angles) =
-                                clamp_euler(rotation, &limit, state.steps[k].previous, PI);
-                            state.trial_angles[k] = angles;
-                            clamped
-                        }
-                        None => rotation,
-                    }
-                }
-            };
+            (state.local[k], state.trial_angles[k]) = polish_link(
+                link,
+                state.best_own[k],
+                state.parent_rotation[k],
+                effector - state.origin[k],
+                y,
+                state.steps[k].previous,
+            );
         }
         let trial = chain_points(n, true, state).distance_squared(goal);
         if trial < best {
             best = trial;
-            for (k, link) in chain.links.iter().enumerate() {
+            for k in 0..n {
                 state.best_own[k] = state.local[k];
-                if link.limit.is_some() && link.plane.is_none() {
-                    state.steps[k].previous = state.trial_angles[k];
-                }
+                state.steps[k].previous = state.trial_angles[k];
             }
             if best <= tolerance_squared {
                 break;
@@ -922,6 +890,133 @@ fn polish_local(
         }
     }
     best
+}
+
+/// [`polish_local`] for chains that are not consecutive, on the model frames: the links on
+/// the effector's path (the others do not move it) take the same steps, each trial written
+/// to the links and their path updated by FK. Works in distances (not squared); returns the
+/// best one, with its rotations in the links, `state.saved` and the path's model frames.
+#[allow(clippy::too_many_arguments)]
+fn polish_in_model(
+    chain: &ChainPlan,
+    goal: DVec3,
+    tolerance: f64,
+    mut best: f64,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) -> f64 {
+    let moves = |link: &LinkPlan| link.path_from.is_some() && link.joint != chain.effector;
+    let parent_rotation = |model: &ModelPose, joint: JointId| {
+        skeleton
+            .parent(joint)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p))
+    };
+    let mut damping = 1e-3;
+    for _ in 0..POLISH_STEPS {
+        let effector = model.position(chain.effector);
+        let mut normal = DMat3::ZERO;
+        for link in chain.links.iter().filter(|l| moves(l)) {
+            let lever = effector - model.position(link.joint);
+            normal += polish_normal(link, parent_rotation(model, link.joint), lever);
+        }
+        let Some(y) = polish_direction(normal, damping, goal - effector) else {
+            break;
+        };
+        for (k, link) in chain.links.iter().enumerate().filter(|(_, l)| moves(l)) {
+            let j = link.joint.index();
+            let own = state.ik_rotation[j] * state.anim_rotation[j];
+            let lever = effector - model.position(link.joint);
+            let parent = parent_rotation(model, link.joint);
+            let (trial, angles) = polish_link(link, own, parent, lever, y, state.steps[k].previous);
+            state.trial_angles[k] = angles;
+            state.local[k] = (trial * state.anim_rotation[j].inverse()).normalize();
+        }
+        for (k, link) in chain.links.iter().enumerate().filter(|(_, l)| moves(l)) {
+            state.ik_rotation[link.joint.index()] = state.local[k];
+            state.compose(link.joint.index(), out);
+        }
+        fk::update_joints(skeleton, out, model, &chain.path);
+        let trial = model.position(chain.effector).distance(goal);
+        let kept = trial < best;
+        for (k, link) in chain.links.iter().enumerate().filter(|(_, l)| moves(l)) {
+            if kept {
+                state.saved[k] = state.local[k];
+                state.steps[k].previous = state.trial_angles[k];
+            } else {
+                state.ik_rotation[link.joint.index()] = state.saved[k];
+                state.compose(link.joint.index(), out);
+            }
+        }
+        if kept {
+            best = trial;
+            if best <= tolerance {
+                break;
+            }
+            damping = (damping * 0.25).max(1e-12);
+        } else {
+            fk::update_joints(skeleton, out, model, &chain.path);
+            damping *= 8.0;
+            if damping > 1e8 {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// A link's share of `J Jᵀ` in the polish, for the lever `r = p − oₖ` and the link's parent
+/// rotation (both in the frame the polish works in): `|r|² I − r rᵀ` for a ball link,
+/// `c cᵀ` with `c = a × r` for a plane-mode link turning about `a`.
+fn polish_normal(link: &LinkPlan, parent: DQuat, lever: DVec3) -> DMat3 {
+    match link.plane {
+        Some(axis) => {
+            let column = (parent * DVec3::AXES[axis]).cross(lever);
+            outer(column, column)
+        }
+        None => DMat3::from_diagonal(DVec3::splat(lever.length_squared())) - outer(lever, lever),
+    }
+}
+
+/// The polish's `y`: `(J Jᵀ + λI) y = e` with `λ` = `damping` times the mean diagonal of
+/// `J Jᵀ`; `None` when the system is singular.
+fn polish_direction(normal: DMat3, damping: f64, error: DVec3) -> Option<DVec3> {
+    let scale = (normal.x_axis.x + normal.y_axis.y + normal.z_axis.z) / 3.0;
+    let system = normal + DMat3::from_diagonal(DVec3::splat(damping * scale.max(1e-300)));
+    let determinant = system.determinant();
+    (determinant.is_finite() && determinant.abs() >= 1e-300).then(|| system.inverse() * error)
+}
+
+/// One link's polish step from its own rotation `own` (`ik · animated`) for the lever `r` and
+/// the polish's `y`: a ball link turns by `ω = r × y` (taken into its own frame), clamped to
+/// its Euler limit if it has one (the decomposition nearest `previous`; the new angles are
+/// returned); a plane-mode link by `a · (r × y)` about its axis, clamped to its range.
+fn polish_link(
+    link: &LinkPlan,
+    own: DQuat,
+    parent: DQuat,
+    lever: DVec3,
+    y: DVec3,
+    previous: DVec3,
+) -> (DQuat, DVec3) {
+    let turn = lever.cross(y);
+    match (link.plane, link.limit) {
+        (Some(axis), Some(limit)) => {
+            let u = DVec3::AXES[axis];
+            let angle = 2.0 * own.xyz().dot(u).atan2(own.w);
+            let step = (parent * u).dot(turn);
+            let next = (angle + step).clamp(limit.min[axis], limit.max[axis]);
+            (DQuat::from_axis_angle(u, next), previous)
+        }
+        (_, limit) => {
+            let rotation = (DQuat::from_scaled_axis(parent.inverse() * turn) * own).normalize();
+            match limit {
+                Some(limit) => clamp_euler(rotation, &limit, previous, PI),
+                None => (rotation, previous),
+            }
+        }
+    }
 }
 
 /// `a bᵀ`.

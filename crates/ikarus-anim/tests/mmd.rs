@@ -387,27 +387,43 @@ fn uniform(state: &mut u64) -> f64 {
 
 #[test]
 fn exact_mode_meets_nearly_straight_goals_within_limits() {
+    // Links that are each other's parents (iterated on local frames) ...
+    exact_strand(false);
+    // ... and with a joint that is no link between two of them (iterated on model frames).
+    exact_strand(true);
+}
+
+/// A hanging four-link strand (hair-like, 0.1 m segments) with an MMD-sized unit angle; its
+/// second link has a three-axis Euler limit; with `gap`, a joint that is no link sits between
+/// the second and third link (half a segment each side). Goals: the tip of the same strand
+/// bent by small random turns inside the limits (so reachable, at 97–100 % of the strand's
+/// length, where CCD creeps). Exact mode must meet each within its tolerance, measured by FK,
+/// with the limited link inside its limit.
+fn exact_strand(gap: bool) {
     use ikarus_core::glam::{DQuat, DVec3, EulerRot};
     use ikarus_core::rig::{IkChain, IkLink};
     use ikarus_core::{EulerLimit, EulerOrder, JointLimit, SkeletonBuilder, Transform};
-    // A hanging four-link strand (hair-like, 0.1 m segments) with an MMD-sized unit angle;
-    // its second link has a three-axis Euler limit. Goals: the tip of the same strand bent by
-    // small random turns inside the limits (so reachable, at 98–100 % of the strand's
-    // length, where CCD creeps). Exact mode must meet each within its tolerance, measured by
-    // FK, with the limited link inside its limit.
     let limit = EulerLimit {
         order: EulerOrder::Xyz,
         min: [-0.3, -0.2, -0.3],
         max: [0.3, 0.2, 0.3],
     };
     let segment = Transform::from_translation(DVec3::new(0.0, -0.1, 0.0));
+    let half = Transform::from_translation(DVec3::new(0.0, -0.05, 0.0));
     let mut builder = SkeletonBuilder::new();
     builder
         .joint("base", None, Transform::IDENTITY)
         .joint("goal", Some("base"), Transform::IDENTITY)
         .joint("l1", Some("base"), Transform::IDENTITY)
-        .limited_joint("l2", Some("l1"), segment, JointLimit::Euler(limit))
-        .joint("l3", Some("l2"), segment)
+        .limited_joint("l2", Some("l1"), segment, JointLimit::Euler(limit));
+    if gap {
+        builder
+            .joint("between", Some("l2"), half)
+            .joint("l3", Some("between"), half);
+    } else {
+        builder.joint("l3", Some("l2"), segment);
+    }
+    builder
         .joint("l4", Some("l3"), segment)
         .joint("tip", Some("l4"), segment);
     let skeleton = builder.build().unwrap();
@@ -456,7 +472,7 @@ fn exact_mode_meets_nearly_straight_goals_within_limits() {
         assert!((distance - outcome.distance).abs() < 1e-12);
         assert!(
             distance <= settings.exact_tolerance,
-            "case {case}: {distance:e} m at {:.4} of the reach",
+            "gap {gap}, case {case}: {distance:e} m at {:.4} of the reach",
             goal.length() / 0.4
         );
         let violation = skeleton
@@ -464,7 +480,7 @@ fn exact_mode_meets_nearly_straight_goals_within_limits() {
             .violation(out.transforms()[id("l2").index()].rotation);
         assert!(
             violation < 1e-9,
-            "case {case}: l2 off its limit by {violation}"
+            "gap {gap}, case {case}: l2 off its limit by {violation}"
         );
     }
     // The goals were nearly straight ones.
