@@ -15,6 +15,7 @@
 //! reads them from the segment's first key instead; the two agree on the default linear curve).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, Skeleton};
@@ -440,18 +441,80 @@ pub struct BoundMotion {
     last_frame: u32,
 }
 
-#[derive(Clone, Debug)]
+/// One joint's keys. The key frames are kept apart from the keys (4 bytes each) for the
+/// search, and each segment's slerp angle is computed once.
+#[derive(Debug)]
 struct Track {
     joint: JointId,
+    /// Key frames, strictly ascending.
+    frames: Vec<u32>,
     keys: Vec<TrackKey>,
+    /// Per key but the last: the rotation's path to the next key.
+    arcs: Vec<Arc>,
+    /// Where the last sample fell (the index of the first key after it): playback mostly
+    /// moves forward a frame at a time, so the next sample is usually in the same segment or
+    /// the next one, found without a search. Only a hint — any value gives the same samples.
+    cursor: AtomicUsize,
+}
+
+impl Clone for Track {
+    fn clone(&self) -> Self {
+        Self {
+            joint: self.joint,
+            frames: self.frames.clone(),
+            keys: self.keys.clone(),
+            arcs: self.arcs.clone(),
+            cursor: AtomicUsize::new(self.cursor.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 struct TrackKey {
-    frame: u32,
     translation: DVec3,
     rotation: DQuat,
     curves: [Bezier; 4],
+}
+
+/// The slerp from one key's rotation `a` to the next one's, as glam's `DQuat::slerp` takes it
+/// (`end` negated when `a·b < 0`; a normalised lerp when the two nearly coincide), with the
+/// angle and its sine and cosine computed once: a sample then takes one `sin_cos`, because
+/// `sin(θ(1 − s)) = sin θ·cos θs − cos θ·sin θs`.
+#[derive(Clone, Debug)]
+struct Arc {
+    end: DQuat,
+    /// `θ`, `sin θ`, `cos θ`; `None` when the rotations nearly coincide (lerp).
+    angle: Option<(f64, f64, f64)>,
+}
+
+impl Arc {
+    fn new(start: DQuat, end: DQuat) -> Self {
+        let mut dot = start.dot(end);
+        let end = if dot < 0.0 {
+            dot = -dot;
+            -end
+        } else {
+            end
+        };
+        // glam's threshold for the lerp.
+        let angle = (dot <= 1.0 - f64::EPSILON).then(|| {
+            let theta = dot.min(1.0).acos();
+            let (sin, cos) = theta.sin_cos();
+            (theta, sin, cos)
+        });
+        Self { end, angle }
+    }
+
+    fn at(&self, start: DQuat, s: f64) -> DQuat {
+        match self.angle {
+            None => start.lerp(self.end, s),
+            Some((theta, sin, cos)) => {
+                let (sin_part, cos_part) = (theta * s).sin_cos();
+                let scale_start = sin * cos_part - cos * sin_part;
+                (start * scale_start + self.end * sin_part) * (1.0 / sin)
+            }
+        }
+    }
 }
 
 impl BoundMotion {
@@ -464,7 +527,7 @@ impl BoundMotion {
                 .entry(Vmd::bone_key_name(skeleton.name(joint)))
                 .or_insert(joint);
         }
-        let mut per_joint: HashMap<JointId, Vec<TrackKey>> = HashMap::new();
+        let mut per_joint: HashMap<JointId, Vec<(u32, TrackKey)>> = HashMap::new();
         let mut unmatched = Vec::new();
         for key in &vmd.bones {
             let end = key.name_bytes.iter().position(|&b| b == 0).unwrap_or(15);
@@ -474,27 +537,40 @@ impl BoundMotion {
                 }
                 continue;
             };
-            per_joint.entry(joint).or_default().push(TrackKey {
-                frame: key.frame,
-                translation: key.translation,
-                rotation: unit(key.rotation),
-                curves: [0, 1, 2, 3].map(|c| Bezier::from_interpolation(&key.interpolation, c)),
-            });
+            per_joint.entry(joint).or_default().push((
+                key.frame,
+                TrackKey {
+                    translation: key.translation,
+                    rotation: unit(key.rotation),
+                    curves: [0, 1, 2, 3].map(|c| Bezier::from_interpolation(&key.interpolation, c)),
+                },
+            ));
         }
         let mut tracks: Vec<Track> = per_joint
             .into_iter()
             .map(|(joint, mut keys)| {
-                keys.sort_by_key(|k| k.frame); // Stable: the file's last duplicate ends last.
+                keys.sort_by_key(|k| k.0); // Stable: the file's last duplicate ends last.
+                let mut frames: Vec<u32> = Vec::with_capacity(keys.len());
                 let mut deduped: Vec<TrackKey> = Vec::with_capacity(keys.len());
-                for key in keys {
-                    match deduped.last_mut() {
-                        Some(last) if last.frame == key.frame => *last = key,
-                        _ => deduped.push(key),
+                for (frame, key) in keys {
+                    match (frames.last(), deduped.last_mut()) {
+                        (Some(&last_frame), Some(last)) if last_frame == frame => *last = key,
+                        _ => {
+                            frames.push(frame);
+                            deduped.push(key);
+                        }
                     }
                 }
+                let arcs = deduped
+                    .windows(2)
+                    .map(|w| Arc::new(w[0].rotation, w[1].rotation))
+                    .collect();
                 Track {
                     joint,
+                    frames,
                     keys: deduped,
+                    arcs,
+                    cursor: AtomicUsize::new(0),
                 }
             })
             .collect();
@@ -541,7 +617,12 @@ impl BoundMotion {
             let (translation, rotation) = track.at(frame);
             let local = &mut transforms[track.joint.index()];
             local.translation += translation;
-            local.rotation *= rotation;
+            // MMD rest rotations are identity: skip the product then.
+            local.rotation = if local.rotation == DQuat::IDENTITY {
+                rotation
+            } else {
+                local.rotation * rotation
+            };
         }
     }
 
@@ -565,9 +646,27 @@ impl BoundMotion {
 }
 
 impl Track {
+    /// The index of the first key after `frame` (0 before the first key, the key count from
+    /// the last one on), starting from where the last sample fell.
+    fn upper(&self, frame: f64) -> usize {
+        let frames = &self.frames;
+        let after = |u: usize| u == 0 || f64::from(frames[u - 1]) <= frame;
+        let before = |u: usize| u == frames.len() || frame < f64::from(frames[u]);
+        let hint = self.cursor.load(Ordering::Relaxed).min(frames.len());
+        let upper = if after(hint) && before(hint) {
+            return hint;
+        } else if hint < frames.len() && after(hint + 1) && before(hint + 1) {
+            hint + 1
+        } else {
+            frames.partition_point(|&f| f64::from(f) <= frame)
+        };
+        self.cursor.store(upper, Ordering::Relaxed);
+        upper
+    }
+
     fn at(&self, frame: f64) -> (DVec3, DQuat) {
         let keys = &self.keys;
-        let upper = keys.partition_point(|k| f64::from(k.frame) <= frame);
+        let upper = self.upper(frame);
         if upper == 0 {
             return (keys[0].translation, keys[0].rotation);
         }
@@ -579,7 +678,8 @@ impl Track {
         if a.translation == b.translation && a.rotation == b.rotation {
             return (a.translation, a.rotation); // A held pose: no curve to follow.
         }
-        let s = (frame - f64::from(a.frame)) / f64::from(b.frame - a.frame);
+        let (start_frame, end_frame) = (self.frames[upper - 1], self.frames[upper]);
+        let s = (frame - f64::from(start_frame)) / f64::from(end_frame - start_frame);
         let c = &b.curves;
         // Most bones only turn: with equal translations the three translation curves cannot
         // change anything, and equal curves give equal values.
@@ -594,7 +694,7 @@ impl Track {
         let rotation = if a.rotation == b.rotation {
             a.rotation
         } else {
-            a.rotation.slerp(b.rotation, c[3].y_at(s))
+            self.arcs[upper - 1].at(a.rotation, c[3].y_at(s))
         };
         (translation, rotation)
     }
