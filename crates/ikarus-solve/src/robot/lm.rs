@@ -41,7 +41,7 @@
 // Small dense matrices indexed as in the formulas.
 #![allow(clippy::needless_range_loop)]
 
-use crate::trig::sin_cos;
+use crate::trig::{atan2, sin_cos};
 use glam::{DQuat, DVec3};
 
 use super::Screws;
@@ -147,7 +147,7 @@ impl<const N: usize> Chain<N> {
             let d = target * (rotation * self.tip_rotation).conjugate();
             let d = if d.w < 0.0 { -d } else { d };
             let s = d.xyz().length();
-            let angle = 2.0 * s.atan2(d.w);
+            let angle = 2.0 * atan2(s, d.w);
             let v = if s > 1e-300 {
                 d.xyz() * (angle / s)
             } else {

@@ -21,6 +21,7 @@ use glam::{DMat3, DQuat, DVec3};
 use super::subproblem::Spherical;
 use super::{Best, Screws, copy_array, fit_all};
 use crate::limb7::{Limb7, Limb7Geometry, SwivelInterval, SwivelPolicy};
+use crate::trig::axis_angle;
 
 /// Samples around the swivel circle when the exact feasible intervals do not apply (see
 /// [`SrsArm::feasible_swivels`]).
@@ -117,9 +118,7 @@ impl SrsArm {
     /// The swivel angle of the joint vector `q`.
     pub fn swivel_of(&self, q: &[f64; 7]) -> f64 {
         let [a1, a2, a3] = *self.shoulder_axes.axes();
-        let shoulder = DQuat::from_axis_angle(a1, q[0])
-            * DQuat::from_axis_angle(a2, q[1])
-            * DQuat::from_axis_angle(a3, q[2]);
+        let shoulder = axis_angle(a1, q[0]) * axis_angle(a2, q[1]) * axis_angle(a3, q[2]);
         self.limb.swivel_from_pose(shoulder, q[3])
     }
 
@@ -569,6 +568,10 @@ fn push_roots(p: f64, q: f64, r: f64, roots: &mut Vec<f64>) {
 }
 
 fn wrap(angle: f64) -> f64 {
+    // `rem_euclid` is a library `fmod`: skip it for angles already in range.
+    if angle > -PI && angle <= PI {
+        return angle;
+    }
     let a = angle.rem_euclid(TAU);
     if a > PI { a - TAU } else { a }
 }
