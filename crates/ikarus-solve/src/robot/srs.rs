@@ -43,11 +43,42 @@ pub struct SrsArm {
     upper: [f64; 7],
 }
 
-/// Every branch for one swivel.
+/// Every branch for one swivel: per elbow angle, two shoulder and two wrist triples (any
+/// shoulder goes with any wrist).
 struct Branches {
-    q: [[f64; 7]; 8],
+    elbows: [Elbow; 2],
     count: usize,
     reached: bool,
+}
+
+/// The branches of one elbow angle.
+#[derive(Clone, Copy)]
+struct Elbow {
+    angle: f64,
+    shoulders: [[f64; 3]; 2],
+    wrists: [[f64; 3]; 2],
+}
+
+impl Elbow {
+    const NONE: Self = Self {
+        angle: 0.0,
+        shoulders: [[0.0; 3]; 2],
+        wrists: [[0.0; 3]; 2],
+    };
+
+    fn joints(&self, s: usize, w: usize) -> [f64; 7] {
+        let ([a, b, c], [d, e, f]) = (self.shoulders[s], self.wrists[w]);
+        [a, b, c, self.angle, d, e, f]
+    }
+}
+
+impl Branches {
+    /// The joint vectors, four per elbow angle.
+    fn all(&self) -> impl Iterator<Item = [f64; 7]> + '_ {
+        self.elbows[..self.count]
+            .iter()
+            .flat_map(|e| [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(s, w)| e.joints(s, w)))
+    }
 }
 
 impl SrsArm {
@@ -136,7 +167,7 @@ impl SrsArm {
     ) -> (Vec<[f64; 7]>, bool) {
         let goal = self.goal(position, rotation);
         let branches = self.branches(goal, swivel, seed);
-        let mut out = branches.q[..branches.count].to_vec();
+        let mut out: Vec<[f64; 7]> = branches.all().collect();
         for q in &mut out {
             fit_all(q, &self.lower, &self.upper, seed);
         }
@@ -497,10 +528,34 @@ impl SrsArm {
     ) -> (Best<7>, bool) {
         let branches = self.branches(goal, swivel, seed);
         let mut best = Best::NONE;
-        for q in &branches.q[..branches.count] {
-            let mut q = *q;
-            let (violation, distance) = fit_all(&mut q, &self.lower, &self.upper, seed);
-            best.offer(q, violation, distance);
+        // Each joint is fitted on its own, so the triples are fitted once each (13 angles
+        // per elbow, not 28) and the four branches combine their sums.
+        let fit_triple = |angles: [f64; 3], first: usize| {
+            let mut t = angles;
+            let (lower, upper) = (&self.lower[first..first + 3], &self.upper[first..first + 3]);
+            let (violation, distance) = fit_all(
+                &mut t,
+                &[lower[0], lower[1], lower[2]],
+                &[upper[0], upper[1], upper[2]],
+                &[seed[first], seed[first + 1], seed[first + 2]],
+            );
+            (t, violation, distance)
+        };
+        for elbow in &branches.elbows[..branches.count] {
+            let mut angle = [elbow.angle];
+            let (elbow_violation, elbow_distance) =
+                fit_all(&mut angle, &[self.lower[3]], &[self.upper[3]], &[seed[3]]);
+            let shoulders = elbow.shoulders.map(|t| fit_triple(t, 0));
+            let wrists = elbow.wrists.map(|t| fit_triple(t, 4));
+            for (s, sv, sd) in shoulders {
+                for (w, wv, wd) in wrists {
+                    best.offer(
+                        [s[0], s[1], s[2], angle[0], w[0], w[1], w[2]],
+                        sv + elbow_violation + wv,
+                        sd + elbow_distance + wd,
+                    );
+                }
+            }
         }
         (best, branches.reached)
     }
@@ -517,7 +572,7 @@ impl SrsArm {
         seed: &[f64; 7],
     ) -> Branches {
         let mut out = Branches {
-            q: [[0.0; 7]; 8],
+            elbows: [Elbow::NONE; 2],
             count: 0,
             reached: true,
         };
@@ -533,19 +588,17 @@ impl SrsArm {
             }
             first_elbow = solution.elbow_angle;
             out.reached &= solution.reached;
-            let shoulders = self
-                .shoulder_axes
-                .split(solution.shoulder, [seed[0], seed[1], seed[2]]);
             let wrist_rotation = (solution.shoulder * solution.elbow_hinge).conjugate() * rotation;
-            let wrists = self
-                .wrist_axes
-                .split(wrist_rotation, [seed[4], seed[5], seed[6]]);
-            for s in shoulders {
-                for w in wrists {
-                    out.q[out.count] = [s[0], s[1], s[2], solution.elbow_angle, w[0], w[1], w[2]];
-                    out.count += 1;
-                }
-            }
+            out.elbows[out.count] = Elbow {
+                angle: solution.elbow_angle,
+                shoulders: self
+                    .shoulder_axes
+                    .split(solution.shoulder, [seed[0], seed[1], seed[2]]),
+                wrists: self
+                    .wrist_axes
+                    .split(wrist_rotation, [seed[4], seed[5], seed[6]]),
+            };
+            out.count += 1;
         }
         out
     }
