@@ -143,15 +143,20 @@ impl<const N: usize> Chain<N> {
     /// chain's points move as a rigid polyline): two rotated vectors and one quaternion
     /// product per joint.
     fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
+        // The joints' rotations first: independent of each other, so their polynomials
+        // overlap instead of waiting on the chain of products.
+        let turns: [DQuat; N] = std::array::from_fn(|i| {
+            let (sin, cos) = sin_cos(0.5 * q[i]);
+            let a = self.axis[i] * sin;
+            DQuat::from_xyzw(a.x, a.y, a.z, cos)
+        });
         let mut rotation = DQuat::IDENTITY;
         let mut point = DVec3::ZERO;
         for i in 0..N {
             point += rotation * self.step[i];
             out.axis[i] = rotation * self.axis[i];
             out.point[i] = point;
-            let (sin, cos) = sin_cos(0.5 * q[i]);
-            let a = self.axis[i] * sin;
-            rotation *= DQuat::from_xyzw(a.x, a.y, a.z, cos);
+            rotation *= turns[i];
         }
         out.tip = point + rotation * self.tip_step;
         let dp = goal.position - out.tip;
