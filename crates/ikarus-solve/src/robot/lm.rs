@@ -28,7 +28,9 @@
 //! joint on a bound (a minimum the limits make: on the panda most failed starts end so) — the
 //! start is given up and a new `q` drawn: a bounded joint uniformly from its range (every
 //! other restart from the middle 70% of it; a range over a full turn from one turn around its
-//! middle), an unbounded one within 0.5, 1, 2, then π rad of the best `q` either way. The
+//! middle), an unbounded one within 0.5, 1, 2, then π rad of the best `q` either way. On those
+//! odd restarts after a start the limits stopped, only the joints on a bound are drawn and the
+//! others keep where that start ended (the redundant arm's other joints were mostly right). The
 //! sweeps go on within [`IterationSettings::max_iterations`]; the best `q` over all starts is
 //! returned. [`IterationSettings::time_budget_us`] stops the solve when spent.
 //! [`IterationSettings::blend`] and `pattern_factor` are pose-space notions the caller
@@ -592,7 +594,13 @@ fn solve_n<const N: usize>(
                 } else {
                     (best[c] - kick, best[c] + kick)
                 };
-                q[c] = (low + (high - low) * rng.next_f64()).clamp(l, u);
+                let draw = (low + (high - low) * rng.next_f64()).clamp(l, u);
+                // After a start the limits stopped: on odd restarts only the joints on a bound
+                // are drawn anew, the others keep where that start ended.
+                let keep = pinned && restarts % 2 == 1 && l < q[c] && q[c] < u;
+                if !keep {
+                    q[c] = draw;
+                }
             }
             lm.chain.evaluate(goal, &q, &mut current);
             lm.lambda = config.lambda;
