@@ -255,9 +255,9 @@ impl SplitMix {
 /// (the square root and division there were a fifth of the solver's time on the panda).
 fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
     let (mut diagonal, mut inverse_d) = ([0.0; N], [0.0; N]);
+    // `L_jk · d_k` for the columns already done.
+    let mut scaled = [0.0; N];
     for j in 0..N {
-        // `L_jk · d_k` for the columns already done.
-        let mut scaled = [0.0; N];
         let mut d = a[j][j];
         for k in 0..j {
             scaled[k] = a[j][k] * diagonal[k];
@@ -317,29 +317,23 @@ impl<const N: usize> Lm<'_, N> {
         } else {
             0.0
         };
-        let mut jac = [[0.0; 6]; N];
-        for c in 0..N {
-            let w = current.axis[c];
-            let v = w.cross(current.tip - current.point[c]);
-            let w = w * rotation_rows;
-            jac[c] = [v.x, v.y, v.z, w.x, w.y, w.z];
-        }
+        // Column `c` of `J` is `[v_c; w_c]`: `(JᵀJ)_ab = v_a·v_b + w_a·w_b`.
+        let w: [DVec3; N] = std::array::from_fn(|c| current.axis[c] * rotation_rows);
+        let v: [DVec3; N] =
+            std::array::from_fn(|c| current.axis[c].cross(current.tip - current.point[c]));
+        let (ep, er) = (
+            DVec3::new(current.e[0], current.e[1], current.e[2]),
+            DVec3::new(current.e[3], current.e[4], current.e[5]),
+        );
         let mut normal = [[0.0; N]; N];
         let mut gradient = [0.0; N];
         for a in 0..N {
             for b in 0..=a {
-                let mut s = 0.0;
-                for r in 0..6 {
-                    s += jac[a][r] * jac[b][r];
-                }
+                let s = v[a].dot(v[b]) + w[a].dot(w[b]);
                 normal[a][b] = s;
                 normal[b][a] = s;
             }
-            let mut g = 0.0;
-            for r in 0..6 {
-                g += jac[a][r] * current.e[r];
-            }
-            gradient[a] = g;
+            gradient[a] = v[a].dot(ep) + w[a].dot(er);
         }
         (normal, gradient)
     }
