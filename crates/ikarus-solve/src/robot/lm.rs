@@ -236,6 +236,17 @@ fn larger_of(values: impl Iterator<Item = f64>, floor: f64) -> f64 {
     m
 }
 
+/// True when a `q` that is `converged` with `score` beats the best so far: converged first,
+/// then the lower score (a converged `q` can score higher than an unconverged one whose
+/// position error is just over its tolerance and whose rotation error is far under).
+fn better(converged: bool, score: f64, best_converged: bool, best_score: f64) -> bool {
+    if converged == best_converged {
+        score < best_score
+    } else {
+        converged
+    }
+}
+
 /// splitmix64: the restarts' deterministic draws.
 struct SplitMix(u64);
 
@@ -553,10 +564,9 @@ fn solve_n<const N: usize>(
         // A sweep that leaves a joint on a stop and the score within 10% is a minimum the
         // limits make (98% of panda's failed starts end so): restart now, not a window later.
         let pinned = restarts < settings.restarts && lm.held && s > PINNED_PROGRESS * before;
-        if s < best_score {
-            best_score = s;
-            best = q;
-            best_converged = current.converged(tolerance);
+        let converged = current.converged(tolerance);
+        if better(converged, s, best_converged, best_score) {
+            (best, best_score, best_converged) = (q, s, converged);
         }
         let still = moved < settings.min_step;
         let stalled = restarts < settings.restarts
@@ -602,9 +612,14 @@ fn solve_n<const N: usize>(
             window = (current.score(tolerance), iterations);
         }
     }
-    if current.score(tolerance) < best_score {
-        best_converged = current.converged(tolerance);
-        best = q;
+    let converged = current.converged(tolerance);
+    if better(
+        converged,
+        current.score(tolerance),
+        best_converged,
+        best_score,
+    ) {
+        (best, best_converged) = (q, converged);
     }
     // A joint without limits may have wandered whole turns: the turn nearest the start.
     for c in 0..N {
