@@ -285,31 +285,22 @@ impl SrsArm {
                 continue;
             }
             first_elbow = elbow;
-            let shoulder = |s: &crate::limb7::Limb7Solution| DMat3::from_quat(s.shoulder);
-            let wrist_of = |s: &crate::limb7::Limb7Solution| {
-                DMat3::from_quat((s.shoulder * s.elbow_hinge).conjugate() * rotation)
-            };
-            for (group, of) in [
-                (
-                    0,
-                    &shoulder as &dyn Fn(&crate::limb7::Limb7Solution) -> DMat3,
-                ),
-                (4, &wrist_of),
+            let solutions = [s0, s1, s2, s3];
+            let shoulders = solutions.map(|s| DMat3::from_quat(s.shoulder));
+            let wrists = solutions
+                .map(|s| DMat3::from_quat((s.shoulder * s.elbow_hinge).conjugate() * rotation));
+            for (first, m, axes) in [
+                (0, shoulders, self.shoulder_axes.axes()),
+                (4, wrists, self.wrist_axes.axes()),
             ] {
-                let (m0, m1, m2, m3) = (of(&s0), of(&s1), of(&s2), of(&s3));
-                let c = (m0 + m2) * 0.5;
-                let b = (m0 - m2) * 0.5;
-                let a = m1 - c;
+                let c = (m[0] + m[2]) * 0.5;
+                let b = (m[0] - m[2]) * 0.5;
+                let a = m[1] - c;
                 let (sin, cos) = 2.0_f64.sin_cos();
-                if !(c + a * sin + b * cos).abs_diff_eq(m3, 1e-9) {
+                if !(c + a * sin + b * cos).abs_diff_eq(m[3], 1e-9) {
                     return None;
                 }
-                let axes = if group == 0 {
-                    self.shoulder_axes.axes()
-                } else {
-                    self.wrist_axes.axes()
-                };
-                self.push_crossings(group, axes, [a, b, c], &mut cuts);
+                self.push_crossings(first, axes, [a, b, c], &mut cuts);
             }
         }
         Some(cuts)
