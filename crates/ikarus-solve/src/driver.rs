@@ -756,7 +756,7 @@ pub fn run<S: IterativeStep>(
     let converged =
         |(p, r): (f64, f64)| p <= task.tolerance.position && r <= task.tolerance.rotation;
     let mut current = residuals(task, ctx.model);
-    let mut best_score = score(current);
+    let (mut best_score, mut best_converged) = (score(current), converged(current));
     refill(&mut workspace.best, ctx.pose.transforms());
     refill(&mut workspace.best_active, ctx.active);
     step.prepare(&mut ctx);
@@ -799,8 +799,9 @@ pub fn run<S: IterativeStep>(
             current = trial;
             s = score(trial);
         }
-        if s < best_score {
-            best_score = s;
+        // Converged first (a converged pose may score higher), then the lower score.
+        if (converged(current), -s) > (best_converged, -best_score) {
+            (best_score, best_converged) = (s, converged(current));
             workspace.best.copy_from_slice(ctx.pose.transforms());
             workspace.best_active.copy_from_slice(ctx.active);
         }

@@ -89,7 +89,7 @@
 //! assert!((swivel - 0.4).abs() < 1e-12);
 //! ```
 
-use crate::trig::sin_cos;
+use crate::trig::{atan2, sin_cos};
 use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
@@ -567,7 +567,7 @@ impl Limb7 {
         let n = shoulder * w_hat;
         let (u, v) = self.swivel_basis(n);
         let dir = shoulder * k;
-        dir.dot(v).atan2(dir.dot(u))
+        atan2(dir.dot(v), dir.dot(u))
     }
 
     /// The feasible swivel intervals for a goal: every swivel in them keeps the shoulder (and,

@@ -393,6 +393,15 @@ fn fit(angle: f64, lo: f64, hi: f64, seed: f64) -> (f64, f64) {
                 return (a, 0.0);
             }
         }
+        if angle.is_finite() {
+            // None fits: the turn nearest the limits' middle is the least outside them (they
+            // are symmetric about it). Rounded by the 1.5·2⁵² shift: `f64::round` is a
+            // library call on baseline x86-64.
+            const SHIFT: f64 = 6_755_399_441_055_744.0;
+            let turns = ((0.5 * (lo + hi) - angle) * (1.0 / TAU) + SHIFT) - SHIFT;
+            let a = angle + turns * TAU;
+            return (a, (lo - a).max(a - hi).max(0.0));
+        }
     }
     fit_slow(angle, lo, hi, seed)
 }

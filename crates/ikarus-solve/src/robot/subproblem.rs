@@ -7,6 +7,8 @@
 
 use glam::{DQuat, DVec3};
 
+use crate::trig::atan2;
+
 /// Below this, a vector's part normal to an axis has no direction (relative to the vectors'
 /// lengths): the angle about the axis is free and the caller's hint is used.
 const FREE: f64 = 1e-10;
@@ -25,7 +27,7 @@ pub(crate) fn angle_about(axis: DVec3, from: DVec3, to: DVec3, hint: f64) -> f64
     if sin * sin + cos * cos <= FREE * FREE * scale {
         hint
     } else {
-        sin.atan2(cos)
+        atan2(sin, cos)
     }
 }
 
@@ -166,9 +168,9 @@ impl Spherical {
         if sin_beta < 1e-9 {
             return three_axes(&self.axes, rotation, hint);
         }
-        let beta = sin_beta.atan2(m22);
-        let alpha = m12.atan2(m02);
-        let gamma = sign * m21.atan2(-m20);
+        let beta = atan2(sin_beta, m22);
+        let alpha = atan2(m12, m02);
+        let gamma = sign * atan2(m21, -m20);
         let pi = std::f64::consts::PI;
         [[alpha, beta, gamma], [alpha + pi, -beta, gamma + pi]]
     }
