@@ -116,6 +116,10 @@ pub enum RetargetError {
     FrameTime(f64),
 }
 
+/// How many of a leg's attempts in a frame may search the knee's swivel for an ankle its limit
+/// holds ([`repair::fit_end_by_swivel`]; about 0.3 ms each when no swivel fits).
+const SWIVEL_ATTEMPTS: usize = 3;
+
 /// The target's contact points and floor, what [`metrics::measure`] reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Feet {
@@ -598,6 +602,9 @@ fn run(
         .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
     let mut unreached = 0;
     let mut leg_states = legs.map(|l| repair::LimbState::new(&l));
+    // Legs whose knee is a hinge: the 7-DOF limb for ankles their limits hold.
+    let leg_chains = legs
+        .map(|l| ikarus_solve::limb7::Limb7Chain::new(target.skeleton, l.start, l.mid, l.end).ok());
     let mut arm_states = arms.map(|a| {
         a.map_or(
             repair::LimbState {
@@ -642,7 +649,7 @@ fn run(
                 // Limits may have turned the foot or held the leg: move the ankle goal by what
                 // FK still finds off (the ball's miss, the depth below the floor) and solve
                 // again, keeping the best attempt.
-                for _ in 0..12 {
+                for attempt in 0..12 {
                     reached = repair::solve_limb(
                         target.skeleton,
                         leg,
@@ -651,6 +658,20 @@ fn run(
                         &mut pose,
                         &mut model,
                     );
+                    // The ankle's limit held the foot: turn the knee to a swivel where it fits
+                    // (on the first attempt, and on the next ones while that helps: a search
+                    // that finds no better swivel costs about 0.3 ms).
+                    if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS, &leg_chains[side])
+                        && let Some(swivel_reached) = repair::fit_end_by_swivel(
+                            target.skeleton,
+                            (leg, chain),
+                            &goal,
+                            &mut pose,
+                            &mut model,
+                        )
+                    {
+                        reached = swivel_reached;
+                    }
                     let mut lift = 0.0;
                     if config.ground {
                         if let (Some(t), Some(copied)) = (leg.toes, copied_toes) {

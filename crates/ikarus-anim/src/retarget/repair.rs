@@ -19,7 +19,7 @@
 //! its wanted model rotation and projects the three joints onto their limits. When the
 //! ankle's limit keeps the foot from that rotation and the knee is a hinge, the 7-DOF limb
 //! (seed 000) turns the knee about the hip–ankle line to the nearest swivel where the ankle
-//! fits (kept if it meets the foot's goal better).
+//! fits (kept if it meets the foot's goal better; [`fit_end_by_swivel`], once per leg and frame).
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
@@ -270,28 +270,30 @@ pub fn solve_limb(
         project(skeleton, pose, limb.end);
     }
     fk::update_subtree(skeleton, pose, model, limb.end);
-    if model.rotation(limb.end).angle_between(goal.end_rotation) > 1e-9
-        && let Some(reached) = solve_with_swivel(skeleton, limb, goal, pose, model)
-    {
-        return reached;
-    }
     out.reached
 }
 
-/// When the end joint's limit kept it from its wanted rotation after the two-bone solve (an
-/// ankle): the 7-DOF limb closed form (seed 000) on the same joints, for the end joint's
-/// position and rotation, with the knee's swivel kept where that is legal and moved to the
-/// nearest legal one otherwise — the knee turns about the hip–ankle line until the ankle fits
-/// its limit. Kept when it meets the rotation better than the two-bone pose (which is restored
-/// otherwise); `None` when the limb has no hinge at its mid joint or the closed form refuses.
-fn solve_with_swivel(
+/// How far (radians) the end joint must miss its wanted rotation for [`fit_end_by_swivel`] to
+/// search the swivel: 0.5°, below what the foot contacts show.
+const SWIVEL_FIT_FROM: f64 = 0.5 * std::f64::consts::PI / 180.0;
+
+/// After [`solve_limb`], when the end joint's limit kept it from its wanted rotation (an
+/// ankle): the 7-DOF limb closed form (seed 000) on the same joints (`chain`, built once per
+/// limb), for the end joint's position and rotation, with the knee's swivel kept where that is
+/// legal and moved to the nearest legal one otherwise — the knee turns about the hip–ankle line
+/// until the ankle fits its limit. Kept when it meets the goal better than the two-bone pose
+/// (which is restored otherwise): `Some(reached)` then, else `None`. Its feasible-swivel search
+/// costs about 0.3 ms when no swivel fits, so callers limit how often they ask.
+pub fn fit_end_by_swivel(
     skeleton: &Skeleton,
-    limb: &Limb,
+    (limb, chain): (&Limb, &Limb7Chain),
     goal: &LimbGoal,
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) -> Option<bool> {
-    let chain = Limb7Chain::new(skeleton, limb.start, limb.mid, limb.end).ok()?;
+    if model.rotation(limb.end).angle_between(goal.end_rotation) <= SWIVEL_FIT_FROM {
+        return None;
+    }
     let miss = |model: &ModelPose| {
         model.rotation(limb.end).angle_between(goal.end_rotation)
             + model.position(limb.end).distance(goal.end) / limb.reach
@@ -304,7 +306,7 @@ fn solve_with_swivel(
     };
     let report = limb7::solve_chain(
         skeleton,
-        &chain,
+        chain,
         &limb7_goal,
         SwivelPolicy::KeepCurrent,
         pose,
