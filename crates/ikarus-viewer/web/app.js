@@ -182,6 +182,7 @@ canvas.addEventListener('pointerdown', (event) => {
   if (!effector) send({ type: 'set_effector', joint: name });
   dragging = { name, plane: start, offset: start.clone().sub(new THREE.Vector3(...pose.positions[index])) };
   view.orbit.enabled = false;
+  view.beginInteraction();
   canvas.setPointerCapture(event.pointerId);
 }, { capture: true });
 
@@ -195,6 +196,7 @@ canvas.addEventListener('pointerup', (event) => {
   if (!dragging) return;
   dragging = null;
   view.orbit.enabled = true;
+  view.endInteraction();
   canvas.releasePointerCapture(event.pointerId);
   send({ type: 'trace' });
 });
@@ -369,6 +371,7 @@ function publish() {
     appState.overlay.screen = pose.overlay.source.map((p) => view.toScreen(new THREE.Vector3(...p), rect).slice(0, 2));
   }
   appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
+  appState.renderScale = view.renderScale;
   appState.ready = true;
 }
 requestAnimationFrame(loop);

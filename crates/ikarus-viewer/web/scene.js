@@ -55,6 +55,8 @@ export class SkeletonView {
     this.orbit = new OrbitControls(this.camera, canvas);
     this.orbit.enableDamping = false;
     this.orbit.addEventListener('change', () => this.invalidate());
+    this.orbit.addEventListener('start', () => this.beginInteraction());
+    this.orbit.addEventListener('end', () => this.endInteraction());
     this.scene.add(new THREE.HemisphereLight(0xffffff, 0x303040, 2.0));
     const sun = new THREE.DirectionalLight(0xffffff, 1.5);
     sun.position.set(2, 4, 3);
@@ -68,13 +70,18 @@ export class SkeletonView {
     this.gizmo.setMode('rotate');
     this.gizmo.setSpace('world');
     this.gizmo.setSize(0.6);
-    this.gizmo.addEventListener('dragging-changed', (e) => { this.orbit.enabled = !e.value; });
+    this.gizmo.addEventListener('dragging-changed', (e) => {
+      this.orbit.enabled = !e.value;
+      if (e.value) this.beginInteraction(); else this.endInteraction();
+    });
     this.gizmo.addEventListener('change', () => this.invalidate());
     this.scene.add(this.gizmo.getHelper());
     this.joints = [];
     this.positions = [];
     this.rotations = [];
     this.needsRender = true;
+    this.renderScale = 1;
+    this.interacting = false;
     this.resize();
     window.addEventListener('resize', () => this.resize());
   }
@@ -82,6 +89,44 @@ export class SkeletonView {
   /** Asks the loop for a new frame. */
   invalidate() {
     this.needsRender = true;
+  }
+
+  /**
+   * Dynamic resolution while the user drags (a joint, the gizmo, the camera): when frames drawn
+   * back to back keep taking longer than a 60 Hz frame — software WebGL draws and composites a
+   * skinned avatar in about 24 ms — the drawing buffer shrinks by steps of 0.75 per side, down
+   * to half; the first frame after the drag is drawn at full resolution again. On a GPU that
+   * keeps up nothing changes.
+   */
+  beginInteraction() {
+    this.interacting = true;
+    this.lastFrame = null;
+    this.slowFrames = 0;
+  }
+
+  /** Ends a drag: full resolution again (see `beginInteraction`). */
+  endInteraction() {
+    this.interacting = false;
+    if (this.renderScale !== 1) this.setRenderScale(1);
+  }
+
+  /** Draws at `scale` times the page's pixel ratio (per side). */
+  setRenderScale(scale) {
+    this.renderScale = scale;
+    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2) * scale);
+    this.resize();
+  }
+
+  /** Counts slow back-to-back frames during a drag and lowers the resolution after three. */
+  adaptResolution(now) {
+    if (this.interacting && this.lastFrame !== null && now - this.lastFrame < 100) {
+      this.slowFrames = now - this.lastFrame > 20 ? this.slowFrames + 1 : 0;
+      if (this.slowFrames >= 3 && this.renderScale > 0.5) {
+        this.setRenderScale(Math.max(0.5, this.renderScale * 0.75));
+        this.slowFrames = 0;
+      }
+    }
+    this.lastFrame = now;
   }
 
   resize() {
@@ -467,6 +512,7 @@ export class SkeletonView {
       this.pendingFollow = false;
     }
     this.needsRender = false;
+    this.adaptResolution(performance.now());
     this.spheres?.setView(this.camera, this.renderer.getContext().drawingBufferHeight);
     this.renderer.render(this.scene, this.camera);
   }

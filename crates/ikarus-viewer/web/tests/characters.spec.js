@@ -54,7 +54,7 @@ async function dragFrameRate(page, name) {
       if (seconds < 2) return;
       clearInterval(timer);
       const drawn = window.appState.frames - frames;
-      resolve({ moves, seconds, frames: drawn, fps: drawn / seconds, poses: window.appState.poses - poses });
+      resolve({ moves, seconds, frames: drawn, fps: drawn / seconds, poses: window.appState.poses - poses, scale: window.appState.renderScale });
     }, 8);
   }), [x, y]);
   await page.mouse.up();
@@ -111,14 +111,20 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
   await page.screenshot({ path: path.join(shots, 'vrm-drag.png') });
 
   const fps = await dragFrameRate(page, hand.name);
-  console.log(`vrm while dragging: ${fps.frames} frames in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.poses} poses`);
-  // Measured and reported, not yet asserted: on SwiftShader the skinned avatar costs about
-  // 30–40 ms per frame (the skeleton alone 6–8 ms), short of the 55 fps the issue asks for.
-  test.info().annotations.push({ type: 'fps while dragging a skinned avatar', description: fps.fps.toFixed(1) });
+  console.log(`vrm while dragging: ${fps.frames} frames in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.poses} poses; render scale ${fps.scale}`);
+  // Measured and reported, not yet asserted: on SwiftShader the skinned avatar with back faces
+  // culled draws in ~13 ms and composites in ~10 (41–49 fps forced, no drag); during a drag the
+  // page lowers its resolution (down to half per side) and reaches 45–53 fps, short of the 55
+  // the issue asks for (a third of the pixels gives no more: the rest is not per pixel).
+  test.info().annotations.push({ type: 'fps while dragging a skinned avatar', description: `${fps.fps.toFixed(1)} at render scale ${fps.scale}` });
 
   // A VRM animation dropped on the avatar plays through its humanoid map.
   const vrma = process.env.IKARUS_VRMA;
   if (vrma) {
+    // The drags above left an effector on the left hand, which would keep solving on every
+    // frame of the animation (moving the chest and with it the right arm): reset first.
+    await page.locator('#reset').click();
+    await expect.poll(async () => (await state(page)).effectors.length).toBe(0);
     await dropFile(page, vrma);
     await expect.poll(async () => (await state(page)).motion?.frames ?? 0).toBeGreaterThan(2);
     s = await state(page);
@@ -129,19 +135,20 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
     // The test animation (keys every 0.5 s) turns the right upper arm down by 90° at 0.5 s
     // only: every other key is the rest. Scrub through the frames: the one with the arm down
     // moves the mesh's pixels and the hand far down.
-    let most = { moved: 0, frame: 0, drop: 0 };
+    let most = { moved: 0, frame: 0 };
     for (let frame = 1; frame < s.motion.frames; frame++) {
       await page.locator('#scrub').fill(String(frame));
       await expect.poll(async () => (await state(page)).frame).toBe(frame);
       const pixels = await meshPixels(page);
-      const drop = rest[1] - handAt(await state(page))[1];
-      if (moved(first, pixels) > most.moved) most = { moved: moved(first, pixels), frame, drop };
+      if (moved(first, pixels) > most.moved) most = { moved: moved(first, pixels), frame };
     }
-    console.log(`vrma: ${s.motion.frames} frames; mesh pixels moved ${most.moved} at frame ${most.frame}, the right hand ${most.drop.toFixed(3)} m down`);
-    expect(most.moved).toBeGreaterThan(1000);
-    expect(most.drop).toBeGreaterThan(0.25);
     await page.locator('#scrub').fill(String(most.frame));
     await expect.poll(async () => (await state(page)).frame).toBe(most.frame);
+    // The pose reply may trail the frame number: wait for the hand to come down.
+    await expect.poll(async () => rest[1] - handAt(await state(page))[1]).toBeGreaterThan(0.25);
+    const drop = rest[1] - handAt(await state(page))[1];
+    console.log(`vrma: ${s.motion.frames} frames; mesh pixels moved ${most.moved} at frame ${most.frame}, the right hand ${drop.toFixed(3)} m down`);
+    expect(most.moved).toBeGreaterThan(1000);
     await page.screenshot({ path: path.join(shots, 'vrm-vrma.png') });
   }
   expect(errors).toEqual([]);
