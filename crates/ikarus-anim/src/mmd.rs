@@ -1309,41 +1309,30 @@ fn at_bound(rotation: DQuat, limit: &EulerLimit) -> bool {
 mod tests {
     use super::*;
 
-    /// splitmix64 in `[0, 1)`.
-    fn uniform(state: &mut u64) -> f64 {
-        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        #[allow(clippy::cast_precision_loss)]
-        let value = (z ^ (z >> 31)) as f64 / 18_446_744_073_709_551_616.0;
-        value
-    }
-
     /// The trigonometry-free plane step against the rule written with angles: turn by
     /// ± `min(acos(a·b / |a||b|), unit)`, clamp to the range — on knee-like and other ranges
     /// up to π wide, unit angles from small to uncapped, and directions from parallel to
     /// opposite.
     #[test]
     fn half_angle_plane_step_matches_the_angle_rule() {
-        let mut seed = 7;
+        let mut seed = ikarus_testdata::Rng(7);
         let mut worst = 0.0f64;
         for case in 0..20_000 {
-            let lo = -PI + 2.0 * PI * uniform(&mut seed);
-            let hi = (lo + PI * uniform(&mut seed)).min(PI);
+            let lo = -PI + 2.0 * PI * seed.uniform();
+            let hi = (lo + PI * seed.uniform()).min(PI);
             let range = PlaneRange::new(lo, hi).unwrap();
-            let theta = lo + (hi - lo) * uniform(&mut seed);
+            let theta = lo + (hi - lo) * seed.uniform();
             let unit = if case % 3 == 0 {
                 PI
             } else {
-                0.01 + 3.0 * uniform(&mut seed)
+                0.01 + 3.0 * seed.uniform()
             };
             let mut direction = || {
                 DVec3::new(
-                    uniform(&mut seed) - 0.5,
-                    uniform(&mut seed) - 0.5,
-                    uniform(&mut seed) - 0.5,
-                ) * (0.1 + 2.0 * uniform(&mut seed))
+                    seed.uniform() - 0.5,
+                    seed.uniform() - 0.5,
+                    seed.uniform() - 0.5,
+                ) * (0.1 + 2.0 * seed.uniform())
             };
             let a = direction();
             let b = match case % 5 {

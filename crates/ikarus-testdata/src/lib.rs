@@ -57,3 +57,26 @@ pub fn files(sub: &str, extension: &str, test: &str) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A small deterministic random source for tests (splitmix64): the same numbers on every
+/// machine, no dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value, uniform in `[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        #[allow(clippy::cast_precision_loss)] // 53 bits kept by the division's rounding
+        let value = (z ^ (z >> 31)) as f64 / 18_446_744_073_709_551_616.0;
+        value
+    }
+
+    /// The next value, uniform in `[-1, 1)`.
+    pub fn signed(&mut self) -> f64 {
+        2.0 * self.uniform() - 1.0
+    }
+}

@@ -490,13 +490,8 @@ mod tests {
         // Independent check: turn the tip by the angle found (glam's axis-angle rotation) and
         // measure its height; the other root of the height equation is farther from 0.
         let up = DVec3::Y;
-        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = ikarus_testdata::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.signed();
         let mut reached = 0;
         for _ in 0..2000 {
             let tip = DVec3::new(next(), next(), next()) * 0.1;
