@@ -946,11 +946,13 @@ fn refill<T: Copy>(buffer: &mut Vec<T>, values: &[T]) {
     buffer.extend_from_slice(values);
 }
 
-/// splitmix64: the deterministic generator of restart poses.
-struct SplitMix(u64);
+/// splitmix64: the deterministic generator of restart poses (and of `robot::lm`'s restart
+/// draws).
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
+    /// The next value, uniform in `[0, 1)`.
+    pub(crate) fn next_f64(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

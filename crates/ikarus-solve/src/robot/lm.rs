@@ -55,6 +55,7 @@ use glam::{DQuat, DVec3};
 
 use super::Screws;
 use crate::Tolerance;
+use crate::driver::SplitMix;
 use crate::lm::LmConfig;
 
 /// A sweep that holds a joint on a stop and keeps more than this fraction of the score ends
@@ -244,19 +245,6 @@ fn better(converged: bool, score: f64, best_converged: bool, best_score: f64) ->
         score < best_score
     } else {
         converged
-    }
-}
-
-/// splitmix64: the restarts' deterministic draws.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
