@@ -182,6 +182,34 @@ struct OntoMmd {
     steps: usize,
 }
 
+impl OntoMmd {
+    /// The played motion is the retarget: leg IK bones on the ankles and feet on the library's
+    /// retarget within 0.1 mm, more than `min_steps` contact steps, planted points moving less
+    /// than 1 cm a frame.
+    fn assert_plays_the_retarget(&self, min_steps: usize) {
+        assert!(
+            self.worst_chain < 1e-4,
+            "a leg chain ends {} m off",
+            self.worst_chain
+        );
+        assert!(
+            self.worst_foot < 1e-4,
+            "a played foot is {} m off the retarget",
+            self.worst_foot
+        );
+        assert!(
+            self.steps > min_steps,
+            "the walk plants its feet ({} steps)",
+            self.steps
+        );
+        assert!(
+            self.slide < 0.01,
+            "a planted foot moved {} m in a frame",
+            self.slide
+        );
+    }
+}
+
 /// The largest distance of a played heel/ball joint (the replies' positions) from the
 /// library's retarget (our FK of its frames), over all frames and over the frames of that
 /// joint's contacts.
@@ -325,26 +353,7 @@ async fn a_walk_retargets_onto_a_loaded_pmx_and_plays_with_its_ik() {
     )
     .await;
     assert_eq!(run.frames, 87, "344 frames at 120 fps");
-    assert!(
-        run.worst_chain < 1e-4,
-        "a leg chain ends {} m off",
-        run.worst_chain
-    );
-    assert!(
-        run.worst_foot < 1e-4,
-        "a played foot is {} m off",
-        run.worst_foot
-    );
-    assert!(
-        run.steps > 30,
-        "the walk plants its feet ({} steps)",
-        run.steps
-    );
-    assert!(
-        run.slide < 0.01,
-        "a planted foot moved {} m in a frame",
-        run.slide
-    );
+    run.assert_plays_the_retarget(30);
 
     // A VMD on the loaded model itself: no model sent.
     send(
@@ -378,21 +387,8 @@ async fn a_walk_onto_a_pmd_plays_the_retarget_with_the_ik_switch_on_and_off() {
     )
     .await;
     assert_eq!(run.frames, 31, "a 30 fps clip keeps its frames");
-    assert!(
-        run.steps > 10,
-        "the walk plants its feet ({} steps)",
-        run.steps
-    );
-    assert!(
-        run.worst_chain < 1e-4,
-        "a leg chain ends {} m off",
-        run.worst_chain
-    );
-    assert!(
-        run.worst_foot < 1e-4,
-        "with IK on a foot is {} m off the retarget",
-        run.worst_foot
-    );
+    // With IK on (the played motion's own switch-off frame keeps the limbs baked).
+    run.assert_plays_the_retarget(10);
     send(&mut run.socket, &json!({"type": "ik", "enabled": false})).await;
     until(&mut run.socket, "pose").await;
     let poses = all_frames(&mut run.socket, run.frames).await;
