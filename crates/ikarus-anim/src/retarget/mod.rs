@@ -18,9 +18,15 @@
 //!    largest drop any leg needs ([`repair::hip_drop`]), spread over the blend window before
 //!    and after so it never pops, and the legs solved ([`repair::solve_limb`]), again with the
 //!    goal moved by what FK still finds off while joint limits hold the leg back (best of up to
-//!    12 tries); hand contacts the same way on the arms.
+//!    12 tries); hand contacts the same way on the arms;
+//! 5. heels eased: where joint limits lift a held heel off its anchor within a frame or two
+//!    (an ankle that cannot keep the foot flat for any knee swivel), its anchor moves ahead of
+//!    and after those frames by at most `HEEL_EASE_SPEED` a second ([`repair::ease_move`]),
+//!    along the sphere of the foot's length about the held ball, and step 4 runs again; each
+//!    frame keeps the eased solve unless it leaves a heel or ball lower under the floor. The
+//!    heel then rises over several frames instead of jumping across the floor in one.
 //!
-//! [`plant_feet`] runs steps 3–4 alone on a motion's own skeleton (the foot-contact cleanup
+//! [`plant_feet`] runs steps 3–5 alone on a motion's own skeleton (the foot-contact cleanup
 //! of motion capture): contacts from its own feet, the floor from its own ground level.
 //!
 //! Space conventions: model space of each skeleton, metres on the target; "up" and the floor
@@ -119,6 +125,11 @@ pub enum RetargetError {
 /// How many of a leg's attempts in a frame may search the knee's swivel for an ankle its limit
 /// holds ([`repair::fit_end_by_swivel`]; about 0.3 ms each when no swivel fits).
 const SWIVEL_ATTEMPTS: usize = 3;
+
+/// How fast (metres per second across the floor) a held heel may move from frame to frame
+/// once its limits made it leave its anchor ([`repair::ease_move`]): 0.15 m/s, 5 mm a frame
+/// at 30 fps.
+const HEEL_EASE_SPEED: f64 = 0.15;
 
 /// The target's contact points and floor, what [`metrics::measure`] reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -470,10 +481,6 @@ fn run(
         .iter()
         .map(|&c| contacts::weights(&found, c, frames, blend))
         .collect();
-    let weight = |c: Channel, f: usize| {
-        let i = Channel::ALL.iter().position(|&x| x == c).unwrap_or(0);
-        weights[i][f]
-    };
 
     // Limbs.
     let limb = |[a, b, c]: [JointId; 3], toes: Option<JointId>, bend: DVec3, front: DVec3| {
@@ -531,215 +538,327 @@ fn run(
         target_arms[1].map(|a| limb(a, None, DVec3::Y, DVec3::NEG_Z)),
     ];
 
-    // Pass 4: goals and hip drops. First the toe bends the tips need, planned over the clip
-    // (bends that change smoothly), then the goals with those bends.
-    let repair = config.contacts.is_some() || config.ground;
-    let mut goals: Vec<[LimbGoal; 2]> = Vec::with_capacity(frames);
-    let mut drops: Vec<f64> = Vec::with_capacity(frames);
-    let mut leg_weights = Vec::with_capacity(frames);
-    let foot_goal = |f: usize, side: usize, model: &ModelPose, plan: Option<f64>| {
-        let (heel, ball) = if side == 0 {
-            (Channel::LeftHeel, Channel::LeftBall)
-        } else {
-            (Channel::RightHeel, Channel::RightBall)
-        };
-        LimbGoal::for_foot(
-            &legs[side],
-            model,
-            (weight(heel, f), weight(ball, f)),
-            (up, floor),
-            config.ground,
-            (
-                plan,
-                repair::toe_range(target.skeleton, &legs[side], &poses[f]),
-            ),
-        )
-    };
-    let toe_plans = [0, 1].map(|side| {
-        let needs: Vec<f64> = models
-            .iter()
-            .enumerate()
-            .map(|(f, model)| foot_goal(f, side, model, None).toe_bend)
-            .collect();
-        let ranges: Vec<(f64, f64)> = poses
-            .iter()
-            .map(|pose| repair::toe_range(target.skeleton, &legs[side], pose))
-            .collect();
-        let step = repair::MAX_TOE_BEND_SPEED * motion.frame_time();
-        repair::plan_toe_bends(&needs, &ranges, step)
+    // Heels the limbs' limits lift off their anchors move at most `HEEL_EASE_SPEED`: passes 4
+    // and 5 again with those heels' anchors moved ahead of (and after) the frames that need
+    // it, along the sphere of the foot's length about the ball's anchor.
+    let repair_heels = config.contacts.is_some();
+    let foot_lengths = legs.map(|l| {
+        l.toes
+            .map(|t| (target_rest.position(t) - target_rest.position(l.end)).length())
     });
-    for (f, model) in models.iter().enumerate() {
-        let side_goal = |side: usize| foot_goal(f, side, model, Some(toe_plans[side][f]));
-        let pair = [side_goal(0), side_goal(1)];
-        let drop = (0..2)
-            .map(|s| {
-                repair::hip_drop(
-                    model.position(legs[s].start),
-                    pair[s].end,
-                    legs[s].reach * 0.999,
-                    up,
-                )
-            })
-            .fold(0.0, f64::max);
-        let side_weight = |heel: Channel, ball: Channel| {
-            weight(heel, f)
-                .map_or(0.0, |w| w.0)
-                .max(weight(ball, f).map_or(0.0, |w| w.0))
+    // Passes 4 and 5 for a table of contact weights (run again with heels eased, below).
+    let solve_clip = |weights: &[Vec<Option<(f64, DVec3)>>]| -> Result<Solved, RetargetError> {
+        let weight = |c: Channel, f: usize| {
+            let i = Channel::ALL.iter().position(|&x| x == c).unwrap_or(0);
+            weights[i][f]
         };
-        leg_weights.push([
-            side_weight(Channel::LeftHeel, Channel::LeftBall),
-            side_weight(Channel::RightHeel, Channel::RightBall),
-        ]);
-        goals.push(pair);
-        drops.push(if repair { drop } else { 0.0 });
-    }
-    let drops = spread(&drops, blend.max(3));
-    let max_hip_drop = drops.iter().copied().fold(0.0, f64::max);
+        // Pass 4: goals and hip drops. First the toe bends the tips need, planned over the clip
+        // (bends that change smoothly), then the goals with those bends.
+        let repair = config.contacts.is_some() || config.ground;
+        let mut goals: Vec<[LimbGoal; 2]> = Vec::with_capacity(frames);
+        let mut drops: Vec<f64> = Vec::with_capacity(frames);
+        let mut leg_weights = Vec::with_capacity(frames);
+        let foot_goal = |f: usize, side: usize, model: &ModelPose, plan: Option<f64>| {
+            let (heel, ball) = if side == 0 {
+                (Channel::LeftHeel, Channel::LeftBall)
+            } else {
+                (Channel::RightHeel, Channel::RightBall)
+            };
+            LimbGoal::for_foot(
+                &legs[side],
+                model,
+                (weight(heel, f), weight(ball, f)),
+                (up, floor),
+                config.ground,
+                (
+                    plan,
+                    repair::toe_range(target.skeleton, &legs[side], &poses[f]),
+                ),
+            )
+        };
+        let toe_plans = [0, 1].map(|side| {
+            let needs: Vec<f64> = models
+                .iter()
+                .enumerate()
+                .map(|(f, model)| foot_goal(f, side, model, None).toe_bend)
+                .collect();
+            let ranges: Vec<(f64, f64)> = poses
+                .iter()
+                .map(|pose| repair::toe_range(target.skeleton, &legs[side], pose))
+                .collect();
+            let step = repair::MAX_TOE_BEND_SPEED * motion.frame_time();
+            repair::plan_toe_bends(&needs, &ranges, step)
+        });
+        for (f, model) in models.iter().enumerate() {
+            let side_goal = |side: usize| foot_goal(f, side, model, Some(toe_plans[side][f]));
+            let pair = [side_goal(0), side_goal(1)];
+            let drop = (0..2)
+                .map(|s| {
+                    repair::hip_drop(
+                        model.position(legs[s].start),
+                        pair[s].end,
+                        legs[s].reach * 0.999,
+                        up,
+                    )
+                })
+                .fold(0.0, f64::max);
+            let side_weight = |heel: Channel, ball: Channel| {
+                weight(heel, f)
+                    .map_or(0.0, |w| w.0)
+                    .max(weight(ball, f).map_or(0.0, |w| w.0))
+            };
+            leg_weights.push([
+                side_weight(Channel::LeftHeel, Channel::LeftBall),
+                side_weight(Channel::RightHeel, Channel::RightBall),
+            ]);
+            goals.push(pair);
+            drops.push(if repair { drop } else { 0.0 });
+        }
+        let drops = spread(&drops, blend.max(3));
+        let max_hip_drop = drops.iter().copied().fold(0.0, f64::max);
 
-    // Pass 5: the IK.
-    let hips = target.map.joint(HumanoidBone::Hips);
-    let mut out = Motion::for_skeleton(target.skeleton, motion.frame_time())
-        .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
-    let mut unreached = 0;
-    let mut leg_states = legs.map(|l| repair::LimbState::new(&l));
-    // Legs whose knee is a hinge: the 7-DOF limb for ankles their limits hold.
-    let leg_chains = legs
-        .map(|l| ikarus_solve::limb7::Limb7Chain::new(target.skeleton, l.start, l.mid, l.end).ok());
-    let mut arm_states = arms.map(|a| {
-        a.map_or(
-            repair::LimbState {
-                pole_in_start: DVec3::Z,
-                axis_in_start: DVec3::X,
-            },
-            |a| repair::LimbState::new(&a),
-        )
-    });
-    for (f, (mut pose, mut model)) in poses.into_iter().zip(models).enumerate() {
-        if repair {
-            if let Some(h) = hips
-                && drops[f] > 0.0
-            {
-                let parent = target
-                    .skeleton
-                    .parent(h)
-                    .map_or(glam::DAffine3::IDENTITY, |p| model[p]);
-                pose[h].translation -= parent.inverse().transform_vector3(up * drops[f]);
-                fk::update_subtree(target.skeleton, &pose, &mut model, h);
-            }
-            let mut missed = false;
-            for side in 0..2 {
-                let mut goal = goals[f][side];
-                let leg = &legs[side];
-                // A leg with nothing to do (no contact weight, no lift, hips in place, no toe
-                // tip below the floor) keeps its copied pose: the two-bone solve would still turn its plane to the
-                // carried pole.
-                if drops[f] == 0.0
-                    && goal.ball.is_none()
-                    && goal.end.distance(model.position(leg.end)) <= 1e-12
-                    && goal.toe_bend == 0.0
-                    && !(config.ground && repair::depth(leg, &model, up, floor) > 0.0)
+        // Pass 5: the IK.
+        let hips = target.map.joint(HumanoidBone::Hips);
+        let mut out = Motion::for_skeleton(target.skeleton, motion.frame_time())
+            .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
+        let mut missed_frames: Vec<bool> = Vec::with_capacity(frames);
+        let mut leg_states = legs.map(|l| repair::LimbState::new(&l));
+        // Legs whose knee is a hinge: the 7-DOF limb for ankles their limits hold.
+        let leg_chains = legs.map(|l| {
+            ikarus_solve::limb7::Limb7Chain::new(target.skeleton, l.start, l.mid, l.end).ok()
+        });
+        let mut arm_states = arms.map(|a| {
+            a.map_or(
+                repair::LimbState {
+                    pole_in_start: DVec3::Z,
+                    axis_in_start: DVec3::X,
+                },
+                |a| repair::LimbState::new(&a),
+            )
+        });
+        let mut ankles: Vec<[DVec3; 2]> = Vec::with_capacity(frames);
+        let mut depths: Vec<f64> = Vec::with_capacity(frames);
+        for (f, (pose, model)) in poses.iter().zip(&models).enumerate() {
+            let (mut pose, mut model) = (pose.clone(), model.clone());
+            if repair {
+                if let Some(h) = hips
+                    && drops[f] > 0.0
                 {
-                    continue;
+                    let parent = target
+                        .skeleton
+                        .parent(h)
+                        .map_or(glam::DAffine3::IDENTITY, |p| model[p]);
+                    pose[h].translation -= parent.inverse().transform_vector3(up * drops[f]);
+                    fk::update_subtree(target.skeleton, &pose, &mut model, h);
                 }
-                let mut reached = false;
-                let joints = [leg.start, leg.mid, leg.end];
-                // The toes as copied: each attempt bends them from there.
-                let copied_toes = leg.toes.map(|t| pose[t].rotation);
-                let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
-                // Limits may have turned the foot or held the leg: move the ankle goal by what
-                // FK still finds off (the ball's miss, the depth below the floor) and solve
-                // again, keeping the best attempt.
-                for attempt in 0..12 {
-                    reached = repair::solve_limb(
-                        target.skeleton,
-                        leg,
-                        &goal,
-                        &mut leg_states[side],
-                        &mut pose,
-                        &mut model,
-                    );
-                    // The ankle's limit held the foot: turn the knee to a swivel where it fits
-                    // (on the first attempt, and on the next ones while that helps: a search
-                    // that finds no better swivel costs about 0.3 ms).
-                    if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS, &leg_chains[side])
-                        && let Some(swivel_reached) = repair::fit_end_by_swivel(
-                            target.skeleton,
-                            (leg, chain),
-                            &goal,
-                            &mut pose,
-                            &mut model,
-                        )
+                let mut missed = false;
+                for side in 0..2 {
+                    let mut goal = goals[f][side];
+                    let leg = &legs[side];
+                    // A leg with nothing to do (no contact weight, no lift, hips in place, no toe
+                    // tip below the floor) keeps its copied pose: the two-bone solve would still turn its plane to the
+                    // carried pole.
+                    if drops[f] == 0.0
+                        && goal.ball.is_none()
+                        && goal.end.distance(model.position(leg.end)) <= 1e-12
+                        && goal.toe_bend == 0.0
+                        && !(config.ground && repair::depth(leg, &model, up, floor) > 0.0)
                     {
-                        reached = swivel_reached;
+                        continue;
                     }
-                    let mut lift = 0.0;
-                    if config.ground {
-                        if let (Some(t), Some(copied)) = (leg.toes, copied_toes) {
-                            pose[t].rotation = copied;
-                            fk::update_subtree(target.skeleton, &pose, &mut model, t);
-                        }
-                        repair::bend_toes(
+                    let mut reached = false;
+                    let joints = [leg.start, leg.mid, leg.end];
+                    // The toes as copied: each attempt bends them from there.
+                    let copied_toes = leg.toes.map(|t| pose[t].rotation);
+                    let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
+                    // Limits may have turned the foot or held the leg: move the ankle goal by what
+                    // FK still finds off (the ball's miss, the depth below the floor) and solve
+                    // again, keeping the best attempt.
+                    for attempt in 0..12 {
+                        reached = repair::solve_limb(
                             target.skeleton,
                             leg,
-                            goal.toe_bend,
+                            &goal,
+                            &mut leg_states[side],
                             &mut pose,
                             &mut model,
                         );
-                        lift = repair::depth(leg, &model, up, floor);
+                        // The ankle's limit held the foot: turn the knee to a swivel where it fits
+                        // (on the first attempt, and on the next ones while that helps: a search
+                        // that finds no better swivel costs about 0.3 ms).
+                        if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS, &leg_chains[side])
+                            && let Some(swivel_reached) = repair::fit_end_by_swivel(
+                                target.skeleton,
+                                (leg, chain),
+                                &goal,
+                                &mut pose,
+                                &mut model,
+                            )
+                        {
+                            reached = swivel_reached;
+                        }
+                        let mut lift = 0.0;
+                        if config.ground {
+                            if let (Some(t), Some(copied)) = (leg.toes, copied_toes) {
+                                pose[t].rotation = copied;
+                                fk::update_subtree(target.skeleton, &pose, &mut model, t);
+                            }
+                            repair::bend_toes(
+                                target.skeleton,
+                                leg,
+                                goal.toe_bend,
+                                &mut pose,
+                                &mut model,
+                            );
+                            lift = repair::depth(leg, &model, up, floor);
+                        }
+                        // What the toes' limit leaves below the floor lifts the foot.
+                        let mut shift = up * lift;
+                        if let (Some(ball), Some(toes)) = (goal.ball, leg.toes) {
+                            shift += ball - model.position(toes);
+                        }
+                        let error = shift.length();
+                        if best.is_none_or(|b| error < b.0) {
+                            let toes = leg.toes.map(|t| pose[t].rotation);
+                            best = Some((error, joints.map(|j| pose[j].rotation), toes, reached));
+                        }
+                        if error <= 1e-6 {
+                            break;
+                        }
+                        goal.end += shift;
                     }
-                    // What the toes' limit leaves below the floor lifts the foot.
-                    let mut shift = up * lift;
-                    if let (Some(ball), Some(toes)) = (goal.ball, leg.toes) {
-                        shift += ball - model.position(toes);
+                    if let Some((_, rotations, toes, was_reached)) = best {
+                        for (j, r) in joints.iter().zip(rotations) {
+                            pose[*j].rotation = r;
+                        }
+                        if let (Some(t), Some(r)) = (leg.toes, toes) {
+                            pose[t].rotation = r;
+                        }
+                        reached = was_reached;
+                        fk::update_subtree(target.skeleton, &pose, &mut model, leg.start);
                     }
-                    let error = shift.length();
-                    if best.is_none_or(|b| error < b.0) {
-                        let toes = leg.toes.map(|t| pose[t].rotation);
-                        best = Some((error, joints.map(|j| pose[j].rotation), toes, reached));
-                    }
-                    if error <= 1e-6 {
-                        break;
-                    }
-                    goal.end += shift;
+                    missed |= !reached;
                 }
-                if let Some((_, rotations, toes, was_reached)) = best {
-                    for (j, r) in joints.iter().zip(rotations) {
-                        pose[*j].rotation = r;
+                for (side, channel) in [(0, Channel::LeftHand), (1, Channel::RightHand)] {
+                    if let (Some(arm), Some((w, anchor))) = (&arms[side], weight(channel, f)) {
+                        let goal = LimbGoal {
+                            end: model.position(arm.end).lerp(anchor, w),
+                            end_rotation: model.rotation(arm.end),
+                            ball: None,
+                            toe_bend: 0.0,
+                        };
+                        missed |= !repair::solve_limb(
+                            target.skeleton,
+                            arm,
+                            &goal,
+                            &mut arm_states[side],
+                            &mut pose,
+                            &mut model,
+                        );
                     }
-                    if let (Some(t), Some(r)) = (leg.toes, toes) {
-                        pose[t].rotation = r;
-                    }
-                    reached = was_reached;
-                    fk::update_subtree(target.skeleton, &pose, &mut model, leg.start);
                 }
-                missed |= !reached;
+                missed_frames.push(missed);
+            } else {
+                missed_frames.push(false);
             }
-            for (side, channel) in [(0, Channel::LeftHand), (1, Channel::RightHand)] {
-                if let (Some(arm), Some((w, anchor))) = (&arms[side], weight(channel, f)) {
-                    let goal = LimbGoal {
-                        end: model.position(arm.end).lerp(anchor, w),
-                        end_rotation: model.rotation(arm.end),
-                        ball: None,
-                        toe_bend: 0.0,
-                    };
-                    missed |= !repair::solve_limb(
-                        target.skeleton,
-                        arm,
-                        &goal,
-                        &mut arm_states[side],
-                        &mut pose,
-                        &mut model,
-                    );
+            if !pose.is_finite() {
+                pose = target.skeleton.rest_pose();
+            }
+            ankles.push(legs.map(|l| model.position(l.end)));
+            // Heels and balls only (toe tips the toes' limits may leave low are not compared).
+            depths.push(
+                legs.iter()
+                    .flat_map(|l| {
+                        let ball = l.toes.map_or(0.0, |t| {
+                            floor + l.toes_clearance - model.position(t).dot(up)
+                        });
+                        [
+                            floor + l.end_clearance - model.position(l.end).dot(up),
+                            ball,
+                        ]
+                    })
+                    .fold(0.0, f64::max),
+            );
+            // The motion was sized for this skeleton.
+            let _ = out.push(pose);
+        }
+        Ok(Solved {
+            motion: out,
+            leg_weights,
+            missed: missed_frames,
+            max_hip_drop,
+            ankles,
+            depths,
+        })
+    };
+    let mut solved = solve_clip(&weights)?;
+    if repair_heels {
+        let step = HEEL_EASE_SPEED * motion.frame_time();
+        let heels = [Channel::LeftHeel, Channel::RightHeel];
+        let mut eased = weights.clone();
+        let mut changed = false;
+        for contact in found.iter().filter(|c| heels.contains(&c.channel)) {
+            let side = usize::from(contact.channel == Channel::RightHeel);
+            let ball = if side == 0 {
+                Channel::LeftBall
+            } else {
+                Channel::RightBall
+            };
+            let [i, b] = [contact.channel, ball]
+                .map(|c| Channel::ALL.iter().position(|&x| x == c).unwrap_or(0));
+            let frames_in = contact.start..=contact.end;
+            let moves: Vec<DVec3> = frames_in
+                .clone()
+                .map(|f| (solved.ankles[f][side] - contact.anchor).reject_from(up))
+                .collect();
+            for (k, f) in frames_in.enumerate() {
+                let Some((w, _)) = eased[i][f] else { continue };
+                let Some(target_move) = repair::ease_move(&moves, k, step) else {
+                    continue;
+                };
+                // On the sphere of the foot's length about the ball's anchor when the
+                // ball is held: the heel rises as it comes forward instead of sinking.
+                let mut anchor = contact.anchor + target_move;
+                if let (Some((_, ball_at)), Some(length)) = (eased[b][f], foot_lengths[side]) {
+                    let across = (anchor - ball_at).reject_from(up).length();
+                    if across < length {
+                        let height = ball_at.dot(up) + (length * length - across * across).sqrt();
+                        anchor += up * (height - anchor.dot(up)).max(0.0);
+                    }
+                }
+                eased[i][f] = Some((w, anchor));
+                changed = true;
+            }
+        }
+        if changed {
+            // Per frame, the eased solve unless it leaves a heel or ball below the floor where
+            // the last did not (its leg could not hold the moved heel and the ball together).
+            let again = solve_clip(&eased)?;
+            let mut merged = Motion::for_skeleton(target.skeleton, motion.frame_time())
+                .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
+            for f in 0..frames {
+                let take = again.depths[f] <= solved.depths[f].max(0.0) + 1e-6;
+                let from = if take { &again } else { &solved };
+                // The motions were sized for this skeleton.
+                let _ = merged.push(from.motion.frames()[f].clone());
+                if take {
+                    solved.missed[f] = again.missed[f];
+                    solved.ankles[f] = again.ankles[f];
+                    solved.depths[f] = again.depths[f];
                 }
             }
-            unreached += usize::from(missed);
+            solved.motion = merged;
+            solved.max_hip_drop = solved.max_hip_drop.max(again.max_hip_drop);
         }
-        if !pose.is_finite() {
-            pose = target.skeleton.rest_pose();
-        }
-        // The motion was sized for this skeleton.
-        let _ = out.push(pose);
     }
+    let Solved {
+        motion: out,
+        leg_weights,
+        missed,
+        max_hip_drop,
+        ..
+    } = solved;
+    let unreached = missed.iter().filter(|&&m| m).count();
     let feet = Feet {
         joints: channels.iter().map(|&(c, _, t)| (c, t)).collect(),
         clearance: channels
@@ -762,6 +881,19 @@ fn run(
         unreached,
         max_hip_drop,
     })
+}
+
+/// What passes 4 and 5 give for one table of contact weights.
+struct Solved {
+    motion: Motion,
+    leg_weights: Vec<[f64; 2]>,
+    /// Per frame, whether a limb missed its goal.
+    missed: Vec<bool>,
+    max_hip_drop: f64,
+    /// Each frame's ankles (left, right) after the IK.
+    ankles: Vec<[DVec3; 2]>,
+    /// Each frame's deepest heel or ball below the floor plus its rest height.
+    depths: Vec<f64>,
 }
 
 /// Heels pool with heels, balls with balls.

@@ -481,6 +481,27 @@ pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
     }
 }
 
+/// How much further (metres) than a frame's own move a heel's eased move must be for
+/// [`ease_move`] to change it.
+const EASE_FROM: f64 = 5e-4;
+
+/// A held point's move across the floor from its anchor in frame `k` of a contact, eased
+/// so that it changes by at most `step` a frame (plus [`EASE_FROM`] where the easing begins
+/// and ends): the upper envelope `max_j (|m_j| − step·|k −
+/// j|)` of the contact's `moves`, in the direction of the move `m_j` that sets it. `None` when
+/// the frame's own move is within [`EASE_FROM`] of it (nothing to change). A point its limits
+/// pull off its anchor over a frame or two then leaves the anchor earlier and returns later,
+/// at most `step` a frame, instead of jumping.
+pub fn ease_move(moves: &[DVec3], k: usize, step: f64) -> Option<DVec3> {
+    let own = moves.get(k)?.length();
+    let (j, eased) = moves
+        .iter()
+        .enumerate()
+        .map(|(j, m)| (j, m.length() - step * k.abs_diff(j) as f64))
+        .fold((k, own), |best, c| if c.1 > best.1 { c } else { best });
+    (eased > own + EASE_FROM).then(|| moves[j].normalize_or_zero() * eased)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,5 +580,43 @@ mod tests {
         let held = plan_toe_bends(&needs, &narrow, step);
         assert!(held.iter().all(|&p| (-0.1..=0.4).contains(&p)));
         assert!((held[3] - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn eased_moves_change_by_at_most_a_step_and_never_shrink() {
+        // A heel that stays on its anchor, is pulled 3 cm off it over two frames, and lands
+        // back: eased, it leaves earlier and returns later, at most `step` a frame, never
+        // less far than it was pulled, and frames far from the pull keep their own move.
+        let step = 0.005;
+        let mut moves = vec![DVec3::ZERO; 30];
+        moves[14] = DVec3::new(0.012, 0.0, 0.0);
+        moves[15] = DVec3::new(0.030, 0.0, 0.004);
+        moves[16] = DVec3::new(0.002, 0.0, 0.0);
+        let eased: Vec<DVec3> = (0..moves.len())
+            .map(|k| ease_move(&moves, k, step).unwrap_or(moves[k]))
+            .collect();
+        for (k, (e, m)) in eased.iter().zip(&moves).enumerate() {
+            assert!(e.length() >= m.length() - 1e-15, "frame {k} shrank");
+            // The envelope by brute force: the largest |m_j| − step·|k − j|.
+            let envelope = moves
+                .iter()
+                .enumerate()
+                .map(|(j, m)| m.length() - step * k.abs_diff(j) as f64)
+                .fold(0.0, f64::max);
+            if envelope > m.length() + EASE_FROM {
+                assert!((e.length() - envelope).abs() < 1e-12, "frame {k}");
+                // Along the pull that sets it.
+                assert!(e.normalize().dot(moves[15].normalize()) > 1.0 - 1e-12);
+            } else {
+                assert_eq!(*e, *m, "frame {k} changed");
+            }
+        }
+        // Within a step a frame (plus the threshold where the easing starts and ends).
+        for w in eased.windows(2) {
+            assert!((w[1].length() - w[0].length()).abs() <= step + EASE_FROM + 1e-12);
+        }
+        // The pull (3.03 cm) starts 5 frames early at 5 mm a frame and ends 5 frames late.
+        assert!(eased[10].length() > 0.005 && eased[9] == DVec3::ZERO);
+        assert!(eased[20].length() > 0.005 && eased[21] == DVec3::ZERO);
     }
 }
