@@ -93,7 +93,14 @@ pub fn carry_descendant(
     }
 }
 
-fn update_range(
+/// Recomputes `model_from_joint` for the joints whose indices are in `range`, in index order:
+/// the parents of those joints that are outside the range must be up to date in `model` (a
+/// joint's descendants follow it in index order, so `skeleton.subtree(j)` and its tails are
+/// such ranges).
+///
+/// # Panics
+/// When `local` or `model` was sized for a different skeleton, or `range` goes past its end.
+pub fn update_range(
     skeleton: &Skeleton,
     local: &LocalPose,
     model: &mut ModelPose,

@@ -74,6 +74,18 @@ pub(crate) fn finish_in(
     report(task, reached, active, model)
 }
 
+/// Recomputes the model frames of `joint`'s descendants (not of `joint` itself, which the
+/// caller has just computed): the rest of a subtree after a chain's frames.
+pub(crate) fn update_below(
+    skeleton: &Skeleton,
+    pose: &LocalPose,
+    model: &mut ModelPose,
+    joint: JointId,
+) {
+    let below = skeleton.subtree(joint);
+    fk::update_range(skeleton, pose, model, below.start + 1..below.end);
+}
+
 /// Projects each of `joints` onto its limit; the names of those that had to be.
 fn enforce_limits(skeleton: &Skeleton, joints: &[JointId], pose: &mut LocalPose) -> Vec<String> {
     let mut active = Vec::new();

@@ -1625,6 +1625,39 @@ impl Limb7Task {
         pose: &mut LocalPose,
         model: &mut ModelPose,
     ) -> SolveReport {
+        let ancestors = if self.chain.is_some() {
+            &self.path[..self.chain_from]
+        } else {
+            &self.path[..]
+        };
+        fk::update_joints(skeleton, pose, model, ancestors);
+        self.solve_from_frames(skeleton, task, pose, model, false)
+    }
+
+    /// [`solve`](Self::solve) with `model` the forward kinematics of `pose` (kept by the
+    /// caller): nothing is recomputed before the solve, and afterwards the chain and its whole
+    /// subtree, so `model` stays the forward kinematics of the new pose.
+    pub(crate) fn solve_in_model(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        self.solve_from_frames(skeleton, task, pose, model, true)
+    }
+
+    /// The solve once `model` holds the frames of the shoulder's ancestors (and of the chain
+    /// when the elbow axis is taken from the current bend); `whole` keeps every frame below
+    /// the shoulder current too (else the chain's only).
+    fn solve_from_frames(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+        whole: bool,
+    ) -> SolveReport {
         let effector = task.effectors[0];
         let Some(position) = effector.goal.position else {
             return SolveReport::invalid("`limb7` needs a position goal".into());
@@ -1633,11 +1666,9 @@ impl Limb7Task {
         let chain_path = &self.path[self.chain_from..];
         let rebuilt;
         let chain = if let Some(chain) = &self.chain {
-            fk::update_joints(skeleton, pose, model, &self.path[..self.chain_from]);
             chain
         } else {
             // The elbow axis from the current bend (range the whole circle).
-            fk::update_joints(skeleton, pose, model, &self.path);
             let (s, e, w) = (
                 model.position(shoulder),
                 model.position(elbow),
@@ -1690,6 +1721,9 @@ impl Limb7Task {
             self.limb = Some((*limb, bones));
         }
         fk::update_joints(skeleton, pose, model, chain_path);
+        if whole {
+            analytic::update_below(skeleton, pose, model, wrist);
+        }
         // `solve_chain_in` enforced the three limits already.
         let mut report = analytic::report(task, outcome.reached, outcome.limited, model);
         if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =

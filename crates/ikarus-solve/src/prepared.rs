@@ -42,7 +42,7 @@
 //! }
 //! ```
 
-use ikarus_core::{LocalPose, ModelPose, Skeleton};
+use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
 use crate::limb7::Limb7Task;
 use crate::two_bone::TwoBoneTask;
@@ -162,6 +162,33 @@ impl<'s> PreparedTask<'s> {
             Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, &mut self.model),
             Engine::Limb7(engine) => engine.solve(skeleton, task, pose, &mut self.model),
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
+        }
+    }
+
+    /// [`solve`](Self::solve) for a caller that keeps the model pose of `pose` — a game's
+    /// animation pass computes it anyway, for skinning: `model` must be the forward
+    /// kinematics of `pose` on entry (at least of the chain and its ancestors), and is on
+    /// return the forward kinematics of the new pose. The closed forms `two_bone` and `limb7`
+    /// then read the chain's ancestors from `model` instead of computing them, and recompute
+    /// only the chain and its subtree (what the solve moved); the other solvers run as
+    /// [`solve`](Self::solve) does and then recompute the whole model pose. The same pose and
+    /// report as [`solve`](Self::solve) (tested).
+    ///
+    /// # Panics
+    /// When `pose` or `model` was sized for another skeleton.
+    pub fn solve_in(&mut self, pose: &mut LocalPose, model: &mut ModelPose) -> SolveReport {
+        let (skeleton, task) = (self.skeleton, &self.task);
+        if let Err(reason) = task.validate_goals(skeleton) {
+            return SolveReport::invalid(reason.to_string());
+        }
+        match &mut self.engine {
+            Engine::TwoBone(engine) => engine.solve_in_model(skeleton, task, pose, model),
+            Engine::Limb7(engine) => engine.solve_in_model(skeleton, task, pose, model),
+            Engine::General(workspace) => {
+                let report = solve_with(skeleton, task, &self.config, workspace, pose);
+                fk::forward_kinematics(skeleton, pose, model);
+                report
+            }
         }
     }
 }

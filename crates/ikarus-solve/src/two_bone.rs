@@ -897,13 +897,39 @@ impl TwoBoneTask {
         pose: &mut LocalPose,
         model: &mut ModelPose,
     ) -> SolveReport {
+        fk::update_joints(skeleton, pose, model, &self.path);
+        self.solve_from_frames(skeleton, task, pose, model, false)
+    }
+
+    /// [`solve`](Self::solve) with `model` the forward kinematics of `pose` (kept by the
+    /// caller): nothing is recomputed before the solve, and afterwards the chain and its whole
+    /// subtree, so `model` stays the forward kinematics of the new pose.
+    pub(crate) fn solve_in_model(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        self.solve_from_frames(skeleton, task, pose, model, true)
+    }
+
+    /// The solve once `model` holds the frames of `path`; `whole` keeps every frame below the
+    /// chain's start joint current too (else the chain's only).
+    fn solve_from_frames(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+        whole: bool,
+    ) -> SolveReport {
         let config = &self.config;
         let effector = task.effectors[0];
         let Some(target) = effector.goal.position else {
             return SolveReport::invalid("`two_bone` needs a position goal".into());
         };
         let [start, mid, end] = self.joints;
-        fk::update_joints(skeleton, pose, model, &self.path);
         let (s, m, e) = (
             model.position(start),
             model.position(mid),
@@ -955,16 +981,23 @@ impl TwoBoneTask {
             for (&j, saved) in self.joints.iter().zip(before) {
                 pose[j] = saved;
             }
+            if whole {
+                fk::update_subtree(skeleton, pose, model, start);
+            }
             return SolveReport::invalid("two_bone produced a non-finite pose".into());
         }
-        analytic::finish_in(
+        let report = analytic::finish_in(
             skeleton,
             task,
             (&self.joints, chain_path),
             output.reached,
             pose,
             model,
-        )
+        );
+        if whole {
+            analytic::update_below(skeleton, pose, model, end);
+        }
+        report
     }
 }
 

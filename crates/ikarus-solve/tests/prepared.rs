@@ -75,16 +75,30 @@ fn prepared_tasks_give_the_one_shot_pose_and_report_frame_after_frame() {
             let mut prepared = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
             let mut pose = skeleton.rest_pose();
             let mut reference = skeleton.rest_pose();
+            // The same through `solve_in`, which keeps the caller's model pose.
+            let mut kept = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
+            let mut kept_pose = skeleton.rest_pose();
+            let mut kept_model = model(&skeleton, &kept_pose);
             for frame in 0..12 {
                 let mut goal = random_goal(&mut rng, &skeleton, joint, orientation);
                 if frame == 5 {
                     goal.position = Some(DVec3::new(f64::NAN, 0.0, 0.0));
                 }
                 *prepared.goal_mut(0) = goal;
+                *kept.goal_mut(0) = goal;
                 let report = prepared.solve(&mut pose);
                 let expected = solve(&skeleton, prepared.task(), &solver, &mut reference);
                 assert_eq!(report, expected, "{json} frame {frame}");
                 assert_eq!(pose, reference, "{json} frame {frame}");
+                let kept_report = kept.solve_in(&mut kept_pose, &mut kept_model);
+                assert_eq!(kept_report, expected, "{json} frame {frame}: solve_in");
+                assert_eq!(kept_pose, reference, "{json} frame {frame}: solve_in");
+                // The model pose kept is the forward kinematics of the new pose, every joint.
+                assert_eq!(
+                    kept_model,
+                    model(&skeleton, &kept_pose),
+                    "{json} frame {frame}: model"
+                );
                 if frame == 5 {
                     assert_eq!(report.status, SolveStatus::InvalidInput);
                 }
@@ -178,9 +192,10 @@ fn warm_prepared_closed_forms_allocate_nothing() {
             PreparedTask::new(&skeleton, &one_effector(joint, goal), &config(json)).unwrap();
         let mut pose = skeleton.rest_pose();
         prepared.solve(&mut pose);
+        let mut kept_model = model(&skeleton, &pose);
         let mut allocations = 0;
         let mut converged = 0;
-        for _ in 0..50 {
+        for step in 0..100 {
             // Small moves from a converged pose: no limit is hit, so the report holds no names.
             let mut goal = prepared.task().effectors[0].goal;
             goal.position = goal.position.map(|p| {
@@ -193,7 +208,17 @@ fn warm_prepared_closed_forms_allocate_nothing() {
             goal.orientation = None;
             *prepared.goal_mut(0) = goal;
             let mut report = None;
-            let info = allocation_counter::measure(|| report = Some(prepared.solve(&mut pose)));
+            // Every other step through `solve_in` (the caller's model pose kept).
+            let info = allocation_counter::measure(|| {
+                report = Some(if step % 2 == 0 {
+                    prepared.solve(&mut pose)
+                } else {
+                    prepared.solve_in(&mut pose, &mut kept_model)
+                });
+            });
+            if step % 2 == 0 {
+                kept_model = model(&skeleton, &pose);
+            }
             let report = report.unwrap();
             if report.active_limits.is_empty() {
                 allocations += info.count_total;
@@ -201,6 +226,6 @@ fn warm_prepared_closed_forms_allocate_nothing() {
             converged += usize::from(report.converged());
         }
         assert_eq!(allocations, 0, "{json}");
-        assert!(converged >= 45, "{json}: {converged}");
+        assert!(converged >= 90, "{json}: {converged}");
     }
 }
