@@ -547,7 +547,10 @@ fn run(
             .map(|t| (target_rest.position(t) - target_rest.position(l.end)).length())
     });
     // Passes 4 and 5 for a table of contact weights (run again with heels eased, below).
-    let solve_clip = |weights: &[Vec<Option<(f64, DVec3)>>]| -> Result<Solved, RetargetError> {
+    // `again`: the frames to solve (the others are copied from the earlier pass given).
+    let solve_clip = |weights: &[Vec<Option<(f64, DVec3)>>],
+                      again: Option<(&[bool], &Solved)>|
+     -> Result<Solved, RetargetError> {
         let weight = |c: Channel, f: usize| {
             let i = Channel::ALL.iter().position(|&x| x == c).unwrap_or(0);
             weights[i][f]
@@ -638,7 +641,22 @@ fn run(
         });
         let mut ankles: Vec<[DVec3; 2]> = Vec::with_capacity(frames);
         let mut depths: Vec<f64> = Vec::with_capacity(frames);
+        let mut states_before = Vec::with_capacity(frames);
         for (f, (pose, model)) in poses.iter().zip(&models).enumerate() {
+            if let Some((redo, earlier)) = again {
+                let same_toes = (0..2).all(|s| toe_plans[s][f] == earlier.toe_plans[s][f]);
+                if !redo[f] && same_toes {
+                    // Nothing moved here: the earlier pass's frame as it was.
+                    states_before.push(earlier.states_before[f]);
+                    missed_frames.push(earlier.missed[f]);
+                    ankles.push(earlier.ankles[f]);
+                    depths.push(earlier.depths[f]);
+                    let _ = out.push(earlier.motion.frames()[f].clone());
+                    continue;
+                }
+                (leg_states, arm_states) = earlier.states_before[f];
+            }
+            states_before.push((leg_states, arm_states));
             let (mut pose, mut model) = (pose.clone(), model.clone());
             if repair {
                 if let Some(h) = hips
@@ -789,9 +807,11 @@ fn run(
             max_hip_drop,
             ankles,
             depths,
+            toe_plans,
+            states_before,
         })
     };
-    let mut solved = solve_clip(&weights)?;
+    let mut solved = solve_clip(&weights, None)?;
     if repair_heels {
         let step = HEEL_EASE_SPEED * motion.frame_time();
         let heels = [Channel::LeftHeel, Channel::RightHeel];
@@ -831,9 +851,12 @@ fn run(
             }
         }
         if changed {
+            let redo: Vec<bool> = (0..frames)
+                .map(|f| (0..eased.len()).any(|i| eased[i][f] != weights[i][f]))
+                .collect();
             // Per frame, the eased solve unless it leaves a heel or ball below the floor where
             // the last did not (its leg could not hold the moved heel and the ball together).
-            let again = solve_clip(&eased)?;
+            let again = solve_clip(&eased, Some((&redo, &solved)))?;
             let mut merged = Motion::for_skeleton(target.skeleton, motion.frame_time())
                 .map_err(|_| RetargetError::FrameTime(motion.frame_time()))?;
             for f in 0..frames {
@@ -894,6 +917,10 @@ struct Solved {
     ankles: Vec<[DVec3; 2]>,
     /// Each frame's deepest heel or ball below the floor plus its rest height.
     depths: Vec<f64>,
+    /// The toe bends planned, per leg and frame.
+    toe_plans: [Vec<f64>; 2],
+    /// The limbs' states (legs, arms) each frame started from.
+    states_before: Vec<([repair::LimbState; 2], [repair::LimbState; 2])>,
 }
 
 /// Heels pool with heels, balls with balls.
