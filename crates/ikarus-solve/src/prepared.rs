@@ -15,6 +15,10 @@
 //! - `none`, `aim` and `leg6` run their one-shot form (which still allocates a model pose per
 //!   solve: not yet prepared).
 //!
+//! [`PreparedTask::solve_in`] also takes the caller's model pose (the forward kinematics of
+//! the pose, which a game keeps for skinning): the closed forms read the chain's ancestors
+//! from it and leave it current, recomputing only the chain and its subtree.
+//!
 //! [`solve`](crate::solve) is the one-shot convenience: it prepares and solves once, and gives
 //! the same pose and report bit for bit (tested).
 //!
