@@ -3,7 +3,7 @@
 //!
 //! - **Classic**: at each joint the rotation that best aligns the joint-to-effector vectors
 //!   with the joint-to-target vectors (and, for orientation goals, the effector's axes with
-//!   the goal's axes), over all effectors the joint moves ([`Alignment`](crate::align::Alignment)).
+//!   the goal's axes), over all effectors the joint moves ([`Alignment`]).
 //!   A hinge joint turns about its axis by the best angle for that axis.
 //! - **MMD** (seed 001): the *ideal* rotation (the free-axis alignment, hinges included) is
 //!   projected onto the joint's limit; what the limit refused (the *residual*, with the
@@ -15,7 +15,7 @@
 //! - **Any base joint** (seed 004): with [`IkTask::base`] set, the path may run through the root;
 //!   the driver turns base-side joints the other way and moves the root so the base stays put.
 //!
-//! Limits, step clamp, convergence and the report come from the shared [`driver`](crate::driver).
+//! Limits, step clamp, convergence and the report come from the shared [`driver`].
 //!
 //! **Pattern moves.** CCD converges linearly, and slowly where the chain must fold (a limb
 //! that starts straight: the pivots lie on one line, so no joint sees the distance error as a

@@ -64,7 +64,7 @@ pub struct MocapConfig {
     pub min_confidence: f64,
     /// Foot-contact cleanup after solving: contacts detected on the recovered feet (height
     /// and speed with hysteresis), planted feet held still with the leg IK of retargeting
-    /// ([`plant_feet`](crate::retarget::plant_feet), in the motion's own joint space: limits
+    /// ([`crate::retarget::plant_feet`], in the motion's own joint space: limits
     /// are not imposed; no floor is enforced, as a clip's floor and, without foot points, its
     /// feet's pitch are not measured). Needs the map's legs and feet. `None` (default) keeps
     /// the solved motion as it is.

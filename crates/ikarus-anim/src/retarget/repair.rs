@@ -417,7 +417,7 @@ fn bend_for(tip: DVec3, axis: DVec3, up: DVec3, need: f64) -> f64 {
 }
 
 /// How far the toes of `limb` may bend from their rotation in `pose` (a [`bend_toes`] angle):
-/// within a hinge limit's range, else ±[`MAX_FREE_TOE_BEND`]. `(0, 0)` without toes.
+/// within a hinge limit's range, else ±60° (`MAX_FREE_TOE_BEND`). `(0, 0)` without toes.
 pub fn toe_range(skeleton: &Skeleton, limb: &Limb, pose: &LocalPose) -> (f64, f64) {
     let Some(toes) = limb.toes else {
         return (0.0, 0.0);
@@ -486,10 +486,10 @@ pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
 const EASE_FROM: f64 = 5e-4;
 
 /// A held point's move across the floor from its anchor in frame `k` of a contact, eased
-/// so that it changes by at most `step` a frame (plus [`EASE_FROM`] where the easing begins
-/// and ends): the upper envelope `max_j (|m_j| − step·|k −
-/// j|)` of the contact's `moves`, in the direction of the move `m_j` that sets it. `None` when
-/// the frame's own move is within [`EASE_FROM`] of it (nothing to change). A point its limits
+/// so that it changes by at most `step` a frame (plus 0.5 mm, `EASE_FROM`, where the easing
+/// begins and ends): the upper envelope `max_j (|m_j| − step·|k − j|)` of the contact's
+/// `moves`, in the direction of the move `m_j` that sets it. `None` when the frame's own move
+/// is within 0.5 mm of it (nothing to change). A point its limits
 /// pull off its anchor over a frame or two then leaves the anchor earlier and returns later,
 /// at most `step` a frame, instead of jumping.
 pub fn ease_move(moves: &[DVec3], k: usize, step: f64) -> Option<DVec3> {

@@ -65,7 +65,7 @@ pub fn position_to_mmd(p: glam::DVec3, scale: f64) -> [f32; 3] {
 }
 
 /// MMD rotation `[x, y, z, w]` → ikarus (right-handed), as stored (not normalised, so a
-/// write gives back the file's numbers; [`unit`] normalises for use).
+/// write gives back the file's numbers; [`unit()`] normalises for use).
 pub fn rotation_from_mmd(q: [f32; 4]) -> glam::DQuat {
     glam::DQuat::from_xyzw(
         -f64::from(q[0]),

@@ -186,7 +186,7 @@ impl SrsArm {
     /// `a₁ᵀ·M·R(a₃,−L)·a₂ = a₁·a₂` for the last — whose roots are closed form (at most two).
     /// Between consecutive roots no branch's legality changes, so one evaluation inside each
     /// piece decides it; the intervals' ends are the roots (legal to rounding: see
-    /// [`settle`](Self::settle)). Falls back to [`sampled_swivels`](Self::sampled_swivels)
+    /// `settle`). Falls back to `sampled_swivels`
     /// when the elbow's solution is not a rotation about `n` (an unreachable or degenerate
     /// target).
     pub fn feasible_swivels(&self, position: DVec3, rotation: DQuat) -> Vec<SwivelInterval> {
@@ -434,7 +434,7 @@ impl SrsArm {
 
     /// The wish if a branch fits there; otherwise the legal swivel nearest it: the nearest
     /// point of the exact feasible intervals ([`intervals`](Self::intervals)), moved inside
-    /// by [`settle`](Self::settle). When no swivel is feasible, the wish and its least
+    /// by `settle`. When no swivel is feasible, the wish and its least
     /// violating branch.
     fn nearest_feasible(
         &self,
