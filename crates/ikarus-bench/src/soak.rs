@@ -42,7 +42,11 @@
 //!   frame, so only the position is held);
 //! - `missed_invalid`: a task with a NaN/inf/zero/non-unit value or an unknown joint was not
 //!   answered with `invalid_input`;
-//! - `invalid_moved`: an `invalid_input` answer changed the pose.
+//! - `invalid_moved`: an `invalid_input` answer changed the pose;
+//! - `prepared_differs` (closed forms `two_bone` and `limb7`): the same task prepared once and
+//!   solved with [`ikarus_solve::PreparedTask::solve_in`] on the start pose and its model
+//!   pose gives another pose or report than the one-shot solve, or leaves a model pose that
+//!   is not the forward kinematics of its pose.
 
 pub mod draw;
 
@@ -54,8 +58,8 @@ use std::time::{Duration, Instant};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, IkTask, SolveReport, SolveStatus, SolverConfig,
-    SolverWorkspace, measure, solve_with,
+    CcdConfig, CcdDamping, CcdVariant, IkTask, PreparedTask, SolveReport, SolveStatus,
+    SolverConfig, SolverWorkspace, measure, solve_with,
 };
 use serde::Serialize;
 
@@ -153,7 +157,7 @@ pub struct SoakOptions {
 }
 
 /// The failure categories, in table order.
-pub const CATEGORIES: [&str; 9] = [
+pub const CATEGORIES: [&str; 10] = [
     "panics",
     "non_finite",
     "limit_violations",
@@ -163,6 +167,7 @@ pub const CATEGORIES: [&str; 9] = [
     "base_moved",
     "missed_invalid",
     "invalid_moved",
+    "prepared_differs",
 ];
 
 /// Counts of one solver over a run.
@@ -476,6 +481,11 @@ fn run_case(
         for (category, what) in findings {
             partial.fail(k, label, category, index, describe(&what));
         }
+        if matches!(config, SolverConfig::TwoBone(_) | SolverConfig::Limb7(_))
+            && let Some(what) = prepared_differs(&case, config, &report, &outcome.pose)
+        {
+            partial.fail(k, label, 9, index, describe(&what));
+        }
         if iterative(config) {
             match report.status {
                 SolveStatus::Converged if outcome.pose.is_finite() => {
@@ -589,6 +599,53 @@ fn check(
         }
     }
     found
+}
+
+/// What differs when `case` is prepared once and solved with `solve_in` (the start pose's
+/// model pose kept) from the one-shot `report` and `pose`; `None` when nothing does (or the
+/// task does not prepare, which the one-shot solve answers as invalid input).
+fn prepared_differs(
+    case: &Case,
+    config: &SolverConfig,
+    report: &SolveReport,
+    pose: &LocalPose,
+) -> Option<String> {
+    let s = &case.skeleton;
+    let mut prepared = PreparedTask::new(s, &case.task, config).ok()?;
+    let mut kept_pose = case.start.clone();
+    let mut kept = model(s, &kept_pose);
+    IN_SOLVE.with(|flag| flag.set(true));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        prepared.solve_in(&mut kept_pose, &mut kept)
+    }));
+    IN_SOLVE.with(|flag| flag.set(false));
+    let Ok(kept_report) = result else {
+        return Some("solve_in panicked".to_owned());
+    };
+    // Bit for bit (NaN never compares equal: non-finite poses are counted elsewhere).
+    let bits = |p: &LocalPose| {
+        p.transforms()
+            .iter()
+            .flat_map(|t| {
+                t.translation
+                    .to_array()
+                    .into_iter()
+                    .chain(t.rotation.to_array())
+                    .chain(t.scale.to_array())
+            })
+            .map(f64::to_bits)
+            .collect::<Vec<u64>>()
+    };
+    if bits(&kept_pose) != bits(pose) {
+        return Some("solve_in returned another pose".to_owned());
+    }
+    if format!("{kept_report:?}") != format!("{report:?}") {
+        return Some(format!("solve_in reported {kept_report:?}"));
+    }
+    if pose.is_finite() && kept != model(s, &kept_pose) {
+        return Some("solve_in left a model pose that is not the FK of its pose".to_owned());
+    }
+    None
 }
 
 /// The joint farthest outside its limit, when one is beyond [`LIMIT_TOLERANCE`], among the

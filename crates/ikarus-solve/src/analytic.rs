@@ -74,16 +74,23 @@ pub(crate) fn finish_in(
     report(task, reached, active, model)
 }
 
-/// Recomputes the model frames of `joint`'s descendants (not of `joint` itself, which the
-/// caller has just computed): the rest of a subtree after a chain's frames.
-pub(crate) fn update_below(
+/// Recomputes the model frames of the subtree of `chain[0]` except the joints of `chain`
+/// (a parent → child path, root first), which the caller has just computed: the side
+/// branches and the descendants after a chain's frames.
+pub(crate) fn update_around_chain(
     skeleton: &Skeleton,
     pose: &LocalPose,
     model: &mut ModelPose,
-    joint: JointId,
+    chain: &[JointId],
 ) {
-    let below = skeleton.subtree(joint);
-    fk::update_range(skeleton, pose, model, below.start + 1..below.end);
+    let Some(&top) = chain.first() else { return };
+    let subtree = skeleton.subtree(top);
+    let mut from = top.index() + 1;
+    for joint in &chain[1..] {
+        fk::update_range(skeleton, pose, model, from..joint.index());
+        from = joint.index() + 1;
+    }
+    fk::update_range(skeleton, pose, model, from..subtree.end);
 }
 
 /// Projects each of `joints` onto its limit; the names of those that had to be.

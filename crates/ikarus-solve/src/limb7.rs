@@ -1722,7 +1722,7 @@ impl Limb7Task {
         }
         fk::update_joints(skeleton, pose, model, chain_path);
         if whole {
-            analytic::update_below(skeleton, pose, model, wrist);
+            analytic::update_around_chain(skeleton, pose, model, chain_path);
         }
         // `solve_chain_in` enforced the three limits already.
         let mut report = analytic::report(task, outcome.reached, outcome.limited, model);

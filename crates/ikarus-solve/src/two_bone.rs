@@ -995,7 +995,7 @@ impl TwoBoneTask {
             model,
         );
         if whole {
-            analytic::update_below(skeleton, pose, model, end);
+            analytic::update_around_chain(skeleton, pose, model, chain_path);
         }
         report
     }

@@ -229,3 +229,59 @@ fn warm_prepared_closed_forms_allocate_nothing() {
         assert!(converged >= 90, "{json}: {converged}");
     }
 }
+
+#[test]
+fn solve_in_keeps_side_branches_of_the_chain_current() {
+    // A leg whose hip and knee carry other children (a thigh twist bone, a knee cap with its
+    // own child) before and after the chain's next joint in index order: `solve_in` must
+    // recompute them too (the soak found the first version leaving them stale).
+    use ikarus_core::{SkeletonBuilder, Transform};
+    let mut b = SkeletonBuilder::new();
+    let at = |x: f64, y: f64, z: f64| Transform::from_translation(DVec3::new(x, y, z));
+    b.joint("root", None, at(0.0, 1.0, 0.0))
+        .joint("twist", Some("root"), at(0.05, -0.1, 0.0))
+        .joint("hip", Some("root"), at(0.1, 0.0, 0.0))
+        .joint("thigh_twist", Some("hip"), at(0.0, -0.2, 0.0))
+        .joint("knee", Some("hip"), at(0.0, -0.45, 0.0))
+        .joint("cap", Some("knee"), at(0.0, 0.0, 0.05))
+        .joint("cap_tip", Some("cap"), at(0.0, 0.02, 0.02))
+        .joint("ankle", Some("knee"), at(0.0, -0.42, 0.0))
+        .joint("toe", Some("ankle"), at(0.0, -0.05, 0.12))
+        .joint("shin_twist", Some("knee"), at(0.0, -0.2, 0.0));
+    let skeleton = b.build().unwrap();
+    let ankle = skeleton.joint("ankle").unwrap();
+    let mut rng = Rng(11);
+    // The leg is straight at rest: both solvers are given the knee's bending axis.
+    for json in [
+        r#"{"kind": "two_bone", "mid_axis": [1, 0, 0]}"#,
+        r#"{"kind": "limb7", "elbow_axis": [1, 0, 0]}"#,
+    ] {
+        let rest = model(&skeleton, &skeleton.rest_pose());
+        let goal = |rng: &mut Rng| Goal {
+            position: Some(
+                rest.position(ankle)
+                    + DVec3::new(
+                        rng.range(-0.2, 0.2),
+                        rng.range(0.0, 0.3),
+                        rng.range(-0.2, 0.2),
+                    ),
+            ),
+            orientation: None,
+        };
+        let shape = one_effector(ankle, goal(&mut rng));
+        let mut prepared = PreparedTask::new(&skeleton, &shape, &config(json)).unwrap();
+        let mut pose = skeleton.rest_pose();
+        let mut kept = model(&skeleton, &pose);
+        let mut moved = 0;
+        for frame in 0..20 {
+            *prepared.goal_mut(0) = goal(&mut rng);
+            let before = kept.position(skeleton.joint("cap_tip").unwrap());
+            let report = prepared.solve_in(&mut pose, &mut kept);
+            assert_eq!(kept, model(&skeleton, &pose), "{json} frame {frame}");
+            let after = kept.position(skeleton.joint("cap_tip").unwrap());
+            moved += usize::from(report.converged() && before.distance(after) > 1e-3);
+        }
+        // Not vacuous: the side branches did move with the chain.
+        assert!(moved >= 10, "{json}: {moved}");
+    }
+}
