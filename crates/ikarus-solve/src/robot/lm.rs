@@ -254,13 +254,18 @@ fn better(converged: bool, score: f64, best_converged: bool, best_score: f64) ->
 /// (the square root and division there were a fifth of the solver's time on the panda).
 fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
     let (mut diagonal, mut inverse_d) = ([0.0; N], [0.0; N]);
-    // `L_jk · d_k` for the columns already done.
-    let mut scaled = [0.0; N];
+    // Every loop runs `0..N` with the triangle as a condition: fixed trip counts the compiler
+    // unrolls completely for each `N`, the conditions folding away (ranges such as `0..j`
+    // stayed loops: a third of the instructions was their counting).
     for j in 0..N {
+        // `L_jk · d_k` for the columns already done.
+        let mut scaled = [0.0; N];
         let mut d = a[j][j];
-        for k in 0..j {
-            scaled[k] = a[j][k] * diagonal[k];
-            d -= a[j][k] * scaled[k];
+        for k in 0..N {
+            if k < j {
+                scaled[k] = a[j][k] * diagonal[k];
+                d -= a[j][k] * scaled[k];
+            }
         }
         if d.is_nan() || d <= 0.0 {
             return false;
@@ -268,18 +273,24 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
         let inverse = 1.0 / d;
         diagonal[j] = d;
         inverse_d[j] = inverse;
-        for i in j + 1..N {
-            let mut s = a[i][j];
-            for k in 0..j {
-                s -= a[i][k] * scaled[k];
+        for i in 0..N {
+            if i > j {
+                let mut s = a[i][j];
+                for k in 0..N {
+                    if k < j {
+                        s -= a[i][k] * scaled[k];
+                    }
+                }
+                a[i][j] = s * inverse;
             }
-            a[i][j] = s * inverse;
         }
     }
     for i in 0..N {
         let mut s = x[i];
-        for k in 0..i {
-            s -= a[i][k] * x[k];
+        for k in 0..N {
+            if k < i {
+                s -= a[i][k] * x[k];
+            }
         }
         x[i] = s;
     }
@@ -288,8 +299,10 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
     }
     for i in (0..N).rev() {
         let mut s = x[i];
-        for k in i + 1..N {
-            s -= a[k][i] * x[k];
+        for k in 0..N {
+            if k > i {
+                s -= a[k][i] * x[k];
+            }
         }
         x[i] = s;
     }
