@@ -38,13 +38,20 @@ pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
                             + r2 * (1.0 / 479_001_600.0
                                 + r2 * (-1.0 / 87_178_291_200.0
                                     + r2 * (1.0 / 20_922_789_888_000.0))))))));
-    #[allow(clippy::cast_possible_truncation)] // |k| < 1e4
-    match (k as i64).rem_euclid(4) {
-        0 => (sin, cos),
-        1 => (cos, -sin),
-        2 => (-sin, -cos),
-        _ => (-cos, sin),
-    }
+    // The quarter turns by bits, not a four-way branch (the quadrant of a joint's trial angle
+    // is data the branch predictor misses): an odd `k` swaps the pair; the first's sign flips
+    // for `k mod 4 ∈ {2, 3}`, the second's for `{1, 2}` (two's complement: the low bits are
+    // `k mod 4` for negative `k` too).
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // |k| < 1e4
+    let k = k as i64 as u64;
+    let swap = (k & 1).wrapping_neg();
+    let (s, c) = (sin.to_bits(), cos.to_bits());
+    let first = (s & !swap) | (c & swap);
+    let second = (c & !swap) | (s & swap);
+    (
+        f64::from_bits(first ^ ((k >> 1) & 1) << 63),
+        f64::from_bits(second ^ ((k ^ (k >> 1)) & 1) << 63),
+    )
 }
 
 /// The unit quaternion turning by `angle` (radians) about unit `axis`

@@ -148,11 +148,12 @@ impl<const N: usize> Chain<N> {
     fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
         // The joints' rotations first: independent of each other, so their polynomials
         // overlap instead of waiting on the chain of products.
-        let turns: [DQuat; N] = std::array::from_fn(|i| {
+        let mut turns = [DQuat::IDENTITY; N];
+        for i in 0..N {
             let (sin, cos) = sin_cos(0.5 * q[i]);
             let a = self.axis[i] * sin;
-            DQuat::from_xyzw(a.x, a.y, a.z, cos)
-        });
+            turns[i] = DQuat::from_xyzw(a.x, a.y, a.z, cos);
+        }
         let mut rotation = DQuat::IDENTITY;
         let mut point = DVec3::ZERO;
         for i in 0..N {
