@@ -249,22 +249,38 @@ fn better(converged: bool, score: f64, best_converged: bool, best_score: f64) ->
     }
 }
 
+/// Runs `body` with `index` bound to each of `0, 1, …` below `count` (at most
+/// [`MAX_JOINTS`]) as a constant: a loop written out, so the loops inside it with `index` in
+/// their conditions fold to straight-line code for each chain length (the compiler unrolled
+/// the inner loops of the 7-joint `LDLᵀ` but kept the outer one, and its conditions, as a loop).
+macro_rules! unrolled {
+    ($index:ident < $count:expr, $body:block) => {
+        unrolled!(@ $index, $count, $body, 0 1 2 3 4 5 6 7)
+    };
+    (@ $index:ident, $count:expr, $body:block, $($value:literal)*) => {
+        $({
+            let $index: usize = $value;
+            if $index < $count $body
+        })*
+    };
+}
+
 /// Solves `a · x = x₀` in place by the `LDLᵀ` factorisation (`a` symmetric, its strict lower
-/// triangle overwritten by `L`); false when `a` is not positive definite. Without the square
+/// triangle overwritten by `L` and its diagonal by `D`); false when `a` is not positive definite. Without the square
 /// roots of Cholesky's `LLᵀ`: one division per column on the chain from column to column
 /// (the square root and division there were a fifth of the solver's time on the panda).
+/// Straight-line code for each `N` (see [`unrolled!`]: loops over `0..j` cost a third of the
+/// instructions in their counting).
 fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
-    let (mut diagonal, mut inverse_d) = ([0.0; N], [0.0; N]);
-    // Every loop runs `0..N` with the triangle as a condition: fixed trip counts the compiler
-    // unrolls completely for each `N`, the conditions folding away (ranges such as `0..j`
-    // stayed loops: a third of the instructions was their counting).
-    for j in 0..N {
+    const { assert!(N <= MAX_JOINTS) };
+    let mut inverse_d = [0.0; N];
+    unrolled!(j < N, {
         // `L_jk · d_k` for the columns already done.
         let mut scaled = [0.0; N];
         let mut d = a[j][j];
         for k in 0..N {
             if k < j {
-                scaled[k] = a[j][k] * diagonal[k];
+                scaled[k] = a[j][k] * a[k][k];
                 d -= a[j][k] * scaled[k];
             }
         }
@@ -272,7 +288,7 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
             return false;
         }
         let inverse = 1.0 / d;
-        diagonal[j] = d;
+        a[j][j] = d;
         inverse_d[j] = inverse;
         for i in 0..N {
             if i > j {
@@ -285,8 +301,8 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
                 a[i][j] = s * inverse;
             }
         }
-    }
-    for i in 0..N {
+    });
+    unrolled!(i < N, {
         let mut s = x[i];
         for k in 0..N {
             if k < i {
@@ -294,11 +310,12 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
             }
         }
         x[i] = s;
-    }
+    });
     for i in 0..N {
         x[i] *= inverse_d[i];
     }
-    for i in (0..N).rev() {
+    unrolled!(r < N, {
+        let i = N - 1 - r;
         let mut s = x[i];
         for k in 0..N {
             if k > i {
@@ -306,7 +323,7 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
             }
         }
         x[i] = s;
-    }
+    });
     true
 }
 
