@@ -357,14 +357,16 @@ impl<const N: usize> Lm<'_, N> {
         );
         let mut normal = [[0.0; N]; N];
         let mut gradient = [0.0; N];
-        for a in 0..N {
-            for b in 0..=a {
-                let s = v[a].dot(v[b]) + w[a].dot(w[b]);
-                normal[a][b] = s;
-                normal[b][a] = s;
+        unrolled!(a < N, {
+            for b in 0..N {
+                if b <= a {
+                    let s = v[a].dot(v[b]) + w[a].dot(w[b]);
+                    normal[a][b] = s;
+                    normal[b][a] = s;
+                }
             }
             gradient[a] = v[a].dot(ep) + w[a].dot(er);
-        }
+        });
         (normal, gradient)
     }
 
