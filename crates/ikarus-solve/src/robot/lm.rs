@@ -51,7 +51,7 @@
 use std::f64::consts::{PI, TAU};
 
 use crate::trig::{atan2, sin_cos};
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
 use super::Screws;
 use crate::Tolerance;
@@ -157,8 +157,11 @@ impl<const N: usize> Chain<N> {
         let mut rotation = DQuat::IDENTITY;
         let mut point = DVec3::ZERO;
         for i in 0..N {
-            point += rotation * self.step[i];
-            out.axis[i] = rotation * self.axis[i];
+            // Two vectors turned by the same rotation: as a matrix (about 20 operations to
+            // build, 15 a vector) they cost less than by the quaternion (about 35 each).
+            let matrix = DMat3::from_quat(rotation);
+            point += matrix * self.step[i];
+            out.axis[i] = matrix * self.axis[i];
             out.point[i] = point;
             rotation *= turns[i];
         }
