@@ -138,8 +138,22 @@ impl<const N: usize> Chain<N> {
         (position - first).length() > reach + tolerance.position
     }
 
+    /// `goal` with its orientation turned into the one the joints' rotation `R = e₁ ⋯ eₙ`
+    /// must reach: the tip's rotation is `R · tip`, so `R* = target · tipᵀ` (once per solve,
+    /// not one more quaternion product per forward pass).
+    fn joints_goal(&self, goal: &ChainGoal) -> ChainGoal {
+        ChainGoal {
+            position: goal.position,
+            orientation: goal
+                .orientation
+                .map(|target| target * self.tip_rotation.conjugate()),
+        }
+    }
+
     /// One forward pass: `base_from_tip(q) = e₁(q₁) ⋯ eₙ(qₙ) · tip`, the axis lines at `q`
-    /// and the residual against `goal`.
+    /// and the residual against `goal`, whose orientation is the one wanted for the joints'
+    /// rotation `e₁ ⋯ eₙ` (the tip's times the tip's rotation at `q = 0` inverted: see
+    /// [`joints_goal`](Self::joints_goal)).
     ///
     /// With `Rᵢ` the rotation of `e₁ ⋯ eᵢ`, joint `i + 1`'s line is `Rᵢ·ωᵢ₊₁` through
     /// `oᵢ₊₁ = oᵢ + Rᵢ·(pᵢ₊₁ − pᵢ)` (each `eᵢ` fixes the points of its own axis, so the
@@ -154,9 +168,12 @@ impl<const N: usize> Chain<N> {
             let a = self.axis[i] * sin;
             turns[i] = DQuat::from_xyzw(a.x, a.y, a.z, cos);
         }
-        let mut rotation = DQuat::IDENTITY;
-        let mut point = DVec3::ZERO;
-        for i in 0..N {
+        // The first joint's line does not move.
+        let mut point = self.step[0];
+        out.axis[0] = self.axis[0];
+        out.point[0] = point;
+        let mut rotation = turns[0];
+        for i in 1..N {
             // Two vectors turned by the same rotation: as a matrix (about 20 operations to
             // build, 15 a vector) they cost less than by the quaternion (about 35 each).
             let matrix = DMat3::from_quat(rotation);
@@ -171,7 +188,7 @@ impl<const N: usize> Chain<N> {
         out.position_error = dp.length();
         let mut squared = dp.length_squared();
         if let Some(target) = goal.orientation {
-            let d = target * (rotation * self.tip_rotation).conjugate();
+            let d = target * rotation.conjugate();
             let d = if d.w < 0.0 { -d } else { d };
             let s = d.xyz().length();
             let angle = 2.0 * atan2(s, d.w);
@@ -555,6 +572,7 @@ fn solve_n<const N: usize>(
 ) -> ChainLmOutcome {
     let settings = &config.iteration;
     let chain = Chain::<N>::new(screws);
+    let goal = &chain.joints_goal(goal);
     let mut q: [f64; N] = std::array::from_fn(|c| q_out[c].clamp(chain.lower[c], chain.upper[c]));
     let (mut current, mut trial) = (State::<N>::EMPTY, State::<N>::EMPTY);
     chain.evaluate(goal, &q, &mut current);
