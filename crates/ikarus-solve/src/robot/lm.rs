@@ -427,9 +427,7 @@ impl<const N: usize> Lm<'_, N> {
                 }
             }
             for c in 0..N {
-                if fixed[c] {
-                    step[c] = prescribed[c];
-                }
+                step[c] = if fixed[c] { prescribed[c] } else { step[c] };
             }
             let largest = larger_of(step.iter().map(|s| s.abs()), 0.0);
             if largest == 0.0 {
@@ -501,22 +499,20 @@ impl<const N: usize> Lm<'_, N> {
         }
         *step = *gradient;
         if fixed.iter().any(|&f| f) {
-            for c in 0..N {
-                if fixed[c] {
-                    for a in 0..N {
-                        step[a] -= normal[a][c] * prescribed[c];
-                    }
-                }
-            }
+            // By arithmetic, not branches on which joints are fixed: `prescribed` is 0 for
+            // the free ones, and the fixed rows and columns are multiplied out (1 on their
+            // diagonal, 0 on their right-hand side).
+            let free: [f64; N] = std::array::from_fn(|c| f64::from(u8::from(!fixed[c])));
             for a in 0..N {
-                if fixed[a] {
-                    for b in 0..N {
-                        system[a][b] = 0.0;
-                        system[b][a] = 0.0;
-                    }
-                    system[a][a] = 1.0;
-                    step[a] = 0.0;
+                let mut s = step[a];
+                for c in 0..N {
+                    s -= normal[a][c] * prescribed[c];
                 }
+                step[a] = s * free[a];
+                for b in 0..N {
+                    system[a][b] *= free[a] * free[b];
+                }
+                system[a][a] += 1.0 - free[a];
             }
         }
         ldlt_solve(&mut system, step) && step.iter().all(|s| s.is_finite())
