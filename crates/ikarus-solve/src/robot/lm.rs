@@ -232,15 +232,23 @@ impl<const N: usize> State<N> {
         rotation_error: 0.0,
     };
 
-    /// `|Δp|/tol_p + |Δr|/tol_r`: the driver's score.
-    fn score(&self, tolerance: Tolerance) -> f64 {
-        self.position_error / tolerance.position.max(1e-300)
-            + self.rotation_error / tolerance.rotation.max(1e-300)
+    /// `|Δp|/tol_p + |Δr|/tol_r`, the driver's score, with `weights` the reciprocals of the
+    /// tolerances ([`score_weights`]: multiplications, not two divisions several times a sweep).
+    fn score(&self, weights: (f64, f64)) -> f64 {
+        self.position_error * weights.0 + self.rotation_error * weights.1
     }
 
     fn converged(&self, tolerance: Tolerance) -> bool {
         self.position_error <= tolerance.position && self.rotation_error <= tolerance.rotation
     }
+}
+
+/// `(1/tol_p, 1/tol_r)` for [`State::score`].
+fn score_weights(tolerance: Tolerance) -> (f64, f64) {
+    (
+        1.0 / tolerance.position.max(1e-300),
+        1.0 / tolerance.rotation.max(1e-300),
+    )
 }
 
 /// The largest of `values` and `floor` by plain comparisons (`f64::max`'s NaN rules cost
@@ -337,7 +345,9 @@ fn ldlt_solve<const N: usize>(a: &mut [[f64; N]; N], x: &mut [f64; N]) -> bool {
     unrolled!(r < N, {
         let i = N - 1 - r;
         let mut s = x[i];
-        for k in 0..N {
+        // The unknown found last (`x[i + 1]`) subtracted last: one multiply and subtract
+        // after it on the chain from unknown to unknown, not `N − i`.
+        for k in (0..N).rev() {
             if k > i {
                 s -= a[k][i] * x[k];
             }
@@ -578,7 +588,8 @@ fn solve_n<const N: usize>(
         held: false,
     };
     let mut best = q;
-    let mut best_score = current.score(tolerance);
+    let weights = score_weights(tolerance);
+    let mut best_score = current.score(weights);
     let mut best_converged = current.converged(tolerance);
     let (mut iterations, mut restarts) = (0, 0);
     let mut rng = SplitMix(settings.seed);
@@ -588,14 +599,14 @@ fn solve_n<const N: usize>(
         .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
     while iterations < settings.max_iterations && !current.converged(tolerance) {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d)
-            || !current.score(tolerance).is_finite()
+            || !current.score(weights).is_finite()
         {
             break;
         }
-        let before = current.score(tolerance);
+        let before = current.score(weights);
         let moved = lm.sweep(&mut q, &mut current, &mut trial);
         iterations += 1;
-        let s = current.score(tolerance);
+        let s = current.score(weights);
         // A sweep that leaves a joint on a stop and the score within 10% is a minimum the
         // limits make (98% of panda's failed starts end so): restart now, not a window later.
         let pinned = restarts < settings.restarts && lm.held && s > PINNED_PROGRESS * before;
@@ -644,13 +655,13 @@ fn solve_n<const N: usize>(
             lm.chain.evaluate(goal, &q, &mut current);
             lm.lambda = config.lambda;
             lm.nu = 2.0;
-            window = (current.score(tolerance), iterations);
+            window = (current.score(weights), iterations);
         }
     }
     let converged = current.converged(tolerance);
     if better(
         converged,
-        current.score(tolerance),
+        current.score(weights),
         best_converged,
         best_score,
     ) {
