@@ -391,25 +391,28 @@ impl<const N: usize> Lm<'_, N> {
         } else {
             0.0
         };
-        // Column `c` of `J` is `[v_c; w_c]`: `(JᵀJ)_ab = v_a·v_b + w_a·w_b`.
-        let w: [DVec3; N] = std::array::from_fn(|c| current.axis[c] * rotation_rows);
-        let v: [DVec3; N] =
-            std::array::from_fn(|c| current.axis[c].cross(current.tip - current.point[c]));
-        let (ep, er) = (
-            DVec3::new(current.e[0], current.e[1], current.e[2]),
-            DVec3::new(current.e[3], current.e[4], current.e[5]),
-        );
+        // Column `c` of `J` is `[v_c; w_c]`, its six entries side by side so that the sums
+        // of products below pair up in vector registers.
+        let column: [[f64; 6]; N] = std::array::from_fn(|c| {
+            let v = current.axis[c].cross(current.tip - current.point[c]);
+            let w = current.axis[c] * rotation_rows;
+            [v.x, v.y, v.z, w.x, w.y, w.z]
+        });
+        let dot = |a: &[f64; 6], b: &[f64; 6]| {
+            // Lanes of two: entries 0, 2, 4 and 1, 3, 5 summed apart, then the two lanes.
+            (a[0] * b[0] + a[2] * b[2] + a[4] * b[4]) + (a[1] * b[1] + a[3] * b[3] + a[5] * b[5])
+        };
         let mut normal = [[0.0; N]; N];
         let mut gradient = [0.0; N];
         unrolled!(a < N, {
             for b in 0..N {
                 if b <= a {
-                    let s = v[a].dot(v[b]) + w[a].dot(w[b]);
+                    let s = dot(&column[a], &column[b]);
                     normal[a][b] = s;
                     normal[b][a] = s;
                 }
             }
-            gradient[a] = v[a].dot(ep) + w[a].dot(er);
+            gradient[a] = dot(&column[a], &current.e);
         });
         (normal, gradient)
     }
