@@ -138,6 +138,45 @@ impl<const N: usize> Chain<N> {
         (position - first).length() > reach + tolerance.position
     }
 
+    /// A new start for restart number `restarts` (see the module's "Restarts"): bounded
+    /// joints drawn from their range (odd restarts from its middle 70%, ranges over a turn
+    /// from one turn around the middle), unbounded ones around `best`; after a start the
+    /// limits stopped (`pinned`), odd restarts keep the joints inside their bounds.
+    fn restart(
+        &self,
+        q: &mut [f64; N],
+        best: &[f64; N],
+        restarts: u32,
+        pinned: bool,
+        rng: &mut SplitMix,
+    ) {
+        let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
+        for c in 0..N {
+            let (l, u) = (self.lower[c], self.upper[c]);
+            let (low, high) = if l.is_finite() && u.is_finite() {
+                let middle = 0.5 * (l + u);
+                if u - l > TAU {
+                    // Every angle once: more turns only reach the same poses.
+                    (middle - PI, middle + PI)
+                } else if restarts % 2 == 1 {
+                    let half = 0.5 * (u - l) * INNER_DRAWS;
+                    (middle - half, middle + half)
+                } else {
+                    (l, u)
+                }
+            } else {
+                (best[c] - kick, best[c] + kick)
+            };
+            let draw = (low + (high - low) * rng.next_f64()).clamp(l, u);
+            // After a start the limits stopped: on odd restarts only the joints on a bound
+            // are drawn anew, the others keep where that start ended.
+            let keep = pinned && restarts % 2 == 1 && l < q[c] && q[c] < u;
+            if !keep {
+                q[c] = draw;
+            }
+        }
+    }
+
     /// `goal` with its orientation turned into the one the joints' rotation `R = e₁ ⋯ eₙ`
     /// must reach: the tip's rotation is `R · tip`, so `R* = target · tipᵀ` (once per solve,
     /// not one more quaternion product per forward pass).
@@ -435,6 +474,7 @@ impl<const N: usize> Lm<'_, N> {
 
     /// One sweep from `q` / `current`: on an accepted step both hold the new pose and the
     /// largest joint change is returned; 0 when no step lowered the cost.
+    #[allow(clippy::needless_bitwise_bool)] // the active set's tests: no branches on data
     fn sweep(&mut self, q: &mut [f64; N], current: &mut State<N>, trial: &mut State<N>) -> f64 {
         let (normal, gradient) = self.linearise(current);
         let floor = 1e-9 * larger_of((0..N).map(|a| normal[a][a]), 1e-12);
@@ -660,31 +700,7 @@ fn solve_n<const N: usize>(
                 break;
             }
             restarts += 1;
-            let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
-            for c in 0..N {
-                let (l, u) = (lm.chain.lower[c], lm.chain.upper[c]);
-                let (low, high) = if l.is_finite() && u.is_finite() {
-                    let middle = 0.5 * (l + u);
-                    if u - l > TAU {
-                        // Every angle once: more turns only reach the same poses.
-                        (middle - PI, middle + PI)
-                    } else if restarts % 2 == 1 {
-                        let half = 0.5 * (u - l) * INNER_DRAWS;
-                        (middle - half, middle + half)
-                    } else {
-                        (l, u)
-                    }
-                } else {
-                    (best[c] - kick, best[c] + kick)
-                };
-                let draw = (low + (high - low) * rng.next_f64()).clamp(l, u);
-                // After a start the limits stopped: on odd restarts only the joints on a bound
-                // are drawn anew, the others keep where that start ended.
-                let keep = pinned && restarts % 2 == 1 && l < q[c] && q[c] < u;
-                if !keep {
-                    q[c] = draw;
-                }
-            }
+            lm.chain.restart(&mut q, &best, restarts, pinned, &mut rng);
             lm.chain.evaluate(goal, &q, &mut current);
             lm.lambda = config.lambda;
             lm.nu = 2.0;
