@@ -37,7 +37,9 @@
 //! handles (`batch` uses the general solver when `blend < 1`).
 //!
 //! Chains of up to [`MAX_JOINTS`] joints; everything lives on the stack (no workspace, no
-//! allocation).
+//! allocation), the small systems as straight-line code per chain length, compiled for AVX2
+//! where the machine has it with the baseline's bits (BENCHMARKS.md, "The sweep's
+//! instructions").
 //!
 //! [`IterationSettings::stall_window`]: crate::IterationSettings::stall_window
 //! [`IterationSettings::max_iterations`]: crate::IterationSettings::max_iterations
@@ -198,8 +200,8 @@ impl<const N: usize> Chain<N> {
     ///
     /// With `Rᵢ` the rotation of `e₁ ⋯ eᵢ`, joint `i + 1`'s line is `Rᵢ·ωᵢ₊₁` through
     /// `oᵢ₊₁ = oᵢ + Rᵢ·(pᵢ₊₁ − pᵢ)` (each `eᵢ` fixes the points of its own axis, so the
-    /// chain's points move as a rigid polyline): two rotated vectors and one quaternion
-    /// product per joint.
+    /// chain's points move as a rigid polyline): two vectors turned by `Rᵢ` as a matrix and
+    /// one quaternion product per joint.
     #[allow(clippy::inline_always)] // compiled inside `solve`'s instruction-set dispatch
     #[inline(always)]
     fn evaluate(&self, goal: &ChainGoal, q: &[f64; N], out: &mut State<N>) {
