@@ -179,43 +179,7 @@ fn bench_prepared(c: &mut Criterion) {
         });
     }
 
-    // The same closed-form frame through `solve_in`: each character keeps its model pose (a
-    // game's animation pass computes it for skinning); the limbs read their chains' ancestors
-    // from it and recompute only the chain and its subtree.
-    {
-        let mut limbs = limbs(&scene, &closed.0, &closed.1);
-        let mut poses = scene.poses.clone();
-        for f in 0..FRAMES {
-            frame(&mut limbs, &scene, &mut poses, f);
-        }
-        let mut models: Vec<ModelPose> = poses
-            .iter()
-            .map(|pose| {
-                let mut model = ModelPose::new(&scene.skeleton);
-                fk::forward_kinematics(&scene.skeleton, pose, &mut model);
-                model
-            })
-            .collect();
-        let mut f = 0;
-        group.bench_function(
-            "closed_forms_solve_in_1000_characters_x4_limbs_per_frame",
-            |b| {
-                b.iter(|| {
-                    f = (f + 1) % FRAMES;
-                    let mut converged = 0;
-                    for ((pose, model), goals) in
-                        poses.iter_mut().zip(&mut models).zip(&scene.goals[f])
-                    {
-                        for (limb, goal) in limbs.iter_mut().zip(goals) {
-                            *limb.goal_mut(0) = *goal;
-                            converged += usize::from(limb.solve_in(pose, model).converged());
-                        }
-                    }
-                    black_box(converged)
-                });
-            },
-        );
-    }
+    bench_solve_in(&mut group, &scene, &closed);
 
     // The one-shot `solve` on the same closed-form limbs, 100 characters (for contrast).
     let mut poses = scene.poses.clone();
@@ -245,6 +209,79 @@ fn bench_prepared(c: &mut Criterion) {
         frame(&mut limbs, &scene, &mut poses, f);
     }
     bench_kernels(c, &scene, &poses);
+}
+
+/// The closed-form frame through `solve_in` (each character keeps its model pose), and what
+/// `solve` costs a game that needs the model poses afterwards (full FK per character).
+fn bench_solve_in(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    scene: &Scene,
+    closed: &(SolverConfig, SolverConfig),
+) {
+    // The same closed-form frame through `solve_in`: each character keeps its model pose (a
+    // game's animation pass computes it for skinning); the limbs read their chains' ancestors
+    // from it and recompute only the chain and its subtree.
+    {
+        let mut limbs = limbs(scene, &closed.0, &closed.1);
+        let mut poses = scene.poses.clone();
+        for f in 0..FRAMES {
+            frame(&mut limbs, scene, &mut poses, f);
+        }
+        let mut models: Vec<ModelPose> = poses
+            .iter()
+            .map(|pose| {
+                let mut model = ModelPose::new(&scene.skeleton);
+                fk::forward_kinematics(&scene.skeleton, pose, &mut model);
+                model
+            })
+            .collect();
+        // What `solve` costs a game that skins after the IK: the same frame through `solve`,
+        // then each character's model pose by full forward kinematics.
+        let mut plain_limbs = self::limbs(scene, &closed.0, &closed.1);
+        let mut plain_poses = poses.clone();
+        let mut plain_models = models.clone();
+        let mut f = 0;
+        group.bench_function(
+            "closed_forms_then_fk_for_skinning_1000_characters_x4_limbs_per_frame",
+            |b| {
+                b.iter(|| {
+                    f = (f + 1) % FRAMES;
+                    let mut converged = 0;
+                    for ((pose, model), goals) in plain_poses
+                        .iter_mut()
+                        .zip(&mut plain_models)
+                        .zip(&scene.goals[f])
+                    {
+                        for (limb, goal) in plain_limbs.iter_mut().zip(goals) {
+                            *limb.goal_mut(0) = *goal;
+                            converged += usize::from(limb.solve(pose).converged());
+                        }
+                        fk::forward_kinematics(&scene.skeleton, pose, model);
+                    }
+                    black_box(converged)
+                });
+            },
+        );
+        let mut f = 0;
+        group.bench_function(
+            "closed_forms_solve_in_1000_characters_x4_limbs_per_frame",
+            |b| {
+                b.iter(|| {
+                    f = (f + 1) % FRAMES;
+                    let mut converged = 0;
+                    for ((pose, model), goals) in
+                        poses.iter_mut().zip(&mut models).zip(&scene.goals[f])
+                    {
+                        for (limb, goal) in limbs.iter_mut().zip(goals) {
+                            *limb.goal_mut(0) = *goal;
+                            converged += usize::from(limb.solve_in(pose, model).converged());
+                        }
+                    }
+                    black_box(converged)
+                });
+            },
+        );
+    }
 }
 
 /// The closed forms alone on the same limbs — every character's legs and arms of one frame,
