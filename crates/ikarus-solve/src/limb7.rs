@@ -1539,7 +1539,9 @@ pub fn solve_task(
     pose: &mut LocalPose,
 ) -> SolveReport {
     match Limb7Task::new(skeleton, task, config) {
-        Ok(mut prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton)),
+        Ok(mut prepared) => {
+            prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton), false)
+        }
         Err(message) => SolveReport::invalid(message),
     }
 }
@@ -1616,48 +1618,28 @@ impl Limb7Task {
         }
     }
 
-    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
-    /// `model` as scratch: only the model frames of `path` are computed.
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`.
+    /// With `model_kept` false `model` is scratch: only the model frames of `path` are
+    /// computed. With `model_kept` true `model` is the forward kinematics of `pose`, kept by
+    /// the caller: nothing is computed before the solve, and afterwards the chain and its
+    /// whole subtree, so `model` stays the forward kinematics of the new pose.
     pub(crate) fn solve(
         &mut self,
         skeleton: &Skeleton,
         task: &IkTask,
         pose: &mut LocalPose,
         model: &mut ModelPose,
+        model_kept: bool,
     ) -> SolveReport {
-        let ancestors = if self.chain.is_some() {
-            &self.path[..self.chain_from]
-        } else {
-            &self.path[..]
-        };
-        fk::update_joints(skeleton, pose, model, ancestors);
-        self.solve_from_frames(skeleton, task, pose, model, false)
-    }
-
-    /// [`solve`](Self::solve) with `model` the forward kinematics of `pose` (kept by the
-    /// caller): nothing is recomputed before the solve, and afterwards the chain and its whole
-    /// subtree, so `model` stays the forward kinematics of the new pose.
-    pub(crate) fn solve_in_model(
-        &mut self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-    ) -> SolveReport {
-        self.solve_from_frames(skeleton, task, pose, model, true)
-    }
-
-    /// The solve once `model` holds the frames of the shoulder's ancestors (and of the chain
-    /// when the elbow axis is taken from the current bend); `whole` keeps every frame below
-    /// the shoulder current too (else the chain's only).
-    fn solve_from_frames(
-        &mut self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-        whole: bool,
-    ) -> SolveReport {
+        if !model_kept {
+            // The shoulder's ancestors, and the chain when the elbow axis comes from its bend.
+            let ancestors = if self.chain.is_some() {
+                &self.path[..self.chain_from]
+            } else {
+                &self.path[..]
+            };
+            fk::update_joints(skeleton, pose, model, ancestors);
+        }
         let effector = task.effectors[0];
         let Some(position) = effector.goal.position else {
             return SolveReport::invalid("`limb7` needs a position goal".into());
@@ -1721,7 +1703,7 @@ impl Limb7Task {
             self.limb = Some((*limb, bones));
         }
         fk::update_joints(skeleton, pose, model, chain_path);
-        if whole {
+        if model_kept {
             analytic::update_around_chain(skeleton, pose, model, chain_path);
         }
         // `solve_chain_in` enforced the three limits already.

@@ -163,8 +163,8 @@ impl<'s> PreparedTask<'s> {
             return SolveReport::invalid(reason.to_string());
         }
         match &mut self.engine {
-            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, &mut self.model),
-            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, &mut self.model),
+            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, &mut self.model, false),
+            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, &mut self.model, false),
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
         }
     }
@@ -186,8 +186,8 @@ impl<'s> PreparedTask<'s> {
             return SolveReport::invalid(reason.to_string());
         }
         match &mut self.engine {
-            Engine::TwoBone(engine) => engine.solve_in_model(skeleton, task, pose, model),
-            Engine::Limb7(engine) => engine.solve_in_model(skeleton, task, pose, model),
+            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, model, true),
+            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, model, true),
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
                 fk::forward_kinematics(skeleton, pose, model);

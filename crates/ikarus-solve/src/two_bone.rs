@@ -838,7 +838,7 @@ pub fn solve_task(
     pose: &mut LocalPose,
 ) -> SolveReport {
     match TwoBoneTask::new(skeleton, task, config) {
-        Ok(prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton)),
+        Ok(prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton), false),
         Err(message) => SolveReport::invalid(message),
     }
 }
@@ -888,42 +888,22 @@ impl TwoBoneTask {
         })
     }
 
-    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
-    /// `model` as scratch: only the model frames of `path` are computed.
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`.
+    /// With `model_kept` false `model` is scratch: only the model frames of `path` are
+    /// computed. With `model_kept` true `model` is the forward kinematics of `pose`, kept by
+    /// the caller: nothing is computed before the solve, and afterwards the chain and its
+    /// whole subtree, so `model` stays the forward kinematics of the new pose.
     pub(crate) fn solve(
         &self,
         skeleton: &Skeleton,
         task: &IkTask,
         pose: &mut LocalPose,
         model: &mut ModelPose,
+        model_kept: bool,
     ) -> SolveReport {
-        fk::update_joints(skeleton, pose, model, &self.path);
-        self.solve_from_frames(skeleton, task, pose, model, false)
-    }
-
-    /// [`solve`](Self::solve) with `model` the forward kinematics of `pose` (kept by the
-    /// caller): nothing is recomputed before the solve, and afterwards the chain and its whole
-    /// subtree, so `model` stays the forward kinematics of the new pose.
-    pub(crate) fn solve_in_model(
-        &self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-    ) -> SolveReport {
-        self.solve_from_frames(skeleton, task, pose, model, true)
-    }
-
-    /// The solve once `model` holds the frames of `path`; `whole` keeps every frame below the
-    /// chain's start joint current too (else the chain's only).
-    fn solve_from_frames(
-        &self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-        whole: bool,
-    ) -> SolveReport {
+        if !model_kept {
+            fk::update_joints(skeleton, pose, model, &self.path);
+        }
         let config = &self.config;
         let effector = task.effectors[0];
         let Some(target) = effector.goal.position else {
@@ -981,7 +961,7 @@ impl TwoBoneTask {
             for (&j, saved) in self.joints.iter().zip(before) {
                 pose[j] = saved;
             }
-            if whole {
+            if model_kept {
                 fk::update_subtree(skeleton, pose, model, start);
             }
             return SolveReport::invalid("two_bone produced a non-finite pose".into());
@@ -994,7 +974,7 @@ impl TwoBoneTask {
             pose,
             model,
         );
-        if whole {
+        if model_kept {
             analytic::update_around_chain(skeleton, pose, model, chain_path);
         }
         report
