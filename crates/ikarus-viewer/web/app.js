@@ -18,6 +18,16 @@ const appState = {
   skeleton: null, format: null, fps: 0, frames: 0,
 };
 appState.renderer = { name: view.gpu.name, software: view.gpu.software, antialias: view.antialias };
+// The per-joint hooks are computed when read (tests read `appState` through JSON), not for
+// every pose and frame: the joints' screen positions as drawn (for picking), the gizmo's
+// state, and the pose's positions and rotations by joint name.
+const byName = (values) => (pose && skeleton ? Object.fromEntries(skeleton.joints.map((j, i) => [j.name, values(pose)[i]])) : {});
+Object.defineProperties(appState, {
+  joints: { enumerable: true, get: () => (drawn.pose ? screenJoints() : []) },
+  gizmo: { enumerable: true, get: () => (view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null) },
+  positions: { enumerable: true, get: () => byName((p) => p.positions) },
+  rotations: { enumerable: true, get: () => byName((p) => p.rotations) },
+});
 window.appState = appState;
 window.samplePixels = (options) => view.samplePixels(options);
 
@@ -128,10 +138,8 @@ function onPose(reply) {
   appState.frame = reply.frame;
   appState.ik = reply.ik;
   // A retargeted motion's source drawn beside the target (screen positions in `publish`).
-  appState.overlay = reply.overlay ? { joints: reply.overlay.source.length, contacts: reply.overlay.contacts.length } : null;
+  appState.overlay = reply.overlay ? overlayHook(reply.overlay) : null;
   if (reply.ik) $('ik').checked = reply.ik.enabled;
-  appState.positions = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.positions[i]]));
-  appState.rotations = Object.fromEntries(skeleton.joints.map((j, i) => [j.name, reply.rotations[i]]));
   if (reply.report) {
     appState.lastReport = reply.report;
     panel.showReport(reply.report);
@@ -374,17 +382,33 @@ function loop(now) {
   if (now - fpsStart > 1000) { appState.fps = rendered * 1000 / (now - fpsStart); rendered = 0; fpsStart = now; }
 }
 
-/** The joints' screen positions as drawn (for picking by tests) and the gizmo's state. */
-function publish() {
+/** The joints' screen positions as last drawn (read through `appState.joints`). */
+function screenJoints() {
+  const { skeleton: shown, pose: at } = drawn;
   const rect = canvas.getBoundingClientRect();
-  appState.joints = skeleton.joints.map((j, i) => {
-    const [x, y] = view.toScreen(view.positions[i], rect);
-    return { name: j.name, humanoid: skeleton.humanoid[i], screen: [x, y], world: pose.positions[i] };
+  return shown.joints.map((j, i) => {
+    const [x, y] = view.toScreen(new THREE.Vector3(...at.positions[i]), rect);
+    return { name: j.name, humanoid: shown.humanoid[i], screen: [x, y], world: at.positions[i] };
   });
-  if (pose.overlay && appState.overlay) {
-    appState.overlay.screen = pose.overlay.source.map((p) => view.toScreen(new THREE.Vector3(...p), rect).slice(0, 2));
-  }
-  appState.gizmo = view.gizmo.object ? { axis: view.gizmo.axis, dragging: view.gizmo.dragging } : null;
+}
+
+/** A retargeted motion's source beside the target, for tests: counts, and screen positions when read. */
+function overlayHook(overlay) {
+  const hook = { joints: overlay.source.length, contacts: overlay.contacts.length };
+  Object.defineProperty(hook, 'screen', {
+    enumerable: true,
+    get: () => {
+      const rect = canvas.getBoundingClientRect();
+      return overlay.source.map((p) => view.toScreen(new THREE.Vector3(...p), rect).slice(0, 2));
+    },
+  });
+  return hook;
+}
+
+/** After a frame drawn with a pose: what was drawn (for the hooks), the render scale, ready. */
+let drawn = { skeleton: null, pose: null };
+function publish() {
+  drawn = { skeleton, pose };
   appState.renderScale = view.renderScale;
   appState.ready = true;
 }

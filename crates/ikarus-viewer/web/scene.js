@@ -81,6 +81,7 @@ export class SkeletonView {
     this.rotations = [];
     this.needsRender = true;
     this.renderScale = 1;
+    this.interactionScale = 1;
     this.interacting = false;
     this.resize();
     window.addEventListener('resize', () => this.resize());
@@ -95,13 +96,17 @@ export class SkeletonView {
    * Dynamic resolution while the user drags (a joint, the gizmo, the camera): when frames drawn
    * back to back keep taking longer than a 60 Hz frame — software WebGL draws and composites a
    * skinned avatar in about 24 ms — the drawing buffer shrinks by steps of 0.75 per side, down
-   * to half; the first frame after the drag is drawn at full resolution again. On a GPU that
-   * keeps up nothing changes.
+   * to half; the first frame after the drag is drawn at full resolution again. The next drag
+   * starts at the scale the last one settled at (and frames that keep up for a second raise
+   * it a step again), so each drag does not pay the slow frames again. On a GPU that keeps up
+   * nothing changes.
    */
   beginInteraction() {
     this.interacting = true;
     this.lastFrame = null;
     this.slowFrames = 0;
+    this.fastFrames = 0;
+    if (this.renderScale !== this.interactionScale) this.setRenderScale(this.interactionScale);
   }
 
   /** Ends a drag: full resolution again (see `beginInteraction`). */
@@ -117,14 +122,24 @@ export class SkeletonView {
     this.resize();
   }
 
-  /** Counts slow back-to-back frames during a drag and lowers the resolution after three. */
+  /**
+   * Counts slow back-to-back frames during a drag (over 20 ms apart) and lowers the resolution
+   * after three; after 60 that keep up with 60 Hz (17.5 ms) raises it a step.
+   */
   adaptResolution(now) {
     if (this.interacting && this.lastFrame !== null && now - this.lastFrame < 100) {
-      this.slowFrames = now - this.lastFrame > 20 ? this.slowFrames + 1 : 0;
+      const interval = now - this.lastFrame, slow = interval > 20;
+      this.slowFrames = slow ? this.slowFrames + 1 : 0;
+      // Keeping up: a 60 Hz frame's interval (with a little slack).
+      this.fastFrames = interval <= 17.5 ? this.fastFrames + 1 : 0;
       if (this.slowFrames >= 3 && this.renderScale > 0.5) {
         this.setRenderScale(Math.max(0.5, this.renderScale * 0.75));
         this.slowFrames = 0;
+      } else if (this.fastFrames >= 60 && this.renderScale < 1) {
+        this.setRenderScale(Math.min(1, this.renderScale / 0.75));
+        this.fastFrames = 0;
       }
+      this.interactionScale = this.renderScale;
     }
     this.lastFrame = now;
   }
