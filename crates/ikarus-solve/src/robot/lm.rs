@@ -371,8 +371,9 @@ macro_rules! unrolled {
 }
 
 /// Solves `a · x = x₀` in place by the `LDLᵀ` factorisation (`a` symmetric, its strict lower
-/// triangle overwritten by `L` and its diagonal by `D`); false when `a` is not positive definite. Without the square
-/// roots of Cholesky's `LLᵀ`: one division per column on the chain from column to column
+/// triangle overwritten by `L` and its diagonal by `D`); false when `a` is not positive
+/// definite. Without the square roots of Cholesky's `LLᵀ`: one division per column on the
+/// chain from column to column
 /// (the square root and division there were a fifth of the solver's time on the panda).
 /// Straight-line code for each `N` (see [`unrolled!`]: loops over `0..j` cost a third of the
 /// instructions in their counting).
