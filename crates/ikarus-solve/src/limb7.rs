@@ -1540,7 +1540,9 @@ pub fn solve_task(
 ) -> SolveReport {
     match Limb7Task::new(skeleton, task, config) {
         Ok(mut prepared) => {
-            prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton), false)
+            let mut model = ModelPose::new(skeleton);
+            prepared.update_frames(skeleton, pose, &mut model);
+            prepared.solve(skeleton, task, pose, &mut model)
         }
         Err(message) => SolveReport::invalid(message),
     }
@@ -1618,28 +1620,38 @@ impl Limb7Task {
         }
     }
 
-    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`.
-    /// With `model_kept` false `model` is scratch: only the model frames of `path` are
-    /// computed. With `model_kept` true `model` is the forward kinematics of `pose`, kept by
-    /// the caller: nothing is computed before the solve, and afterwards the chain and its
-    /// whole subtree, so `model` stays the forward kinematics of the new pose.
+    /// Computes into `model` the frames [`solve`](Self::solve) reads: the shoulder's
+    /// ancestors, and the chain when the elbow axis comes from its current bend.
+    pub(crate) fn update_frames(
+        &self,
+        skeleton: &Skeleton,
+        pose: &LocalPose,
+        model: &mut ModelPose,
+    ) {
+        let read = if self.chain.is_some() {
+            &self.path[..self.chain_from]
+        } else {
+            &self.path[..]
+        };
+        fk::update_joints(skeleton, pose, model, read);
+    }
+
+    /// The chain's joints, shoulder first.
+    pub(crate) fn chain(&self) -> &[JointId] {
+        &self.path[self.chain_from..]
+    }
+
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
+    /// `model` holding the frames [`update_frames`](Self::update_frames) computes (or the
+    /// caller's forward kinematics of `pose`); afterwards `model` holds the chain's new frames
+    /// (the rest of its subtree is stale).
     pub(crate) fn solve(
         &mut self,
         skeleton: &Skeleton,
         task: &IkTask,
         pose: &mut LocalPose,
         model: &mut ModelPose,
-        model_kept: bool,
     ) -> SolveReport {
-        if !model_kept {
-            // The shoulder's ancestors, and the chain when the elbow axis comes from its bend.
-            let ancestors = if self.chain.is_some() {
-                &self.path[..self.chain_from]
-            } else {
-                &self.path[..]
-            };
-            fk::update_joints(skeleton, pose, model, ancestors);
-        }
         let effector = task.effectors[0];
         let Some(position) = effector.goal.position else {
             return SolveReport::invalid("`limb7` needs a position goal".into());
@@ -1703,9 +1715,6 @@ impl Limb7Task {
             self.limb = Some((*limb, bones));
         }
         fk::update_joints(skeleton, pose, model, chain_path);
-        if model_kept {
-            analytic::update_around_chain(skeleton, pose, model, chain_path);
-        }
         // `solve_chain_in` enforced the three limits already.
         let mut report = analytic::report(task, outcome.reached, outcome.limited, model);
         if let (SolveStatus::Unreachable, SwivelPolicy::Fixed(_), Some(feasible)) =

@@ -48,6 +48,7 @@
 
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
+use crate::analytic;
 use crate::limb7::Limb7Task;
 use crate::two_bone::TwoBoneTask;
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
@@ -163,8 +164,14 @@ impl<'s> PreparedTask<'s> {
             return SolveReport::invalid(reason.to_string());
         }
         match &mut self.engine {
-            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, &mut self.model, false),
-            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, &mut self.model, false),
+            Engine::TwoBone(engine) => {
+                engine.update_frames(skeleton, pose, &mut self.model);
+                engine.solve(skeleton, task, pose, &mut self.model)
+            }
+            Engine::Limb7(engine) => {
+                engine.update_frames(skeleton, pose, &mut self.model);
+                engine.solve(skeleton, task, pose, &mut self.model)
+            }
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
         }
     }
@@ -186,8 +193,17 @@ impl<'s> PreparedTask<'s> {
             return SolveReport::invalid(reason.to_string());
         }
         match &mut self.engine {
-            Engine::TwoBone(engine) => engine.solve(skeleton, task, pose, model, true),
-            Engine::Limb7(engine) => engine.solve(skeleton, task, pose, model, true),
+            // The chain's frames are new; the rest of its subtree is brought along.
+            Engine::TwoBone(engine) => {
+                let report = engine.solve(skeleton, task, pose, model);
+                analytic::update_around_chain(skeleton, pose, model, engine.chain());
+                report
+            }
+            Engine::Limb7(engine) => {
+                let report = engine.solve(skeleton, task, pose, model);
+                analytic::update_around_chain(skeleton, pose, model, engine.chain());
+                report
+            }
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
                 fk::forward_kinematics(skeleton, pose, model);

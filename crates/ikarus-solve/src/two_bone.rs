@@ -838,7 +838,11 @@ pub fn solve_task(
     pose: &mut LocalPose,
 ) -> SolveReport {
     match TwoBoneTask::new(skeleton, task, config) {
-        Ok(prepared) => prepared.solve(skeleton, task, pose, &mut ModelPose::new(skeleton), false),
+        Ok(prepared) => {
+            let mut model = ModelPose::new(skeleton);
+            prepared.update_frames(skeleton, pose, &mut model);
+            prepared.solve(skeleton, task, pose, &mut model)
+        }
         Err(message) => SolveReport::invalid(message),
     }
 }
@@ -888,22 +892,33 @@ impl TwoBoneTask {
         })
     }
 
-    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`.
-    /// With `model_kept` false `model` is scratch: only the model frames of `path` are
-    /// computed. With `model_kept` true `model` is the forward kinematics of `pose`, kept by
-    /// the caller: nothing is computed before the solve, and afterwards the chain and its
-    /// whole subtree, so `model` stays the forward kinematics of the new pose.
+    /// Computes into `model` the frames [`solve`](Self::solve) reads: the start joint's
+    /// ancestors and the chain, from `pose`.
+    pub(crate) fn update_frames(
+        &self,
+        skeleton: &Skeleton,
+        pose: &LocalPose,
+        model: &mut ModelPose,
+    ) {
+        fk::update_joints(skeleton, pose, model, &self.path);
+    }
+
+    /// The chain's joints, start first.
+    pub(crate) fn chain(&self) -> &[JointId] {
+        &self.path[self.chain_from..]
+    }
+
+    /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with
+    /// `model` holding the frames of the start joint's ancestors and of the chain
+    /// ([`update_frames`](Self::update_frames), or the caller's forward kinematics of `pose`);
+    /// afterwards `model` holds the chain's new frames (the rest of its subtree is stale).
     pub(crate) fn solve(
         &self,
         skeleton: &Skeleton,
         task: &IkTask,
         pose: &mut LocalPose,
         model: &mut ModelPose,
-        model_kept: bool,
     ) -> SolveReport {
-        if !model_kept {
-            fk::update_joints(skeleton, pose, model, &self.path);
-        }
         let config = &self.config;
         let effector = task.effectors[0];
         let Some(target) = effector.goal.position else {
@@ -961,23 +976,17 @@ impl TwoBoneTask {
             for (&j, saved) in self.joints.iter().zip(before) {
                 pose[j] = saved;
             }
-            if model_kept {
-                fk::update_subtree(skeleton, pose, model, start);
-            }
+            fk::update_joints(skeleton, pose, model, chain_path);
             return SolveReport::invalid("two_bone produced a non-finite pose".into());
         }
-        let report = analytic::finish_in(
+        analytic::finish_in(
             skeleton,
             task,
             (&self.joints, chain_path),
             output.reached,
             pose,
             model,
-        );
-        if model_kept {
-            analytic::update_around_chain(skeleton, pose, model, chain_path);
-        }
-        report
+        )
     }
 }
 
