@@ -42,12 +42,20 @@ export function webglRenderer() {
   return { name, software: /swiftshader|llvmpipe|softpipe|software|warp/i.test(name) };
 }
 
+/**
+ * The smallest drawing-buffer scale per side while dragging: 0.75³. On SwiftShader, Godette's
+ * frame costs 6.3 ms at 0.5 and 5.1 ms at 0.4 (in-page probe: render + a one-pixel read).
+ */
+const MIN_RENDER_SCALE = 0.42;
+
 export class SkeletonView {
   constructor(canvas) {
     this.canvas = canvas;
     this.gpu = webglRenderer();
     this.antialias = !this.gpu.software;
-    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: this.antialias });
+    // An opaque canvas without stencil: the compositor need not blend it, and nothing here
+    // uses a stencil buffer.
+    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: this.antialias, alpha: false, stencil: false });
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
     this.renderer.setClearColor(BACKGROUND);
     this.scene = new THREE.Scene();
@@ -96,7 +104,7 @@ export class SkeletonView {
    * Dynamic resolution while the user drags (a joint, the gizmo, the camera): when frames drawn
    * back to back keep taking longer than a 60 Hz frame — software WebGL draws and composites a
    * skinned avatar in about 24 ms — the drawing buffer shrinks by steps of 0.75 per side, down
-   * to half; the first frame after the drag is drawn at full resolution again. The next drag
+   * to 0.42 (three steps); the first frame after the drag is drawn at full resolution again. The next drag
    * starts at the scale the last one settled at (and frames that keep up for a second raise
    * it a step again), so each drag does not pay the slow frames again. On a GPU that keeps up
    * nothing changes.
@@ -132,8 +140,8 @@ export class SkeletonView {
       this.slowFrames = slow ? this.slowFrames + 1 : 0;
       // Keeping up: a 60 Hz frame's interval (with a little slack).
       this.fastFrames = interval <= 17.5 ? this.fastFrames + 1 : 0;
-      if (this.slowFrames >= 3 && this.renderScale > 0.5) {
-        this.setRenderScale(Math.max(0.5, this.renderScale * 0.75));
+      if (this.slowFrames >= 3 && this.renderScale > MIN_RENDER_SCALE) {
+        this.setRenderScale(Math.max(MIN_RENDER_SCALE, this.renderScale * 0.75));
         this.slowFrames = 0;
       } else if (this.fastFrames >= 60 && this.renderScale < 1) {
         this.setRenderScale(Math.min(1, this.renderScale / 0.75));
@@ -251,11 +259,21 @@ export class SkeletonView {
     // The bind pose's bounding sphere says nothing about a posed character.
     mesh.frustumCulled = false;
     this.skin = { mesh, bones, materials, vertices: info.vertices };
-    for (const drawn of [this.spheres.points, this.solids.mesh]) {
+    // Over a skin the bones are lines, as a stick figure: the cylinders' 800-odd shaded
+    // triangles cost SwiftShader about 1.2 ms a frame at half resolution (Godette), a line
+    // buffer next to nothing; the joints stay sprites (picking).
+    this.solids.mesh.visible = false;
+    if (this.boneLines?.lines.parent) this.dispose(this.boneLines.lines);
+    this.boneLines = new LineBatch(this.bones.length);
+    this.root.add(this.boneLines.lines);
+    for (const drawn of [this.spheres.points, this.boneLines.lines]) {
       drawn.material.depthTest = false;
       drawn.renderOrder = 2;
     }
-    if (this.positions.length === this.joints.length) this.placeBones();
+    if (this.positions.length === this.joints.length) {
+      this.placeBones();
+      this.placeBoneLines(new THREE.Color(COLORS.bone));
+    }
     this.invalidate();
   }
 
@@ -269,7 +287,8 @@ export class SkeletonView {
 
   /** Hides or shows everything but the skin (the skeleton, grid, limits, targets). */
   showOverlay(visible) {
-    for (const o of [this.spheres?.points, this.solids?.mesh, this.overlay?.lines]) if (o) o.visible = visible;
+    const bones = this.skin ? this.boneLines?.lines : this.solids?.mesh;
+    for (const o of [this.spheres?.points, bones, this.overlay?.lines]) if (o) o.visible = visible;
     this.invalidate();
   }
 
@@ -340,14 +359,26 @@ export class SkeletonView {
     this.rotations = pose.rotations.map(q4);
     if (this.skin) this.placeBones();
     const effectors = new Set(pose.effectors.map((e) => e.joint));
-    const matrix = new THREE.Matrix4(), color = new THREE.Color(), scale = new THREE.Vector3();
-    const turn = new THREE.Quaternion();
+    const color = new THREE.Color();
     this.joints.forEach((joint, i) => {
       const hex = joint.name === pose.base ? COLORS.base : effectors.has(joint.name) ? COLORS.effector : COLORS.joint;
       this.spheres.place(i, this.positions[i], this.jointRadius * (hex === COLORS.joint ? 1 : 1.5), color.setHex(hex));
     });
     this.spheres.commit();
     color.setHex(COLORS.bone);
+    if (this.skin) this.placeBoneLines(color);
+    else this.placeSolids(color);
+    this.overlay.clear();
+    this.placeLimits(new Set(pose.report?.active_limits ?? []));
+    this.placeTargets(pose.effectors.filter((e) => e.position));
+    this.overlay.commit();
+    this.placeRetarget(pose.overlay);
+    this.invalidate();
+  }
+
+  /** Each bone as a cylinder from its parent joint. */
+  placeSolids(color) {
+    const matrix = new THREE.Matrix4(), scale = new THREE.Vector3(), turn = new THREE.Quaternion();
     this.bones.forEach((i, k) => {
       const from = this.positions[this.joints[i].parent], d = this.positions[i].clone().sub(from);
       const length = d.length();
@@ -356,12 +387,13 @@ export class SkeletonView {
       this.solids.place(k, matrix.compose(from, turn, scale), color);
     });
     this.solids.commit();
-    this.overlay.clear();
-    this.placeLimits(new Set(pose.report?.active_limits ?? []));
-    this.placeTargets(pose.effectors.filter((e) => e.position));
-    this.overlay.commit();
-    this.placeRetarget(pose.overlay);
-    this.invalidate();
+  }
+
+  /** Each bone as a line from its parent joint (over a skin). */
+  placeBoneLines(color) {
+    this.boneLines.clear();
+    for (const i of this.bones) this.boneLines.segment(this.positions[this.joints[i].parent], this.positions[i], color);
+    this.boneLines.commit();
   }
 
   /**
