@@ -368,13 +368,21 @@ function download(name, text) {
 // `appState.frames` counts frames that were rendered (not animation callbacks), `appState.fps`
 // is rendered frames per second over the last second: 0 while nothing changes.
 let rendered = 0, fpsStart = performance.now();
+// A frame's main-thread cost: from the animation callback to the first task after it, which
+// runs once the frame is committed (with a software compositor, after the canvas was read
+// back). Feeds the dynamic resolution while dragging.
+const afterFrame = new MessageChannel();
+let frameStart = 0;
+afterFrame.port1.onmessage = () => view.frameCost(performance.now() - frameStart);
 function loop(now) {
   requestAnimationFrame(loop);
+  frameStart = performance.now();
   dragSentThisFrame = false;
   flushDrag();
   playTick(now);
   if (view.needsRender) {
     view.render();
+    afterFrame.port2.postMessage(null);
     rendered++;
     appState.frames = (appState.frames ?? 0) + 1;
     if (pose) publish();

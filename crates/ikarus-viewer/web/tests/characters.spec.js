@@ -112,13 +112,13 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
 
   const fps = await dragFrameRate(page, hand.name);
   console.log(`vrm while dragging: ${fps.frames} frames in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.poses} poses; render scale ${fps.scale}`);
-  // Measured and reported, not asserted: on SwiftShader the skinned avatar with back faces
-  // culled draws in ~13 ms and composites in ~10 (41–49 fps forced, no drag); during a drag the
-  // page lowers its resolution (down to 0.42 per side, remembered between drags) and, with the
-  // bones drawn as lines over the skin, reaches 54–59 fps, median 56.7 over ten runs — the 55
-  // the issue asks for in eight runs of ten (the renderer's main thread waits for the
-  // software compositor's read-back of each frame, so drawing and the page's work add up).
+  // The issue's ≥ 55 fps on SwiftShader: the page lowers its resolution while dragging (by what
+  // each frame costs the main thread, down to 0.42 per side, remembered between drags), draws
+  // the bones over the skin as lines and samples textures bilinearly from one mip level; ten
+  // runs of this test gave 57.5–60 fps, the full browser suite 58–59.5 (2026-11-24). As with
+  // the skeleton page, a failure on a busy machine should be rerun when it is idle.
   test.info().annotations.push({ type: 'fps while dragging a skinned avatar', description: `${fps.fps.toFixed(1)} at render scale ${fps.scale}` });
+  expect(fps.fps).toBeGreaterThanOrEqual(55);
 
   // A VRM animation dropped on the avatar plays through its humanoid map.
   const vrma = process.env.IKARUS_VRMA;
