@@ -1,16 +1,18 @@
-//! Fetches the page's front-end packages (three.js) from npm into `OUT_DIR`, pinned by the
+//! Fetches the page's front-end packages (three.js, meshoptimizer's simplifier) from npm into
+//! `OUT_DIR`, pinned by the
 //! committed `web/package-lock.json`, so the binary can embed and serve them. Third-party code
 //! is never committed; a fresh machine needs only cargo and npm.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The files of the `three` package the page imports, relative to `node_modules/three/`.
-const THREE_FILES: [&str; 4] = [
-    "build/three.module.js",
-    "build/three.core.js",
-    "examples/jsm/controls/OrbitControls.js",
-    "examples/jsm/controls/TransformControls.js",
+/// The files of the npm packages the page imports, relative to `node_modules/`.
+const FILES: [&str; 5] = [
+    "three/build/three.module.js",
+    "three/build/three.core.js",
+    "three/examples/jsm/controls/OrbitControls.js",
+    "three/examples/jsm/controls/TransformControls.js",
+    "meshoptimizer/meshopt_simplifier.js",
 ];
 
 fn main() {
@@ -26,23 +28,30 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot copy web/{file} into OUT_DIR: {e}"));
     }
     // `npm ci` runs again whenever the lockfile differs from the one last installed.
-    let three = npm_dir.join("node_modules/three");
+    let modules = npm_dir.join("node_modules");
     let lock = std::fs::read(web.join("package-lock.json")).expect("web/package-lock.json");
     let stamp = npm_dir.join("installed-package-lock.json");
     let installed = std::fs::read(&stamp).ok();
     if installed.as_deref() != Some(lock.as_slice())
-        || !THREE_FILES.iter().all(|f| three.join(f).is_file())
+        || !FILES.iter().all(|f| modules.join(f).is_file())
     {
         npm_ci(&npm_dir);
         std::fs::write(&stamp, &lock).expect("OUT_DIR is writable");
     }
-    for file in THREE_FILES {
+    for file in FILES {
         assert!(
-            three.join(file).is_file(),
-            "npm ci did not install node_modules/three/{file}; check web/package.json"
+            modules.join(file).is_file(),
+            "npm ci did not install node_modules/{file}; check web/package.json"
         );
     }
-    println!("cargo::rustc-env=IKARUS_VIEWER_THREE={}", three.display());
+    println!(
+        "cargo::rustc-env=IKARUS_VIEWER_THREE={}",
+        modules.join("three").display()
+    );
+    println!(
+        "cargo::rustc-env=IKARUS_VIEWER_MESHOPT={}",
+        modules.join("meshoptimizer").display()
+    );
 }
 
 /// `npm ci --omit=dev` in `dir`: installs exactly the lockfile's runtime packages.

@@ -1,4 +1,5 @@
-//! The HTTP routes: the page, its modules, the vendored three.js files, and the WebSocket.
+//! The HTTP routes: the page, its modules, the vendored three.js and meshoptimizer files, and
+//! the WebSocket.
 
 use std::sync::Arc;
 
@@ -18,7 +19,8 @@ type Asset = (&'static str, &'static str, &'static [u8]);
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-/// The page and the modules it imports (three.js from npm, fetched by the build script).
+/// The page and the modules it imports (three.js and meshoptimizer's simplifier from npm,
+/// fetched by the build script).
 const ASSETS: &[Asset] = &[
     (
         "/",
@@ -61,6 +63,14 @@ const ASSETS: &[Asset] = &[
         include_bytes!(concat!(
             env!("IKARUS_VIEWER_THREE"),
             "/examples/jsm/controls/TransformControls.js"
+        )),
+    ),
+    (
+        "/vendor/meshopt_simplifier.js",
+        JS,
+        include_bytes!(concat!(
+            env!("IKARUS_VIEWER_MESHOPT"),
+            "/meshopt_simplifier.js"
         )),
     ),
 ];

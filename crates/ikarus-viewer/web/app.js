@@ -95,7 +95,11 @@ function receive(reply) {
     case 'mesh':
       // Drawn with the skeleton at the first pose after it.
       mesh = reply;
-      appState.mesh = { vertices: reply.vertices, materials: reply.materials.length, textures: reply.materials.filter((m) => m.texture).length };
+      appState.mesh = {
+        vertices: reply.vertices, materials: reply.materials.length, textures: reply.materials.filter((m) => m.texture).length,
+        // Triangles of the skin drawn while dragging on a software renderer (null: the full skin).
+        get dragTriangles() { return view.skin?.lod?.triangles ?? null; },
+      };
       break;
     case 'pose':
       onPose(reply);

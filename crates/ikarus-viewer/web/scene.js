@@ -3,6 +3,7 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 import { TransformControls } from 'three/addons/controls/TransformControls.js';
+import { MeshoptSimplifier } from 'meshoptimizer/simplifier';
 import { LineBatch, SphereBatch, TriangleBatch } from './batch.js';
 
 export const BACKGROUND = 0x1e2126;
@@ -47,6 +48,16 @@ export function webglRenderer() {
  * frame costs 6.3 ms at 0.5 and 5.1 ms at 0.4 (in-page probe: render + a one-pixel read).
  */
 const MIN_RENDER_SCALE = 0.42;
+/**
+ * A skin with more triangles than this is drawn simplified while the user drags on a software
+ * renderer: SwiftShader pays about a microsecond per triangle whatever the resolution, so a
+ * 23,000-triangle MMD model cannot keep 60 Hz at any scale.
+ */
+const LOD_MIN_TRIANGLES = 8000;
+/** The simplified skin's triangles (each material's part in proportion). */
+const LOD_TRIANGLES = 4000;
+/** Largest deviation the simplification may make, relative to the mesh's extent. */
+const LOD_ERROR = 0.02;
 /** Mean main-thread cost of recent dragged frames above which the resolution drops (ms). */
 const SLOW_FRAME_MS = 11;
 /** A dragged frame this costly (ms) is likely to miss its vsync; two in eight drop the resolution. */
@@ -115,7 +126,8 @@ export class SkeletonView {
    * `SLOW_FRAME_MS`, or two of the last eight went over `MISSED_FRAME_MS`, the drawing buffer
    * shrinks by a step of 0.75 per side, down to `MIN_RENDER_SCALE`; when 60 frames in a row
    * stayed under `FAST_FRAME_MS` (room for the 1.8× pixels of the next step) it grows a
-   * step. The first frame after the drag is drawn at full resolution again; the next drag
+   * step; a skin of many triangles is drawn simplified meanwhile (`buildLod`). The first
+   * frame after the drag is drawn at full resolution again; the next drag
    * starts at the scale the last one settled at, so each drag does not pay the slow frames
    * again. A GPU that keeps up never leaves full resolution. The frame intervals are no
    * guide: at 60 Hz they only say whether a frame made the vsync, not by how much, so
@@ -124,6 +136,7 @@ export class SkeletonView {
   beginInteraction() {
     this.interacting = true;
     this.costs = [];
+    this.showLod(true);
     if (this.renderScale !== this.interactionScale) this.setRenderScale(this.interactionScale);
   }
 
@@ -149,6 +162,7 @@ export class SkeletonView {
   /** Ends a drag: full resolution again (see `beginInteraction`). */
   endInteraction() {
     this.interacting = false;
+    this.showLod(false);
     if (this.renderScale !== 1) this.setRenderScale(1);
   }
 
@@ -269,7 +283,8 @@ export class SkeletonView {
     mesh.bind(new THREE.Skeleton(bones, inverses), new THREE.Matrix4());
     // The bind pose's bounding sphere says nothing about a posed character.
     mesh.frustumCulled = false;
-    this.skin = { mesh, bones, materials, vertices: info.vertices };
+    this.skin = { mesh, bones, materials, vertices: info.vertices, lod: null };
+    if (this.gpu.software && geometry.index.count / 3 > LOD_MIN_TRIANGLES) this.buildLod(this.skin);
     // Over a skin the bones are lines, as a stick figure: the cylinders' 800-odd shaded
     // triangles cost SwiftShader about 1.2 ms a frame at half resolution (Godette), a line
     // buffer next to nothing; the joints stay sprites (picking).
@@ -285,6 +300,51 @@ export class SkeletonView {
       this.placeBones();
       this.placeBoneLines(new THREE.Color(COLORS.bone));
     }
+    this.invalidate();
+  }
+
+  /**
+   * The skin simplified for drags on a software renderer: each material's triangles reduced
+   * in proportion to `LOD_TRIANGLES` by meshoptimizer (borders between materials locked, so
+   * no seam opens), as a second skinned mesh on the same vertices and skeleton, shown instead
+   * of the full one while the user drags (`beginInteraction`).
+   */
+  async buildLod(skin) {
+    await MeshoptSimplifier.ready;
+    if (this.skin !== skin || !MeshoptSimplifier.supported) return;
+    const full = skin.mesh.geometry, index = full.index.array, positions = full.attributes.position.array;
+    const ratio = LOD_TRIANGLES / (index.length / 3);
+    const geometry = new THREE.BufferGeometry();
+    for (const [name, attribute] of Object.entries(full.attributes)) geometry.setAttribute(name, attribute);
+    const groups = full.groups.length ? full.groups : [{ start: 0, count: index.length, materialIndex: 0 }];
+    const parts = groups.map((g) => {
+      const part = index.subarray(g.start, g.start + g.count);
+      const target = Math.max(3, Math.floor(part.length / 3 * ratio) * 3);
+      return MeshoptSimplifier.simplify(part, positions, 3, target, LOD_ERROR, ['LockBorder'])[0];
+    });
+    const merged = new Uint32Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    parts.forEach((p, k) => {
+      merged.set(p, at);
+      geometry.addGroup(at, p.length, groups[k].materialIndex);
+      at += p.length;
+    });
+    geometry.setIndex(new THREE.BufferAttribute(merged, 1));
+    const mesh = new THREE.SkinnedMesh(geometry, skin.mesh.material);
+    mesh.bind(skin.mesh.skeleton, skin.mesh.bindMatrix);
+    mesh.frustumCulled = false;
+    mesh.visible = false;
+    this.root.add(mesh);
+    skin.lod = { mesh, triangles: merged.length / 3 };
+    if (this.interacting) this.showLod(true);
+  }
+
+  /** Draws the simplified skin (during a drag) or the full one. */
+  showLod(on) {
+    const lod = this.skin?.lod;
+    if (!lod) return;
+    lod.mesh.visible = on;
+    this.skin.mesh.visible = !on;
     this.invalidate();
   }
 
