@@ -243,8 +243,9 @@ impl SoakReport {
 
     /// The table printed by the `soak` binary: one row per solver, failures then statuses.
     pub fn table(&self) -> String {
-        let short = [
-            "panic", "nonfin", "limit", "fk", "f_conv", "f_unre", "base", "m_inv", "inv_mv",
+        // One short name per category (the length is checked against `CATEGORIES`).
+        let short: [&str; CATEGORIES.len()] = [
+            "panic", "nonfin", "limit", "fk", "f_conv", "f_unre", "base", "m_inv", "inv_mv", "prep",
         ];
         let mut out = format!("{:<19}{:>9}", "solver", "solves");
         for name in short {
