@@ -11,27 +11,23 @@ use ikarus_solve::aim::{
     AimChain, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve, solve_batch,
     solve_chain, solve_chain_multi,
 };
+use ikarus_testdata::Rng;
 use std::hint::black_box;
 
 /// CMU units to metres: (1 / 0.45) inch.
 const CMU_TO_METRES: f64 = 0.0254 / 0.45;
 const BATCH: usize = 1024;
 
-/// `SplitMix64`, for reproducible targets and poles.
-struct Rng(u64);
+#[allow(clippy::too_many_lines)] // one scenario set up, then four benches on it
+/// Test draws on [`Rng`] beyond plain numbers.
+trait Draw {
+    fn direction(&mut self) -> DVec3;
+}
 
-impl Rng {
-    fn unit_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
+impl Draw for Rng {
     fn direction(&mut self) -> DVec3 {
         loop {
-            let v = DVec3::new(self.unit_f64(), self.unit_f64(), self.unit_f64()) * 2.0 - 1.0;
+            let v = DVec3::new(self.unit(), self.unit(), self.unit()) * 2.0 - 1.0;
             if (1e-6..=1.0).contains(&v.length_squared()) {
                 return v.normalize();
             }
@@ -39,7 +35,6 @@ impl Rng {
     }
 }
 
-#[allow(clippy::too_many_lines)] // one scenario set up, then four benches on it
 fn bench_aim(c: &mut Criterion) {
     let path = bvh_path("cmu_01_01_jump_cgspeed.bvh");
     let document = ikarus_formats::open(path.to_str().expect("UTF-8 path"), CMU_TO_METRES)
@@ -68,7 +63,7 @@ fn bench_aim(c: &mut Criterion) {
     for frame in (0..motion.len()).cycle().step_by(7).take(BATCH) {
         let pose = motion.frame(frame).expect("frame").clone();
         fk::forward_kinematics(skeleton, &pose, &mut model);
-        let target = model.position(head) + rng.direction() * (0.5 + 2.5 * rng.unit_f64());
+        let target = model.position(head) + rng.direction() * (0.5 + 2.5 * rng.unit());
         let input = eye.input(
             skeleton,
             &pose,

@@ -24,10 +24,10 @@ use std::time::Instant;
 use cpu_time::ThreadTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
-use ikarus_bench::iiwa::SplitMix;
 use ikarus_core::{Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::fabrik::{self, FabrikConfig, FabrikWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_testdata::Rng;
 
 /// One run of the paper's kind of experiment: a straight chain of `points` joint points
 /// (`points - 1` equal links of `link` metres along +Y from a fixed base; every point but the
@@ -38,7 +38,7 @@ struct Protocol {
     link: f64,
     tolerance: f64,
     count: usize,
-    target: fn(&mut SplitMix, f64) -> DVec3,
+    target: fn(&mut Rng, f64) -> DVec3,
 }
 
 /// The FABRIK paper's experiment (Aristidou & Lasenby 2011, Table 1 and Fig. 11) as far as it
@@ -89,9 +89,9 @@ const BALL: Protocol = Protocol {
 };
 
 /// A point uniform in the ball of radius `reach` about the base.
-fn in_ball(rng: &mut SplitMix, reach: f64) -> DVec3 {
+fn in_ball(rng: &mut Rng, reach: f64) -> DVec3 {
     loop {
-        let p = DVec3::new(rng.next_f64(), rng.next_f64(), rng.next_f64()) * 2.0 - DVec3::ONE;
+        let p = DVec3::new(rng.unit(), rng.unit(), rng.unit()) * 2.0 - DVec3::ONE;
         if p.length_squared() <= 1.0 {
             return p * reach;
         }
@@ -99,9 +99,9 @@ fn in_ball(rng: &mut SplitMix, reach: f64) -> DVec3 {
 }
 
 /// A unit vector uniform on the sphere.
-fn random_direction(rng: &mut SplitMix) -> DVec3 {
-    let z = 2.0 * rng.next_f64() - 1.0;
-    let phi = std::f64::consts::TAU * rng.next_f64();
+fn random_direction(rng: &mut Rng) -> DVec3 {
+    let z = 2.0 * rng.unit() - 1.0;
+    let phi = std::f64::consts::TAU * rng.unit();
     let r = (1.0 - z * z).sqrt();
     DVec3::new(r * phi.cos(), r * phi.sin(), z)
 }
@@ -135,7 +135,7 @@ impl Protocol {
     }
 
     fn targets(&self, count: usize, seed: u64) -> Vec<DVec3> {
-        let mut rng = SplitMix(seed);
+        let mut rng = Rng(seed);
         (0..count)
             .map(|_| (self.target)(&mut rng, self.reach()))
             .collect()

@@ -15,35 +15,30 @@ use ikarus_solve::leg6::{
     Leg6Target, Y_UP_FROM_LEG, forward, solve_batch, solve_chain, solve_contact, solve_level,
     solve_pose,
 };
+use ikarus_testdata::Rng;
 use std::hint::black_box;
 
 const BATCH: usize = 1024;
 
-/// `SplitMix64`, for reproducible targets.
-struct Rng(u64);
+/// The G1 left leg's zero-pose points (leg frame = URDF frame), from the joint origins of
+/// `g1_29dof.urdf` (see `tests/leg6.rs`): hip centre, knee, ankle pitch, ankle roll.
+/// Test draws on [`Rng`] beyond plain numbers.
+trait Draw {
+    fn angles(&mut self, limits: &Leg6Limits) -> Leg6Angles;
+}
 
-impl Rng {
-    fn unit_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
+impl Draw for Rng {
     fn angles(&mut self, limits: &Leg6Limits) -> Leg6Angles {
         let (lo, hi) = (limits.min.to_array(), limits.max.to_array());
         let mut a = [0.0; 6];
         for i in 0..6 {
             let lo = if i == 3 { lo[i].max(0.0) } else { lo[i] };
-            a[i] = lo + (hi[i] - lo) * self.unit_f64();
+            a[i] = lo + (hi[i] - lo) * self.unit();
         }
         Leg6Angles::from_array(a)
     }
 }
 
-/// The G1 left leg's zero-pose points (leg frame = URDF frame), from the joint origins of
-/// `g1_29dof.urdf` (see `tests/leg6.rs`): hip centre, knee, ankle pitch, ankle roll.
 fn g1_points() -> [DVec3; 4] {
     let pitch = DVec3::new(0.0, 0.064452, -0.1027);
     let roll = pitch + DVec3::new(0.0, 0.052, -0.030465);

@@ -3,6 +3,7 @@
 //! same arm (seed layout, humanoid bone lengths) through the `k` crate's Jacobian IK on the
 //! same 6-D targets, for scale. The success rates of both are printed before the timings.
 
+use ikarus_testdata::Rng;
 use std::f64::consts::PI;
 use std::hint::black_box;
 
@@ -19,23 +20,6 @@ const BATCH: usize = 1024;
 /// Humanoid upper and lower arm lengths, metres.
 const UPPER: f64 = 0.28;
 const LOWER: f64 = 0.25;
-
-/// `SplitMix64`, for reproducible poses.
-struct Rng(u64);
-
-impl Rng {
-    fn unit_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit_f64()
-    }
-}
 
 /// Shoulder XYZ, elbow about +Y, wrist ZYX: the seed's limb as seven revolute joints in `k`.
 fn k_arm() -> k::SerialChain<f64> {

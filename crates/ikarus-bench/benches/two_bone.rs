@@ -10,27 +10,22 @@ use ikarus_solve::two_bone::{
     Pole, TwoBoneChain, TwoBoneInput, TwoBoneOutput, TwoBoneSettings, solve, solve_batch,
     solve_chain,
 };
+use ikarus_testdata::Rng;
 use std::hint::black_box;
 
 /// CMU units to metres: (1 / 0.45) inch.
 const CMU_TO_METRES: f64 = 0.0254 / 0.45;
 const BATCH: usize = 1024;
 
-/// `SplitMix64`, for reproducible targets and poles.
-struct Rng(u64);
+/// Test draws on [`Rng`] beyond plain numbers.
+trait Draw {
+    fn direction(&mut self) -> DVec3;
+}
 
-impl Rng {
-    fn unit_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
+impl Draw for Rng {
     fn direction(&mut self) -> DVec3 {
         loop {
-            let v = DVec3::new(self.unit_f64(), self.unit_f64(), self.unit_f64()) * 2.0 - 1.0;
+            let v = DVec3::new(self.unit(), self.unit(), self.unit()) * 2.0 - 1.0;
             if (1e-6..=1.0).contains(&v.length_squared()) {
                 return v.normalize();
             }
@@ -70,7 +65,7 @@ fn bench_two_bone(c: &mut Criterion) {
         let axis_rest = skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * axis_local);
         let chain = TwoBoneChain::new(skeleton, start, mid, end, axis_rest).expect("valid chain");
         let (l1, l2) = ((m - s).length(), (e - m).length());
-        let reach = (l1 - l2).abs() + rng.unit_f64() * (l1 + l2 - (l1 - l2).abs());
+        let reach = (l1 - l2).abs() + rng.unit() * (l1 + l2 - (l1 - l2).abs());
         let target = s + rng.direction() * reach;
         let input = chain.input(
             skeleton,

@@ -14,7 +14,7 @@ use ikarus_solve::{
     Tolerance,
 };
 
-use crate::iiwa::SplitMix;
+use ikarus_testdata::Rng;
 
 /// The effector joint.
 pub const EFFECTOR: &str = "leftHand";
@@ -43,15 +43,15 @@ pub fn targets(skeleton: &Skeleton, count: usize, seed: u64) -> Vec<DVec3> {
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
     let rest = model.position(hand);
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng(seed);
     (0..count)
         .map(|_| {
             // Uniform direction: z uniform in [-1, 1], azimuth uniform.
-            let z = 2.0 * rng.next_f64() - 1.0;
-            let azimuth = std::f64::consts::TAU * rng.next_f64();
+            let z = 2.0 * rng.unit() - 1.0;
+            let azimuth = std::f64::consts::TAU * rng.unit();
             let r = (1.0 - z * z).max(0.0).sqrt();
             let direction = DVec3::new(r * azimuth.cos(), r * azimuth.sin(), z);
-            let distance = DISTANCE.0 + (DISTANCE.1 - DISTANCE.0) * rng.next_f64();
+            let distance = DISTANCE.0 + (DISTANCE.1 - DISTANCE.0) * rng.unit();
             rest + direction * distance
         })
         .collect()

@@ -8,6 +8,7 @@ use ikarus_core::{
     HingeLimit, JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform, fk,
 };
 use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
+use ikarus_testdata::Rng;
 
 /// Hinge axes of joints 1..7 in their rest frames.
 pub const AXES: [DVec3; 7] = [
@@ -91,25 +92,10 @@ pub fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
     }
 }
 
-/// splitmix64, so the sample set is the same on every machine.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// Uniform in `[0, 1)`.
-    pub fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// `count` joint vectors uniform inside the limits (seed `seed`) and the flange positions FK
 /// maps them to.
 pub fn samples(skeleton: &Skeleton, count: usize, seed: u64) -> Vec<([f64; 7], DVec3)> {
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng(seed);
     let flange = skeleton.joint("flange").expect("iiwa flange");
     let mut pose = skeleton.rest_pose();
     let mut model = ModelPose::new(skeleton);
@@ -117,7 +103,7 @@ pub fn samples(skeleton: &Skeleton, count: usize, seed: u64) -> Vec<([f64; 7], D
         .map(|_| {
             let q: [f64; 7] = std::array::from_fn(|i| {
                 let limit = LIMITS_DEG[i].to_radians();
-                -limit + 2.0 * limit * rng.next_f64()
+                -limit + 2.0 * limit * rng.unit()
             });
             set_q(skeleton, &q, &mut pose);
             fk::forward_kinematics(skeleton, &pose, &mut model);

@@ -10,7 +10,7 @@ use ikarus_formats::urdf::Urdf;
 use ikarus_solve::batch::{BatchResult, BatchTarget};
 use ikarus_solve::{SolveStatus, Tolerance};
 
-use crate::iiwa::SplitMix;
+use ikarus_testdata::Rng;
 
 /// The protocol's robots: file in `../shared/data/urdf`, base link, tip link.
 pub const ROBOTS: [(&str, &str, &str); 4] = [
@@ -62,7 +62,7 @@ impl Robot {
     /// Never for chains of finite limits.
     pub fn samples(&self, count: usize, seed: u64) -> Vec<(Vec<f64>, BatchTarget)> {
         let s = self.skeleton();
-        let mut rng = SplitMix(seed);
+        let mut rng = Rng(seed);
         let mut pose = s.rest_pose();
         let mut model = ModelPose::new(s);
         (0..count)
@@ -78,7 +78,7 @@ impl Robot {
                         } else {
                             (-std::f64::consts::PI, std::f64::consts::PI)
                         };
-                        l + (u - l) * rng.next_f64()
+                        l + (u - l) * rng.unit()
                     })
                     .collect();
                 self.chain.set_q(s, &q, &mut pose).expect("finite q");

@@ -9,7 +9,7 @@
 
 mod rigs;
 
-use rigs::{Rng, parent_transforms};
+use rigs::{Draw, Rng, parent_transforms};
 use std::f64::consts::{PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
@@ -35,7 +35,7 @@ struct Rig {
 impl Rig {
     /// `offset`: whether the line of sight starts away from the joint.
     fn random(rng: &mut Rng, parent: Transform, offset: bool) -> Self {
-        let scale = if rng.unit_f64() < 0.25 {
+        let scale = if rng.unit() < 0.25 {
             DVec3::new(
                 rng.range(0.5, 2.0),
                 rng.range(0.5, 2.0),
@@ -502,7 +502,7 @@ fn joint_limits_hold_and_report_when_they_clamp_the_aim() {
             let before = model_of(&skeleton, &pose);
             let eye = before[j].transform_point3(chain.offset);
             // Half all around, half within about 35° of straight ahead.
-            let direction = if rng.unit_f64() < 0.5 {
+            let direction = if rng.unit() < 0.5 {
                 rng.direction()
             } else {
                 (DVec3::Z + rng.in_ball() * 0.6).normalize()
@@ -1105,7 +1105,7 @@ fn garbage(rng: &mut Rng) -> f64 {
         f64::MIN_POSITIVE,
         1.0,
     ];
-    if rng.unit_f64() < 0.2 {
+    if rng.unit() < 0.2 {
         SPECIALS[(rng.next_u64() % SPECIALS.len() as u64) as usize]
     } else {
         rng.range(-2.0, 2.0)

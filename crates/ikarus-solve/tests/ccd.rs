@@ -6,7 +6,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{HingeLimit, JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
 mod common;
 
-use common::{Rng, assert_legal, joints, model, position_task, random_pose};
+use common::{Draw, Rng, assert_legal, joints, model, position_task, random_pose};
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, Tolerance, ccd, measure,
 };

@@ -11,7 +11,7 @@ mod common;
 
 use std::f64::consts::PI;
 
-use common::{Rng, model};
+use common::{Draw, Rng, model};
 use glam::{DQuat, DVec3};
 use ikarus_core::{
     EulerLimit, EulerOrder, HingeLimit, JointId, JointLimit, MmdLimit, Skeleton, SkeletonBuilder,

@@ -18,8 +18,8 @@ fn builtin_model() -> &'static PostureModel {
 
 /// A standard normal sample (Box–Muller).
 fn normal(rng: &mut Rng) -> f64 {
-    let u = rng.next().max(1e-12);
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * rng.next()).cos()
+    let u = rng.unit().max(1e-12);
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * rng.unit()).cos()
 }
 
 /// A posture the model finds likely (latent point drawn from its prior, shrunk by `spread`),

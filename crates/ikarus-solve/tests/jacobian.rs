@@ -7,7 +7,7 @@ mod common;
 
 use std::f64::consts::PI;
 
-use common::{Rng, random_pose};
+use common::{Draw, Rng, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{
@@ -829,7 +829,7 @@ fn limit_centering_moves_hinges_toward_the_middle_of_their_range() {
             let JointLimit::Hinge(h) = s.limit(j) else {
                 unreachable!()
             };
-            let side = if rng.next() < 0.5 { h.min } else { h.max };
+            let side = if rng.unit() < 0.5 { h.min } else { h.max };
             start[j].rotation = DQuat::from_axis_angle(h.axis, side * rng.range(0.6, 0.9));
         }
         let at = common::model(&s, &start).position(flange);

@@ -10,6 +10,7 @@
 // value, not π/6), so that they can be checked against them.
 #![allow(clippy::unreadable_literal, clippy::approx_constant)]
 
+use ikarus_testdata::Rng;
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DMat3, DQuat, DVec3};
@@ -22,27 +23,17 @@ use ikarus_solve::leg6::{
 
 const TOLERANCE: f64 = 1e-9;
 
-/// `SplitMix64`: small, deterministic, good enough for test inputs.
-struct Rng(u64);
+/// The angle of the rotation between two orientations, accurate near zero.
+/// Test draws on [`Rng`] beyond plain numbers.
+trait Draw {
+    fn direction(&mut self) -> DVec3;
 
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+    fn rotation(&mut self) -> DQuat;
 
-    /// Uniform in `[0, 1)`.
-    fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
+    fn angles(&mut self, limits: &Leg6Limits, knee_min: f64) -> Leg6Angles;
+}
 
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit_f64()
-    }
-
+impl Draw for Rng {
     fn direction(&mut self) -> DVec3 {
         loop {
             let v = DVec3::new(
@@ -56,7 +47,6 @@ impl Rng {
         }
     }
 
-    /// Uniform over rotations (normalized point in the 4-ball).
     fn rotation(&mut self) -> DQuat {
         loop {
             let q = DQuat::from_xyzw(
@@ -72,7 +62,6 @@ impl Rng {
         }
     }
 
-    /// Angles uniform inside `limits` (infinite bounds read as ±π), the knee from `knee_min`.
     fn angles(&mut self, limits: &Leg6Limits, knee_min: f64) -> Leg6Angles {
         let (lo, hi) = (limits.min.to_array(), limits.max.to_array());
         let mut a = [0.0; 6];
@@ -84,7 +73,6 @@ impl Rng {
     }
 }
 
-/// The angle of the rotation between two orientations, accurate near zero.
 fn rotation_error(a: DQuat, b: DQuat) -> f64 {
     let d = a.conjugate() * b;
     2.0 * d.xyz().length().atan2(d.w.abs())

@@ -1,6 +1,7 @@
 //! 7-DOF limb IK (seed 000) against ground truth: an independent forward kinematics written
 //! here from affine products, the skeleton's own FK for chains, and the seed's formulas.
 
+use ikarus_testdata::Rng;
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
@@ -15,26 +16,15 @@ use ikarus_solve::limb7::{
 
 const TOLERANCE: f64 = 1e-9;
 
-/// `SplitMix64`: small, deterministic, good enough for test inputs.
-struct Rng(u64);
+/// A random limb: random bone vectors, frames, axis (not along a bone), range and reference.
+/// Test draws on [`Rng`] beyond plain numbers.
+trait Draw {
+    fn direction(&mut self) -> DVec3;
 
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+    fn rotation(&mut self) -> DQuat;
+}
 
-    fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit_f64()
-    }
-
+impl Draw for Rng {
     fn direction(&mut self) -> DVec3 {
         loop {
             let v = DVec3::new(
@@ -65,7 +55,6 @@ impl Rng {
     }
 }
 
-/// A random limb: random bone vectors, frames, axis (not along a bone), range and reference.
 fn random_geometry(rng: &mut Rng) -> Limb7Geometry {
     loop {
         let lo = rng.range(-PI, 0.5);

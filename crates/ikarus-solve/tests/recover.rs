@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Rng, model};
+use common::{Draw, Rng, model};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, Skeleton, SkeletonBuilder, Transform};

@@ -9,7 +9,7 @@
 
 mod rigs;
 
-use rigs::{Rng, parent_transforms};
+use rigs::{Draw, Rng, parent_transforms};
 use std::f64::consts::{PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
@@ -56,7 +56,7 @@ impl Rig {
             .cross(to_end)
             .try_normalize()
             .unwrap_or_else(|| upper.any_orthonormal_vector());
-        let axis = if rng.unit_f64() < 0.5 { axis } else { -axis };
+        let axis = if rng.unit() < 0.5 { axis } else { -axis };
         let j = |name| skeleton.joint(name).unwrap();
         let chain = TwoBoneChain::new(&skeleton, j("start"), j("mid"), j("end"), axis).unwrap();
         Self {
@@ -340,11 +340,7 @@ fn near_targets_fold_the_arm_as_far_as_it_goes() {
     for (name, parent) in parent_transforms() {
         for _ in 0..2000 {
             let (l1, l2) = (rng.range(0.3, 1.0), rng.range(0.05, 0.25));
-            let (l1, l2) = if rng.unit_f64() < 0.5 {
-                (l1, l2)
-            } else {
-                (l2, l1)
-            };
+            let (l1, l2) = if rng.unit() < 0.5 { (l1, l2) } else { (l2, l1) };
             let rig = Rig::random(&mut rng, parent, l1, l2);
             let mut pose = rig.random_pose(&mut rng);
             let before = model_of(&rig.skeleton, &pose);

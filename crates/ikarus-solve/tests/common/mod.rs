@@ -6,21 +6,15 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::{Effector, Goal, IkTask};
 
-/// splitmix64: a deterministic generator for test poses.
-pub struct Rng(pub u64);
+pub use ikarus_testdata::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-    pub fn rotation(&mut self, max_angle: f64) -> DQuat {
+/// Test draws on [`Rng`] beyond plain numbers.
+pub trait Draw {
+    fn rotation(&mut self, max_angle: f64) -> DQuat;
+}
+
+impl Draw for Rng {
+    fn rotation(&mut self, max_angle: f64) -> DQuat {
         let axis = DVec3::new(
             self.range(-1.0, 1.0),
             self.range(-1.0, 1.0),

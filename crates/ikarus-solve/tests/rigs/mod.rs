@@ -7,28 +7,19 @@
 use glam::{DQuat, DVec3};
 use ikarus_core::Transform;
 
-/// `SplitMix64`: small, deterministic, good enough for test inputs.
-pub struct Rng(pub u64);
+pub use ikarus_testdata::Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+/// Test draws on [`Rng`] beyond plain numbers.
+pub trait Draw {
+    fn in_ball(&mut self) -> DVec3;
 
-    /// Uniform in `[0, 1)`.
-    pub fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
+    fn direction(&mut self) -> DVec3;
 
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit_f64()
-    }
+    fn rotation(&mut self) -> DQuat;
+}
 
-    pub fn in_ball(&mut self) -> DVec3 {
+impl Draw for Rng {
+    fn in_ball(&mut self) -> DVec3 {
         loop {
             let v = DVec3::new(
                 self.range(-1.0, 1.0),
@@ -41,12 +32,11 @@ impl Rng {
         }
     }
 
-    pub fn direction(&mut self) -> DVec3 {
+    fn direction(&mut self) -> DVec3 {
         self.in_ball().normalize()
     }
 
-    /// Uniform over rotations (normalized point in the 4-ball).
-    pub fn rotation(&mut self) -> DQuat {
+    fn rotation(&mut self) -> DQuat {
         loop {
             let q = DQuat::from_xyzw(
                 self.range(-1.0, 1.0),
