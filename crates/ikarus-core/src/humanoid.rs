@@ -90,11 +90,11 @@ const JOINTS: [(&str, Option<&str>, [f64; 3], Spec); 26] = [
     ("rightMiddleProximal", Some("rightHand"), [-0.09, 0.0, 0.0], Spec::Hinge(Z, -10.0, 90.0)),
     ("leftUpperLeg", Some("hips"), [0.09, -0.06, 0.0], Spec::Swing(NEG_Y, X, (-120.0, 30.0), (-20.0, 45.0), (-40.0, 40.0))),
     ("leftLowerLeg", Some("leftUpperLeg"), [0.0, -0.42, 0.0], Spec::Hinge(X, 0.0, 150.0)),
-    ("leftFoot", Some("leftLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
+    ("leftFoot", Some("leftLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-30.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
     ("leftToes", Some("leftFoot"), [0.0, -0.05, 0.13], Spec::Hinge(X, -50.0, 30.0)),
     ("rightUpperLeg", Some("hips"), [-0.09, -0.06, 0.0], Spec::Swing(NEG_Y, X, (-120.0, 30.0), (-45.0, 20.0), (-40.0, 40.0))),
     ("rightLowerLeg", Some("rightUpperLeg"), [0.0, -0.42, 0.0], Spec::Hinge(X, 0.0, 150.0)),
-    ("rightFoot", Some("rightLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-20.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
+    ("rightFoot", Some("rightLowerLeg"), [0.0, -0.40, 0.0], Spec::Swing(Y, X, (-30.0, 45.0), (-20.0, 20.0), (-15.0, 15.0))),
     ("rightToes", Some("rightFoot"), [0.0, -0.05, 0.13], Spec::Hinge(X, -50.0, 30.0)),
 ];
 

@@ -37,6 +37,7 @@
 
 pub mod align;
 pub mod contacts;
+pub mod hold;
 pub mod metrics;
 mod passes;
 pub mod repair;

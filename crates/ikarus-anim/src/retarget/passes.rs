@@ -10,11 +10,16 @@ use ikarus_solve::limb7::Limb7Chain;
 
 use super::align::{self, AlignError, Alignment, RootMapping};
 use super::contacts::{self, Channel, Contact};
+use super::hold::{self, FootHold};
 use super::repair::{self, Limb, LimbGoal, LimbState};
 use super::{
     ARMS, Character, Feet, HEEL_EASE_SPEED, LEGS, RetargetConfig, RetargetError, Retargeted,
     SWIVEL_ATTEMPTS, TOES, leg_length, limb_joints,
 };
+
+/// How far (metres, heel and ball summed) the closed form must leave a fully held foot off
+/// its goals for [`hold::hold_foot`] to try from the last frame's pose: 1 mm.
+const HOLD_FROM: f64 = 1e-3;
 
 /// A contact's hold on a point per frame, per channel (in [`Channel::ALL`]'s order): its
 /// weight and anchor (model space), if any.
@@ -359,6 +364,7 @@ impl<'a> Clip<'a> {
                     LimbState {
                         pole_in_start: DVec3::Z,
                         axis_in_start: DVec3::X,
+                        last: None,
                     },
                     |a| LimbState::new(&a),
                 )
@@ -525,9 +531,15 @@ impl<'a> Clip<'a> {
                 {
                     continue;
                 }
+                let holds = if side == 0 {
+                    [Channel::LeftHeel, Channel::LeftBall]
+                } else {
+                    [Channel::RightHeel, Channel::RightBall]
+                }
+                .map(|c| weight(weights, c, f).is_some_and(|w| w.0 >= 1.0));
                 missed |= !self.solve_leg(
                     side,
-                    goal,
+                    (goal, holds),
                     chain.as_ref(),
                     &mut states.0[side],
                     &mut pose,
@@ -587,7 +599,7 @@ impl<'a> Clip<'a> {
     fn solve_leg(
         &self,
         side: usize,
-        mut goal: LimbGoal,
+        (mut goal, [heel, ball]): (LimbGoal, [bool; 2]),
         chain: Option<&Limb7Chain>,
         state: &mut LimbState,
         pose: &mut LocalPose,
@@ -599,8 +611,9 @@ impl<'a> Clip<'a> {
         let joints = [leg.start, leg.mid, leg.end];
         // The toes as copied: each attempt bends them from there.
         let copied_toes = leg.toes.map(|t| pose[t].rotation);
+        let wanted = goal;
         let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
-        for attempt in 0..12 {
+        for attempt in 0..24 {
             reached = repair::solve_limb(skeleton, leg, &goal, state, pose, model);
             // The ankle's limit held the foot: turn the knee to a swivel where it fits (on the
             // first attempt, and on the next ones while that helps: a search that finds no
@@ -630,7 +643,8 @@ impl<'a> Clip<'a> {
                 let toes = leg.toes.map(|t| pose[t].rotation);
                 best = Some((error, joints.map(|j| pose[j].rotation), toes, reached));
             }
-            if error <= 1e-6 {
+            // Done when nothing is below the floor and the ball is within a micrometre.
+            if lift == 0.0 && error <= 1e-6 {
                 break;
             }
             goal.end += shift;
@@ -645,7 +659,95 @@ impl<'a> Clip<'a> {
             reached = was_reached;
             fk::update_subtree(skeleton, pose, model, leg.start);
         }
+        // A fully held foot the closed form left off its goals: gone on with from the last
+        // frame's pose (or refined from the closed form's) when that costs less.
+        if let Some((last, heel_was)) = state.last {
+            let hold = self.foot_hold(&wanted, [heel, ball], heel_was);
+            if held_miss(leg, &hold, model) > HOLD_FROM
+                && let Some(now_reached) = self.hold_leg(leg, &hold, &last, *state, pose, model)
+            {
+                reached = now_reached;
+            }
+        }
+        state.last =
+            (heel || ball).then(|| (joints.map(|j| pose[j].rotation), model.position(leg.end)));
         reached
+    }
+
+    /// What a fully held foot holds this frame: the ball on its goal, the heel across the
+    /// floor from where it was (`heel_was`) towards its goal by at most the heel's easing
+    /// step, at its goal's height.
+    fn foot_hold(&self, wanted: &LimbGoal, [heel, ball]: [bool; 2], heel_was: DVec3) -> FootHold {
+        let up = self.rest.up;
+        let step = HEEL_EASE_SPEED * self.frame_time;
+        let across = (wanted.end - heel_was)
+            .reject_from(up)
+            .clamp_length_max(step);
+        FootHold {
+            heel: heel.then(|| heel_was.reject_from(up) + across + up * wanted.end.dot(up)),
+            ball: wanted.ball.filter(|_| ball),
+            rotation: wanted.end_rotation,
+            up,
+            floor: self.floor,
+        }
+    }
+
+    /// [`hold::hold_foot`] on `leg` from the last frame's rotations (`last`) and from the
+    /// closed form's pose in `pose`; the lower cost is kept if it is below the closed form's
+    /// and leaves no heel or ball below the floor (a soft floor's last fraction of a
+    /// millimetre is lifted by a two-bone solve). Returns whether the held points are now
+    /// within `HOLD_FROM` of their goals, or `None` when the closed form's pose stays.
+    fn hold_leg(
+        &self,
+        leg: &Limb,
+        hold: &FootHold,
+        last: &[DQuat; 3],
+        mut state: LimbState,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> Option<bool> {
+        let skeleton = self.target.skeleton;
+        let joints = [leg.start, leg.mid, leg.end];
+        let set = |rotations: &[DQuat; 3], pose: &mut LocalPose, model: &mut ModelPose| {
+            for (j, r) in joints.iter().zip(rotations) {
+                pose[*j].rotation = *r;
+            }
+            fk::update_subtree(skeleton, pose, model, leg.start);
+        };
+        let closed_form = (
+            hold::cost(leg, hold, model),
+            joints.map(|j| pose[j].rotation),
+        );
+        let refined_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
+        let refined = (refined_cost, joints.map(|j| pose[j].rotation));
+        set(last, pose, model);
+        let held_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
+        let held = (held_cost, joints.map(|j| pose[j].rotation));
+        let best = [held, refined]
+            .into_iter()
+            .filter(|c| c.0 < closed_form.0 && c.0.is_finite())
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let Some((_, rotations)) = best else {
+            set(&closed_form.1, pose, model);
+            return None;
+        };
+        set(&rotations, pose, model);
+        let (up, floor) = (self.rest.up, self.floor);
+        let depth = repair::depth_of_points(leg, model, up, floor);
+        if depth > 0.0 {
+            let goal = LimbGoal {
+                end: model.position(leg.end) + up * depth,
+                end_rotation: model.rotation(leg.end),
+                ball: None,
+                toe_bend: 0.0,
+            };
+            repair::solve_limb(skeleton, leg, &goal, &mut state, pose, model);
+            if repair::depth_of_points(leg, model, up, floor) > 0.0 || !pose.is_finite() {
+                set(&closed_form.1, pose, model);
+                return None;
+            }
+        }
+        Some(held_miss(leg, hold, model) <= HOLD_FROM)
     }
 
     /// Heels the limbs' limits lift off their anchors move at most `HEEL_EASE_SPEED`: the
@@ -901,6 +1003,16 @@ fn copy_frames(
 }
 
 /// A channel's index in [`Channel::ALL`] (the rows of [`Weights`]).
+/// How far the held heel and ball of `hold` are from their goals (metres, summed).
+fn held_miss(leg: &Limb, hold: &FootHold, model: &ModelPose) -> f64 {
+    hold.heel
+        .map_or(0.0, |h| model.position(leg.end).distance(h))
+        + hold
+            .ball
+            .zip(leg.toes)
+            .map_or(0.0, |(b, t)| model.position(t).distance(b))
+}
+
 fn channel_index(c: Channel) -> usize {
     Channel::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }

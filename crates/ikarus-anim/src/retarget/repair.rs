@@ -191,6 +191,10 @@ pub struct LimbState {
     pub pole_in_start: DVec3,
     /// Bend normal (flexion axis), start joint's frame.
     pub axis_in_start: DVec3,
+    /// The local rotations (start, mid, end) the limb ended the last frame with while a
+    /// contact fully held it and where its end joint was (model space), for [`hold_foot`](super::hold::hold_foot) to go on from;
+    /// `None` otherwise.
+    pub last: Option<([DQuat; 3], DVec3)>,
 }
 
 impl LimbState {
@@ -199,6 +203,7 @@ impl LimbState {
         Self {
             pole_in_start: limb.front_in_start,
             axis_in_start: limb.bend_in_start,
+            last: None,
         }
     }
 }
@@ -447,6 +452,16 @@ pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
             floor + clearance - (model.position(t) + model.rotation(t) * local).dot(up)
         });
     end.max(toes).max(tip).max(0.0)
+}
+
+/// How far the heel (end joint) or ball (toes joint) of `limb` is below the floor plus its
+/// rest height (0 when neither is): [`depth`] without the toe tip.
+pub fn depth_of_points(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
+    let end = floor + limb.end_clearance - model.position(limb.end).dot(up);
+    let toes = limb.toes.map_or(0.0, |t| {
+        floor + limb.toes_clearance - model.position(t).dot(up)
+    });
+    end.max(toes).max(0.0)
 }
 
 /// The axis (rest frame) of a one-axis limit, signed so that positive rotation is inside
