@@ -67,7 +67,9 @@ const NEG_Z: DVec3 = DVec3::NEG_Z;
 /// Left arm along +X: swing about +Y negative swings forward, about +Z positive raises; the
 /// right arm along −X is the mirror image (about +Y positive swings forward, about −Z positive
 /// raises). Legs along −Y: about +X negative swings forward (flexion), about twist × X = +Z
-/// positive moves the leg towards +X.
+/// positive moves the leg towards +X. Feet: about +X negative lifts the toes (dorsiflexion,
+/// 30°: the weight-bearing range a squat with the heels down needs; 20° is the unloaded
+/// one), positive points them (plantarflexion, 45°).
 #[rustfmt::skip]
 const JOINTS: [(&str, Option<&str>, [f64; 3], Spec); 26] = [
     ("hips", None, [0.0, 0.95, 0.0], Spec::Free),

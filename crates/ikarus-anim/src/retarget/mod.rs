@@ -4,6 +4,7 @@
 //! - [`align`]: rest-pose alignment through the two humanoid maps, root mapping.
 //! - [`contacts`]: contacts detected in the source (height and speed, hysteresis).
 //! - [`repair`]: the two-bone leg IK that holds contacts, lowers the hips, keeps the ground.
+//! - [`hold`]: a planted foot followed from the last frame where the closed forms lose it.
 //! - [`metrics`]: the evaluation numbers, measured by forward kinematics on any output.
 //!
 //! [`retarget`] runs one clip:
@@ -18,7 +19,13 @@
 //!    largest drop any leg needs ([`repair::hip_drop`]), spread over the blend window before
 //!    and after so it never pops, and the legs solved ([`repair::solve_limb`]), again with the
 //!    goal moved by what FK still finds off while joint limits hold the leg back (best of up to
-//!    12 tries); hand contacts the same way on the arms;
+//!    24 tries, until nothing is below the floor); a fully held foot the closed form leaves
+//!    more than 1 mm off its goals is also moved by [`hold::hold_foot`] from the pose its leg
+//!    had in the last frame (and from the closed form's), the heel going on across the floor
+//!    from where it was, and the lowest cost is kept — near the limits the closed form can
+//!    switch branches from one frame to the next (a hip twist or extension bound changing
+//!    which joint gives way), which moved planted feet by up to 5 cm in a frame; hand
+//!    contacts the same way on the arms;
 //! 5. heels eased: where joint limits lift a held heel off its anchor within a frame or two
 //!    (an ankle that cannot keep the foot flat for any knee swivel), its anchor moves ahead of
 //!    and after those frames by at most `HEEL_EASE_SPEED` a second ([`repair::ease_move`]),

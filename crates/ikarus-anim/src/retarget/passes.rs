@@ -593,9 +593,11 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// One leg towards `goal`. Limits may turn the foot or hold the leg: the ankle goal moves
-    /// by what FK still finds off (the ball's miss, the depth below the floor) and the leg is
-    /// solved again, up to 12 times, keeping the best attempt. Returns whether it reached.
+    /// One leg towards `goal`, with whether a contact fully holds its heel and ball. Limits
+    /// may turn the foot or hold the leg: the ankle goal moves by what FK still finds off (the
+    /// ball's miss, the depth below the floor) and the leg is solved again, up to 24 times,
+    /// keeping the best attempt; then a held foot left off its goals goes on from the last
+    /// frame ([`Clip::hold_leg`]). Returns whether it reached.
     fn solve_leg(
         &self,
         side: usize,
