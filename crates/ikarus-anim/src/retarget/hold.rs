@@ -176,7 +176,7 @@ pub fn hold_foot(
     let mut c = sum_of_squares(&r);
     let mut lambda = 1e-3;
     for _ in 0..ITERATIONS {
-        if c < 1e-14 {
+        if c < 1e-10 {
             break;
         }
         let mut jacobian = [[0.0; PARAMETERS]; RESIDUALS];
@@ -213,7 +213,7 @@ pub fn hold_foot(
             let trial_cost = sum_of_squares(&trial);
             if trial_cost < c {
                 current = joints.map(|j| pose[j].rotation);
-                improved = c - trial_cost > 1e-9 * c;
+                improved = c - trial_cost > 1e-4 * c;
                 (r, c) = (trial, trial_cost);
                 lambda = (lambda / 3.0).max(1e-9);
                 break;
