@@ -179,18 +179,26 @@ pub fn hold_foot(
         if c < 1e-10 {
             break;
         }
+        // Each joint turned alone, put back onto its limit, and only its subtree updated;
+        // restored before the next joint.
         let mut jacobian = [[0.0; PARAMETERS]; RESIDUALS];
-        for p in 0..PARAMETERS {
-            let mut step = [0.0; PARAMETERS];
-            step[p] = DIFFERENCE;
-            apply(skeleton, limb, &current, &step, pose, model);
-            let plus = residuals(limb, hold, model, FLOOR_MARGIN);
-            step[p] = -DIFFERENCE;
-            apply(skeleton, limb, &current, &step, pose, model);
-            let minus = residuals(limb, hold, model, FLOOR_MARGIN);
-            for (row, (a, b)) in jacobian.iter_mut().zip(plus.iter().zip(&minus)) {
-                row[p] = (a - b) / (2.0 * DIFFERENCE);
+        for (k, &joint) in joints.iter().enumerate() {
+            for axis in 0..3 {
+                let mut sides = [[0.0; RESIDUALS]; 2];
+                for (side, sign) in sides.iter_mut().zip([1.0, -1.0]) {
+                    let mut v = DVec3::ZERO;
+                    v[axis] = sign * DIFFERENCE;
+                    pose[joint].rotation = (current[k] * DQuat::from_scaled_axis(v)).normalize();
+                    project(skeleton, pose, joint);
+                    fk::update_subtree(skeleton, pose, model, joint);
+                    *side = residuals(limb, hold, model, FLOOR_MARGIN);
+                }
+                for (row, (a, b)) in jacobian.iter_mut().zip(sides[0].iter().zip(&sides[1])) {
+                    row[3 * k + axis] = (a - b) / (2.0 * DIFFERENCE);
+                }
             }
+            pose[joint].rotation = current[k];
+            fk::update_subtree(skeleton, pose, model, joint);
         }
         let mut normal = [[0.0; PARAMETERS]; PARAMETERS];
         let mut gradient = [0.0; PARAMETERS];

@@ -21,6 +21,14 @@ use super::{
 /// its goals for [`hold::hold_foot`] to try from the last frame's pose: 1 mm.
 const HOLD_FROM: f64 = 1e-3;
 
+/// The cost (m²) below which a foot gone on from the last frame counts as holding its goals
+/// ([`Clip::hold_leg`] then skips refining the closed form's pose).
+const HELD: f64 = 1e-8;
+
+/// How far (metres) an attempt must still move a leg's goal for the next one to search the
+/// knee's swivel again: 0.1 mm.
+const SWIVEL_FROM: f64 = 1e-4;
+
 /// A contact's hold on a point per frame, per channel (in [`Channel::ALL`]'s order): its
 /// weight and anchor (model space), if any.
 type Weights = Vec<Vec<Option<(f64, DVec3)>>>;
@@ -615,12 +623,14 @@ impl<'a> Clip<'a> {
         let copied_toes = leg.toes.map(|t| pose[t].rotation);
         let wanted = goal;
         let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
+        let mut last_shift = f64::INFINITY;
         for attempt in 0..24 {
             reached = repair::solve_limb(skeleton, leg, &goal, state, pose, model);
             // The ankle's limit held the foot: turn the knee to a swivel where it fits (on the
-            // first attempt, and on the next ones while that helps: a search that finds no
-            // better swivel costs about 0.3 ms).
-            if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS, chain)
+            // first attempt, and on the next ones while the goal still moves by more than
+            // `SWIVEL_FROM`: a search that finds no better swivel costs about 0.3 ms).
+            let searching = attempt == 0 || last_shift > SWIVEL_FROM;
+            if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS && searching, chain)
                 && let Some(swivel_reached) =
                     repair::fit_end_by_swivel(skeleton, (leg, chain), &goal, pose, model)
             {
@@ -650,6 +660,7 @@ impl<'a> Clip<'a> {
                 break;
             }
             goal.end += shift;
+            last_shift = error;
         }
         if let Some((_, rotations, toes, was_reached)) = best {
             for (j, r) in joints.iter().zip(rotations) {
@@ -720,13 +731,19 @@ impl<'a> Clip<'a> {
             hold::cost(leg, hold, model),
             joints.map(|j| pose[j].rotation),
         );
-        let refined_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
-        let refined = (refined_cost, joints.map(|j| pose[j].rotation));
         set(last, pose, model);
         let held_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
         let held = (held_cost, joints.map(|j| pose[j].rotation));
-        let best = [held, refined]
+        // The closed form's pose refined too, unless going on from the last frame met the
+        // goals (within about 0.1 mm).
+        let refined = (held_cost > HELD).then(|| {
+            set(&closed_form.1, pose, model);
+            let refined_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
+            (refined_cost, joints.map(|j| pose[j].rotation))
+        });
+        let best = [Some(held), refined]
             .into_iter()
+            .flatten()
             .filter(|c| c.0 < closed_form.0 && c.0.is_finite())
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let Some((_, rotations)) = best else {
