@@ -682,6 +682,9 @@ impl<'a> Clip<'a> {
                 reached = now_reached;
             }
         }
+        if self.config.ground {
+            repair::lift_toe_tip(skeleton, leg, (self.rest.up, self.floor), pose, model);
+        }
         state.last =
             (heel || ball).then(|| (joints.map(|j| pose[j].rotation), model.position(leg.end)));
         reached

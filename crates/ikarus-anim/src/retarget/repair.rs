@@ -10,7 +10,8 @@
 //! on its goal. The ground then lifts the goal so that neither the ankle nor the toes joint is
 //! below the floor plus its rest height, and after the leg solve [`bend_toes`] bends the toes
 //! up so the toe tip is not either (a foot never sinks: on a tiptoe the toes bend; the foot
-//! rises only by what the toes' limit leaves). [`hip_drop`] says how far the hips must come
+//! rises only by what the toes' limit leaves), and [`lift_toe_tip`] bends them further where
+//! the leg's final pose still leaves the tip under the floor. [`hip_drop`] says how far the hips must come
 //! down for both legs to reach. [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the
 //! knee's pole where the copied knee points (off the hip–ankle line) and the hinge axis of the
 //! joint's limit (a hinge, or an Euler limit with one open axis as MMD knees have), or else
@@ -396,6 +397,25 @@ pub fn bend_toes(
         project(skeleton, pose, toes);
         fk::update_subtree(skeleton, pose, model, toes);
     }
+}
+
+/// Bends the toes of `limb` further (within their limit) where the toe tip is still below
+/// the floor plus its rest height after the leg's solve — the planned bends come from the
+/// copied feet, and the leg's limits can pitch a foot further than those.
+pub fn lift_toe_tip(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    (up, floor): (DVec3, f64),
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) {
+    let (Some(toes), Some((tip, clearance))) = (limb.toes, limb.toe_tip) else {
+        return;
+    };
+    let rotation = model.rotation(toes);
+    let need = floor + clearance - model.position(toes).dot(up);
+    let bend = bend_for(rotation * tip, rotation * limb.toe_axis, up, need);
+    bend_toes(skeleton, limb, bend, pose, model);
 }
 
 /// The smallest angle about the unit `axis` that lifts `tip` (a vector from the toes joint) to
