@@ -39,6 +39,12 @@ impl Channel {
         Channel::RightHand,
     ];
 
+    /// Each side's heel and ball (left, right).
+    pub const FEET: [[Channel; 2]; 2] = [
+        [Channel::LeftHeel, Channel::LeftBall],
+        [Channel::RightHeel, Channel::RightBall],
+    ];
+
     /// 0 for the left side, 1 for the right.
     pub fn side(self) -> usize {
         match self {

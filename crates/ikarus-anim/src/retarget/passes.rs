@@ -233,11 +233,7 @@ impl<'a> Clip<'a> {
     /// hands when hand contacts are asked for.
     pub(super) fn channels(&self, source: Character<'_>) -> Vec<ChannelJoints> {
         let mut channels: Vec<ChannelJoints> = Vec::new();
-        let sides = [
-            (Channel::LeftHeel, Channel::LeftBall),
-            (Channel::RightHeel, Channel::RightBall),
-        ];
-        for (side, ((heel, ball), toes)) in sides.into_iter().zip(TOES).enumerate() {
+        for (side, ([heel, ball], toes)) in Channel::FEET.into_iter().zip(TOES).enumerate() {
             channels.push((heel, self.source_feet[side], self.target_legs[side][2]));
             if let (Some(s), Some(t)) = (source.map.joint(toes), self.target.map.joint(toes)) {
                 channels.push((ball, s, t));
@@ -320,11 +316,7 @@ impl<'a> Clip<'a> {
             let (Some(toes), true) = (self.target.map.joint(TOES[side]), is_ball) else {
                 continue;
             };
-            let heel_channel = if side == 0 {
-                Channel::LeftHeel
-            } else {
-                Channel::RightHeel
-            };
+            let heel_channel = Channel::FEET[side][0];
             let overlap = |h: &Contact| (c.end.min(h.end) + 1).saturating_sub(c.start.max(h.start));
             let heel = found
                 .iter()
@@ -426,11 +418,7 @@ impl<'a> Clip<'a> {
         let mut drops: Vec<f64> = Vec::with_capacity(frames);
         let mut leg_weights = Vec::with_capacity(frames);
         let foot_goal = |f: usize, side: usize, model: &ModelPose, plan: Option<f64>| {
-            let (heel, ball) = if side == 0 {
-                (Channel::LeftHeel, Channel::LeftBall)
-            } else {
-                (Channel::RightHeel, Channel::RightBall)
-            };
+            let [heel, ball] = Channel::FEET[side];
             LimbGoal::for_foot(
                 &self.legs[side],
                 model,
@@ -471,15 +459,11 @@ impl<'a> Clip<'a> {
                     )
                 })
                 .fold(0.0, f64::max);
-            let side_weight = |heel: Channel, ball: Channel| {
+            leg_weights.push(Channel::FEET.map(|[heel, ball]| {
                 weight(heel, f)
                     .map_or(0.0, |w| w.0)
                     .max(weight(ball, f).map_or(0.0, |w| w.0))
-            };
-            leg_weights.push([
-                side_weight(Channel::LeftHeel, Channel::LeftBall),
-                side_weight(Channel::RightHeel, Channel::RightBall),
-            ]);
+            }));
             goals.push(pair);
             drops.push(if repair { drop } else { 0.0 });
         }
@@ -539,12 +523,8 @@ impl<'a> Clip<'a> {
                 {
                     continue;
                 }
-                let holds = if side == 0 {
-                    [Channel::LeftHeel, Channel::LeftBall]
-                } else {
-                    [Channel::RightHeel, Channel::RightBall]
-                }
-                .map(|c| weight(weights, c, f).is_some_and(|w| w.0 >= 1.0));
+                let holds =
+                    Channel::FEET[side].map(|c| weight(weights, c, f).is_some_and(|w| w.0 >= 1.0));
                 missed |= !self.solve_leg(
                     side,
                     (goal, holds),
@@ -583,15 +563,7 @@ impl<'a> Clip<'a> {
         let depth = self
             .legs
             .iter()
-            .flat_map(|l| {
-                let ball = l.toes.map_or(0.0, |t| {
-                    floor + l.toes_clearance - model.position(t).dot(up)
-                });
-                [
-                    floor + l.end_clearance - model.position(l.end).dot(up),
-                    ball,
-                ]
-            })
+            .map(|l| repair::depth_of_points(l, &model, up, floor))
             .fold(0.0, f64::max);
         Frame {
             pose,
@@ -1024,7 +996,6 @@ fn copy_frames(
         .unzip()
 }
 
-/// A channel's index in [`Channel::ALL`] (the rows of [`Weights`]).
 /// How far the held heel and ball of `hold` are from their goals (metres, summed).
 fn held_miss(leg: &Limb, hold: &FootHold, model: &ModelPose) -> f64 {
     hold.heel
@@ -1035,6 +1006,7 @@ fn held_miss(leg: &Limb, hold: &FootHold, model: &ModelPose) -> f64 {
             .map_or(0.0, |(b, t)| model.position(t).distance(b))
 }
 
+/// A channel's index in [`Channel::ALL`] (the rows of [`Weights`]).
 fn channel_index(c: Channel) -> usize {
     Channel::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }

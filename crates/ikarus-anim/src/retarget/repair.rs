@@ -461,17 +461,13 @@ pub fn toe_range(skeleton: &Skeleton, limb: &Limb, pose: &LocalPose) -> (f64, f6
 /// How far (metres, ≥ 0) the limb's end joint, toes joint or toe tip is below the floor plus
 /// its rest height in the FK `model`.
 pub fn depth(limb: &Limb, model: &ModelPose, up: DVec3, floor: f64) -> f64 {
-    let end = floor + limb.end_clearance - model.position(limb.end).dot(up);
-    let toes = limb.toes.map_or(0.0, |t| {
-        floor + limb.toes_clearance - model.position(t).dot(up)
-    });
     let tip = limb
         .toes
         .zip(limb.toe_tip)
         .map_or(0.0, |(t, (local, clearance))| {
             floor + clearance - (model.position(t) + model.rotation(t) * local).dot(up)
         });
-    end.max(toes).max(tip).max(0.0)
+    depth_of_points(limb, model, up, floor).max(tip)
 }
 
 /// How far the heel (end joint) or ball (toes joint) of `limb` is below the floor plus its
