@@ -7,10 +7,15 @@
 //! joint's rotation turned by a rotation vector in its own frame and put back onto its limit;
 //! the Jacobian by central differences through that projection, so a joint on its bound
 //! moves only inwards) towards:
-//! - the held heel (the limb's end joint) and ball (its toes joint) on their goals (the ball
-//!   weighted [`BALL_WEIGHT`]: the pivot a foot turns about);
+//! - the held ball (the toes joint) on its goal, weighted [`BALL_WEIGHT`]: the pivot a foot
+//!   turns about;
+//! - the held heel (the limb's end joint) on its goal, across the floor with [`HEEL_WEIGHT`]
+//!   and in height with [`HEIGHT_WEIGHT`] only: limits may lift a planted heel, sliding is
+//!   what shows (the caller puts the goal where the heel was, moved towards its anchor by at
+//!   most a step);
 //! - the heel, ball and toe tip not below the floor plus their rest heights (one-sided,
-//!   [`FLOOR_WEIGHT`]);
+//!   [`FLOOR_WEIGHT`], starting `FLOOR_MARGIN` above it so the soft floor's give stays above
+//!   the floor);
 //! - the foot's wanted rotation, softly (its rotation vector times [`ROTATION_LENGTH`]).
 //!
 //! Residuals are in metres. The caller compares [`cost`] of the closed form's pose with the

@@ -24,8 +24,9 @@
 //!    had in the last frame (and from the closed form's), the heel going on across the floor
 //!    from where it was, and the lowest cost is kept — near the limits the closed form can
 //!    switch branches from one frame to the next (a hip twist or extension bound changing
-//!    which joint gives way), which moved planted feet by up to 5 cm in a frame; hand
-//!    contacts the same way on the arms;
+//!    which joint gives way), which moved planted feet by up to 5 cm in a frame; then the
+//!    toes bend further where the tip is still under the floor ([`repair::lift_toe_tip`]);
+//!    hand contacts the same way on the arms;
 //! 5. heels eased: where joint limits lift a held heel off its anchor within a frame or two
 //!    (an ankle that cannot keep the foot flat for any knee swivel), its anchor moves ahead of
 //!    and after those frames by at most `HEEL_EASE_SPEED` a second ([`repair::ease_move`]),
