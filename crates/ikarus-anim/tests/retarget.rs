@@ -514,3 +514,60 @@ fn toe_bends(on: &Motion, off: &Motion, toes: ikarus_core::JointId, step: f64, w
     }
     largest
 }
+
+/// Spoils one joint of one frame.
+type Spoil = fn(&mut ikarus_core::Transform);
+
+#[test]
+fn bad_source_frames_are_named() {
+    // A NaN rotation, an infinite root position or a zero quaternion in one frame would change
+    // the whole clip (ground level, rest reference, contacts): retargeting and planting report
+    // the frame and joint instead, and a clean clip still goes through.
+    let Some(clip) = bvh_clip("cmu walk", "cmu_02_01_walk_cgspeed_crlf.bvh") else {
+        return;
+    };
+    let root = clip.skeleton.joints().next().unwrap();
+    let thigh = clip
+        .map
+        .joint(ikarus_core::humanoid_map::HumanoidBone::LeftUpperLeg)
+        .unwrap();
+    let builtin = ikarus_core::humanoid::builtin_humanoid();
+    let builtin_map = HumanoidMap::recognise(&builtin);
+    let source = Character {
+        skeleton: &clip.skeleton,
+        map: &clip.map,
+    };
+    let target = Character {
+        skeleton: &builtin,
+        map: &builtin_map,
+    };
+    let spoils: [(usize, ikarus_core::JointId, Spoil, &str); 3] = [
+        (10, root, |t| t.rotation.x = f64::NAN, "non-finite rotation"),
+        (
+            20,
+            root,
+            |t| t.translation.y = f64::INFINITY,
+            "non-finite translation",
+        ),
+        (
+            30,
+            thigh,
+            |t| t.rotation = glam::DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+            "not a rotation",
+        ),
+    ];
+    for (frame, joint, spoil, what) in spoils {
+        let mut motion = clip.motion.clone();
+        spoil(&mut motion.frames_mut()[frame][joint]);
+        let expected = format!("frame {frame}, joint `{}`", clip.skeleton.name(joint));
+        for result in [
+            retarget::retarget(source, &motion, target, &RetargetConfig::default()),
+            retarget::plant_feet(source, &motion, &RetargetConfig::default()),
+        ] {
+            let message = result.unwrap_err().to_string();
+            assert!(message.starts_with(&expected), "{message}");
+            assert!(message.contains(what), "{message}");
+        }
+    }
+    assert!(retarget::retarget(source, &clip.motion, target, &RetargetConfig::default()).is_ok());
+}

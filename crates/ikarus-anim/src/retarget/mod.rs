@@ -128,6 +128,18 @@ pub enum RetargetError {
     /// The motion has no frames.
     #[error("the motion has no frames")]
     Empty,
+    /// A frame holds a non-finite number, or a rotation that is no rotation (a quaternion
+    /// far from unit length, such as zero). One such frame would change the whole clip (its
+    /// ground level, rest reference and contacts): fix or drop the frame.
+    #[error("frame {frame}, joint `{joint}`: {what}")]
+    BadFrame {
+        /// The frame's index.
+        frame: usize,
+        /// The joint's name.
+        joint: String,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// The motion's frame time is not a positive finite number of seconds. Resample it.
     #[error("frame time {0} s: expected a positive finite number")]
     FrameTime(f64),
@@ -281,12 +293,30 @@ fn check(source: Character<'_>, motion: &Motion) -> Result<(), RetargetError> {
     if !(motion.frame_time().is_finite() && motion.frame_time() > 0.0) {
         return Err(RetargetError::FrameTime(motion.frame_time()));
     }
+    for (frame, pose) in motion.frames().iter().enumerate() {
+        for joint in source.skeleton.joints() {
+            let t = pose[joint];
+            let what = if !(t.translation.is_finite() && t.scale.is_finite()) {
+                "non-finite translation or scale"
+            } else if !t.rotation.is_finite() {
+                "non-finite rotation"
+            } else if !(0.5..=2.0).contains(&t.rotation.length()) {
+                "the rotation is not a rotation (quaternion length far from 1)"
+            } else {
+                continue;
+            };
+            return Err(RetargetError::BadFrame {
+                frame,
+                joint: source.skeleton.name(joint).to_owned(),
+                what,
+            });
+        }
+    }
     Ok(())
 }
 
-/// The clip's passes; without an alignment the source is the target and its frames are
-/// kept (see [`plant_feet`]).
-/// One clip's passes in order (see the module docs and [`passes`]).
+/// One clip's passes in order (see the module docs and [`passes`]); without an alignment the
+/// source is the target and its frames are kept (see [`plant_feet`]).
 fn run(
     source: Character<'_>,
     motion: &Motion,
