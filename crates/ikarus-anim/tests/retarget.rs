@@ -532,15 +532,13 @@ fn bad_source_frames_are_named() {
         .joint(ikarus_core::humanoid_map::HumanoidBone::LeftUpperLeg)
         .unwrap();
     let builtin = ikarus_core::humanoid::builtin_humanoid();
-    let builtin_map = HumanoidMap::recognise(&builtin);
-    let source = Character {
-        skeleton: &clip.skeleton,
-        map: &clip.map,
+    let builtin = Target {
+        name: "builtin",
+        limited: true,
+        map: HumanoidMap::recognise(&builtin),
+        skeleton: builtin,
     };
-    let target = Character {
-        skeleton: &builtin,
-        map: &builtin_map,
-    };
+    let (source, target) = characters(&clip, &builtin);
     let spoils: [(usize, ikarus_core::JointId, Spoil, &str); 3] = [
         (10, root, |t| t.rotation.x = f64::NAN, "non-finite rotation"),
         (
