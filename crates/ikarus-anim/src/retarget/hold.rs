@@ -45,8 +45,13 @@ pub const FLOOR_WEIGHT: f64 = 30.0;
 /// How far above the floor (metres) the descent's floor terms start: its soft floor leaves
 /// points a fraction of a millimetre below the line it pushes them above.
 const FLOOR_MARGIN: f64 = 1e-3;
-/// Descent steps at most.
+/// Descent steps at most; the descent stops sooner when the cost is below `MET` or a step
+/// lowers it by less than `MIN_GAIN` of itself.
 const ITERATIONS: usize = 200;
+/// A cost (m²) that counts as the goals met: residuals of about 10 µm.
+const MET: f64 = 1e-10;
+/// The smallest relative gain of a step for the descent to go on.
+const MIN_GAIN: f64 = 1e-4;
 /// Finite-difference step of a joint's rotation vector (radians).
 const DIFFERENCE: f64 = 1e-6;
 
@@ -181,7 +186,7 @@ pub fn hold_foot(
     let mut c = sum_of_squares(&r);
     let mut lambda = 1e-3;
     for _ in 0..ITERATIONS {
-        if c < 1e-10 {
+        if c < MET {
             break;
         }
         // Each joint turned alone, put back onto its limit, and only its subtree updated;
@@ -226,7 +231,7 @@ pub fn hold_foot(
             let trial_cost = sum_of_squares(&trial);
             if trial_cost < c {
                 current = joints.map(|j| pose[j].rotation);
-                improved = c - trial_cost > 1e-4 * c;
+                improved = c - trial_cost > MIN_GAIN * c;
                 (r, c) = (trial, trial_cost);
                 lambda = (lambda / 3.0).max(1e-9);
                 break;

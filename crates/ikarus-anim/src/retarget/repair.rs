@@ -11,8 +11,8 @@
 //! below the floor plus its rest height, and after the leg solve [`bend_toes`] bends the toes
 //! up so the toe tip is not either (a foot never sinks: on a tiptoe the toes bend; the foot
 //! rises only by what the toes' limit leaves), and [`lift_toe_tip`] bends them further where
-//! the leg's final pose still leaves the tip under the floor. [`hip_drop`] says how far the hips must come
-//! down for both legs to reach. [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the
+//! the leg's final pose still leaves the tip under the floor. [`hip_drop`] says how far the
+//! hips must come down for both legs to reach. [`solve_limb`] runs [`ikarus_solve::two_bone::solve`] with the
 //! knee's pole where the copied knee points (off the hip–ankle line) and the hinge axis of the
 //! joint's limit (a hinge, or an Euler limit with one open axis as MMD knees have), or else
 //! the copied bend normal; while the leg is too straight to show a bend, the last clear one
@@ -192,9 +192,9 @@ pub struct LimbState {
     pub pole_in_start: DVec3,
     /// Bend normal (flexion axis), start joint's frame.
     pub axis_in_start: DVec3,
-    /// The local rotations (start, mid, end) the limb ended the last frame with while a
-    /// contact fully held it and where its end joint was (model space), for [`hold_foot`](super::hold::hold_foot) to go on from;
-    /// `None` otherwise.
+    /// While a contact fully held the limb: the local rotations (start, mid, end) it ended the
+    /// last frame with and where its end joint was (model space), for
+    /// [`hold_foot`](super::hold::hold_foot) to go on from; `None` otherwise.
     pub last: Option<([DQuat; 3], DVec3)>,
 }
 
