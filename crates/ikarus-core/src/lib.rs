@@ -55,7 +55,8 @@ mod transform;
 
 pub use glam;
 pub use limit::{
-    EulerLimit, EulerOrder, HingeLimit, JointLimit, MmdLimit, SwingTwistLimit, swing_twist,
+    APPROX_ATAN_COEFFICIENTS, EulerLimit, EulerOrder, HingeLimit, INSIDE_MARGIN, JointLimit,
+    MmdLimit, SwingTwistLimit, swing_twist,
 };
 pub use motion::{Motion, MotionError};
 pub use pose::{LocalPose, ModelPose};

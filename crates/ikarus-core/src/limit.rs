@@ -365,14 +365,27 @@ impl JointLimit {
 /// checked by a test).
 const ATAN_ERROR: f64 = 1.5e-5;
 
+/// The coefficients of the odd polynomial the cheap inside tests of [`JointLimit::contains`]
+/// take for `atan t` on `[-1, 1]` (Abramowitz & Stegun 4.4.47):
+/// `t (c₀ + t² (c₁ + t² (c₂ + t² (c₃ + t² c₄))))`, evaluated in that order; outside,
+/// `±π/2 − atan(1/t)`. Public for lane-wise copies of those tests, which must agree with them.
+pub const APPROX_ATAN_COEFFICIENTS: [f64; 5] =
+    [0.999_866, -0.330_299_5, 0.180_141, -0.085_133, 0.020_835_1];
+
+/// How far inside a range (radians) an angle measured with the approximate `atan` of
+/// [`APPROX_ATAN_COEFFICIENTS`] must lie for the cheap inside tests of
+/// [`JointLimit::contains`] to call it inside without the exact test: twice the
+/// approximation's error bound, plus 1e-12 for rounding.
+pub const INSIDE_MARGIN: f64 = 2.0 * ATAN_ERROR + 1e-12;
+
 /// `atan(t)` to within [`ATAN_ERROR`] without a library call: the polynomial of Abramowitz &
 /// Stegun 4.4.47 on `[-1, 1]`, `±π/2 − atan(1/t)` outside.
 #[inline]
 fn approx_atan(t: f64) -> f64 {
+    let [c0, c1, c2, c3, c4] = APPROX_ATAN_COEFFICIENTS;
     let poly = |x: f64| {
         let x2 = x * x;
-        x * (0.999_866
-            + x2 * (-0.330_299_5 + x2 * (0.180_141 + x2 * (-0.085_133 + x2 * 0.020_835_1))))
+        x * (c0 + x2 * (c1 + x2 * (c2 + x2 * (c3 + x2 * c4))))
     };
     if t.abs() <= 1.0 {
         poly(t)
@@ -392,7 +405,7 @@ fn hinge_clearly_inside(h: &HingeLimit, delta: DQuat) -> bool {
     if !(delta.w > 0.0 && off_axis <= 1e-24) {
         return false;
     }
-    let margin = 2.0 * ATAN_ERROR + 1e-12;
+    let margin = INSIDE_MARGIN;
     let angle = 2.0 * approx_atan(s / delta.w);
     angle - margin >= h.min && angle + margin <= h.max
 }
@@ -407,7 +420,7 @@ fn swing_twist_clearly_inside(s: &SwingTwistLimit, delta: DQuat) -> bool {
     if !(swing.w > 0.0 && twist.w > 0.0) {
         return false;
     }
-    let margin = 2.0 * ATAN_ERROR + 1e-12;
+    let margin = INSIDE_MARGIN;
     let twist_angle = 2.0 * approx_atan(twist.xyz().dot(s.twist_axis) / twist.w);
     if !(twist_angle - margin >= s.twist.0 && twist_angle + margin <= s.twist.1) {
         return false;

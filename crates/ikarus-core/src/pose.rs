@@ -2,7 +2,7 @@
 
 use std::ops::{Index, IndexMut};
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DMat3, DQuat, DVec3};
 
 use crate::{JointId, Skeleton, Transform};
 
@@ -135,6 +135,27 @@ impl ModelPose {
         }
         let (_, rotation, _) = self.model_from_joint[i].to_scale_rotation_translation();
         rotation.normalize()
+    }
+
+    /// True when every transform from the root to `joint` has unit scale: the joint's frame
+    /// is then a rotation and a translation, and [`rotation`](Self::rotation) is exact.
+    #[inline]
+    pub fn is_rigid(&self, joint: JointId) -> bool {
+        self.rigid[joint.index()]
+    }
+
+    /// Sets the frame of a joint whose parent is rigid ([`is_rigid`](Self::is_rigid)) and
+    /// whose local scale is one, as forward kinematics computes it: `rotation` (the parent's
+    /// model rotation times the local rotation) and `translation` (the local translation
+    /// through the parent's frame). For a solver that computed them itself, several joints
+    /// at once; [`fk::update_joints`](crate::fk::update_joints) is the checked way.
+    #[inline]
+    pub fn set_rigid(&mut self, joint: JointId, rotation: DQuat, translation: DVec3) {
+        let i = joint.index();
+        self.model_from_joint[i] =
+            DAffine3::from_mat3_translation(DMat3::from_quat(rotation), translation);
+        self.rotations[i] = rotation;
+        self.rigid[i] = true;
     }
 
     /// All `model_from_joint` transforms, indexed by joint.

@@ -11,7 +11,11 @@
 //! dispatched to, with that function's instruction set.
 #![allow(clippy::inline_always)]
 
+use core::f64::consts::FRAC_PI_2;
 use core::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
+use ikarus_core::{
+    APPROX_ATAN_COEFFICIENTS, HingeLimit, INSIDE_MARGIN, JointLimit, SwingTwistLimit,
+};
 use pulp::Simd;
 
 /// One f64 per lane.
@@ -310,4 +314,288 @@ impl<S: Simd> Mat3<S> {
     pub(crate) fn determinant(&self) -> Lanes<S> {
         self.x_axis.dot(self.y_axis.cross(self.z_axis))
     }
+}
+
+impl<S: Simd> Vec3<S> {
+    /// `value` in every lane.
+    #[inline(always)]
+    pub(crate) fn splat(simd: S, value: glam::DVec3) -> Self {
+        Self::new(
+            Lanes::splat(simd, value.x),
+            Lanes::splat(simd, value.y),
+            Lanes::splat(simd, value.z),
+        )
+    }
+
+    /// As `DVec3::length`.
+    #[inline(always)]
+    pub(crate) fn length(self) -> Lanes<S> {
+        self.length_squared().sqrt()
+    }
+
+    /// The mask where every coordinate is finite.
+    #[inline(always)]
+    pub(crate) fn is_finite(self) -> Mask<S> {
+        self.x.is_finite() & self.y.is_finite() & self.z.is_finite()
+    }
+}
+
+/// A quaternion `[x, y, z, w]` per lane, with glam's `DQuat` arithmetic in glam's order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Quat<S: Simd> {
+    /// x per lane.
+    pub x: Lanes<S>,
+    /// y per lane.
+    pub y: Lanes<S>,
+    /// z per lane.
+    pub z: Lanes<S>,
+    /// w per lane.
+    pub w: Lanes<S>,
+}
+
+impl<S: Simd> Quat<S> {
+    /// From components.
+    #[inline(always)]
+    pub(crate) fn new(x: Lanes<S>, y: Lanes<S>, z: Lanes<S>, w: Lanes<S>) -> Self {
+        Self { x, y, z, w }
+    }
+
+    /// `value` in every lane.
+    #[inline(always)]
+    pub(crate) fn splat(simd: S, value: glam::DQuat) -> Self {
+        Self::new(
+            Lanes::splat(simd, value.x),
+            Lanes::splat(simd, value.y),
+            Lanes::splat(simd, value.z),
+            Lanes::splat(simd, value.w),
+        )
+    }
+
+    /// The vector part.
+    #[inline(always)]
+    pub(crate) fn xyz(self) -> Vec3<S> {
+        Vec3::new(self.x, self.y, self.z)
+    }
+
+    /// As `DQuat::conjugate` (= `inverse` of a unit quaternion).
+    #[inline(always)]
+    pub(crate) fn conjugate(self) -> Self {
+        Self::new(-self.x, -self.y, -self.z, self.w)
+    }
+
+    /// As `DQuat * DQuat` (`mul_quat`).
+    #[inline(always)]
+    pub(crate) fn mul(self, rhs: Self) -> Self {
+        let (x0, y0, z0, w0) = (self.x, self.y, self.z, self.w);
+        let (x1, y1, z1, w1) = (rhs.x, rhs.y, rhs.z, rhs.w);
+        Self::new(
+            w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+            w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+            w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+            w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+        )
+    }
+
+    /// As `DQuat::dot` (the 4-vector dot product).
+    #[inline(always)]
+    pub(crate) fn dot(self, rhs: Self) -> Lanes<S> {
+        self.x * rhs.x + self.y * rhs.y + self.z * rhs.z + self.w * rhs.w
+    }
+
+    /// As `DQuat::length`.
+    #[inline(always)]
+    pub(crate) fn length(self) -> Lanes<S> {
+        self.dot(self).sqrt()
+    }
+
+    /// Every component times `factor`.
+    #[inline(always)]
+    pub(crate) fn scale(self, factor: Lanes<S>) -> Self {
+        Self::new(
+            self.x * factor,
+            self.y * factor,
+            self.z * factor,
+            self.w * factor,
+        )
+    }
+
+    /// As `DQuat::normalize`: times `1 / length`.
+    #[inline(always)]
+    pub(crate) fn normalize(self) -> Self {
+        self.scale(self.length().recip())
+    }
+
+    /// As `DQuat * DVec3` (`mul_vec3`) for a unit quaternion.
+    #[inline(always)]
+    pub(crate) fn rotate(self, v: Vec3<S>) -> Vec3<S> {
+        let w = self.w;
+        let b = self.xyz();
+        let b2 = b.dot(b);
+        let two = w.constant(2.0);
+        v.scale(w * w - b2) + b.scale(v.dot(b) * two) + b.cross(v).scale(w * two)
+    }
+
+    /// As `DMat3::from_quat`.
+    #[inline(always)]
+    pub(crate) fn to_mat3(self) -> Mat3<S> {
+        let (x, y, z, w) = (self.x, self.y, self.z, self.w);
+        let one = x.constant(1.0);
+        let (x2, y2, z2) = (x + x, y + y, z + z);
+        let (xx, xy, xz) = (x * x2, x * y2, x * z2);
+        let (yy, yz, zz) = (y * y2, y * z2, z * z2);
+        let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+        Mat3 {
+            x_axis: Vec3::new(one - (yy + zz), xy + wz, xz - wy),
+            y_axis: Vec3::new(xy - wz, one - (xx + zz), yz + wx),
+            z_axis: Vec3::new(xz + wy, yz - wx, one - (xx + yy)),
+        }
+    }
+
+    /// The mask where every component is finite.
+    #[inline(always)]
+    pub(crate) fn is_finite(self) -> Mask<S> {
+        self.xyz().is_finite() & self.w.is_finite()
+    }
+
+    /// Lane by lane, `if_true` where `mask` is set, else `if_false`.
+    #[inline(always)]
+    pub(crate) fn select(mask: Mask<S>, if_true: Self, if_false: Self) -> Self {
+        Self::new(
+            mask.select(if_true.x, if_false.x),
+            mask.select(if_true.y, if_false.y),
+            mask.select(if_true.z, if_false.z),
+            mask.select(if_true.w, if_false.w),
+        )
+    }
+}
+
+impl<S: Simd> Mat3<S> {
+    /// As `DAffine3::transform_point3` of the frame `(self, translation)`:
+    /// `((x·p.x + y·p.y) + z·p.z) + translation`.
+    #[inline(always)]
+    pub(crate) fn transform_point(&self, p: Vec3<S>, translation: Vec3<S>) -> Vec3<S> {
+        self.mul_vec3(p) + translation
+    }
+}
+
+/// `atan t` as the cheap inside tests of [`JointLimit::contains`] approximate it
+/// ([`APPROX_ATAN_COEFFICIENTS`], the same operations in the same order), on every lane.
+#[inline(always)]
+fn approx_atan<S: Simd>(t: Lanes<S>) -> Lanes<S> {
+    let [c0, c1, c2, c3, c4] = APPROX_ATAN_COEFFICIENTS;
+    let (c0, c1, c2, c3, c4) = (
+        t.constant(c0),
+        t.constant(c1),
+        t.constant(c2),
+        t.constant(c3),
+        t.constant(c4),
+    );
+    // Not a closure: it would be compiled apart from the dispatched code.
+    let near = {
+        let x2 = t * t;
+        t * (c0 + x2 * (c1 + x2 * (c2 + x2 * (c3 + x2 * c4))))
+    };
+    let far = {
+        let x = t.recip();
+        let x2 = x * x;
+        t.constant(FRAC_PI_2).copysign(t) - x * (c0 + x2 * (c1 + x2 * (c2 + x2 * (c3 + x2 * c4))))
+    };
+    t.abs().le(t.constant(1.0)).select(near, far)
+}
+
+/// The cheap inside test of a joint's limit ([`JointLimit::contains`]'s first step, which
+/// decides most rotations without the exact swing–twist decomposition), compiled once for
+/// lanes. A lane it does not call inside may still be legal: the exact test decides there.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum InsideTest {
+    /// Any rotation is legal.
+    Free,
+    /// A hinge.
+    Hinge(HingeLimit),
+    /// A swing–twist limit, with `twist_axis × swing_axis`.
+    SwingTwist(SwingTwistLimit, glam::DVec3),
+}
+
+impl InsideTest {
+    /// The test for `limit`; `None` for the kinds it does not cover (locked, Euler, MMD).
+    pub(crate) fn new(limit: &JointLimit) -> Option<Self> {
+        match limit {
+            JointLimit::Free => Some(Self::Free),
+            JointLimit::Hinge(h) => Some(Self::Hinge(*h)),
+            JointLimit::SwingTwist(s) => {
+                Some(Self::SwingTwist(*s, s.twist_axis.cross(s.swing_axis)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The lanes where `delta` (the rotation relative to rest) is certainly inside the limit:
+    /// where the scalar cheap test says so, by the same operations.
+    #[inline(always)]
+    pub(crate) fn clearly_inside<S: Simd>(&self, simd: S, delta: Quat<S>) -> Mask<S> {
+        let zero = Lanes::splat(simd, 0.0);
+        let two = Lanes::splat(simd, 2.0);
+        let margin = Lanes::splat(simd, INSIDE_MARGIN);
+        match self {
+            Self::Free => zero.le(zero),
+            Self::Hinge(h) => {
+                let axis = Vec3::splat(simd, h.axis);
+                let s = delta.xyz().dot(axis);
+                let off_axis = (delta.xyz() - axis.scale(s)).length_squared();
+                let angle = two * approx_atan(s / delta.w);
+                delta.w.gt(zero)
+                    & off_axis.le(Lanes::splat(simd, 1e-24))
+                    & (angle - margin).ge(Lanes::splat(simd, h.min))
+                    & (angle + margin).le(Lanes::splat(simd, h.max))
+            }
+            Self::SwingTwist(s, v_axis) => {
+                let (swing, twist) = swing_twist(simd, delta, s.twist_axis);
+                let twist_axis = Vec3::splat(simd, s.twist_axis);
+                let twist_angle = two * approx_atan(twist.xyz().dot(twist_axis) / twist.w);
+                let twist_inside = swing.w.gt(zero)
+                    & twist.w.gt(zero)
+                    & (twist_angle - margin).ge(Lanes::splat(simd, s.twist.0))
+                    & (twist_angle + margin).le(Lanes::splat(simd, s.twist.1));
+                let v = swing.xyz();
+                let length = v.length();
+                let theta = two * approx_atan(length / swing.w) + margin;
+                let p = v.dot(Vec3::splat(simd, s.swing_axis)) / length;
+                let r = v.dot(Vec3::splat(simd, *v_axis)) / length;
+                let a = p.ge(zero).select(
+                    Lanes::splat(simd, s.swing_u.1),
+                    Lanes::splat(simd, -s.swing_u.0),
+                );
+                let b = r.ge(zero).select(
+                    Lanes::splat(simd, s.swing_v.1),
+                    Lanes::splat(simd, -s.swing_v.0),
+                );
+                let (bp, ar, ab) = (b * p, a * r, a * b);
+                let in_ellipse = a.gt(zero)
+                    & b.gt(zero)
+                    & (theta * theta * (bp * bp + ar * ar))
+                        .le(ab * ab * Lanes::splat(simd, 1.0 - 1e-9));
+                twist_inside & (length.eq(zero) | in_ellipse)
+            }
+        }
+    }
+}
+
+/// [`ikarus_core::swing_twist`] on every lane: `(swing, twist)` with `q = swing · twist`.
+#[inline(always)]
+fn swing_twist<S: Simd>(simd: S, q: Quat<S>, axis: glam::DVec3) -> (Quat<S>, Quat<S>) {
+    let axis = Vec3::splat(simd, axis);
+    let projection = axis.scale(q.xyz().dot(axis));
+    let twist = Quat::new(projection.x, projection.y, projection.z, q.w);
+    let length = twist.length();
+    let twist = Quat::select(
+        length.lt(Lanes::splat(simd, 1e-12)),
+        Quat::splat(simd, glam::DQuat::IDENTITY),
+        Quat::new(
+            twist.x / length,
+            twist.y / length,
+            twist.z / length,
+            twist.w / length,
+        ),
+    );
+    (q.mul(twist.conjugate()), twist)
 }

@@ -3,7 +3,7 @@
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::IkTask;
+use crate::{IkTask, Tolerance};
 
 /// How a solve ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,8 +85,25 @@ impl SolveReport {
         iterations: u32,
         limits_active: bool,
     ) -> Self {
+        Self::from_tolerance(
+            task.tolerance,
+            position_error,
+            rotation_error,
+            iterations,
+            limits_active,
+        )
+    }
+
+    /// [`from_residuals`](Self::from_residuals) given the task's tolerance only.
+    pub(crate) fn from_tolerance(
+        tolerance: Tolerance,
+        position_error: f64,
+        rotation_error: f64,
+        iterations: u32,
+        limits_active: bool,
+    ) -> Self {
         let converged =
-            position_error <= task.tolerance.position && rotation_error <= task.tolerance.rotation;
+            position_error <= tolerance.position && rotation_error <= tolerance.rotation;
         Self {
             status: if converged {
                 SolveStatus::Converged

@@ -116,7 +116,7 @@ impl IkTask {
 impl Goal {
     /// At least a position or an orientation, finite, the orientation a unit quaternion;
     /// `name` names the effector's joint in the error (allocated only then).
-    fn validate(&self, name: impl Fn() -> String) -> Result<(), TaskError> {
+    pub(crate) fn validate(&self, name: impl Fn() -> String) -> Result<(), TaskError> {
         if self.position.is_none() && self.orientation.is_none() {
             return Err(TaskError::EmptyGoal { joint: name() });
         }

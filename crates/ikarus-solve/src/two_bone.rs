@@ -96,7 +96,10 @@ use serde::{Deserialize, Serialize};
 use crate::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
 use crate::{IkTask, SolveReport, analytic};
 
+mod many;
 mod simd;
+
+pub(crate) use many::{TwoBoneLanes, solve_many};
 
 /// Squared relative size below which a direction counts as degenerate (1e-12 on lengths).
 const DEGENERATE: f64 = 1e-24;

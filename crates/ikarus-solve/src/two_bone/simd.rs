@@ -18,10 +18,10 @@ use crate::lanes::{Lanes, Mask, Mat3, Vec3};
 
 /// Values gathered per problem: start matrix (9) and translation (3), mid matrix (9) and
 /// translation (3), end translation (3), target (3), pole vector (3), hinge axis (3).
-const FIELDS: usize = 36;
+pub(super) const FIELDS: usize = 36;
 
 /// Values computed per problem: two quaternions and `reached` (1 or 0).
-const RESULTS: usize = 9;
+pub(super) const RESULTS: usize = 9;
 
 /// The batch as a [`WithSimd`] operation.
 pub(super) struct Batch<'a> {
@@ -146,7 +146,7 @@ fn vec3<S: Simd>(simd: S, gathered: &[S::f64s; FIELDS], index: usize) -> Vec3<S>
 /// lane; returns the lanes to re-solve with the scalar function, one bit each.
 #[allow(clippy::too_many_lines)] // one straight-line computation, as `solve_unchecked`
 #[inline(always)]
-fn kernel<S: Simd>(
+pub(super) fn kernel<S: Simd>(
     simd: S,
     gathered: &[S::f64s; FIELDS],
     twist: Option<(f64, f64)>,
