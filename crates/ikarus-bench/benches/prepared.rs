@@ -16,7 +16,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::limb7::Limb7Chain;
 use ikarus_solve::two_bone::{Pole, TwoBoneChain, TwoBoneSettings};
-use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig, solve};
+use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolveReport, SolverConfig, solve};
 use std::hint::black_box;
 
 const CHARACTERS: usize = 1000;
@@ -262,6 +262,67 @@ fn bench_solve_in(
                 });
             },
         );
+        // The same frame through `solve_many_in`: each limb of every character at once.
+        let mut many_limbs = self::limbs(scene, &closed.0, &closed.1);
+        let mut many_poses = poses.clone();
+        let mut many_models = models.clone();
+        let mut goals = vec![Goal::default(); CHARACTERS];
+        let mut reports = vec![SolveReport::invalid(String::new()); CHARACTERS];
+        let mut f = 0;
+        group.bench_function(
+            "closed_forms_solve_many_in_1000_characters_x4_limbs_per_frame",
+            |b| {
+                b.iter(|| {
+                    f = (f + 1) % FRAMES;
+                    let mut converged = 0;
+                    for (k, limb) in many_limbs.iter_mut().enumerate() {
+                        for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                            *goal = frame[k];
+                        }
+                        limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                        converged += reports.iter().filter(|r| r.converged()).count();
+                    }
+                    black_box(converged)
+                });
+            },
+        );
+        // The legs alone (two-bone), through `solve_many_in` and through `solve_in`: the
+        // per-limb figure to hold against the two-bone kernel.
+        group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
+        let mut f = 0;
+        group.bench_function("legs_solve_many_in_1000_characters_x2", |b| {
+            b.iter(|| {
+                f = (f + 1) % FRAMES;
+                let mut converged = 0;
+                for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
+                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                        *goal = frame[k];
+                    }
+                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                    converged += reports.iter().filter(|r| r.converged()).count();
+                }
+                black_box(converged)
+            });
+        });
+        let mut f = 0;
+        group.bench_function("legs_solve_in_1000_characters_x2", |b| {
+            b.iter(|| {
+                f = (f + 1) % FRAMES;
+                let mut converged = 0;
+                for ((pose, model), frame) in many_poses
+                    .iter_mut()
+                    .zip(&mut many_models)
+                    .zip(&scene.goals[f])
+                {
+                    for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
+                        *limb.goal_mut(0) = frame[k];
+                        converged += usize::from(limb.solve_in(pose, model).converged());
+                    }
+                }
+                black_box(converged)
+            });
+        });
+        group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
         let mut f = 0;
         group.bench_function(
             "closed_forms_solve_in_1000_characters_x4_limbs_per_frame",
