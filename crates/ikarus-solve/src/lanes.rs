@@ -419,6 +419,17 @@ impl<S: Simd> Quat<S> {
         )
     }
 
+    /// As `DQuat + DQuat` (component by component).
+    #[inline(always)]
+    pub(crate) fn add(self, rhs: Self) -> Self {
+        Self::new(
+            self.x + rhs.x,
+            self.y + rhs.y,
+            self.z + rhs.z,
+            self.w + rhs.w,
+        )
+    }
+
     /// As `DQuat::normalize`: times `1 / length`.
     #[inline(always)]
     pub(crate) fn normalize(self) -> Self {
@@ -598,4 +609,105 @@ fn swing_twist<S: Simd>(simd: S, q: Quat<S>, axis: glam::DVec3) -> (Quat<S>, Qua
         ),
     );
     (q.mul(twist.conjugate()), twist)
+}
+
+impl<S: Simd> Mat3<S> {
+    /// From columns.
+    #[inline(always)]
+    pub(crate) fn from_cols(x_axis: Vec3<S>, y_axis: Vec3<S>, z_axis: Vec3<S>) -> Self {
+        Self {
+            x_axis,
+            y_axis,
+            z_axis,
+        }
+    }
+
+    /// As `DMat3::transpose`.
+    #[inline(always)]
+    pub(crate) fn transpose(&self) -> Self {
+        Self::from_cols(
+            Vec3::new(self.x_axis.x, self.y_axis.x, self.z_axis.x),
+            Vec3::new(self.x_axis.y, self.y_axis.y, self.z_axis.y),
+            Vec3::new(self.x_axis.z, self.y_axis.z, self.z_axis.z),
+        )
+    }
+
+    /// As `DMat3 * DMat3` (each column of `rhs` through `self`).
+    #[inline(always)]
+    pub(crate) fn mul_mat3(&self, rhs: &Self) -> Self {
+        Self::from_cols(
+            self.mul_vec3(rhs.x_axis),
+            self.mul_vec3(rhs.y_axis),
+            self.mul_vec3(rhs.z_axis),
+        )
+    }
+
+    /// As `DMat3::inverse` (the cofactors over the determinant `x · (y × z)`).
+    #[inline(always)]
+    pub(crate) fn inverse(&self) -> Self {
+        let tmp0 = self.y_axis.cross(self.z_axis);
+        let tmp1 = self.z_axis.cross(self.x_axis);
+        let tmp2 = self.x_axis.cross(self.y_axis);
+        let inv_det = self.x_axis.x.constant(1.0) / self.x_axis.dot(tmp0);
+        Self::from_cols(
+            tmp0.scale(inv_det),
+            tmp1.scale(inv_det),
+            tmp2.scale(inv_det),
+        )
+        .transpose()
+    }
+
+    /// As `DQuat::from_mat3` (glam's four branches as selects).
+    #[inline(always)]
+    pub(crate) fn rotation(&self) -> Quat<S> {
+        let (m00, m01, m02) = (self.x_axis.x, self.x_axis.y, self.x_axis.z);
+        let (m10, m11, m12) = (self.y_axis.x, self.y_axis.y, self.y_axis.z);
+        let (m20, m21, m22) = (self.z_axis.x, self.z_axis.y, self.z_axis.z);
+        let zero = m00.constant(0.0);
+        let one = m00.constant(1.0);
+        let low_z = m22.le(zero);
+        let dif10 = m11 - m00;
+        let sum10 = m11 + m00;
+        let x_first = dif10.le(zero);
+        let z_first = sum10.le(zero);
+        let (omm22, opm22) = (one - m22, one + m22);
+        let four_sq = low_z.select(
+            x_first.select(omm22 - dif10, omm22 + dif10),
+            z_first.select(opm22 - sum10, opm22 + sum10),
+        );
+        let inv4 = m00.constant(0.5) / four_sq.sqrt();
+        let (s01, s02, s12) = (m01 + m10, m02 + m20, m12 + m21);
+        let (d12, d20, d01) = (m12 - m21, m20 - m02, m01 - m10);
+        // Per component, its numerator in glam's x, y, z and w branches.
+        let branches = Branches {
+            low_z,
+            x_first,
+            z_first,
+            inv4,
+        };
+        Quat::new(
+            branches.pick([four_sq, s01, s02, d12]),
+            branches.pick([s01, four_sq, s12, d20]),
+            branches.pick([s02, s12, four_sq, d01]),
+            branches.pick([d12, d20, d01, four_sq]),
+        )
+    }
+}
+
+/// Which of glam's four branches of `DQuat::from_mat3` each lane takes, and its scale.
+struct Branches<S: Simd> {
+    low_z: Mask<S>,
+    x_first: Mask<S>,
+    z_first: Mask<S>,
+    inv4: Lanes<S>,
+}
+
+impl<S: Simd> Branches<S> {
+    /// The numerator of the lane's branch, scaled.
+    #[inline(always)]
+    fn pick(&self, [x, y, z, w]: [Lanes<S>; 4]) -> Lanes<S> {
+        self.low_z
+            .select(self.x_first.select(x, y), self.z_first.select(z, w))
+            * self.inv4
+    }
 }

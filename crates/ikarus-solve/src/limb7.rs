@@ -90,6 +90,10 @@
 //! ```
 
 use crate::trig::{atan2, sin_cos};
+
+mod many;
+
+pub(crate) use many::{Limb7Lanes, solve_many};
 use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};

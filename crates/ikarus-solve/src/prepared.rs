@@ -49,7 +49,7 @@
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
 use crate::analytic;
-use crate::limb7::Limb7Task;
+use crate::limb7::{self, Limb7Lanes, Limb7Task};
 use crate::two_bone::{self, TwoBoneLanes, TwoBoneTask};
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
 
@@ -70,8 +70,9 @@ enum Engine {
     /// Closed-form two-bone IK on the chain's frames only, and its lane path for
     /// [`PreparedTask::solve_many_in`] when the shape has one.
     TwoBone(Box<TwoBoneTask>, Option<Box<TwoBoneLanes>>),
-    /// The closed-form 7-DOF limb on the chain's frames only, its limb kept between solves.
-    Limb7(Box<Limb7Task>),
+    /// The closed-form 7-DOF limb on the chain's frames only, its limb kept between solves,
+    /// and its lane path for [`PreparedTask::solve_many_in`] when the shape has one.
+    Limb7(Box<Limb7Task>, Option<Box<Limb7Lanes>>),
     /// [`solve_with`] on the task's own buffers.
     General(Box<SolverWorkspace>),
 }
@@ -109,9 +110,11 @@ impl<'s> PreparedTask<'s> {
                 let lanes = TwoBoneLanes::new(&engine, skeleton, task).map(Box::new);
                 Engine::TwoBone(Box::new(engine), lanes)
             }
-            SolverConfig::Limb7(c) => Engine::Limb7(Box::new(
-                Limb7Task::new(skeleton, task, c).map_err(PrepareError::Solver)?,
-            )),
+            SolverConfig::Limb7(c) => {
+                let engine = Limb7Task::new(skeleton, task, c).map_err(PrepareError::Solver)?;
+                let lanes = Limb7Lanes::new(&engine, skeleton, task).map(Box::new);
+                Engine::Limb7(Box::new(engine), lanes)
+            }
             _ => {
                 if let Some(settings) = config.clone().iteration_mut() {
                     settings.validate().map_err(PrepareError::Solver)?;
@@ -171,7 +174,7 @@ impl<'s> PreparedTask<'s> {
                 engine.update_frames(skeleton, pose, &mut self.model);
                 engine.solve(skeleton, task, pose, &mut self.model)
             }
-            Engine::Limb7(engine) => {
+            Engine::Limb7(engine, _) => {
                 engine.update_frames(skeleton, pose, &mut self.model);
                 engine.solve(skeleton, task, pose, &mut self.model)
             }
@@ -202,7 +205,7 @@ impl<'s> PreparedTask<'s> {
                 analytic::update_around_chain(skeleton, pose, model, engine.chain());
                 report
             }
-            Engine::Limb7(engine) => {
+            Engine::Limb7(engine, _) => {
                 let report = engine.solve(skeleton, task, pose, model);
                 analytic::update_around_chain(skeleton, pose, model, engine.chain());
                 report
@@ -259,7 +262,11 @@ impl<'s> PreparedTask<'s> {
             "solve_many_in: one goal per effector and pose"
         );
         let skeleton = self.skeleton;
-        match &self.engine {
+        match &mut self.engine {
+            Engine::Limb7(engine, Some(lanes)) => {
+                let engine = (&mut **engine, &mut self.task);
+                limb7::solve_many(lanes, skeleton, engine, goals, poses, models, reports);
+            }
             Engine::TwoBone(engine, Some(lanes)) => {
                 let tolerance = self.task.tolerance;
                 let task = &mut self.task;

@@ -1,4 +1,7 @@
-//! Trigonometry the hot paths share (`limb7`, `robot::srs`, `robot::lm`).
+//! Trigonometry the hot paths share (`limb7`, `robot::srs`, `robot::lm`), and its lane-wise
+//! versions for the prepared batch.
+
+use crate::lanes::{Lanes, Mask};
 
 /// `(sin x, cos x)` by Taylor polynomials on `|r| ≤ π/4` after removing whole quarter
 /// turns (`r = x − kπ/2`, π/2 in three parts); within 2 ulp of the library's for `|x| < 1e4`,
@@ -111,9 +114,101 @@ pub(crate) fn atan2(y: f64, x: f64) -> f64 {
     angle.copysign(y)
 }
 
+/// [`sin_cos`] on every lane, by the same operations (the quarter turns by selects instead of
+/// bits): `(sin, cos)` and the lanes it does not cover (`|x| ≥ 1e4` or NaN, which the scalar
+/// function hands to the library), one bit each.
+#[allow(clippy::inline_always)] // compiled inside the dispatched lane code
+#[inline(always)]
+pub(crate) fn sin_cos_lanes<S: pulp::Simd>(x: Lanes<S>) -> (Lanes<S>, Lanes<S>, Mask<S>) {
+    const PI_2_A: f64 = 1.570_796_326_734_125_6;
+    const PI_2_B: f64 = 6.077_100_506_303_966e-11;
+    const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
+    let shift = x.constant(6_755_399_441_055_744.0);
+    let covered = x.abs().lt(x.constant(1e4));
+    let k = (x * x.constant(std::f64::consts::FRAC_2_PI) + shift) - shift;
+    let r = ((x - k * x.constant(PI_2_A)) - k * x.constant(PI_2_B)) - k * x.constant(PI_2_C);
+    let z = r * r;
+    let (z2, z4) = (z * z, (z * z) * (z * z));
+    let sin = r + r
+        * z
+        * ((x.constant(-1.0 / 6.0) + z * x.constant(1.0 / 120.0))
+            + z2 * (x.constant(-1.0 / 5040.0) + z * x.constant(1.0 / 362_880.0))
+            + z4 * ((x.constant(-1.0 / 39_916_800.0) + z * x.constant(1.0 / 6_227_020_800.0))
+                + z2 * x.constant(-1.0 / 1_307_674_368_000.0)));
+    let cos = x.constant(1.0)
+        + z * ((x.constant(-0.5) + z * x.constant(1.0 / 24.0))
+            + z2 * (x.constant(-1.0 / 720.0) + z * x.constant(1.0 / 40_320.0))
+            + z4 * ((x.constant(-1.0 / 3_628_800.0) + z * x.constant(1.0 / 479_001_600.0))
+                + z2 * (x.constant(-1.0 / 87_178_291_200.0)
+                    + z * x.constant(1.0 / 20_922_789_888_000.0))));
+    // `k mod 4` in [0, 4) (as the low bits of the two's complement `k`): `k − 4⌊k/4⌋`.
+    let quarter = k * x.constant(0.25);
+    let nearest = (quarter + shift) - shift;
+    let floor = nearest
+        .gt(quarter)
+        .select(nearest - x.constant(1.0), nearest);
+    let turns = k - x.constant(4.0) * floor;
+    let odd = turns.eq(x.constant(1.0)) | turns.eq(x.constant(3.0));
+    let (first, second) = (odd.select(cos, sin), odd.select(sin, cos));
+    let first = turns.ge(x.constant(2.0)).select(-first, first);
+    let second = (turns.eq(x.constant(1.0)) | turns.eq(x.constant(2.0))).select(-second, second);
+    (first, second, !covered)
+}
+
+/// [`atan2`] on every lane, by the same operations (the table of eighths by selects): the
+/// angle and the lanes it does not cover (a non-finite input or `(0, 0)`, which the scalar
+/// function hands to the library), one bit each.
+#[allow(clippy::inline_always)] // compiled inside the dispatched lane code
+#[inline(always)]
+pub(crate) fn atan2_lanes<S: pulp::Simd>(y: Lanes<S>, x: Lanes<S>) -> (Lanes<S>, Mask<S>) {
+    const ATAN_EIGHTHS: [f64; 9] = [
+        0.0,
+        0.124_354_994_546_761_44,
+        0.244_978_663_126_864_14,
+        0.358_770_670_270_572_25,
+        0.463_647_609_000_806_1,
+        0.558_599_315_343_562_4,
+        0.643_501_108_793_284_4,
+        0.718_829_999_621_624_5,
+        std::f64::consts::FRAC_PI_4,
+    ];
+    let shift = x.constant(6_755_399_441_055_744.0);
+    let (ax, ay) = (x.abs(), y.abs());
+    let y_bigger = ay.gt(ax);
+    let big = y_bigger.select(ay, ax);
+    let small = y_bigger.select(ax, ay);
+    let covered = big.gt(x.constant(0.0)) & (ax + ay).lt(x.constant(f64::INFINITY));
+    let t = small / big;
+    let eighths = (t * x.constant(8.0) + shift) - shift;
+    let near = eighths * x.constant(0.125);
+    let u = (t - near) / (x.constant(1.0) + t * near);
+    let u2 = u * u;
+    let series = u + u
+        * u2
+        * (x.constant(-1.0 / 3.0)
+            + u2 * (x.constant(1.0 / 5.0)
+                + u2 * (x.constant(-1.0 / 7.0)
+                    + u2 * (x.constant(1.0 / 9.0)
+                        + u2 * (x.constant(-1.0 / 11.0) + u2 * x.constant(1.0 / 13.0))))));
+    let mut table = x.constant(ATAN_EIGHTHS[0]);
+    let mut k = 1;
+    while k < ATAN_EIGHTHS.len() {
+        table = eighths
+            .eq(x.constant(k as f64))
+            .select(x.constant(ATAN_EIGHTHS[k]), table);
+        k += 1;
+    }
+    let mut angle = table + series;
+    angle = y_bigger.select(x.constant(std::f64::consts::FRAC_PI_2) - angle, angle);
+    angle = x
+        .lt(x.constant(0.0))
+        .select(x.constant(std::f64::consts::PI) - angle, angle);
+    (angle.copysign(y), !covered)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{atan2, sin_cos};
+    use super::{atan2, atan2_lanes, sin_cos, sin_cos_lanes};
 
     #[test]
     fn sin_cos_matches_the_library() {
@@ -185,5 +280,89 @@ mod tests {
             }
         }
         assert!(atan2(f64::NAN, 1.0).is_nan() && atan2(1.0, f64::NAN).is_nan());
+    }
+
+    fn lanes_match<S: pulp::Simd>(simd: S) {
+        use crate::lanes::Lanes;
+        let width = S::F64_LANES;
+        let mut state = 7u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            #[allow(clippy::cast_precision_loss)]
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            2.0 * unit - 1.0
+        };
+        let mut values: Vec<f64> = (0..20_000)
+            .map(|i| next() * 10f64.powi(i % 9 - 4))
+            .collect();
+        values.extend([
+            0.0,
+            -0.0,
+            1e4,
+            -1e4,
+            9999.9,
+            f64::NAN,
+            f64::INFINITY,
+            1e-300,
+        ]);
+        values.extend((-16..=16).map(|k| f64::from(k) * std::f64::consts::FRAC_PI_4));
+        values.extend((0..=16).map(|k| f64::from(k) / 16.0));
+        while !values.len().is_multiple_of(width) {
+            values.push(0.5);
+        }
+        let register = |chunk: &[f64]| {
+            let mut r = [simd.splat_f64s(0.0)];
+            let flat: &mut [f64] = pulp::bytemuck::cast_slice_mut(r.as_mut_slice());
+            flat.copy_from_slice(chunk);
+            Lanes::new(simd, r[0])
+        };
+        let lane = |v: Lanes<S>, i: usize| {
+            let r = [v.value()];
+            let flat: &[f64] = pulp::bytemuck::cast_slice(r.as_slice());
+            flat[i]
+        };
+        for (chunk, other) in values.chunks(width).zip(values.chunks(width).rev()) {
+            let (s, c, leave) = sin_cos_lanes(register(chunk));
+            let (angle, leave2) = atan2_lanes(register(chunk), register(other));
+            for i in 0..width {
+                let (x, y) = (chunk[i], other[i]);
+                if leave.bits() & (1 << i) == 0 {
+                    let (s0, c0) = sin_cos(x);
+                    assert_eq!(
+                        (lane(s, i).to_bits(), lane(c, i).to_bits()),
+                        (s0.to_bits(), c0.to_bits()),
+                        "{simd:?} sin_cos({x})"
+                    );
+                } else {
+                    assert!(x.abs() >= 1e4 || x.is_nan(), "{x}");
+                }
+                if leave2.bits() & (1 << i) == 0 {
+                    assert_eq!(
+                        lane(angle, i).to_bits(),
+                        atan2(x, y).to_bits(),
+                        "{simd:?} atan2({x}, {y})"
+                    );
+                } else {
+                    let (big, sum) = (x.abs().max(y.abs()), x.abs() + y.abs());
+                    assert!(big == 0.0 || !sum.is_finite() || big.is_nan(), "{x} {y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lane_versions_give_the_bits_of_the_scalar_ones() {
+        lanes_match(pulp::Scalar::new());
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                lanes_match(simd);
+            }
+            if let Some(simd) = pulp::x86::V4::try_new() {
+                lanes_match(simd);
+            }
+        }
     }
 }

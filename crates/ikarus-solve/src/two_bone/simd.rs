@@ -14,7 +14,7 @@ use glam::DQuat;
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::{DEGENERATE, Pole, REACH_TOLERANCE, TwoBoneInput, TwoBoneOutput, TwoBoneSettings};
-use crate::lanes::{Lanes, Mask, Mat3, Vec3};
+use crate::lanes::{Lanes, Mat3, Vec3};
 
 /// Values gathered per problem: start matrix (9) and translation (3), mid matrix (9) and
 /// translation (3), end translation (3), target (3), pole vector (3), hinge axis (3).
@@ -272,16 +272,17 @@ pub(super) fn kernel<S: Simd>(
     let v = normal_now.scale(scale_v);
     let w = e_new.cross(normal_now).scale(scale_u * scale_v);
     let to = [t, normal_aim, t.cross(normal_aim)];
-    let start_correction = quat_from_columns(
-        column(&to, u.x, v.x, w.x),
-        column(&to, u.y, v.y, w.y),
-        column(&to, u.z, v.z, w.z),
-    );
+    let start_correction = Mat3 {
+        x_axis: column(&to, u.x, v.x, w.x),
+        y_axis: column(&to, u.y, v.y, w.y),
+        z_axis: column(&to, u.z, v.z, w.z),
+    }
+    .rotation();
     let values = [
-        start_correction[0],
-        start_correction[1],
-        start_correction[2],
-        start_correction[3],
+        start_correction.x,
+        start_correction.y,
+        start_correction.z,
+        start_correction.w,
         axis.x * half_sin,
         axis.y * half_sin,
         axis.z * half_sin,
@@ -307,60 +308,6 @@ fn apply_rows<S: Simd>(rows: &[Vec3<S>; 3], v: Vec3<S>) -> Vec3<S> {
 #[inline(always)]
 fn column<S: Simd>(to: &[Vec3<S>; 3], u: Lanes<S>, v: Lanes<S>, w: Lanes<S>) -> Vec3<S> {
     to[0].scale(u) + to[1].scale(v) + to[2].scale(w)
-}
-
-/// `DQuat::from_mat3` of the matrix with these columns (glam's branches as selects).
-#[inline(always)]
-fn quat_from_columns<S: Simd>(x_axis: Vec3<S>, y_axis: Vec3<S>, z_axis: Vec3<S>) -> [Lanes<S>; 4] {
-    let (m00, m01, m02) = (x_axis.x, x_axis.y, x_axis.z);
-    let (m10, m11, m12) = (y_axis.x, y_axis.y, y_axis.z);
-    let (m20, m21, m22) = (z_axis.x, z_axis.y, z_axis.z);
-    let zero = m00.constant(0.0);
-    let one = m00.constant(1.0);
-    let low_z = m22.le(zero);
-    let dif10 = m11 - m00;
-    let sum10 = m11 + m00;
-    let x_first = dif10.le(zero);
-    let z_first = sum10.le(zero);
-    let (omm22, opm22) = (one - m22, one + m22);
-    let four_sq = low_z.select(
-        x_first.select(omm22 - dif10, omm22 + dif10),
-        z_first.select(opm22 - sum10, opm22 + sum10),
-    );
-    let inv4 = m00.constant(0.5) / four_sq.sqrt();
-    let (s01, s02, s12) = (m01 + m10, m02 + m20, m12 + m21);
-    let (d12, d20, d01) = (m12 - m21, m20 - m02, m01 - m10);
-    // Per component, its numerator in glam's x, y, z and w branches.
-    let branches = Branches {
-        low_z,
-        x_first,
-        z_first,
-        inv4,
-    };
-    [
-        branches.pick([four_sq, s01, s02, d12]),
-        branches.pick([s01, four_sq, s12, d20]),
-        branches.pick([s02, s12, four_sq, d01]),
-        branches.pick([d12, d20, d01, four_sq]),
-    ]
-}
-
-/// Which of glam's four branches each lane takes, and its scale.
-struct Branches<S: Simd> {
-    low_z: Mask<S>,
-    x_first: Mask<S>,
-    z_first: Mask<S>,
-    inv4: Lanes<S>,
-}
-
-impl<S: Simd> Branches<S> {
-    /// The numerator of the lane's branch, scaled.
-    #[inline(always)]
-    fn pick(&self, [x, y, z, w]: [Lanes<S>; 4]) -> Lanes<S> {
-        self.low_z
-            .select(self.x_first.select(x, y), self.z_first.select(z, w))
-            * self.inv4
-    }
 }
 
 #[cfg(test)]
