@@ -286,9 +286,25 @@ fn bench_solve_in(
                 });
             },
         );
+        // The arms alone (limb7), through `solve_many_in`.
+        group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
+        let mut f = 0;
+        group.bench_function("arms_solve_many_in_1000_characters_x2", |b| {
+            b.iter(|| {
+                f = (f + 1) % FRAMES;
+                let mut converged = 0;
+                for (k, limb) in many_limbs.iter_mut().enumerate().take(2) {
+                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                        *goal = frame[k];
+                    }
+                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                    converged += reports.iter().filter(|r| r.converged()).count();
+                }
+                black_box(converged)
+            });
+        });
         // The legs alone (two-bone), through `solve_many_in` and through `solve_in`: the
         // per-limb figure to hold against the two-bone kernel.
-        group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
         let mut f = 0;
         group.bench_function("legs_solve_many_in_1000_characters_x2", |b| {
             b.iter(|| {
