@@ -3,7 +3,9 @@
 //! orientation, default swivel policy) and two-bone legs (foot position and orientation) —
 //! through four [`PreparedTask`]s shared by all characters, as one thread of a game would run
 //! them. The same frame with classic CCD (default settings) on the same four effectors; the
-//! one-shot `solve` on the closed forms for contrast; and the kernels alone
+//! one-shot `solve` on the closed forms for contrast; the closed forms through `solve_in`
+//! (each character keeps its model pose) and `solve_many_in` (each limb of every character at
+//! once, in SIMD lanes); and the kernels alone
 //! (`two_bone::solve`, `Limb7::solve_pose`) on the same limbs, for the per-limb ratio.
 //!
 //! The goals move every frame (FK of a legal limb motion: arms bent in front of the body, feet
@@ -262,82 +264,7 @@ fn bench_solve_in(
                 });
             },
         );
-        // The same frame through `solve_many_in`: each limb of every character at once.
-        let mut many_limbs = self::limbs(scene, &closed.0, &closed.1);
-        let mut many_poses = poses.clone();
-        let mut many_models = models.clone();
-        let mut goals = vec![Goal::default(); CHARACTERS];
-        let mut reports = vec![SolveReport::invalid(String::new()); CHARACTERS];
-        let mut f = 0;
-        group.bench_function(
-            "closed_forms_solve_many_in_1000_characters_x4_limbs_per_frame",
-            |b| {
-                b.iter(|| {
-                    f = (f + 1) % FRAMES;
-                    let mut converged = 0;
-                    for (k, limb) in many_limbs.iter_mut().enumerate() {
-                        for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
-                            *goal = frame[k];
-                        }
-                        limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
-                        converged += reports.iter().filter(|r| r.converged()).count();
-                    }
-                    black_box(converged)
-                });
-            },
-        );
-        // The arms alone (limb7), through `solve_many_in`.
-        group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
-        let mut f = 0;
-        group.bench_function("arms_solve_many_in_1000_characters_x2", |b| {
-            b.iter(|| {
-                f = (f + 1) % FRAMES;
-                let mut converged = 0;
-                for (k, limb) in many_limbs.iter_mut().enumerate().take(2) {
-                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
-                        *goal = frame[k];
-                    }
-                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
-                    converged += reports.iter().filter(|r| r.converged()).count();
-                }
-                black_box(converged)
-            });
-        });
-        // The legs alone (two-bone), through `solve_many_in` and through `solve_in`: the
-        // per-limb figure to hold against the two-bone kernel.
-        let mut f = 0;
-        group.bench_function("legs_solve_many_in_1000_characters_x2", |b| {
-            b.iter(|| {
-                f = (f + 1) % FRAMES;
-                let mut converged = 0;
-                for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
-                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
-                        *goal = frame[k];
-                    }
-                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
-                    converged += reports.iter().filter(|r| r.converged()).count();
-                }
-                black_box(converged)
-            });
-        });
-        let mut f = 0;
-        group.bench_function("legs_solve_in_1000_characters_x2", |b| {
-            b.iter(|| {
-                f = (f + 1) % FRAMES;
-                let mut converged = 0;
-                for ((pose, model), frame) in many_poses
-                    .iter_mut()
-                    .zip(&mut many_models)
-                    .zip(&scene.goals[f])
-                {
-                    for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
-                        *limb.goal_mut(0) = frame[k];
-                        converged += usize::from(limb.solve_in(pose, model).converged());
-                    }
-                }
-                black_box(converged)
-            });
-        });
+        bench_solve_many_in(group, scene, closed, (&poses, &models));
         group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
         let mut f = 0;
         group.bench_function(
@@ -359,6 +286,95 @@ fn bench_solve_in(
             },
         );
     }
+}
+
+/// The closed-form frame through `solve_many_in` (each limb of every character at once), and
+/// each kind of limb alone, through `solve_many_in` and (the legs) through `solve_in`, for the
+/// per-limb figures to hold against the kernels. `poses` and `models` are where the frames
+/// start.
+fn bench_solve_many_in(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    scene: &Scene,
+    closed: &(SolverConfig, SolverConfig),
+    (poses, models): (&[LocalPose], &[ModelPose]),
+) {
+    // The same frame through `solve_many_in`: each limb of every character at once.
+    let mut many_limbs = limbs(scene, &closed.0, &closed.1);
+    let mut many_poses = poses.to_vec();
+    let mut many_models = models.to_vec();
+    let mut goals = vec![Goal::default(); CHARACTERS];
+    let mut reports = vec![SolveReport::invalid(String::new()); CHARACTERS];
+    let mut f = 0;
+    group.bench_function(
+        "closed_forms_solve_many_in_1000_characters_x4_limbs_per_frame",
+        |b| {
+            b.iter(|| {
+                f = (f + 1) % FRAMES;
+                let mut converged = 0;
+                for (k, limb) in many_limbs.iter_mut().enumerate() {
+                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                        *goal = frame[k];
+                    }
+                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                    converged += reports.iter().filter(|r| r.converged()).count();
+                }
+                black_box(converged)
+            });
+        },
+    );
+    // The arms alone (limb7), through `solve_many_in`.
+    group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
+    let mut f = 0;
+    group.bench_function("arms_solve_many_in_1000_characters_x2", |b| {
+        b.iter(|| {
+            f = (f + 1) % FRAMES;
+            let mut converged = 0;
+            for (k, limb) in many_limbs.iter_mut().enumerate().take(2) {
+                for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                    *goal = frame[k];
+                }
+                limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                converged += reports.iter().filter(|r| r.converged()).count();
+            }
+            black_box(converged)
+        });
+    });
+    // The legs alone (two-bone), through `solve_many_in` and through `solve_in`: the
+    // per-limb figure to hold against the two-bone kernel.
+    let mut f = 0;
+    group.bench_function("legs_solve_many_in_1000_characters_x2", |b| {
+        b.iter(|| {
+            f = (f + 1) % FRAMES;
+            let mut converged = 0;
+            for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
+                for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
+                    *goal = frame[k];
+                }
+                limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
+                converged += reports.iter().filter(|r| r.converged()).count();
+            }
+            black_box(converged)
+        });
+    });
+    let mut f = 0;
+    group.bench_function("legs_solve_in_1000_characters_x2", |b| {
+        b.iter(|| {
+            f = (f + 1) % FRAMES;
+            let mut converged = 0;
+            for ((pose, model), frame) in many_poses
+                .iter_mut()
+                .zip(&mut many_models)
+                .zip(&scene.goals[f])
+            {
+                for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
+                    *limb.goal_mut(0) = frame[k];
+                    converged += usize::from(limb.solve_in(pose, model).converged());
+                }
+            }
+            black_box(converged)
+        });
+    });
+    group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
 }
 
 /// The closed forms alone on the same limbs — every character's legs and arms of one frame,

@@ -45,8 +45,9 @@
 //! - `invalid_moved`: an `invalid_input` answer changed the pose;
 //! - `prepared_differs` (closed forms `two_bone` and `limb7`): the same task prepared once and
 //!   solved with [`ikarus_solve::PreparedTask::solve_in`] on the start pose and its model
-//!   pose gives another pose or report than the one-shot solve, or leaves a model pose that
-//!   is not the forward kinematics of its pose.
+//!   pose, or with [`ikarus_solve::PreparedTask::solve_many_in`] for nine copies of the
+//!   character at once (SIMD lanes and a remainder), gives another pose or report than the
+//!   one-shot solve, or leaves a model pose that is not the forward kinematics of its pose.
 
 pub mod draw;
 
@@ -58,7 +59,7 @@ use std::time::{Duration, Instant};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, IkTask, PreparedTask, SolveReport, SolveStatus,
+    CcdConfig, CcdDamping, CcdVariant, Goal, IkTask, PreparedTask, SolveReport, SolveStatus,
     SolverConfig, SolverWorkspace, measure, solve_with,
 };
 use serde::Serialize;
@@ -645,6 +646,34 @@ fn prepared_differs(
     }
     if pose.is_finite() && kept != model(s, &kept_pose) {
         return Some("solve_in left a model pose that is not the FK of its pose".to_owned());
+    }
+    // The same task for nine characters at once (a chunk of SIMD lanes and a remainder), the
+    // limb7 limb kept from the solve above as a game's first frame leaves it.
+    let count = 9;
+    let goals: Vec<Goal> = (0..count)
+        .flat_map(|_| case.task.effectors.iter().map(|e| e.goal))
+        .collect();
+    let mut poses = vec![case.start.clone(); count];
+    let mut models = vec![model(s, &case.start); count];
+    let mut reports = vec![SolveReport::invalid(String::new()); count];
+    IN_SOLVE.with(|flag| flag.set(true));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        prepared.solve_many_in(&goals, &mut poses, &mut models, &mut reports);
+    }));
+    IN_SOLVE.with(|flag| flag.set(false));
+    if result.is_err() {
+        return Some("solve_many_in panicked".to_owned());
+    }
+    for ((many_pose, many_model), many_report) in poses.iter().zip(&models).zip(&reports) {
+        if bits(many_pose) != bits(pose) {
+            return Some("solve_many_in returned another pose".to_owned());
+        }
+        if format!("{many_report:?}") != format!("{report:?}") {
+            return Some(format!("solve_many_in reported {many_report:?}"));
+        }
+        if pose.is_finite() && *many_model != model(s, many_pose) {
+            return Some("solve_many_in left a model pose that is not the FK of its pose".into());
+        }
     }
     None
 }

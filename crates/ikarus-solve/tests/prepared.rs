@@ -10,7 +10,8 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, Skeleton};
 use ikarus_solve::{
-    Effector, Goal, IkTask, PrepareError, PreparedTask, SolveStatus, SolverConfig, solve,
+    Effector, Goal, IkTask, PrepareError, PreparedTask, SolveReport, SolveStatus, SolverConfig,
+    solve,
 };
 
 fn config(json: &str) -> SolverConfig {
@@ -284,4 +285,146 @@ fn solve_in_keeps_side_branches_of_the_chain_current() {
         // Not vacuous: the side branches did move with the chain.
         assert!(moved >= 10, "{json}: {moved}");
     }
+}
+
+#[test]
+fn solve_many_in_gives_every_character_its_solve_in_result() {
+    // A crowd of 21 built-in humanoids (two chunks of 8 lanes and a remainder), each placed and
+    // turned apart, frame after frame; every solver kind through `solve_many_in` against the
+    // same task prepared separately and solved through `solve_in` character by character.
+    let skeleton = builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let foot = skeleton.joint("rightFoot").unwrap();
+    let hips = skeleton.joint("hips").unwrap();
+    let kinds = [
+        (r#"{"kind": "two_bone"}"#, foot),
+        (r#"{"kind": "two_bone"}"#, hand),
+        (r#"{"kind": "two_bone", "pole": [0, 0, 1]}"#, hand),
+        (r#"{"kind": "limb7"}"#, hand),
+        (r#"{"kind": "limb7"}"#, foot),
+        (r#"{"kind": "limb7", "swivel": "middle_of_feasible"}"#, hand),
+        (r#"{"kind": "ccd"}"#, hand),
+        (r#"{"kind": "lm"}"#, foot),
+    ];
+    let mut rng = Rng(77);
+    let characters = 21;
+    let mut converged = 0;
+    for (json, joint) in kinds {
+        let solver = config(json);
+        let shape = one_effector(joint, random_goal(&mut rng, &skeleton, joint, true));
+        let mut many = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
+        let mut each = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
+        let mut poses: Vec<_> = (0..characters)
+            .map(|c| {
+                let mut pose = skeleton.rest_pose();
+                pose[hips].translation += DVec3::new(float(c), 0.0, 0.5 * float(c % 3));
+                pose[hips].rotation = DQuat::from_rotation_y(0.3 * float(c));
+                pose
+            })
+            .collect();
+        let mut models: Vec<_> = poses.iter().map(|p| model(&skeleton, p)).collect();
+        let mut reports = vec![SolveReport::invalid(String::new()); characters];
+        for frame in 0..4 {
+            let goals: Vec<Goal> = (0..characters)
+                .map(|c| {
+                    // The goal relative to each character's own placement.
+                    let mut goal = random_goal(&mut rng, &skeleton, joint, c % 4 != 1);
+                    let hips_frame = models[c][hips] * skeleton.rest(hips).to_affine().inverse();
+                    goal.position = goal.position.map(|p| hips_frame.transform_point3(p));
+                    let turn = DQuat::from_rotation_y(0.3 * float(c));
+                    goal.orientation = goal.orientation.map(|q| turn * q);
+                    if frame == 2 && c == 5 {
+                        goal.position = Some(DVec3::new(f64::NAN, 0.0, 0.0));
+                    }
+                    goal
+                })
+                .collect();
+            let mut expected_poses = poses.clone();
+            let mut expected_models = models.clone();
+            let expected: Vec<SolveReport> = (0..characters)
+                .map(|c| {
+                    *each.goal_mut(0) = goals[c];
+                    each.solve_in(&mut expected_poses[c], &mut expected_models[c])
+                })
+                .collect();
+            many.solve_many_in(&goals, &mut poses, &mut models, &mut reports);
+            for c in 0..characters {
+                let at = format!("{json} frame {frame} character {c}");
+                assert_eq!(reports[c], expected[c], "{at}");
+                assert_eq!(poses[c], expected_poses[c], "{at}");
+                assert_eq!(models[c], expected_models[c], "{at}");
+                // Still the forward kinematics of the pose, every joint.
+                assert_eq!(models[c], model(&skeleton, &poses[c]), "{at}");
+                converged += usize::from(reports[c].converged());
+            }
+            if frame == 2 {
+                assert_eq!(reports[5].status, SolveStatus::InvalidInput, "{json}");
+            }
+        }
+    }
+    // Not vacuous: a good share of the random goals (up to 0.8 rad of turn) converge.
+    assert!(converged > kinds.len() * characters * 4 / 6, "{converged}");
+}
+
+#[test]
+fn warm_solve_many_in_allocates_nothing() {
+    let skeleton = builtin_humanoid();
+    let hips = skeleton.joint("hips").unwrap();
+    for (json, joint, bend) in [
+        (
+            r#"{"kind": "limb7"}"#,
+            "leftHand",
+            DVec3::new(-0.1, -0.1, 0.15),
+        ),
+        (
+            r#"{"kind": "two_bone"}"#,
+            "leftFoot",
+            DVec3::new(0.0, 0.15, 0.1),
+        ),
+    ] {
+        let joint = skeleton.joint(joint).unwrap();
+        let characters = 19;
+        let mut poses: Vec<_> = (0..characters)
+            .map(|c| {
+                let mut pose = skeleton.rest_pose();
+                pose[hips].translation.x += float(c);
+                pose
+            })
+            .collect();
+        let mut models: Vec<_> = poses.iter().map(|p| model(&skeleton, p)).collect();
+        let goal = |c: usize, step: f64| Goal {
+            position: Some(models_rest(&skeleton, joint) + bend * step + DVec3::X * float(c)),
+            orientation: None,
+        };
+        let shape = one_effector(joint, goal(0, 1.0));
+        let mut prepared = PreparedTask::new(&skeleton, &shape, &config(json)).unwrap();
+        let mut reports = vec![SolveReport::invalid(String::new()); characters];
+        let mut goals: Vec<Goal> = (0..characters).map(|c| goal(c, 1.0)).collect();
+        // The first frame builds the limb the task keeps.
+        prepared.solve_many_in(&goals, &mut poses, &mut models, &mut reports);
+        let mut converged = 0;
+        let mut allocations = 0;
+        for step in 0..20 {
+            for (c, g) in goals.iter_mut().enumerate() {
+                *g = goal(c, 1.0 + 0.01 * f64::from(step));
+            }
+            let info = allocation_counter::measure(|| {
+                prepared.solve_many_in(&goals, &mut poses, &mut models, &mut reports);
+            });
+            allocations += info.count_total;
+            converged += reports.iter().filter(|r| r.converged()).count();
+        }
+        assert_eq!(allocations, 0, "{json}");
+        assert_eq!(converged, 20 * characters, "{json}");
+    }
+}
+
+/// The joint's position in the rest pose.
+fn models_rest(skeleton: &Skeleton, joint: JointId) -> DVec3 {
+    model(skeleton, &skeleton.rest_pose()).position(joint)
+}
+
+/// `n` as a float (small counts only).
+fn float(n: usize) -> f64 {
+    f64::from(u32::try_from(n).unwrap())
 }
