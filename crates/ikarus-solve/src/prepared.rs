@@ -19,6 +19,13 @@
 //! the pose, which a game keeps for skinning): the closed forms read the chain's ancestors
 //! from it and leave it current, recomputing only the chain and its subtree.
 //!
+//! [`PreparedTask::solve_many_in`] solves the task for many characters of the skeleton at
+//! once — the same limb of every character of a game, each with its own goal, pose and model
+//! pose. The closed forms run it in SIMD lanes (the chain's frames, the closed form, the
+//! limits' cheap inside test and the residual, 4 or 8 characters at a time), by the
+//! operations of `solve_in` in its order, so every character gets `solve_in`'s pose and report
+//! bit for bit (tested); characters that need a special case take the scalar path.
+//!
 //! [`solve`](crate::solve) is the one-shot convenience: it prepares and solves once, and gives
 //! the same pose and report bit for bit (tested).
 //!
@@ -225,14 +232,17 @@ impl<'s> PreparedTask<'s> {
     /// report into `reports[i]`. Every character gets the pose, model pose and report
     /// [`solve_in`](Self::solve_in) would give it, bit for bit (tested).
     ///
-    /// A `two_bone` task that keeps the bend plane (no pole or hint), with no softening or
-    /// blending and limits of the free, hinge or swing–twist kind, solves several characters
-    /// at a time in SIMD lanes (4 with AVX2, 8 with AVX-512, chosen at run time): the chain's
-    /// frames, the closed form, the orientation goal, the limits' inside test and the
-    /// residual are computed lane-wise, and only characters that need a special case (a
-    /// limit to enforce, a straight limb, a scaled joint, an invalid goal) take the scalar
-    /// path. Other tasks are solved one character after another. The task's own goals
-    /// ([`goal_mut`](Self::goal_mut)) are left as the last character's.
+    /// A `two_bone` task that keeps the bend plane (no pole or hint, no softening or
+    /// blending) and a `limb7` task with the `keep_current` swivel, on joints whose limits
+    /// are free, hinges or swing–twist, solve several characters at a time in SIMD lanes (4
+    /// with AVX2, 8 with AVX-512, chosen at run time): the chain's frames, the closed form
+    /// (for limb7 the current swivel too), the orientation goal, the limits' cheap inside
+    /// test and the residual are computed lane-wise. Characters that need a special case — a
+    /// limit to enforce (or, for limb7, a swivel to search), a straight limb, a target out
+    /// of reach, a scaled joint, bones other than those of the limb the task keeps, an
+    /// invalid goal — take the scalar path. Other tasks are solved one character after
+    /// another. Afterwards the task's own goals ([`goal_mut`](Self::goal_mut)) hold one of
+    /// the batch's: set them before the next [`solve`](Self::solve).
     ///
     /// # Panics
     /// When the slices' lengths do not match (`goals` has one entry per effector and
