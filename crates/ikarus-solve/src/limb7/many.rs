@@ -5,13 +5,13 @@
 //!
 //! Per chunk of lanes: each character's chain is read from its pose and model pose (the
 //! parent's model frame, the shoulder's and wrist's local rotations, the bones'
-//! translations, the goal); the elbow's current angle and its half-angle sine and cosine are
-//! taken per character with the library's `atan2` and `sin_cos`, as the scalar path takes
+//! translations, the goal); the elbow's current angle and its hinge rotation are taken per
+//! character by the library (`atan2`, `DQuat::from_axis_angle`), as the scalar path takes
 //! them. Then, in lanes and by the scalar path's operations in its order (so each lane has its
 //! bits): the goal in the limb's frame, the current swivel ([`Limb7::swivel_from_pose`], with
-//! the crate's `atan2` in lanes), the closed form at that swivel, the wrist's rotation for the
-//! orientation goal, the three limits' cheap inside test, the chain's forward kinematics and
-//! the residual. The results are written back per character, the rest of the chain's subtree
+//! the crate's `atan2` in lanes), the closed form at that swivel (the elbow's branch picked as
+//! `elbow_angle_for` picks it), the wrist's rotation for the orientation goal, the three
+//! limits' cheap inside test, the chain's forward kinematics and the residual. The results are written back per character, the rest of the chain's subtree
 //! brought along by scalar forward kinematics.
 //!
 //! A lane leaves the lanes for the scalar path — solved there from its untouched pose — when
@@ -86,7 +86,6 @@ const COMPUTED: usize = 35;
 /// Solves the task on every character: `goals[i]` on `poses[i]` with `models[i]` its forward
 /// kinematics, into `reports[i]`, by the lanes where they apply and by `engine`'s scalar path
 /// (with `task`'s goal set to the character's) elsewhere.
-#[allow(clippy::too_many_arguments)] // the batch's slices, as `solve_many_in` takes them
 pub(crate) fn solve_many(
     lanes: &Limb7Lanes,
     skeleton: &Skeleton,
