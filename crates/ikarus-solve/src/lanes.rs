@@ -327,6 +327,24 @@ impl<S: Simd> Vec3<S> {
         )
     }
 
+    /// The registers `values[offset..offset + 3]`.
+    #[inline(always)]
+    pub(crate) fn load(simd: S, values: &[S::f64s], offset: usize) -> Self {
+        Self::new(
+            Lanes::new(simd, values[offset]),
+            Lanes::new(simd, values[offset + 1]),
+            Lanes::new(simd, values[offset + 2]),
+        )
+    }
+
+    /// Into the registers `values[offset..offset + 3]`.
+    #[inline(always)]
+    pub(crate) fn store(self, values: &mut [S::f64s], offset: usize) {
+        values[offset] = self.x.value();
+        values[offset + 1] = self.y.value();
+        values[offset + 2] = self.z.value();
+    }
+
     /// As `DVec3::length`.
     #[inline(always)]
     pub(crate) fn length(self) -> Lanes<S> {
@@ -369,6 +387,26 @@ impl<S: Simd> Quat<S> {
             Lanes::splat(simd, value.z),
             Lanes::splat(simd, value.w),
         )
+    }
+
+    /// The registers `values[offset..offset + 4]`, `[x, y, z, w]`.
+    #[inline(always)]
+    pub(crate) fn load(simd: S, values: &[S::f64s], offset: usize) -> Self {
+        Self::new(
+            Lanes::new(simd, values[offset]),
+            Lanes::new(simd, values[offset + 1]),
+            Lanes::new(simd, values[offset + 2]),
+            Lanes::new(simd, values[offset + 3]),
+        )
+    }
+
+    /// Into the registers `values[offset..offset + 4]`, `[x, y, z, w]`.
+    #[inline(always)]
+    pub(crate) fn store(self, values: &mut [S::f64s], offset: usize) {
+        values[offset] = self.x.value();
+        values[offset + 1] = self.y.value();
+        values[offset + 2] = self.z.value();
+        values[offset + 3] = self.w.value();
     }
 
     /// The vector part.

@@ -15,6 +15,7 @@ pub mod align;
 mod analytic;
 pub mod batch;
 pub mod ccd;
+mod crowd;
 pub mod dofs;
 pub mod driver;
 pub mod example;

@@ -1743,6 +1743,22 @@ impl Limb7Task {
     }
 }
 
+impl crate::crowd::ChainEngine for Limb7Task {
+    fn solve_chain(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        self.solve(skeleton, task, pose, model)
+    }
+
+    fn chain(&self) -> &[JointId] {
+        Limb7Task::chain(self)
+    }
+}
+
 /// [`Limb7::solve_pose`]'s closed form as a [`pulp::WithSimd`] operation, so that it is
 /// compiled inside the function dispatched to (AVX2, AVX-512 or the baseline). The same IEEE
 /// operations run in the same order on every path, so every machine gets the same bits.

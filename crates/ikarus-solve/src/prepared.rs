@@ -55,7 +55,7 @@
 
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
-use crate::analytic;
+use crate::crowd;
 use crate::limb7::{self, Limb7Lanes, Limb7Task};
 use crate::two_bone::{self, TwoBoneLanes, TwoBoneTask};
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
@@ -208,15 +208,9 @@ impl<'s> PreparedTask<'s> {
         match &mut self.engine {
             // The chain's frames are new; the rest of its subtree is brought along.
             Engine::TwoBone(engine, _) => {
-                let report = engine.solve(skeleton, task, pose, model);
-                analytic::update_around_chain(skeleton, pose, model, engine.chain());
-                report
+                crowd::solve_in(&mut **engine, skeleton, task, pose, model)
             }
-            Engine::Limb7(engine, _) => {
-                let report = engine.solve(skeleton, task, pose, model);
-                analytic::update_around_chain(skeleton, pose, model, engine.chain());
-                report
-            }
+            Engine::Limb7(engine, _) => crowd::solve_in(&mut **engine, skeleton, task, pose, model),
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
                 fk::forward_kinematics(skeleton, pose, model);
@@ -278,27 +272,8 @@ impl<'s> PreparedTask<'s> {
                 limb7::solve_many(lanes, skeleton, engine, goals, poses, models, reports);
             }
             Engine::TwoBone(engine, Some(lanes)) => {
-                let tolerance = self.task.tolerance;
-                let task = &mut self.task;
-                let mut fallback = |i: usize, pose: &mut LocalPose, model: &mut ModelPose| {
-                    task.effectors[0].goal = goals[i];
-                    if let Err(reason) = task.validate_goals(skeleton) {
-                        return SolveReport::invalid(reason.to_string());
-                    }
-                    let report = engine.solve(skeleton, task, pose, model);
-                    analytic::update_around_chain(skeleton, pose, model, engine.chain());
-                    report
-                };
-                two_bone::solve_many(
-                    lanes,
-                    skeleton,
-                    tolerance,
-                    goals,
-                    poses,
-                    models,
-                    reports,
-                    &mut fallback,
-                );
+                let engine = (&mut **engine, &mut self.task);
+                two_bone::solve_many(lanes, skeleton, engine, goals, poses, models, reports);
             }
             _ => {
                 for (((pose, model), report), goals) in poses

@@ -993,6 +993,22 @@ impl TwoBoneTask {
     }
 }
 
+impl crate::crowd::ChainEngine for TwoBoneTask {
+    fn solve_chain(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport {
+        self.solve(skeleton, task, pose, model)
+    }
+
+    fn chain(&self) -> &[JointId] {
+        TwoBoneTask::chain(self)
+    }
+}
+
 /// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
 /// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion. (Kept in each
 /// solver with its own inline attribute: shared, both solvers measured 10–35% slower.)
