@@ -11,7 +11,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton};
 use pulp::{Simd, bytemuck};
 
-use crate::lanes::{Lanes, Mask, Quat, Vec3};
+use crate::lanes::{InsideTest, Lanes, Mask, Quat, Vec3};
 use crate::{Goal, IkTask, SolveReport, SolveStatus, Tolerance, analytic};
 
 /// A closed form prepared for a task (`TwoBoneTask`, `Limb7Task`): it solves the task on the
@@ -46,20 +46,89 @@ pub(crate) fn solve_in<E: ChainEngine>(
     report
 }
 
-/// One character of a batch by the scalar path: `goal` set as the task's and checked, then
-/// [`solve_in`].
-#[inline(never)] // the rare path, out of the lane code's registers
-pub(crate) fn solve_one<E: ChainEngine>(
-    (engine, task): (&mut E, &mut IkTask),
-    skeleton: &Skeleton,
-    goal: Goal,
-    pose: &mut LocalPose,
-    model: &mut ModelPose,
-) -> SolveReport {
-    task.effectors[0].goal = goal;
-    match task.validate_goals(skeleton) {
-        Ok(()) => solve_in(engine, skeleton, task, pose, model),
-        Err(reason) => SolveReport::invalid(reason.to_string()),
+/// What every lane path needs of a three-joint chain (top, mid, end), compiled once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChainLanes {
+    /// The top joint's parent.
+    pub parent: JointId,
+    /// Top, mid, end.
+    pub joints: [JointId; 3],
+    /// Their rest rotations.
+    pub rest: [DQuat; 3],
+    /// Their limits' cheap inside tests.
+    pub tests: [InsideTest; 3],
+}
+
+impl ChainLanes {
+    /// The chain `joints` of a one-effector `task`, when the lanes can take it: the joints are
+    /// the effector and its parent and grandparent (`path`, the chain's path, is `joints`), the
+    /// effector's weight is positive, the top joint has a parent, and the limits are of the
+    /// kinds the lanes test (free, hinge, swing–twist).
+    pub(crate) fn new(
+        skeleton: &Skeleton,
+        task: &IkTask,
+        joints: [JointId; 3],
+        path: &[JointId],
+    ) -> Option<Self> {
+        if task.effectors[0].weight <= 0.0 || path != joints {
+            return None;
+        }
+        let [Some(a), Some(b), Some(c)] = joints.map(|j| InsideTest::new(skeleton.limit(j))) else {
+            return None;
+        };
+        Some(Self {
+            parent: skeleton.parent(joints[0])?,
+            joints,
+            rest: joints.map(|j| skeleton.rest(j).rotation),
+            tests: [a, b, c],
+        })
+    }
+}
+
+/// Runs `batch` on the best instruction set of this machine.
+pub(crate) fn run<E, L>(batch: Batch<'_, E, L>)
+where
+    for<'a> Batch<'a, E, L>: pulp::WithSimd<Output = ()>,
+{
+    pulp::Arch::new().dispatch(batch);
+}
+
+/// A batch: the same limb of many characters, `goals[i]` for `poses[i]` with `models[i]` its
+/// forward kinematics, the report into `reports[i]`; `lanes` is what the engine's lane path
+/// needs (each engine's `many.rs` runs the batch as a [`pulp::WithSimd`] operation).
+pub(crate) struct Batch<'a, E, L> {
+    /// The lane path's compiled shape.
+    pub lanes: &'a L,
+    /// The skeleton of every character.
+    pub skeleton: &'a Skeleton,
+    /// The closed form, for the characters the lanes leave.
+    pub engine: &'a mut E,
+    /// The prepared task (its goal is set per character the scalar path solves).
+    pub task: &'a mut IkTask,
+    /// One goal per character.
+    pub goals: &'a [Goal],
+    /// The characters' poses.
+    pub poses: &'a mut [LocalPose],
+    /// Their model poses.
+    pub models: &'a mut [ModelPose],
+    /// The reports.
+    pub reports: &'a mut [SolveReport],
+}
+
+impl<E: ChainEngine, L> Batch<'_, E, L> {
+    /// Character `i` by the scalar path: its goal set as the task's and checked, then
+    /// [`solve_in`].
+    #[inline(never)] // the rare path, out of the lane code's registers
+    pub(crate) fn scalar(&mut self, i: usize) {
+        #[cfg(test)]
+        tests::SCALAR_SOLVES.with(|count| count.set(count.get() + 1));
+        let (skeleton, task) = (self.skeleton, &mut *self.task);
+        task.effectors[0].goal = self.goals[i];
+        let (pose, model) = (&mut self.poses[i], &mut self.models[i]);
+        self.reports[i] = match task.validate_goals(skeleton) {
+            Ok(()) => solve_in(self.engine, skeleton, task, pose, model),
+            Err(reason) => SolveReport::invalid(reason.to_string()),
+        };
     }
 }
 
@@ -164,6 +233,11 @@ pub(crate) mod tests {
     use ikarus_core::fk;
     use ikarus_core::humanoid::builtin_humanoid;
 
+    thread_local! {
+        /// Characters solved by the scalar path on this thread.
+        pub(crate) static SCALAR_SOLVES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
     /// How many characters the crowd has: not a whole number of chunks.
     const CHARACTERS: usize = 61;
 
@@ -218,24 +292,21 @@ pub(crate) mod tests {
         (skeleton, poses, goals)
     }
 
-    /// Three frames of the crowd, each from the poses the last one left, through `batch`
-    /// (which returns how many characters took the scalar path) and, character by
+    /// Three frames of the crowd, each from the poses the last one left, through the batch
+    /// on `simd` (the engine and lane path `make` builds for the task) and, character by
     /// character, through a `PreparedTask` of `config` with `solve_in`: the same reports,
     /// poses and model poses, bit for bit; at most `bound(frame)` characters by the scalar
     /// path; at least half of the crowd converged.
-    pub(crate) fn check_frames(
+    pub(crate) fn check_frames<S: Simd, E: ChainEngine, L>(
+        simd: S,
         (skeleton, mut poses, goals): (Skeleton, Vec<LocalPose>, Vec<Goal>),
         (end, config): (&str, &str),
-        label: &str,
-        mut batch: impl FnMut(
-            &IkTask,
-            &[Goal],
-            &mut [LocalPose],
-            &mut [ModelPose],
-            &mut [SolveReport],
-        ) -> usize,
+        make: impl Fn(&Skeleton, &IkTask) -> (E, L),
         bound: impl Fn(usize) -> usize,
-    ) {
+    ) where
+        for<'a> Batch<'a, E, L>: pulp::WithSimd<Output = ()>,
+    {
+        let label = format!("{simd:?} {config}");
         let shape = IkTask {
             effectors: vec![Effector {
                 joint: skeleton.joint(end).unwrap(),
@@ -246,6 +317,8 @@ pub(crate) mod tests {
         };
         let config: SolverConfig = serde_json::from_str(config).unwrap();
         let mut scalar = PreparedTask::new(&skeleton, &shape, &config).unwrap();
+        // One engine for the three frames (limb7 keeps its limb between them).
+        let (mut engine, lanes) = make(&skeleton, &shape);
         let mut models: Vec<ModelPose> = poses
             .iter()
             .map(|pose| {
@@ -267,7 +340,18 @@ pub(crate) mod tests {
                 })
                 .collect();
             let mut reports = vec![SolveReport::invalid(String::new()); poses.len()];
-            let scalar_solves = batch(&shape, &goals, &mut poses, &mut models, &mut reports);
+            SCALAR_SOLVES.with(|count| count.set(0));
+            simd.vectorize(Batch {
+                lanes: &lanes,
+                skeleton: &skeleton,
+                engine: &mut engine,
+                task: &mut shape.clone(),
+                goals: &goals,
+                poses: &mut poses,
+                models: &mut models,
+                reports: &mut reports,
+            });
+            let scalar_solves = SCALAR_SOLVES.with(std::cell::Cell::get);
             for i in 0..poses.len() {
                 let at = format!("{label} frame {frame} character {i}");
                 assert_eq!(reports[i], expected[i], "{at}");
@@ -281,6 +365,28 @@ pub(crate) mod tests {
             );
             let converged = reports.iter().filter(|r| r.converged()).count();
             assert!(converged >= poses.len() / 2, "{label}: {converged}");
+        }
+    }
+
+    /// A batch test, run on one instruction set for one crowd.
+    pub(crate) trait Run {
+        /// The test on `simd` for the crowd drawn from `seed`.
+        fn run<S: Simd>(&self, simd: S, seed: u64);
+    }
+
+    /// `test` on three crowds, on the baseline and on every instruction set this machine has.
+    pub(crate) fn on_every_instruction_set(test: &impl Run) {
+        for seed in [1, 2, 3] {
+            test.run(pulp::Scalar::new(), seed);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if let Some(simd) = pulp::x86::V3::try_new() {
+                    test.run(simd, seed);
+                }
+                if let Some(simd) = pulp::x86::V4::try_new() {
+                    test.run(simd, seed);
+                }
+            }
         }
     }
 }

@@ -392,20 +392,14 @@ impl<S: Simd> Quat<S> {
     /// The registers `values[offset..offset + 4]`, `[x, y, z, w]`.
     #[inline(always)]
     pub(crate) fn load(simd: S, values: &[S::f64s], offset: usize) -> Self {
-        Self::new(
-            Lanes::new(simd, values[offset]),
-            Lanes::new(simd, values[offset + 1]),
-            Lanes::new(simd, values[offset + 2]),
-            Lanes::new(simd, values[offset + 3]),
-        )
+        let xyz = Vec3::load(simd, values, offset);
+        Self::new(xyz.x, xyz.y, xyz.z, Lanes::new(simd, values[offset + 3]))
     }
 
     /// Into the registers `values[offset..offset + 4]`, `[x, y, z, w]`.
     #[inline(always)]
     pub(crate) fn store(self, values: &mut [S::f64s], offset: usize) {
-        values[offset] = self.x.value();
-        values[offset + 1] = self.y.value();
-        values[offset + 2] = self.z.value();
+        self.xyz().store(values, offset);
         values[offset + 3] = self.w.value();
     }
 

@@ -93,13 +93,14 @@ use crate::trig::{atan2, sin_cos};
 
 mod many;
 
-pub(crate) use many::{Limb7Lanes, solve_many};
+pub(crate) use many::Limb7Lanes;
 use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
 use serde::{Deserialize, Serialize};
 
+use crate::crowd::ChainEngine;
 use crate::{IkTask, SolveReport, SolveStatus, analytic};
 
 /// Samples around the swivel circle used by [`Limb7::feasible_swivels`] before bisection.
@@ -1546,7 +1547,7 @@ pub fn solve_task(
         Ok(mut prepared) => {
             let mut model = ModelPose::new(skeleton);
             prepared.update_frames(skeleton, pose, &mut model);
-            prepared.solve(skeleton, task, pose, &mut model)
+            prepared.solve_chain(skeleton, task, pose, &mut model)
         }
         Err(message) => SolveReport::invalid(message),
     }
@@ -1639,9 +1640,11 @@ impl Limb7Task {
         };
         fk::update_joints(skeleton, pose, model, read);
     }
+}
 
+impl ChainEngine for Limb7Task {
     /// The chain's joints, shoulder first.
-    pub(crate) fn chain(&self) -> &[JointId] {
+    fn chain(&self) -> &[JointId] {
         &self.path[self.chain_from..]
     }
 
@@ -1649,7 +1652,7 @@ impl Limb7Task {
     /// `model` holding the frames [`update_frames`](Self::update_frames) computes (or the
     /// caller's forward kinematics of `pose`); afterwards `model` holds the chain's new frames
     /// (the rest of its subtree is stale).
-    pub(crate) fn solve(
+    fn solve_chain(
         &mut self,
         skeleton: &Skeleton,
         task: &IkTask,
@@ -1740,22 +1743,6 @@ impl Limb7Task {
             .feasible
             .map(|intervals| intervals.iter().map(|i| [i.start, i.end]).collect());
         report
-    }
-}
-
-impl crate::crowd::ChainEngine for Limb7Task {
-    fn solve_chain(
-        &mut self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-    ) -> SolveReport {
-        self.solve(skeleton, task, pose, model)
-    }
-
-    fn chain(&self) -> &[JointId] {
-        Limb7Task::chain(self)
     }
 }
 

@@ -55,9 +55,9 @@
 
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
-use crate::crowd;
-use crate::limb7::{self, Limb7Lanes, Limb7Task};
-use crate::two_bone::{self, TwoBoneLanes, TwoBoneTask};
+use crate::crowd::{self, ChainEngine};
+use crate::limb7::{Limb7Lanes, Limb7Task};
+use crate::two_bone::{TwoBoneLanes, TwoBoneTask};
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
 
 /// A task's shape compiled once for a skeleton; see the [module docs](self).
@@ -179,11 +179,11 @@ impl<'s> PreparedTask<'s> {
         match &mut self.engine {
             Engine::TwoBone(engine, _) => {
                 engine.update_frames(skeleton, pose, &mut self.model);
-                engine.solve(skeleton, task, pose, &mut self.model)
+                engine.solve_chain(skeleton, task, pose, &mut self.model)
             }
             Engine::Limb7(engine, _) => {
                 engine.update_frames(skeleton, pose, &mut self.model);
-                engine.solve(skeleton, task, pose, &mut self.model)
+                engine.solve_chain(skeleton, task, pose, &mut self.model)
             }
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
         }
@@ -267,14 +267,26 @@ impl<'s> PreparedTask<'s> {
         );
         let skeleton = self.skeleton;
         match &mut self.engine {
-            Engine::Limb7(engine, Some(lanes)) => {
-                let engine = (&mut **engine, &mut self.task);
-                limb7::solve_many(lanes, skeleton, engine, goals, poses, models, reports);
-            }
-            Engine::TwoBone(engine, Some(lanes)) => {
-                let engine = (&mut **engine, &mut self.task);
-                two_bone::solve_many(lanes, skeleton, engine, goals, poses, models, reports);
-            }
+            Engine::Limb7(engine, Some(lanes)) => crowd::run(crowd::Batch {
+                lanes: &**lanes,
+                skeleton,
+                engine: &mut **engine,
+                task: &mut self.task,
+                goals,
+                poses,
+                models,
+                reports,
+            }),
+            Engine::TwoBone(engine, Some(lanes)) => crowd::run(crowd::Batch {
+                lanes: &**lanes,
+                skeleton,
+                engine: &mut **engine,
+                task: &mut self.task,
+                goals,
+                poses,
+                models,
+                reports,
+            }),
             _ => {
                 for (((pose, model), report), goals) in poses
                     .iter_mut()

@@ -3,6 +3,29 @@
 
 use crate::lanes::{Lanes, Mask};
 
+/// π/2 in three parts for [`sin_cos`]'s reduction, the first two of 33 significant bits (so
+/// `k ·` them is exact for the `k` it takes).
+const PI_2_A: f64 = 1.570_796_326_734_125_6;
+const PI_2_B: f64 = 6.077_100_506_303_966e-11;
+const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
+
+/// Rounds to the nearest integer by `(x + SHIFT) − SHIFT` (`f64::round` is a library call on
+/// baseline x86-64).
+pub(crate) const SHIFT: f64 = 6_755_399_441_055_744.0;
+
+/// `atan(k/8)`, `k = 0..=8`, [`atan2`]'s table.
+const ATAN_EIGHTHS: [f64; 9] = [
+    0.0,
+    0.124_354_994_546_761_44,
+    0.244_978_663_126_864_14,
+    0.358_770_670_270_572_25,
+    0.463_647_609_000_806_1,
+    0.558_599_315_343_562_4,
+    0.643_501_108_793_284_4,
+    0.718_829_999_621_624_5,
+    std::f64::consts::FRAC_PI_4,
+];
+
 /// `(sin x, cos x)` by Taylor polynomials on `|r| ≤ π/4` after removing whole quarter
 /// turns (`r = x − kπ/2`, π/2 in three parts); within 2 ulp of the library's for `|x| < 1e4`,
 /// beyond which it defers to it (and for NaN). About twice as fast as the C library's
@@ -11,12 +34,6 @@ use crate::lanes::{Lanes, Mask};
 #[allow(clippy::inline_always)] // compiled inside `limb7`'s instruction-set dispatch too
 #[inline(always)]
 pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
-    // π/2 in three parts, the first two of 33 significant bits (so `k ·` them is exact).
-    const PI_2_A: f64 = 1.570_796_326_734_125_6;
-    const PI_2_B: f64 = 6.077_100_506_303_966e-11;
-    const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
-    // Round to nearest by the 1.5·2⁵² shift: `f64::round` is a library call on baseline x86-64.
-    const SHIFT: f64 = 6_755_399_441_055_744.0;
     if x.abs() >= 1e4 || x.is_nan() {
         return x.sin_cos();
     }
@@ -74,19 +91,6 @@ pub(crate) fn axis_angle(axis: glam::DVec3, angle: f64) -> glam::DQuat {
 #[allow(clippy::inline_always)] // hot: inlined into the closed forms' angle splits
 #[inline(always)]
 pub(crate) fn atan2(y: f64, x: f64) -> f64 {
-    /// `atan(k/8)`, `k = 0..=8`.
-    const ATAN_EIGHTHS: [f64; 9] = [
-        0.0,
-        0.124_354_994_546_761_44,
-        0.244_978_663_126_864_14,
-        0.358_770_670_270_572_25,
-        0.463_647_609_000_806_1,
-        0.558_599_315_343_562_4,
-        0.643_501_108_793_284_4,
-        0.718_829_999_621_624_5,
-        std::f64::consts::FRAC_PI_4,
-    ];
-    const SHIFT: f64 = 6_755_399_441_055_744.0;
     let (ax, ay) = (x.abs(), y.abs());
     let big = ax.max(ay);
     // A NaN makes the sum NaN, which fails the comparison (`max` would drop it).
@@ -120,10 +124,7 @@ pub(crate) fn atan2(y: f64, x: f64) -> f64 {
 #[allow(clippy::inline_always)] // compiled inside the dispatched lane code
 #[inline(always)]
 pub(crate) fn sin_cos_lanes<S: pulp::Simd>(x: Lanes<S>) -> (Lanes<S>, Lanes<S>, Mask<S>) {
-    const PI_2_A: f64 = 1.570_796_326_734_125_6;
-    const PI_2_B: f64 = 6.077_100_506_303_966e-11;
-    const PI_2_C: f64 = 2.022_266_248_795_950_6e-21;
-    let shift = x.constant(6_755_399_441_055_744.0);
+    let shift = x.constant(SHIFT);
     let covered = x.abs().lt(x.constant(1e4));
     let k = (x * x.constant(std::f64::consts::FRAC_2_PI) + shift) - shift;
     let r = ((x - k * x.constant(PI_2_A)) - k * x.constant(PI_2_B)) - k * x.constant(PI_2_C);
@@ -161,18 +162,7 @@ pub(crate) fn sin_cos_lanes<S: pulp::Simd>(x: Lanes<S>) -> (Lanes<S>, Lanes<S>, 
 #[allow(clippy::inline_always)] // compiled inside the dispatched lane code
 #[inline(always)]
 pub(crate) fn atan2_lanes<S: pulp::Simd>(y: Lanes<S>, x: Lanes<S>) -> (Lanes<S>, Mask<S>) {
-    const ATAN_EIGHTHS: [f64; 9] = [
-        0.0,
-        0.124_354_994_546_761_44,
-        0.244_978_663_126_864_14,
-        0.358_770_670_270_572_25,
-        0.463_647_609_000_806_1,
-        0.558_599_315_343_562_4,
-        0.643_501_108_793_284_4,
-        0.718_829_999_621_624_5,
-        std::f64::consts::FRAC_PI_4,
-    ];
-    let shift = x.constant(6_755_399_441_055_744.0);
+    let shift = x.constant(SHIFT);
     let (ax, ay) = (x.abs(), y.abs());
     let y_bigger = ay.gt(ax);
     let big = y_bigger.select(ay, ax);

@@ -93,13 +93,14 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
+use crate::crowd::ChainEngine;
 use crate::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
 use crate::{IkTask, SolveReport, analytic};
 
 mod many;
 mod simd;
 
-pub(crate) use many::{TwoBoneLanes, solve_many};
+pub(crate) use many::TwoBoneLanes;
 
 /// Squared relative size below which a direction counts as degenerate (1e-12 on lengths).
 const DEGENERATE: f64 = 1e-24;
@@ -841,10 +842,10 @@ pub fn solve_task(
     pose: &mut LocalPose,
 ) -> SolveReport {
     match TwoBoneTask::new(skeleton, task, config) {
-        Ok(prepared) => {
+        Ok(mut prepared) => {
             let mut model = ModelPose::new(skeleton);
             prepared.update_frames(skeleton, pose, &mut model);
-            prepared.solve(skeleton, task, pose, &mut model)
+            prepared.solve_chain(skeleton, task, pose, &mut model)
         }
         Err(message) => SolveReport::invalid(message),
     }
@@ -905,9 +906,11 @@ impl TwoBoneTask {
     ) {
         fk::update_joints(skeleton, pose, model, &self.path);
     }
+}
 
+impl ChainEngine for TwoBoneTask {
     /// The chain's joints, start first.
-    pub(crate) fn chain(&self) -> &[JointId] {
+    fn chain(&self) -> &[JointId] {
         &self.path[self.chain_from..]
     }
 
@@ -915,8 +918,8 @@ impl TwoBoneTask {
     /// `model` holding the frames of the start joint's ancestors and of the chain
     /// ([`update_frames`](Self::update_frames), or the caller's forward kinematics of `pose`);
     /// afterwards `model` holds the chain's new frames (the rest of its subtree is stale).
-    pub(crate) fn solve(
-        &self,
+    fn solve_chain(
+        &mut self,
         skeleton: &Skeleton,
         task: &IkTask,
         pose: &mut LocalPose,
@@ -990,22 +993,6 @@ impl TwoBoneTask {
             pose,
             model,
         )
-    }
-}
-
-impl crate::crowd::ChainEngine for TwoBoneTask {
-    fn solve_chain(
-        &mut self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-    ) -> SolveReport {
-        self.solve(skeleton, task, pose, model)
-    }
-
-    fn chain(&self) -> &[JointId] {
-        TwoBoneTask::chain(self)
     }
 }
 

@@ -25,50 +25,29 @@
 use std::f64::consts::TAU;
 
 use glam::{DQuat, DVec3};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, Transform};
+use ikarus_core::{LocalPose, ModelPose, Skeleton, Transform};
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::{DEGENERATE, Limb7, Limb7Task, REACH_TOLERANCE, SwivelPolicy, unit_quat};
-use crate::crowd::{SOLVED, SolvedChain, solve_one, write_back};
-use crate::lanes::{InsideTest, Lanes, Mask, Mat3, Quat, Vec3};
-use crate::trig::{atan2_lanes, sin_cos_lanes};
-use crate::{Goal, IkTask, SolveReport};
+use crate::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
+use crate::lanes::{Lanes, Mask, Mat3, Quat, Vec3};
+use crate::trig::{SHIFT, atan2_lanes, sin_cos_lanes};
+use crate::{Goal, IkTask};
 
-/// What the lane path needs of a prepared limb7 task, compiled once.
+/// What the lane path needs of a prepared limb7 task, compiled once: the chain, when its
+/// shape has a lane path — the `keep_current` swivel, an elbow axis that does not depend on
+/// the pose, and a chain the lanes take ([`ChainLanes::new`]).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Limb7Lanes {
-    /// The shoulder's parent.
-    parent: JointId,
-    /// Shoulder, elbow, wrist.
-    joints: [JointId; 3],
-    /// Their rest rotations.
-    rest: [DQuat; 3],
-    /// Their limits' cheap inside tests.
-    tests: [InsideTest; 3],
-}
+pub(crate) struct Limb7Lanes(ChainLanes);
 
 impl Limb7Lanes {
-    /// The lane path for `task`, when its shape has one: the `keep_current` swivel, an elbow
-    /// axis that does not depend on the pose, a positive weight, a shoulder with a parent, and
-    /// limits the lanes can test (free, hinge, swing–twist).
+    /// The lane path for `task`, when its shape has one (see the type).
     pub(crate) fn new(engine: &Limb7Task, skeleton: &Skeleton, task: &IkTask) -> Option<Self> {
-        if engine.config.swivel != SwivelPolicy::KeepCurrent
-            || engine.chain.is_none()
-            || task.effectors[0].weight <= 0.0
-            || engine.path[engine.chain_from..] != engine.joints
-        {
+        if engine.config.swivel != SwivelPolicy::KeepCurrent || engine.chain.is_none() {
             return None;
         }
-        let tests = engine.joints.map(|j| InsideTest::new(skeleton.limit(j)));
-        let [Some(a), Some(b), Some(c)] = tests else {
-            return None;
-        };
-        Some(Self {
-            parent: skeleton.parent(engine.joints[0])?,
-            joints: engine.joints,
-            rest: engine.joints.map(|j| skeleton.rest(j).rotation),
-            tests: [a, b, c],
-        })
+        let path = &engine.path[engine.chain_from..];
+        ChainLanes::new(skeleton, task, engine.joints, path).map(Self)
     }
 }
 
@@ -82,61 +61,15 @@ const GATHERED: usize = 41;
 /// Values computed per character: the solved chain ([`SOLVED`]), then the swivel (1).
 const COMPUTED: usize = SOLVED + 1;
 
-/// Solves the task on every character: `goals[i]` on `poses[i]` with `models[i]` its forward
-/// kinematics, into `reports[i]`, by the lanes where they apply and by `engine`'s scalar path
-/// (with `task`'s goal set to the character's) elsewhere.
-pub(crate) fn solve_many(
-    lanes: &Limb7Lanes,
-    skeleton: &Skeleton,
-    (engine, task): (&mut Limb7Task, &mut IkTask),
-    goals: &[Goal],
-    poses: &mut [LocalPose],
-    models: &mut [ModelPose],
-    reports: &mut [SolveReport],
-) {
-    pulp::Arch::new().dispatch(Many {
-        lanes,
-        skeleton,
-        engine,
-        task,
-        goals,
-        poses,
-        models,
-        reports,
-    });
-}
-
-/// The batch as a [`WithSimd`] operation.
-struct Many<'a> {
-    lanes: &'a Limb7Lanes,
-    skeleton: &'a Skeleton,
-    engine: &'a mut Limb7Task,
-    task: &'a mut IkTask,
-    goals: &'a [Goal],
-    poses: &'a mut [LocalPose],
-    models: &'a mut [ModelPose],
-    reports: &'a mut [SolveReport],
-}
-
-impl Many<'_> {
-    /// Character `i` by the scalar path.
-    fn scalar(&mut self, i: usize) {
-        #[cfg(test)]
-        tests::SCALAR_SOLVES.with(|count| count.set(count.get() + 1));
-        let engine = (&mut *self.engine, &mut *self.task);
-        let (pose, model) = (&mut self.poses[i], &mut self.models[i]);
-        self.reports[i] = solve_one(engine, self.skeleton, self.goals[i], pose, model);
-    }
-}
-
-impl WithSimd for Many<'_> {
+/// The batch in lanes: see the [module docs](self).
+impl WithSimd for Batch<'_, Limb7Task, Limb7Lanes> {
     type Output = ();
 
     #[inline(always)]
     fn with_simd<S: Simd>(mut self, simd: S) {
         let width = S::F64_LANES;
         let count = self.poses.len();
-        let shape = (self.lanes.joints, self.skeleton, self.task.tolerance);
+        let shape = (self.lanes.0.joints, self.skeleton, self.task.tolerance);
         let mut gathered = [simd.splat_f64s(0.0); GATHERED];
         let mut computed = [simd.splat_f64s(0.0); COMPUTED];
         // The limb the lanes solve with: the one the task keeps when the batch starts (or
@@ -166,7 +99,7 @@ impl WithSimd for Many<'_> {
                 let i = first + lane;
                 let pose = &self.poses[i];
                 let engine = &*self.engine;
-                let same = (self.lanes.joints.iter().zip(&bones))
+                let same = (self.lanes.0.joints.iter().zip(&bones))
                     .all(|(&j, bone)| engine.bone(pose, j) == *bone);
                 let at = (&self.goals[i], pose, &self.models[i]);
                 let by = (self.lanes, self.skeleton);
@@ -215,13 +148,13 @@ fn gather<S: Simd>(
     lane: usize,
     gathered: &mut [S::f64s; GATHERED],
 ) -> bool {
-    let [shoulder, elbow, wrist] = lanes.joints;
+    let [shoulder, elbow, wrist] = lanes.0.joints;
     let Some(target) = goal.position else {
         return false;
     };
     if goal.validate(String::new).is_err()
-        || !model.is_rigid(lanes.parent)
-        || lanes.joints.iter().any(|&j| pose[j].scale != DVec3::ONE)
+        || !model.is_rigid(lanes.0.parent)
+        || lanes.0.joints.iter().any(|&j| pose[j].scale != DVec3::ONE)
     {
         return false;
     }
@@ -245,8 +178,8 @@ fn gather<S: Simd>(
             field += 1;
         }
     };
-    put(&model.rotation(lanes.parent).to_array());
-    put(&model.position(lanes.parent).to_array());
+    put(&model.rotation(lanes.0.parent).to_array());
+    put(&model.position(lanes.0.parent).to_array());
     put(&pose[shoulder].translation.to_array());
     put(&pose[shoulder].rotation.to_array());
     put(&pose[wrist].rotation.to_array());
@@ -326,7 +259,7 @@ fn branch_sign<S: Simd>(
     let [lo, hi] = limb.geometry.elbow_range;
     let (lo, hi) = (splat(lo), splat(hi));
     let tau = splat(TAU);
-    let shift = splat(6_755_399_441_055_744.0);
+    let shift = splat(SHIFT);
     let mut found = splat(0.0).gt(one);
     let mut ambiguous = found;
     let mut sign = splat(1.0);
@@ -463,16 +396,16 @@ fn compute<S: Simd>(
         before_wrist.conjugate().mul(orientation),
         wrist_now,
     );
-    let elbow = Quat::splat(simd, lanes.rest[1]).mul(hinge);
+    let elbow = Quat::splat(simd, lanes.0.rest[1]).mul(hinge);
     let locals = [shoulder, elbow, wrist];
     // The limits' cheap test (`solution_is_legal`, and the elbow's and a kept wrist's
     // `contains` when they are written).
     let mut joint = 0;
     while joint < 3 {
-        let delta = Quat::splat(simd, lanes.rest[joint])
+        let delta = Quat::splat(simd, lanes.0.rest[joint])
             .conjugate()
             .mul(locals[joint]);
-        keep = keep & locals[joint].is_finite() & lanes.tests[joint].clearly_inside(simd, delta);
+        keep = keep & locals[joint].is_finite() & lanes.0.tests[joint].clearly_inside(simd, delta);
         joint += 1;
     }
 
@@ -503,13 +436,8 @@ fn compute<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::tests::{SPECIAL, check_frames, crowd};
-    use std::cell::Cell;
-
-    thread_local! {
-        /// Characters solved by the scalar path on this thread.
-        pub(super) static SCALAR_SOLVES: Cell<usize> = const { Cell::new(0) };
-    }
+    use crate::crowd::tests::{Run, SPECIAL, check_frames, crowd, on_every_instruction_set};
+    use ikarus_core::JointId;
 
     /// The upper arm raised forward and turned a little, the elbow bent, the hand turned a
     /// little (an arm reaching in front of the body).
@@ -533,69 +461,42 @@ mod tests {
         }
     }
 
-    fn run<S: Simd>(simd: S, seed: u64) {
-        let crowd = crowd(seed, ["leftUpperArm", "leftLowerArm", "leftHand"], arm);
-        let skeleton = crowd.0.clone();
-        let label = format!("{simd:?} seed {seed}");
-        let width = S::F64_LANES;
-        let remainder = crowd.1.len() % width;
-        let mut engine = None;
-        let batch = |shape: &IkTask,
-                     goals: &[Goal],
-                     poses: &mut [LocalPose],
-                     models: &mut [ModelPose],
-                     reports: &mut [SolveReport]| {
-            let mut task = shape.clone();
-            // One engine for the three frames: it keeps its limb between them.
-            let engine = engine.get_or_insert_with(|| {
-                Limb7Task::new(&skeleton, shape, &crate::limb7::Limb7Config::default()).unwrap()
-            });
-            let lanes = Limb7Lanes::new(engine, &skeleton, shape).expect("the arm has lanes");
-            SCALAR_SOLVES.with(|count| count.set(0));
-            simd.vectorize(Many {
-                lanes: &lanes,
-                skeleton: &skeleton,
-                engine,
-                task: &mut task,
-                goals,
-                poses,
-                models,
-                reports,
-            });
-            SCALAR_SOLVES.with(Cell::get)
-        };
-        // The lanes solve the ordinary characters. The scalar path takes the special ones, a
-        // few whose new pose lies on or past a limit (the kept swivel may be infeasible), the
-        // remainder after the last whole chunk, on the first frame the first chunk (the task
-        // keeps no limb yet), and one chunk after each character with other bones when chunks
-        // are single characters (its limb is taken up, then put back).
-        let bound = |frame: usize| {
-            let first_chunk = if frame == 0 { width } else { 0 };
-            let after_strangers = if width == 1 { 8 } else { 0 };
-            SPECIAL + remainder + first_chunk + after_strangers + 6
-        };
-        check_frames(
-            crowd,
-            ("leftHand", r#"{"kind": "limb7"}"#),
-            &label,
-            batch,
-            bound,
-        );
+    /// The batch of this module against `solve_in` on a crowd.
+    struct Arms;
+
+    impl Run for Arms {
+        fn run<S: Simd>(&self, simd: S, seed: u64) {
+            let crowd = crowd(seed, ["leftUpperArm", "leftLowerArm", "leftHand"], arm);
+            let width = S::F64_LANES;
+            let remainder = crowd.1.len() % width;
+            let make = |skeleton: &Skeleton, shape: &IkTask| {
+                let config = crate::limb7::Limb7Config::default();
+                let engine = Limb7Task::new(skeleton, shape, &config).unwrap();
+                let lanes = Limb7Lanes::new(&engine, skeleton, shape).expect("arm lanes");
+                (engine, lanes)
+            };
+            // The lanes solve the ordinary characters. The scalar path takes the special ones, a
+            // few whose new pose lies on or past a limit (the kept swivel may be infeasible), the
+            // remainder after the last whole chunk, on the first frame the first chunk (the task
+            // keeps no limb yet), and one chunk after each character with other bones when chunks
+            // are single characters (its limb is taken up, then put back).
+            let bound = |frame: usize| {
+                let first_chunk = if frame == 0 { width } else { 0 };
+                let after_strangers = if width == 1 { 8 } else { 0 };
+                SPECIAL + remainder + first_chunk + after_strangers + 6
+            };
+            check_frames(
+                simd,
+                crowd,
+                ("leftHand", r#"{"kind": "limb7"}"#),
+                make,
+                bound,
+            );
+        }
     }
 
     #[test]
     fn every_character_gets_the_bits_of_solve_in_on_every_instruction_set() {
-        for seed in [1, 2, 3] {
-            run(pulp::Scalar::new(), seed);
-            #[cfg(target_arch = "x86_64")]
-            {
-                if let Some(simd) = pulp::x86::V3::try_new() {
-                    run(simd, seed);
-                }
-                if let Some(simd) = pulp::x86::V4::try_new() {
-                    run(simd, seed);
-                }
-            }
-        }
+        on_every_instruction_set(&Arms);
     }
 }

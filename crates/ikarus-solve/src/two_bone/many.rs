@@ -22,26 +22,20 @@
 #![allow(clippy::inline_always)] // the lane code must be compiled inside the dispatched function
 
 use glam::{DQuat, DVec3};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton};
+use ikarus_core::{LocalPose, ModelPose, Skeleton};
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::simd::{FIELDS, RESULTS, kernel};
 use super::{DEGENERATE, TwoBoneTask};
-use crate::crowd::{SOLVED, SolvedChain, solve_one, write_back};
-use crate::lanes::{InsideTest, Lanes, Quat, Vec3};
-use crate::{Goal, IkTask, SolveReport};
+use crate::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
+use crate::lanes::{Lanes, Quat, Vec3};
+use crate::{Goal, IkTask};
 
 /// What the lane path needs of a prepared two-bone task, compiled once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TwoBoneLanes {
-    /// The start joint's parent.
-    parent: JointId,
-    /// Start, mid, end.
-    joints: [JointId; 3],
-    /// Their rest rotations.
-    rest: [DQuat; 3],
-    /// Their limits' cheap inside tests.
-    tests: [InsideTest; 3],
+    /// The chain.
+    chain: ChainLanes,
     /// The hinge axis, mid joint's rest frame.
     mid_axis: DVec3,
     /// `sin_cos` of the twist angle, when not 0.
@@ -50,33 +44,22 @@ pub(crate) struct TwoBoneLanes {
 
 impl TwoBoneLanes {
     /// The lane path for `task`, when its shape has one: a hinge axis that does not depend on
-    /// the pose, the bend plane kept (no pole, no hint), no softening or blending, a positive
-    /// weight, a start joint with a parent, and limits the lanes can test (free, hinge,
-    /// swing–twist).
+    /// the pose, the bend plane kept (no pole, no hint), no softening or blending, and a
+    /// chain the lanes take ([`ChainLanes::new`]).
     pub(crate) fn new(engine: &TwoBoneTask, skeleton: &Skeleton, task: &IkTask) -> Option<Self> {
         let config = &engine.config;
-        let chain = engine.chain?;
-        let [start, mid, end] = engine.joints;
         if config.pole.is_some()
             || config.hint.is_some()
             || config.soften < 1.0
             || config.weight < 1.0
             || !config.twist_angle.is_finite()
-            || task.effectors[0].weight <= 0.0
-            || engine.path[engine.chain_from..] != engine.joints
         {
             return None;
         }
-        let tests = [start, mid, end].map(|j| InsideTest::new(skeleton.limit(j)));
-        let [Some(a), Some(b), Some(c)] = tests else {
-            return None;
-        };
+        let path = &engine.path[engine.chain_from..];
         Some(Self {
-            parent: skeleton.parent(start)?,
-            joints: engine.joints,
-            rest: engine.joints.map(|j| skeleton.rest(j).rotation),
-            tests: [a, b, c],
-            mid_axis: chain.mid_axis,
+            chain: ChainLanes::new(skeleton, task, engine.joints, path)?,
+            mid_axis: engine.chain?.mid_axis,
             twist: (config.twist_angle != 0.0).then(|| config.twist_angle.sin_cos()),
         })
     }
@@ -87,61 +70,15 @@ impl TwoBoneLanes {
 /// target (3), the orientation goal (4) and whether there is one (1).
 const GATHERED: usize = 33;
 
-/// Solves the task on every character: `goals[i]` on `poses[i]` with `models[i]` its forward
-/// kinematics, into `reports[i]`, by the lanes where they apply and by `engine`'s scalar path
-/// (with `task`'s goal set to the character's) elsewhere.
-pub(crate) fn solve_many(
-    lanes: &TwoBoneLanes,
-    skeleton: &Skeleton,
-    (engine, task): (&mut TwoBoneTask, &mut IkTask),
-    goals: &[Goal],
-    poses: &mut [LocalPose],
-    models: &mut [ModelPose],
-    reports: &mut [SolveReport],
-) {
-    pulp::Arch::new().dispatch(Many {
-        lanes,
-        skeleton,
-        engine,
-        task,
-        goals,
-        poses,
-        models,
-        reports,
-    });
-}
-
-/// The batch as a [`WithSimd`] operation.
-struct Many<'a> {
-    lanes: &'a TwoBoneLanes,
-    skeleton: &'a Skeleton,
-    engine: &'a mut TwoBoneTask,
-    task: &'a mut IkTask,
-    goals: &'a [Goal],
-    poses: &'a mut [LocalPose],
-    models: &'a mut [ModelPose],
-    reports: &'a mut [SolveReport],
-}
-
-impl Many<'_> {
-    /// Character `i` by the scalar path.
-    fn scalar(&mut self, i: usize) {
-        #[cfg(test)]
-        tests::SCALAR_SOLVES.with(|count| count.set(count.get() + 1));
-        let engine = (&mut *self.engine, &mut *self.task);
-        let (pose, model) = (&mut self.poses[i], &mut self.models[i]);
-        self.reports[i] = solve_one(engine, self.skeleton, self.goals[i], pose, model);
-    }
-}
-
-impl WithSimd for Many<'_> {
+/// The batch in lanes: see the [module docs](self).
+impl WithSimd for Batch<'_, TwoBoneTask, TwoBoneLanes> {
     type Output = ();
 
     #[inline(always)]
     fn with_simd<S: Simd>(mut self, simd: S) {
         let width = S::F64_LANES;
         let count = self.poses.len();
-        let shape = (self.lanes.joints, self.skeleton, self.task.tolerance);
+        let shape = (self.lanes.chain.joints, self.skeleton, self.task.tolerance);
         let mut gathered = [simd.splat_f64s(0.0); GATHERED];
         let mut computed = [simd.splat_f64s(0.0); SOLVED];
         let mut first = 0;
@@ -186,12 +123,12 @@ fn gather<S: Simd>(
     lane: usize,
     gathered: &mut [S::f64s; GATHERED],
 ) -> bool {
-    let [start, mid, end] = lanes.joints;
+    let [start, mid, end] = lanes.chain.joints;
     let Some(target) = goal.position else {
         return false;
     };
     if goal.validate(String::new).is_err()
-        || !model.is_rigid(lanes.parent)
+        || !model.is_rigid(lanes.chain.parent)
         || pose[start].scale != DVec3::ONE
         || pose[mid].scale != DVec3::ONE
         || pose[end].scale != DVec3::ONE
@@ -202,7 +139,7 @@ fn gather<S: Simd>(
     let flat: &mut [f64] = bytemuck::cast_slice_mut(gathered.as_mut_slice());
     let orientation = goal.orientation.unwrap_or(DQuat::IDENTITY);
     let quats = [
-        model.rotation(lanes.parent),
+        model.rotation(lanes.chain.parent),
         pose[start].rotation,
         pose[mid].rotation,
         pose[end].rotation,
@@ -271,7 +208,9 @@ fn compute<S: Simd>(
     let length = normal2.sqrt();
     let pole = Vec3::new(normal.x / length, normal.y / length, normal.z / length);
     // The hinge axis carried into the mid joint's current frame (`TwoBoneChain::input`).
-    let rest_to_current = local[1].conjugate().mul(Quat::splat(simd, lanes.rest[1]));
+    let rest_to_current = local[1]
+        .conjugate()
+        .mul(Quat::splat(simd, lanes.chain.rest[1]));
     let axis = rest_to_current.rotate(Vec3::splat(simd, lanes.mid_axis));
 
     let mut input = [simd.splat_f64s(0.0); FIELDS];
@@ -321,10 +260,11 @@ fn compute<S: Simd>(
     // The limits' cheap test on the new local rotations (`finish_in`'s `contains`).
     let mut joint = 0;
     while joint < 3 {
-        let delta = Quat::splat(simd, lanes.rest[joint])
+        let delta = Quat::splat(simd, lanes.chain.rest[joint])
             .conjugate()
             .mul(locals[joint]);
-        keep = keep & locals[joint].is_finite() & lanes.tests[joint].clearly_inside(simd, delta);
+        keep =
+            keep & locals[joint].is_finite() & lanes.chain.tests[joint].clearly_inside(simd, delta);
         joint += 1;
     }
     keep = keep & end_at.is_finite() & end_rotation.is_finite();
@@ -346,13 +286,8 @@ fn compute<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::tests::{SPECIAL, check_frames, crowd};
-    use std::cell::Cell;
-
-    thread_local! {
-        /// Characters solved by the scalar path on this thread.
-        pub(super) static SCALAR_SOLVES: Cell<usize> = const { Cell::new(0) };
-    }
+    use crate::crowd::tests::{Run, SPECIAL, check_frames, crowd, on_every_instruction_set};
+    use ikarus_core::JointId;
 
     /// Hip and ankle turned a little about a random axis, the knee bent (a leg in motion; a
     /// straight knee has no bend plane to keep and takes the scalar path).
@@ -373,61 +308,36 @@ mod tests {
         }
     }
 
-    fn run<S: Simd>(simd: S, seed: u64) {
-        let crowd = crowd(seed, ["leftUpperLeg", "leftLowerLeg", "leftFoot"], leg);
-        let skeleton = crowd.0.clone();
-        let label = format!("{simd:?} seed {seed}");
-        let width = S::F64_LANES;
-        let remainder = crowd.1.len() % width;
-        let batch = |shape: &IkTask,
-                     goals: &[Goal],
-                     poses: &mut [LocalPose],
-                     models: &mut [ModelPose],
-                     reports: &mut [SolveReport]| {
-            let mut task = shape.clone();
-            let mut engine =
-                TwoBoneTask::new(&skeleton, shape, &super::super::TwoBoneConfig::default())
-                    .unwrap();
-            let lanes = TwoBoneLanes::new(&engine, &skeleton, shape).expect("the leg has lanes");
-            SCALAR_SOLVES.with(|count| count.set(0));
-            simd.vectorize(Many {
-                lanes: &lanes,
-                skeleton: &skeleton,
-                engine: &mut engine,
-                task: &mut task,
-                goals,
-                poses,
-                models,
-                reports,
-            });
-            SCALAR_SOLVES.with(Cell::get)
-        };
-        // The lanes solve every ordinary character: the scalar path takes the special ones,
-        // those whose ankle the solve leaves on or past a limit (the hip and knee differ from
-        // the goal pose's) and the remainder after the last whole chunk.
-        let bound = |_frame: usize| SPECIAL + remainder + 6;
-        check_frames(
-            crowd,
-            ("leftFoot", r#"{"kind": "two_bone"}"#),
-            &label,
-            batch,
-            bound,
-        );
+    /// The batch of this module against `solve_in` on a crowd.
+    struct Legs;
+
+    impl Run for Legs {
+        fn run<S: Simd>(&self, simd: S, seed: u64) {
+            let crowd = crowd(seed, ["leftUpperLeg", "leftLowerLeg", "leftFoot"], leg);
+            let width = S::F64_LANES;
+            let remainder = crowd.1.len() % width;
+            let make = |skeleton: &Skeleton, shape: &IkTask| {
+                let config = super::super::TwoBoneConfig::default();
+                let engine = TwoBoneTask::new(skeleton, shape, &config).unwrap();
+                let lanes = TwoBoneLanes::new(&engine, skeleton, shape).expect("leg lanes");
+                (engine, lanes)
+            };
+            // The lanes solve every ordinary character: the scalar path takes the special ones,
+            // those whose ankle the solve leaves on or past a limit (the hip and knee differ from
+            // the goal pose's) and the remainder after the last whole chunk.
+            let bound = |_frame: usize| SPECIAL + remainder + 6;
+            check_frames(
+                simd,
+                crowd,
+                ("leftFoot", r#"{"kind": "two_bone"}"#),
+                make,
+                bound,
+            );
+        }
     }
 
     #[test]
     fn every_character_gets_the_bits_of_solve_in_on_every_instruction_set() {
-        for seed in [1, 2, 3] {
-            run(pulp::Scalar::new(), seed);
-            #[cfg(target_arch = "x86_64")]
-            {
-                if let Some(simd) = pulp::x86::V3::try_new() {
-                    run(simd, seed);
-                }
-                if let Some(simd) = pulp::x86::V4::try_new() {
-                    run(simd, seed);
-                }
-            }
-        }
+        on_every_instruction_set(&Legs);
     }
 }
