@@ -2,14 +2,23 @@
 //! sight starts between the eyes (an offset from the `Head` joint) and the up axis follows a
 //! pole. One pure solve, a batch of 1024 varied problems, the skeleton-level `solve_chain`
 //! (FK + solve + apply) and the spine → neck → head `solve_chain_multi` for context.
+//!
+//! ## What explains the numbers
+//!
+//! - At first (142 ns): a shortest arc, then a roll about the joint→target line, each normalized,
+//!   then multiplied: four square roots and two divisions in series.
+//! - Aim and roll as one rotation between two orthogonal frames (as two-bone IK does), whose scale
+//!   factors are independent square roots: 61 ns.
+//! - Scaling joint space by `|det|` instead of dividing the adjugate by the determinant removed the
+//!   division at the head of the dependency chain: 56 ns.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ikarus_bench::bvh_path;
 use ikarus_core::glam::DVec3;
 use ikarus_core::{ModelPose, fk};
 use ikarus_solve::aim::{
-    AimChain, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve, solve_batch,
-    solve_chain, solve_chain_multi,
+    AimChain, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve, solve_chain,
+    solve_chain_multi, solve_slice,
 };
 use ikarus_testdata::Rng;
 use std::hint::black_box;
@@ -90,8 +99,8 @@ fn bench_aim(c: &mut Criterion) {
 
     let mut outputs = vec![AimOutput::default(); BATCH];
     group.throughput(Throughput::Elements(BATCH as u64));
-    group.bench_function("solve_batch_1024_cmu_frames", |b| {
-        b.iter(|| solve_batch(black_box(&inputs), black_box(&settings), &mut outputs));
+    group.bench_function("solve_slice_1024_cmu_frames", |b| {
+        b.iter(|| solve_slice(black_box(&inputs), black_box(&settings), &mut outputs));
     });
 
     // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.

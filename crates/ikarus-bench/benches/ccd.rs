@@ -8,6 +8,21 @@
 //! targets (single thread), then the jitter figure, then the humanoid counts. The
 //! `ccd_humanoid` group measures the median solve over the 60 humanoid targets: one criterion
 //! iteration times every target's solve and counts their median.
+//!
+//! ## What explains the numbers
+//!
+//! - Pattern moves: after a sweep lowers the score from `s₀` to `s₁`, every path joint continues
+//!   that sweep's change by `r / (1 − r)` (`r = s₁ / s₀`, capped at 16), kept if the score falls.
+//! - The median iiwa solve takes 6 sweeps (22 without them); a sweep with its pattern move costs
+//!   more, so the time falls less than the sweeps.
+//! - The humanoid's straight arm needs them: its pivots lie on one line, so plain sweeps repeat
+//!   nearly the same change (error × 0.88 a sweep).
+//! - Effector carry: after each joint turn only the effectors move along, with one full FK per
+//!   sweep, so a sweep is O(n), not O(n²); hinge angles are cached, not read back by `atan2`.
+//! - The p99 (0.32 ms) is hard targets near the workspace boundary that use the whole 1,000-sweep
+//!   budget and restarts.
+//! - Jitter (0.045 rad; 0.037 with `pattern_factor: 0`): steps shrink when the joint-to-effector
+//!   vectors lie within 5% of the hinge axis; without that damping joint 5 swung 154° in a frame.
 
 use std::time::{Duration, Instant};
 

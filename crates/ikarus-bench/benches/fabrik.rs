@@ -17,6 +17,21 @@
 //! (splitmix64, seed 2011) instead of 20. Times are reported on-CPU (this thread's CPU time)
 //! and by the wall clock, both as total time over total iterations (the paper's measure) and
 //! as the marginal cost of one more iteration.
+//!
+//! ## What explains the numbers
+//!
+//! - The solver is plain FABRIK: on a free chain its points follow textbook point FABRIK sweep for
+//!   sweep, and a throwaway textbook version gave 8.61 mean iterations on the paper's setup.
+//! - Targets near full reach converge slowly, so the other readings (from the tip's start, or
+//!   uniform in the ball) give means of 70–77; the paper's 20-run mean cannot tell them apart.
+//! - "All solves" is total time over total iterations, so it carries each solve's fixed cost
+//!   (validation, path, FK, report: ~1.5 µs on-CPU); "additional" is the cost of one more sweep.
+//! - A paper-chain sweep is ~7.5k instructions (nine link turns 2.7k, the driver's FK 2k): one FK
+//!   pass per sweep, its points reused next sweep, link turns as the arc `(b × t, |b||t| + b · t)`.
+//! - Robot arms: a hinge turns by the least-squares angle for every point below it, so rolls get a
+//!   lever; fitting only the first off-axis point swung rolls by up to π a sweep.
+//! - Those hinge passes converge linearly near the goal, hence 500 sweeps by default: within 1 mm
+//!   on 64.5–93% of the first 200 robot targets at 64 sweeps, 95.5–100% at 256, 99.5–100% at 500.
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -6,6 +6,18 @@
 //! the same for 6-D goals (position and orientation, success below 1e-5 m and 1e-5 rad; not
 //! for the transpose, too slow to finish them); the jitter pass the largest frame-to-frame
 //! joint rotation over 1,000 frames.
+//!
+//! ## What explains the numbers
+//!
+//! - A position-only sweep (3 × 7 Jacobian, step, seven hinge updates, FK, residual) costs about
+//!   1.5 µs; a 6-D sweep about 2 µs with Cholesky and 4.4 µs with the 6 × 7 SVD.
+//! - The Jacobi SVD starts from the previous sweep's `V`: 6-D means 86 → 80 µs (DLS, then by SVD)
+//!   and 282 → 154 µs (SDLS), one A/B pair under load.
+//! - Constant-damping DLS solves by Cholesky of `JJᵀ + λ²I`: 6-D median 42 → 16.7 µs, p99 313 →
+//!   76 µs.
+//! - Hinges on a bound whose step pushes outward are dropped and the step solved again; without
+//!   that the pseudo-inverse lost its step in the clamp near the ±120° stops.
+//! - The jitter (0.0079 rad for every method) is joint 1 following the target's azimuth.
 
 use std::time::Instant;
 

@@ -2,6 +2,14 @@
 //! position goals (10,000 targets, seed 42, start at the middle of the limits, 1e-5 m), the
 //! jitter of a warm-started solve following a smoothly moving target, and criterion's time per
 //! solve. The 6-D protocol on the real URDF robots is `benches/trac_ik.rs`.
+//!
+//! ## What explains the numbers
+//!
+//! - This is the pose-based LM: profiled on the URDF robots, a sweep was ~1.4 µs, two thirds of it
+//!   pose bookkeeping (quaternions in, angles out, FK), not the method.
+//! - What made it fast: hinge-only chains write every trial angle, then run one FK; nalgebra's
+//!   Cholesky on stack matrices up to 8 columns; the normal equations as rank-one updates on
+//!   slices; a stall window of 3 sweeps.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::{bench_cycling, iiwa};

@@ -4,6 +4,21 @@
 //! through a prepared [`PositionSolver`], and whole clips through `solve_positions` (gap
 //! filling, bone-length fit, solve, FK residuals); and beside it, the same clip onto the walk's
 //! own skeleton by ours and by the usual per-bone look-at method (`ikarus_bench::mocap_peer`).
+//!
+//! ## What explains the numbers
+//!
+//! - The error left onto the source skeleton is the 17-point skeleton's non-rigid part: clavicles
+//!   and spine segments with no point of their own.
+//! - One-Euro runs forward, then backward in time, so it does not lag: forward only gave 13.3 mm on
+//!   the CMU walk at 5 mm noise (now 6.7) and 21–25 mm on the 30 fps runs (now 12.4–15.8).
+//! - Open: the pelvis point is anchored on the hips joint, on MMD models センター, 10+ cm above the
+//!   hip joints (Miku 80.5 mm); a midpoint anchor helped Miku but hurt cryptovoxels.
+//! - The contact cleanup imposes no limits (the raw solve breaks the humanoid's by up to 140°;
+//!   snapping costs 55 mm) and no floor (an estimated one bent knees by up to 64° in a frame).
+//! - The leg solve takes the knee's bend plane from the current pose when the knee is off the
+//!   hip–ankle line by 0.1% of the thigh (at 10%, straight planted legs twisted 40–60°).
+//! - A frame took 9.15 µs while limbs' bend planes came from Horn's 4×4 eigen-solve, 5.68 µs with
+//!   the closed-form frame pair; the look-at peer is 3.9–4.3× faster but 31× less accurate.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::DVec3;

@@ -16,7 +16,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_formats::open;
-use ikarus_solve::example::{ExampleConfig, ModelRef, PostureModel};
+use ikarus_solve::example_based::{ExampleConfig, ModelRef, PostureModel};
 use ikarus_solve::{Effector, Goal, IkTask, SolverConfig, solve};
 use std::sync::Arc;
 

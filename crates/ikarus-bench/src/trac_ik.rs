@@ -7,7 +7,7 @@ use glam::{DAffine3, DQuat};
 use ikarus_core::chain::JointChain;
 use ikarus_core::{ModelPose, Skeleton, fk};
 use ikarus_formats::urdf::Urdf;
-use ikarus_solve::batch::{BatchResult, BatchTarget};
+use ikarus_solve::threaded::{BatchResult, BatchTarget};
 use ikarus_solve::{SolveStatus, Tolerance};
 
 use ikarus_testdata::Rng;

@@ -1,5 +1,5 @@
 //! The TRAC-IK protocol, position only, on the shared URDF robots, as a correctness test of
-//! FABRIK at its default settings through `solve_batch`: targets are tip positions made by
+//! FABRIK at its default settings through `solve_threaded`: targets are tip positions made by
 //! forward kinematics of joint vectors uniform inside the limits (seed 42), every solve is
 //! seeded from the middle of the limits and asked for 1e-5 m; at least 95% must end within
 //! 1 mm, every returned `q` inside its limits. Both are judged by forward kinematics of the
@@ -7,8 +7,8 @@
 
 use ikarus_bench::trac_ik::{self, ROBOTS, Robot};
 use ikarus_solve::SolverConfig;
-use ikarus_solve::batch::{BatchTarget, solve_batch};
 use ikarus_solve::fabrik::FabrikConfig;
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 
 /// Targets per robot: enough for a rate to a percent, few enough for the test profile.
 const TARGETS: usize = 200;
@@ -29,7 +29,7 @@ fn fabrik_puts_95_percent_of_position_targets_within_1_mm_on_every_robot() {
                 ..t
             })
             .collect();
-        let results = solve_batch(
+        let results = solve_threaded(
             robot.skeleton(),
             &robot.chain,
             &targets,

@@ -7,9 +7,9 @@
 
 use ikarus_bench::trac_ik::{self, Robot};
 use ikarus_solve::SolverConfig;
-use ikarus_solve::batch::{BatchTarget, solve_batch};
 use ikarus_solve::limb7::SwivelPolicy;
 use ikarus_solve::robot::AutoConfig;
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 
 #[test]
 fn every_protocol_target_of_the_humanoid_arm_is_solved() {
@@ -22,7 +22,7 @@ fn every_protocol_target_of_the_humanoid_arm_is_solved() {
         swivel: SwivelPolicy::KeepCurrent,
         ..AutoConfig::default()
     });
-    let results = solve_batch(
+    let results = solve_threaded(
         robot.skeleton(),
         &robot.chain,
         &targets,

@@ -1,12 +1,12 @@
 //! The TRAC-IK protocol (6-D targets, 1e-5 m / 1e-5 rad, joints within limits, seeded from
 //! the middle of the limits) on the shared URDF robots, as a correctness test of
-//! Levenberg–Marquardt through `solve_batch`: success is judged by forward kinematics of the
+//! Levenberg–Marquardt through `solve_threaded`: success is judged by forward kinematics of the
 //! returned `q`, independently of the solver's report. Times are measured by
 //! `benches/trac_ik.rs`, not here.
 
 use ikarus_bench::trac_ik::{self, ROBOTS, Robot};
 use ikarus_solve::SolverConfig;
-use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 
 #[test]
 fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
@@ -17,7 +17,7 @@ fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
         };
         let samples = robot.samples(1000, 42);
         let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
-        let results = solve_batch(
+        let results = solve_threaded(
             robot.skeleton(),
             &robot.chain,
             &targets,

@@ -62,7 +62,7 @@ pub fn posture_model(config: &mut ikarus_solve::SolverConfig, dir: &std::path::P
     };
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("{}: cannot read the posture model", path.display()))?;
-    let model = ikarus_solve::example::PostureModel::from_json(&text)
+    let model = ikarus_solve::example_based::PostureModel::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: not a posture model: {e}", path.display()))?;
     example.model.set_model(std::sync::Arc::new(model));
     Ok(())

@@ -1,11 +1,11 @@
 //! Example-based IK from Python: `PostureModel` (a learned posture model,
-//! `ikarus_solve::example::PostureModel`) and `learn` (`ikarus_anim::posture::learn_from_motions`,
+//! `ikarus_solve::example_based::PostureModel`) and `learn` (`ikarus_anim::posture::learn_from_motions`,
 //! what `ikarus learn` runs).
 
 use std::sync::Arc;
 
 use ikarus_anim::posture::{self, LearnError};
-use ikarus_solve::example::PostureModel as RustModel;
+use ikarus_solve::example_based::PostureModel as RustModel;
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -21,7 +21,7 @@ use glam::{DQuat, DVec3};
 use ikarus_bench::trac_ik::Robot;
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::bvh::Bvh;
-use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 use ikarus_solve::{Effector, Goal, IkTask, SolverConfig, Tolerance};
 use serde_json::{Value, json};
 
@@ -60,22 +60,22 @@ fn python() -> Option<PathBuf> {
     None
 }
 
-fn batch_json(results: &[ikarus_solve::batch::BatchResult]) -> Value {
+fn batch_json(results: &[ikarus_solve::threaded::BatchResult]) -> Value {
     serde_json::to_value(results).expect("results serialize")
 }
 
-/// `solve_batch` on each target alone: the package's contract (a row's result does not depend
+/// `solve_threaded` on each target alone: the package's contract (a row's result does not depend
 /// on the rows before it), through the same Rust call.
 fn each_alone(
     robot: &Robot,
     targets: &[BatchTarget],
     config: &SolverConfig,
     tolerance: Tolerance,
-) -> Vec<ikarus_solve::batch::BatchResult> {
+) -> Vec<ikarus_solve::threaded::BatchResult> {
     targets
         .iter()
         .flat_map(|t| {
-            solve_batch(
+            solve_threaded(
                 robot.skeleton(),
                 &robot.chain,
                 std::slice::from_ref(t),
@@ -100,7 +100,7 @@ fn robot_reference() -> Option<Value> {
     let full = each_alone(&robot, &targets, &config, tolerance);
     // The package splits a batch into chunks at will: that is only sound because a run of
     // many targets in one workspace gives each the result it gets alone.
-    let together = solve_batch(
+    let together = solve_threaded(
         robot.skeleton(),
         &robot.chain,
         &targets,

@@ -20,7 +20,7 @@ use ikarus_core::{
 };
 use ikarus_solve::aim::{
     AimChain, AimChainError, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve,
-    solve_batch, solve_chain, solve_chain_multi,
+    solve_chain, solve_chain_multi, solve_slice,
 };
 
 const TOLERANCE: f64 = 1e-9;
@@ -1164,7 +1164,7 @@ fn batch_matches_single_solves() {
         max_angle: 1.2,
     };
     let mut outputs = vec![AimOutput::default(); inputs.len()];
-    solve_batch(&inputs, &settings, &mut outputs);
+    solve_slice(&inputs, &settings, &mut outputs);
     for (input, output) in inputs.iter().zip(&outputs) {
         assert_eq!(*output, solve(input, &settings));
     }

@@ -9,11 +9,11 @@ use common::{Rng, assert_legal, model};
 use glam::DQuat;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, Skeleton};
-use ikarus_solve::example::{self, ExampleConfig, ModelRef, PostureModel};
+use ikarus_solve::example_based::{self, ExampleConfig, ModelRef, PostureModel};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, measure, solve};
 
 fn builtin_model() -> &'static PostureModel {
-    example::builtin_humanoid().expect("the shipped model parses")
+    example_based::builtin_humanoid().expect("the shipped model parses")
 }
 
 /// A standard normal sample (Box–Muller).

@@ -17,8 +17,8 @@ use ikarus_core::glam::{DMat3, DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointLimit, ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
 use ikarus_solve::leg6::{
     Contact, HipOrder, Leg6Angles, Leg6Chain, Leg6ChainError, Leg6Joints, Leg6Limits, Leg6Output,
-    Leg6Params, Leg6Status, Leg6Target, Y_UP_FROM_LEG, forward, solve, solve_batch, solve_chain,
-    solve_contact, solve_level, solve_pose,
+    Leg6Params, Leg6Status, Leg6Target, Y_UP_FROM_LEG, forward, solve, solve_chain, solve_contact,
+    solve_level, solve_pose, solve_slice,
 };
 
 const TOLERANCE: f64 = 1e-9;
@@ -601,7 +601,7 @@ fn batch_matches_single_solves() {
         })
         .collect();
     let mut outputs = vec![Leg6Output::default(); targets.len()];
-    solve_batch(&params, &targets, &mut outputs);
+    solve_slice(&params, &targets, &mut outputs);
     for (target, output) in targets.iter().zip(&outputs) {
         assert_eq!(*output, solve(&params, target));
     }

@@ -11,7 +11,7 @@ use ikarus_core::{
 };
 use ikarus_solve::limb7::{
     Limb7, Limb7Chain, Limb7ChainError, Limb7Error, Limb7Geometry, Limb7Goal, Limb7Limits,
-    Limb7Solution, SwivelInterval, SwivelPolicy, solve_batch, solve_chain,
+    Limb7Solution, SwivelInterval, SwivelPolicy, solve_chain, solve_slice,
 };
 
 const TOLERANCE: f64 = 1e-9;
@@ -883,7 +883,7 @@ fn batch_matches_single_solves() {
     let orientations: Vec<DQuat> = (0..64).map(|_| rng.rotation()).collect();
     let swivels: Vec<f64> = (0..64).map(|_| rng.range(-PI, PI)).collect();
     let mut out = vec![Err(Limb7Error::NonFinite); 64];
-    solve_batch(&limbs, &targets, &orientations, &swivels, &mut out);
+    solve_slice(&limbs, &targets, &orientations, &swivels, &mut out);
     for i in 0..64 {
         assert_eq!(
             out[i],

@@ -5,9 +5,9 @@
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{ModelPose, Skeleton, fk};
-use ikarus_solve::batch::{BatchTarget, solve_batch};
 use ikarus_solve::limb7::SwivelPolicy;
 use ikarus_solve::robot::{AutoConfig, ClosedForm, Screws};
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 
 mod common;
@@ -305,7 +305,7 @@ fn auto_runs_the_closed_form_on_iiwa_and_lm_on_ur5() {
                 }
             })
             .collect();
-        let results = solve_batch(
+        let results = solve_threaded(
             robot.skeleton(),
             &robot.chain,
             &targets,

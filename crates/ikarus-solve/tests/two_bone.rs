@@ -17,7 +17,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
 use ikarus_solve::two_bone::{
     Pole, TwoBoneChain, TwoBoneChainError, TwoBoneInput, TwoBoneOutput, TwoBoneSettings,
-    recover_pole, solve, solve_batch, solve_chain,
+    recover_pole, solve, solve_chain, solve_slice,
 };
 
 const TOLERANCE: f64 = 1e-9;
@@ -1067,7 +1067,7 @@ fn batch_gives_the_bits_of_single_solves() {
         past_one,
     ] {
         let mut outputs = vec![TwoBoneOutput::default(); inputs.len()];
-        solve_batch(&inputs, &settings, &mut outputs);
+        solve_slice(&inputs, &settings, &mut outputs);
         for (index, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
             assert_eq!(*output, solve(input, &settings), "{index}: {settings:?}");
             assert!(
@@ -1078,7 +1078,7 @@ fn batch_gives_the_bits_of_single_solves() {
         // And every length, so that each tail size goes through the scalar remainder.
         for length in 0..=17 {
             let mut short = vec![TwoBoneOutput::default(); length];
-            solve_batch(&inputs[..length], &settings, &mut short);
+            solve_slice(&inputs[..length], &settings, &mut short);
             assert_eq!(short, outputs[..length], "length {length}");
         }
     }

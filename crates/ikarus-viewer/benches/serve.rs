@@ -1,6 +1,13 @@
 //! Drag → pose reply over loopback: a real WebSocket client sends a `drag` for the built-in
 //! humanoid's left hand and waits for the server's `pose` reply (solve, FK, JSON both ways).
 //! The target alternates between two points so every solve has work to do.
+//!
+//! ## What explains the numbers
+//!
+//! - The solve is 7.6 µs (CCD) and 2.3 µs (limb7) of the reply; the rest is the socket, tokio
+//!   wake-ups (the solve runs under `block_in_place`) and JSON.
+//! - The solve on tokio's blocking pool, tried first, took 125 µs a reply under a load of 4–7,
+//!   against 60–107 µs with `block_in_place`.
 
 use std::hint::black_box;
 

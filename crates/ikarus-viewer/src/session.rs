@@ -684,9 +684,10 @@ pub(crate) fn error(message: String) -> Reply {
 /// The solver a skeleton starts with: example-based IK on the shipped posture model when the
 /// model fits the skeleton (the built-in humanoid: a natural whole-body drag), CCD otherwise.
 pub(crate) fn default_solver(skeleton: &ikarus_core::Skeleton) -> SolverConfig {
-    let fits = ikarus_solve::example::builtin_humanoid().is_some_and(|m| m.bind(skeleton).is_ok());
+    let fits =
+        ikarus_solve::example_based::builtin_humanoid().is_some_and(|m| m.bind(skeleton).is_ok());
     if fits {
-        SolverConfig::Example(ikarus_solve::example::ExampleConfig::default())
+        SolverConfig::Example(ikarus_solve::example_based::ExampleConfig::default())
     } else {
         SolverConfig::Ccd(ikarus_solve::CcdConfig::default())
     }

@@ -1,6 +1,6 @@
 //! Posture models learned from motions (seed 004's example-based IK): which joints a model
 //! covers, the learner ([`learn`]: Karcher means, then probabilistic PCA on rotation vectors
-//! about them — see [`ikarus_solve::example::PostureModel`] for the parameterisation), postures
+//! about them — see [`ikarus_solve::example_based::PostureModel`] for the parameterisation), postures
 //! carried between humanoids through their bone maps ([`HumanoidTransfer`]) so one skeleton can
 //! learn from another's motions, and feature-driven interpolation of example postures
 //! ([`FeatureInterpolator`], Kovar–Gleicher).
@@ -15,7 +15,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_solve::dofs::rotation_vector;
-use ikarus_solve::example::{ModelError, ModelParts, PostureModel};
+use ikarus_solve::example_based::{ModelError, ModelParts, PostureModel};
 use nalgebra::{DMatrix, SymmetricEigen};
 
 /// Why a model could not be learned.

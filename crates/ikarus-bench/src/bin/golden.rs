@@ -1,7 +1,7 @@
 //! `golden [--soak-tasks N]`: prints one line per fixture, `<section> <name> <hash>`, where
 //! the hash (64-bit FNV-1a) covers every bit of the results: the soak's cases (every solver's
 //! report and pose, in task order, and the slice's failure counts), the humanoid reach
-//! protocol, the TRAC-IK robots through `solve_batch`, every retargeting clip × target
+//! protocol, the TRAC-IK robots through `solve_threaded`, every retargeting clip × target
 //! (every frame's transforms, the contacts, the feet and the reports) and the naturalness
 //! protocol (every solver, the example-based one included, on every held-out case).
 //!
@@ -16,7 +16,7 @@ use clap::Parser;
 use ikarus_anim::retarget::{self, RetargetConfig};
 use ikarus_bench::soak::{self, SoakOptions};
 use ikarus_bench::trac_ik::Robot;
-use ikarus_solve::batch::{BatchTarget, solve_batch};
+use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 use ikarus_solve::{SolverConfig, SolverWorkspace, Tolerance};
 
 /// Print bit-exact fingerprints of ikarus's results on the shared fixtures.
@@ -191,7 +191,7 @@ fn robots(count: usize) {
             .collect();
         for (label, config) in &configs {
             let mut print = Fingerprint::new();
-            for mut result in solve_batch(
+            for mut result in solve_threaded(
                 robot.skeleton(),
                 &robot.chain,
                 &targets,

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use ikarus_formats::urdf::Urdf;
-use ikarus_solve::batch::{BatchResult, BatchTarget, solve_batch};
+use ikarus_solve::threaded::{BatchResult, BatchTarget, solve_threaded};
 use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +134,7 @@ pub fn run(args: &Args) -> Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
-    let results = solve_batch(
+    let results = solve_threaded(
         &robot.skeleton,
         &chain,
         &targets.targets,

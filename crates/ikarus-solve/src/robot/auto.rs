@@ -7,21 +7,22 @@ use ikarus_core::chain::{ChainDof, ChainMotion, JointChain};
 use ikarus_core::{JointLimit, LocalPose, ModelPose, Skeleton, fk};
 
 use super::{AutoConfig, ClosedForm};
-use crate::limb7::SwivelPolicy;
-use crate::{IkTask, SolveReport, SolverWorkspace, analytic, lm};
+use crate::analytic::limb7::SwivelPolicy;
+use crate::iterative::lm;
+use crate::{IkTask, SolveReport, analytic};
 
 /// Runs `auto` on a task (see the module docs).
 pub(crate) fn solve_task(
     skeleton: &Skeleton,
     task: &IkTask,
     config: &AutoConfig,
-    workspace: &mut SolverWorkspace,
+    workspace: &mut lm::LmWorkspace,
     pose: &mut LocalPose,
 ) -> SolveReport {
     if let Some(report) = closed_form(skeleton, task, config, pose) {
         return report;
     }
-    let mut report = lm::solve_with(skeleton, task, &config.fallback, &mut workspace.lm, pose);
+    let mut report = lm::solve_with(skeleton, task, &config.fallback, workspace, pose);
     report.ran = Some("lm".into());
     report
 }

@@ -1,5 +1,5 @@
 //! Levenberg–Marquardt on a revolute chain's joint vector `q` ([`Screws`]): the same method,
-//! parameters and restarts as [`lm`](crate::lm), without the skeleton in the loop.
+//! parameters and restarts as [`lm`](crate::iterative::lm), without the skeleton in the loop.
 //!
 //! The general solver works on a [`LocalPose`](ikarus_core::LocalPose): every trial writes
 //! quaternions into the pose, runs the skeleton's forward kinematics, and reads hinge angles
@@ -9,7 +9,7 @@
 //! current axis line, so the Jacobian of an accepted trial comes with its residual: one
 //! forward pass per tried step, nothing else per joint.
 //!
-//! ## The method (as [`lm`](crate::lm))
+//! ## The method (as [`lm`](crate::iterative::lm))
 //!
 //! Residual `e = [p* − p; log(R* Rᵀ)]` in the base frame (the rotation rows only with an
 //! orientation goal), Jacobian column `i = [ωᵢ × (p − oᵢ); ωᵢ]` with `ωᵢ`, `oᵢ` joint `i`'s
@@ -52,13 +52,13 @@
 
 use std::f64::consts::{PI, TAU};
 
-use crate::trig::{atan2, sin_cos};
+use crate::linalg::trig::{atan2, sin_cos};
 use glam::{DMat3, DQuat, DVec3};
 
 use super::Screws;
 use crate::Tolerance;
-use crate::driver::SplitMix;
-use crate::lm::LmConfig;
+use crate::iterative::driver::SplitMix;
+use crate::iterative::lm::LmConfig;
 
 /// A sweep that holds a joint on a stop and keeps more than this fraction of the score ends
 /// the start.
@@ -673,7 +673,7 @@ pub fn solve(
 /// wide registers, not new arithmetic. Rust contracts no multiply and add into one, so the
 /// same IEEE operations run in the same order on either path and every machine gets the same
 /// bits (the protocol's 10,000 answers hash the same). AVX-512 (`pulp::Arch`'s first choice,
-/// what [`Limb7::solve_pose`](crate::limb7::Limb7::solve_pose) dispatches to) made this solver
+/// what [`Limb7::solve_pose`](crate::analytic::limb7::Limb7::solve_pose) dispatches to) made this solver
 /// a quarter slower on the benchmark machine; AVX2 made it 7–8% faster.
 struct Dispatched<'a, const N: usize> {
     screws: &'a Screws,

@@ -1,14 +1,14 @@
 //! Closed-form IK for robot chains read from URDF ([`JointChain`]): which closed form a chain's
 //! geometry admits ([`ClosedForm::detect`]), and the solvers that map it once onto seed 000's
-//! 7-DOF limb ([`SrsArm`], on [`Limb7`](crate::limb7::Limb7)) or seed 003's leg decomposition
+//! 7-DOF limb ([`SrsArm`], on [`Limb7`](crate::analytic::limb7::Limb7)) or seed 003's leg decomposition
 //! ([`RobotLeg`]) and return joint vectors `q` in the URDF's own convention. Chains without
 //! a closed form are solved numerically on the same axis lines by [`lm`] (Levenberg–Marquardt
-//! on `q`, what [`batch`](crate::batch) runs for LM).
+//! on `q`, what [`batch`](crate::runtime::threaded) runs for LM).
 //!
 //! ## Conventions
 //!
 //! - Everything is in the chain's **base frame** (the base link's frame); targets are
-//!   `base_from_tip` frames, as robot IK is posed and as [`batch`](crate::batch) takes them.
+//!   `base_from_tip` frames, as robot IK is posed and as [`batch`](crate::runtime::threaded) takes them.
 //! - The chain is read once at `q = 0` as a product of exponentials: each joint is a unit axis
 //!   and a point on it in the base frame ([`Screws`]), and the tip frame at `q = 0`. The URDF's
 //!   fixed offsets, frame rotations (`rpy`) and axis signs all end up in these lines, so the
@@ -48,7 +48,7 @@ pub(crate) use auto::solve_task;
 pub use leg::RobotLeg;
 pub use srs::SrsArm;
 
-use crate::limb7::SwivelPolicy;
+use crate::analytic::limb7::SwivelPolicy;
 
 /// Lines meet when a point is within this fraction of the chain's size from each.
 pub const MEET_TOLERANCE: f64 = 1e-6;
@@ -507,7 +507,7 @@ pub struct AutoConfig {
     /// feasible one).
     pub swivel: SwivelPolicy,
     /// The solver for chains without a closed form.
-    pub fallback: crate::lm::LmConfig,
+    pub fallback: crate::iterative::lm::LmConfig,
 }
 
 fn copy_array<const N: usize>(v: &[f64]) -> [f64; N] {

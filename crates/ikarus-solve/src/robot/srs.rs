@@ -20,8 +20,8 @@ use glam::{DMat3, DQuat, DVec3};
 
 use super::subproblem::Spherical;
 use super::{Best, Screws, copy_array, fit_all};
-use crate::limb7::{Limb7, Limb7Geometry, SwivelInterval, SwivelPolicy};
-use crate::trig::axis_angle;
+use crate::analytic::limb7::{Limb7, Limb7Geometry, SwivelInterval, SwivelPolicy};
+use crate::linalg::trig::axis_angle;
 
 /// Samples around the swivel circle when the exact feasible intervals do not apply (see
 /// [`SrsArm::feasible_swivels`]).

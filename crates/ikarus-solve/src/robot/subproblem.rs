@@ -7,7 +7,7 @@
 
 use glam::{DQuat, DVec3};
 
-use crate::trig::atan2;
+use crate::linalg::trig::atan2;
 
 /// Below this, a vector's part normal to an axis has no direction (relative to the vectors'
 /// lengths): the angle about the axis is free and the caller's hint is used.

@@ -1,5 +1,5 @@
 //! Levenberg–Marquardt: nonlinear least squares on the goals' residual (seed 004's nonlinear
-//! optimisation), with hinge ranges as boxes, the analytic Jacobian of [`dofs`](crate::dofs)
+//! optimisation), with hinge ranges as boxes, the analytic Jacobian of [`dofs`](crate::iterative::dofs)
 //! and random restarts, the way TRAC-IK solves robot arms.
 //!
 //! One sweep is one accepted step. With the weighted residual `e` and Jacobian `J` of the
@@ -32,9 +32,9 @@ use ikarus_core::{LocalPose, Skeleton};
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use serde::{Deserialize, Serialize};
 
-use crate::dofs::{DofKind, Dofs};
-use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
-use crate::path::Side;
+use crate::iterative::dofs::{DofKind, Dofs};
+use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::path::Side;
 use crate::{IkTask, SolveReport};
 
 /// Levenberg–Marquardt parameters.

@@ -35,9 +35,9 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::align::Alignment;
-use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
-use crate::path::Side;
+use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::path::Side;
+use crate::linalg::align::Alignment;
 use crate::{IkTask, SolveReport};
 
 /// Which CCD rule turns each joint.

@@ -29,9 +29,9 @@ use ikarus_core::{LocalPose, ModelPose, Skeleton, Transform};
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::{DEGENERATE, Limb7, Limb7Task, REACH_TOLERANCE, SwivelPolicy, unit_quat};
-use crate::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
-use crate::lanes::{Lanes, Mask, Mat3, Quat, Vec3};
-use crate::trig::{SHIFT, atan2_lanes, sin_cos_lanes};
+use crate::linalg::lanes::{Lanes, Mask, Mat3, Quat, Vec3};
+use crate::linalg::trig::{SHIFT, atan2_lanes, sin_cos_lanes};
+use crate::runtime::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
 use crate::{Goal, IkTask};
 
 /// What the lane path needs of a prepared limb7 task, compiled once: the chain, when its
@@ -436,7 +436,9 @@ fn compute<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::tests::{Run, SPECIAL, check_frames, crowd, on_every_instruction_set};
+    use crate::runtime::crowd::tests::{
+        Run, SPECIAL, check_frames, crowd, on_every_instruction_set,
+    };
     use ikarus_core::JointId;
 
     /// The upper arm raised forward and turned a little, the elbow bent, the hand turned a
@@ -470,7 +472,7 @@ mod tests {
             let width = S::F64_LANES;
             let remainder = crowd.1.len() % width;
             let make = |skeleton: &Skeleton, shape: &IkTask| {
-                let config = crate::limb7::Limb7Config::default();
+                let config = crate::analytic::limb7::Limb7Config::default();
                 let engine = Limb7Task::new(skeleton, shape, &config).unwrap();
                 let lanes = Limb7Lanes::new(&engine, skeleton, shape).expect("arm lanes");
                 (engine, lanes)

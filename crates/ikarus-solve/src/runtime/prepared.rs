@@ -55,9 +55,9 @@
 
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
-use crate::crowd::{self, ChainEngine};
-use crate::limb7::{Limb7Lanes, Limb7Task};
-use crate::two_bone::{TwoBoneLanes, TwoBoneTask};
+use crate::analytic::limb7::{Limb7Lanes, Limb7Task};
+use crate::analytic::two_bone::{TwoBoneLanes, TwoBoneTask};
+use crate::runtime::crowd::{self, ChainEngine};
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
 
 /// A task's shape compiled once for a skeleton; see the [module docs](self).

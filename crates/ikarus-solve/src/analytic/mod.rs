@@ -2,6 +2,11 @@
 //! kind on an [`IkTask`]: one effector whose ancestors form the chain, limits enforced after the
 //! closed form, and a report measured by forward kinematics.
 
+pub mod aim;
+pub mod leg6;
+pub mod limb7;
+pub mod two_bone;
+
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 
 use crate::report::{SolveReport, SolveStatus, residuals};

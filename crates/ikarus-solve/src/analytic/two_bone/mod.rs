@@ -59,7 +59,7 @@
 //! identity corrections and `reached = false`. The solver never panics and never returns NaN.
 //!
 //! Cost: about 55–58 ns per [`solve`] here (f64; no `acos`/`atan2`, six square roots and six
-//! divisions on the common path), and about 26 ns per problem through [`solve_batch`], which
+//! divisions on the common path), and about 26 ns per problem through [`solve_slice`], which
 //! solves 8 problems at once with AVX-512 (4 with AVX2). Both pick the instruction set at run
 //! time and give the same bits on every machine; see `BENCHMARKS.md`.
 //!
@@ -93,8 +93,8 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::crowd::ChainEngine;
-use crate::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
+use crate::linalg::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
+use crate::runtime::crowd::ChainEngine;
 use crate::{IkTask, SolveReport, analytic};
 
 mod many;
@@ -285,7 +285,7 @@ impl pulp::WithSimd for Solve<'_> {
 ///
 /// # Panics
 /// When `inputs` and `outputs` have different lengths.
-pub fn solve_batch(
+pub fn solve_slice(
     inputs: &[TwoBoneInput],
     settings: &TwoBoneSettings,
     outputs: &mut [TwoBoneOutput],
@@ -293,7 +293,7 @@ pub fn solve_batch(
     assert_eq!(
         inputs.len(),
         outputs.len(),
-        "solve_batch: one output per input"
+        "solve_slice: one output per input"
     );
     if settings.soften >= 1.0 && settings.weight >= 1.0 {
         pulp::Arch::new().dispatch(simd::Batch {

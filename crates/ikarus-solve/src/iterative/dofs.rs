@@ -1,6 +1,6 @@
 //! The degrees of freedom of a task's [`JointPath`] as the columns of a Jacobian, the stacked
 //! residual of its goals, and the Jacobian itself: the assembly every Jacobian-based solver
-//! ([`jacobian`](crate::jacobian), Levenberg–Marquardt) shares.
+//! ([`jacobian`](crate::iterative::jacobian), Levenberg–Marquardt) shares.
 //!
 //! # Columns
 //! Each path joint contributes columns by its limit:
@@ -43,8 +43,8 @@ use glam::{DMat3, DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointId, JointLimit, Skeleton};
 
 use crate::IkTask;
-use crate::driver::Iteration;
-use crate::path::{JointPath, PathJoint, Side};
+use crate::iterative::driver::Iteration;
+use crate::iterative::path::{JointPath, PathJoint, Side};
 
 /// What one column turns.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -605,11 +605,11 @@ pub fn solve(params: &Leg6Params, target: &Leg6Target) -> Leg6Output {
 ///
 /// # Panics
 /// When `targets` and `outputs` have different lengths.
-pub fn solve_batch(params: &Leg6Params, targets: &[Leg6Target], outputs: &mut [Leg6Output]) {
+pub fn solve_slice(params: &Leg6Params, targets: &[Leg6Target], outputs: &mut [Leg6Output]) {
     assert_eq!(
         targets.len(),
         outputs.len(),
-        "solve_batch: one output per target"
+        "solve_slice: one output per target"
     );
     for (target, output) in targets.iter().zip(outputs) {
         *output = solve(params, target);

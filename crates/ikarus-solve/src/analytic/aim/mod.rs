@@ -113,10 +113,10 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
+use crate::linalg::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
 use crate::{IkTask, SolveReport, analytic};
 
-pub use crate::two_bone::Pole;
+pub use crate::analytic::two_bone::Pole;
 
 /// Squared relative size below which a direction counts as degenerate (1e-12 on lengths).
 const DEGENERATE: f64 = 1e-24;
@@ -257,11 +257,11 @@ pub fn solve(input: &AimInput, settings: &AimSettings) -> AimOutput {
 ///
 /// # Panics
 /// When `inputs` and `outputs` have different lengths.
-pub fn solve_batch(inputs: &[AimInput], settings: &AimSettings, outputs: &mut [AimOutput]) {
+pub fn solve_slice(inputs: &[AimInput], settings: &AimSettings, outputs: &mut [AimOutput]) {
     assert_eq!(
         inputs.len(),
         outputs.len(),
-        "solve_batch: one output per input"
+        "solve_slice: one output per input"
     );
     for (input, output) in inputs.iter().zip(outputs) {
         *output = solve(input, settings);

@@ -66,7 +66,7 @@ pub struct BatchResult {
 
 /// Solves every target with `config` on `threads` threads (at least 1) and returns the results
 /// in input order. `tolerance` decides convergence (TRAC-IK's protocol uses 1e-5 m and 1e-5 rad).
-pub fn solve_batch(
+pub fn solve_threaded(
     skeleton: &Skeleton,
     chain: &JointChain,
     targets: &[BatchTarget],
@@ -290,7 +290,7 @@ impl<'a> Runner<'a> {
     fn chain_lm(
         &mut self,
         screws: &Screws,
-        config: &crate::lm::LmConfig,
+        config: &crate::iterative::lm::LmConfig,
         target: &BatchTarget,
         seed: &[f64],
         tolerance: Tolerance,

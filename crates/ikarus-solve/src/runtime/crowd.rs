@@ -11,7 +11,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton};
 use pulp::{Simd, bytemuck};
 
-use crate::lanes::{InsideTest, Lanes, Mask, Quat, Vec3};
+use crate::linalg::lanes::{InsideTest, Lanes, Mask, Quat, Vec3};
 use crate::{Goal, IkTask, SolveReport, SolveStatus, Tolerance, analytic};
 
 /// A closed form prepared for a task (`TwoBoneTask`, `Limb7Task`): it solves the task on the

@@ -89,7 +89,7 @@
 //! assert!((swivel - 0.4).abs() < 1e-12);
 //! ```
 
-use crate::trig::{atan2, sin_cos};
+use crate::linalg::trig::{atan2, sin_cos};
 
 mod many;
 
@@ -100,7 +100,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::crowd::ChainEngine;
+use crate::runtime::crowd::ChainEngine;
 use crate::{IkTask, SolveReport, SolveStatus, analytic};
 
 /// Samples around the swivel circle used by [`Limb7::feasible_swivels`] before bisection.
@@ -1032,7 +1032,7 @@ impl Limb7 {
 /// Solves many limbs at once: `out[i]` is [`Limb7::solve_pose`] of `limbs[i]` for
 /// `targets[i]`, `orientations[i]` and `swivels[i]` (no hint). Allocates nothing; the shortest
 /// slice sets the count.
-pub fn solve_batch(
+pub fn solve_slice(
     limbs: &[Limb7],
     targets: &[DVec3],
     orientations: &[DQuat],

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use model::{FORMAT, ModelError, ModelParts, PostureModel, VERSION};
 
-use crate::dofs::rotation_vector;
+use crate::iterative::dofs::rotation_vector;
 use crate::{IkTask, SolveReport, SolveStatus, measure};
 
 /// The name of the model shipped for the built-in humanoid.
@@ -222,11 +222,11 @@ pub fn solve_task(
     let (mut iterations, mut limits_active) = problem.run(pose);
     if config.refine && config.finish_with_lm && !problem.reached(task.tolerance) {
         let mut finished = pose.clone();
-        let lm = crate::lm::LmConfig {
+        let lm = crate::iterative::lm::LmConfig {
             max_tries: 1,
-            ..crate::lm::LmConfig::default()
+            ..crate::iterative::lm::LmConfig::default()
         };
-        let report = crate::lm::solve(skeleton, task, &lm, &mut finished);
+        let report = crate::iterative::lm::solve(skeleton, task, &lm, &mut finished);
         iterations += report.iterations;
         if report.position_error.is_finite() && problem.cost(&finished) < problem.cost(pose) {
             pose.clone_from(&finished);

@@ -47,10 +47,10 @@ use glam::{DMat3, DQuat, DVec3};
 use ikarus_core::{LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::dofs::{DofKind, Dofs, rotation_vector};
-use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
-use crate::path::Side;
-use crate::svd::RowSvd;
+use crate::iterative::dofs::{DofKind, Dofs, rotation_vector};
+use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::path::Side;
+use crate::linalg::svd::RowSvd;
 use crate::{IkTask, SolveReport};
 
 /// How a sweep turns the linearised goals into a joint step (see the module docs).

@@ -1,8 +1,8 @@
-//! [`solve_batch`](super::solve_batch)'s kernel: the two-bone closed form on as many problems
+//! [`solve_slice`](super::solve_slice)'s kernel: the two-bone closed form on as many problems
 //! at once as the dispatched instruction set holds (1, 4 with AVX2, 8 with AVX-512).
 //!
 //! The kernel is [`solve_unchecked`](super::solve_unchecked)'s common path written with
-//! [`lanes`](crate::lanes) types: the same IEEE operations in the same order, branches turned
+//! [`lanes`](crate::linalg::lanes) types: the same IEEE operations in the same order, branches turned
 //! into selects that pick the value the scalar branch would compute. So every lane it keeps has
 //! the bits of [`solve`](super::solve) for that problem (a test checks it). Lanes that would
 //! take a rarer branch — a joint singular or not finite, a chain that cannot flex, a frame with
@@ -14,7 +14,7 @@ use glam::DQuat;
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::{DEGENERATE, Pole, REACH_TOLERANCE, TwoBoneInput, TwoBoneOutput, TwoBoneSettings};
-use crate::lanes::{Lanes, Mat3, Vec3};
+use crate::linalg::lanes::{Lanes, Mat3, Vec3};
 
 /// Values gathered per problem: start matrix (9) and translation (3), mid matrix (9) and
 /// translation (3), end translation (3), target (3), pole vector (3), hinge axis (3).

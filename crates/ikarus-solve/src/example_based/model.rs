@@ -16,7 +16,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::dofs::rotation_vector;
+use crate::iterative::dofs::rotation_vector;
 
 /// The model file's format name, checked on load.
 pub const FORMAT: &str = "ikarus-posture-model";

@@ -40,7 +40,7 @@
 //!   themselves, the base point stays put, and the driver moves the root to keep it there.
 //!
 //! - **cost**: joints are written through
-//!   [`Iteration::set_rotation_deferred`](crate::driver::Iteration::set_rotation_deferred)
+//!   [`Iteration::set_rotation_deferred`](crate::iterative::driver::Iteration::set_rotation_deferred)
 //!   (except hinges, which move along their range), so a sweep pays one forward kinematics
 //!   pass, not one partial update per joint; the points and frames the forward pass leaves are
 //!   the next sweep's (read again from the pose only after a restart). A free chain (one
@@ -70,8 +70,8 @@ use glam::{DAffine3, DQuat, DVec3, DVec4};
 use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
-use crate::path::{PathJoint, Side};
+use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::path::{PathJoint, Side};
 use crate::recover::RotationFit;
 use crate::{IkTask, SolveReport};
 

@@ -1,7 +1,7 @@
 //! Trigonometry the hot paths share (`limb7`, `robot::srs`, `robot::lm`), and its lane-wise
 //! versions for the prepared batch.
 
-use crate::lanes::{Lanes, Mask};
+use crate::linalg::lanes::{Lanes, Mask};
 
 /// π/2 in three parts for [`sin_cos`]'s reduction, the first two of 33 significant bits (so
 /// `k ·` them is exact for the `k` it takes).
@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn lanes_match<S: pulp::Simd>(simd: S) {
-        use crate::lanes::Lanes;
+        use crate::linalg::lanes::Lanes;
         let width = S::F64_LANES;
         let mut state = 7u64;
         let mut next = || {

@@ -23,7 +23,7 @@ use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::path::{JointPath, PathJoint, Side};
+use crate::iterative::path::{JointPath, PathJoint, Side};
 use crate::report::residuals;
 use crate::{IkTask, SolveReport, SolveStatus};
 
