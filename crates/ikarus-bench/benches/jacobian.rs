@@ -65,7 +65,7 @@ fn pose_task(s: &ikarus_core::Skeleton, q: &[f64; 7], target: glam::DVec3) -> Ik
     t
 }
 
-/// The 6-D success test: position and orientation goals (the flange's FK pose of each
+/// The 6-D success test: position and orientation goals (the flange's FK pose of each
 /// sample), success when both errors are below 1e-5 (m, rad).
 fn protocol_pose(config: &JacobianConfig, label: &str) {
     let s = iiwa::skeleton();

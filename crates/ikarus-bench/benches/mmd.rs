@@ -1,4 +1,4 @@
-//! MMD (issue 14): one frame of `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd` — VMD sampling,
+//! MMD: one frame of `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd` — VMD sampling,
 //! inheritance and all seven IK chains (legs, toes, hair, necktie) — in compatible and exact
 //! mode (and with every chain off: sampling, inheritance and FK alone), cycling through the
 //! dance's 630 frames; and parse throughput of the PMX, PMD and VMD

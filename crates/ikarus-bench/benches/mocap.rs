@@ -1,4 +1,4 @@
-//! Motion capture → posture (issue 16): frames per second for keypoints of the CMU walk
+//! Motion capture → posture: frames per second for keypoints of the CMU walk
 //! (`cmu_02_01_walk_cgspeed_crlf.bvh`, forward kinematics of every frame turned into Human3.6M
 //! 17 and `MediaPipe` 33 points) solved onto the built-in humanoid (26 joints): one frame
 //! through a prepared [`PositionSolver`], and whole clips through `solve_positions` (gap

@@ -1,4 +1,4 @@
-//! Prepared tasks at game scale (issue 13): 1,000 built-in humanoids, each with its own pose
+//! Prepared tasks at game scale: 1,000 built-in humanoids, each with its own pose
 //! and root placement, and four limbs solved per frame — limb7 arms (hand position and
 //! orientation, default swivel policy) and two-bone legs (foot position and orientation) —
 //! through four [`PreparedTask`]s shared by all characters, as one thread of a game would run

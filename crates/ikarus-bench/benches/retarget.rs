@@ -1,4 +1,4 @@
-//! Retargeting (issue 18): whole clips (the CMU walk and jump, the Bandai Namco walk and run,
+//! Retargeting: whole clips (the CMU walk and jump, the Bandai Namco walk and run,
 //! kishimen.vmd evaluated with IK on Miku) onto the built-in humanoid, both VRM samples and the
 //! PMX test model, with contacts and IK repair (`retarget`) and as plain rotation copying
 //! (`plain_copy`, the baseline), timed per frame (throughput = the clip's frames). The quality

@@ -1,4 +1,4 @@
-//! The humanoid reach protocol (issue 13): the built-in humanoid's left hand to position
+//! The humanoid reach protocol: the built-in humanoid's left hand to position
 //! targets 5–25 cm from its rest position, no base joint (the path runs from the hand up to
 //! the root, which stays fixed), every solver at its defaults, every solve from the rest pose.
 //!

@@ -1,4 +1,4 @@
-//! The peer of motion capture → posture (issue 16): the usual open converter's per-bone
+//! The peer of motion capture → posture: the usual open converter's per-bone
 //! look-at method, re-implemented so that the bench and the comparison test run it on the same
 //! inputs as ours (`benches/mocap.rs`, `tests/mocap_peer.rs`).
 

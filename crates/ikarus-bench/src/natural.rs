@@ -1,4 +1,4 @@
-//! The naturalness protocol (issue 17): how close to a real posture does each solver land when
+//! The naturalness protocol: how close to a real posture does each solver land when
 //! it is given only a few effector positions?
 //!
 //! Three groups of clips from `../shared/data/bvh`, at 30 frames per second and in metres:

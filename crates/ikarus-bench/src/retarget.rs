@@ -1,4 +1,4 @@
-//! The retargeting evaluation's clips and targets (issue 18), loaded from the shared data:
+//! The retargeting evaluation's clips and targets, loaded from the shared data:
 //! the CMU walk and jump, the Bandai Namco walk and run and kishimen.vmd played with IK on
 //! `Miku_Hatsune_Ver2.pmd`; the built-in humanoid, both VRM samples and the PMX test model.
 

@@ -1,4 +1,4 @@
-//! The naturalness protocol (issue 17) as a test: on every group the example-based solver's
+//! The naturalness protocol as a test: on every group the example-based solver's
 //! MPJPE is at least 30% below the best plain solver's, every solver's returned pose keeps the
 //! limits, and the example solver reaches its effectors within 1 mm.
 

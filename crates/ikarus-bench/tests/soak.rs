@@ -1,7 +1,7 @@
 //! A slice of the soak run (`soak --seed 1 --tasks N`): every solver kind on random
 //! skeletons and tasks, and no panic, NaN, limit violation, report that FK contradicts, false
 //! `converged` or `unreachable`, moved base, or accepted bad input (see `ikarus_bench::soak`).
-//! The slice is the CI slice, 20,000 tasks (a few minutes in the test profile on two
+//! The slice is the CI slice, 20,000 tasks (a few minutes in the test profile on two
 //! cores); the full run is the `soak` binary (BENCHMARKS.md, "Soak").
 
 use ikarus_bench::soak::{self, SoakOptions};

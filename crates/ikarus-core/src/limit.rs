@@ -322,7 +322,7 @@ impl JointLimit {
     /// The part of `rotation` (rest frame) about directions this limit does not lock entirely:
     /// identity for [`JointLimit::Locked`], the twist about the axis for a hinge, and for Euler
     /// and MMD limits the quaternion with the components of fully locked axes (range `[0, 0]`)
-    /// zeroed and renormalised, as seed 001 does with the residual rotation.
+    /// zeroed and renormalised, as seed 001 (MMD CCD) does with the residual rotation.
     pub fn unlocked_part(&self, rotation: DQuat) -> DQuat {
         let zero_axes = |locked: [bool; 3]| {
             let mut v = rotation.xyz();

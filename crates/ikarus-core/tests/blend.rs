@@ -1,6 +1,7 @@
 //! Blending poses and motions against independent ground truth: the inputs themselves at
-//! weights 0 and 1, symmetry, masks, the crossfade's weight curve against seed 002's cubic, and
-//! planar forward kinematics of a blended hinge chain by trigonometry.
+//! weights 0 and 1, symmetry, masks, the crossfade's weight curve against the rest-to-rest cubic
+//! of seed 002 (minimum-acceleration trajectories), and planar forward kinematics of a blended
+//! hinge chain by trigonometry.
 
 use ikarus_core::blend::{
     Crossfade, JointMask, RotationBlend, blend_motions, blend_poses, crossfade,

@@ -372,7 +372,7 @@ fn bvh_to_glb_to_bvh_keeps_fk() {
             }
         }
         // f32 keys in the GLB (rotations rounded with their parents' rounding fed back, key
-        // times hit exactly) and the BVH text's decimals: issue 15 asks for 1e-6 m.
+        // times hit exactly) and the BVH text's decimals: the FK must agree to 1e-6 m.
         assert!(worst < 1e-6, "{}: FK differs by {worst} m", path.display());
         eprintln!("{}: worst FK difference {worst:e} m", path.display());
     }

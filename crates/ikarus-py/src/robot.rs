@@ -484,7 +484,7 @@ pub fn solve_batch(
             let chunk = n.div_ceil(threads * 8).clamp(1, 64);
             if n <= chunk {
                 // One chunk: solve on this thread, without the hand-off to the pool and back.
-                return Ok(ikarus_solve::threaded::solve_batch(
+                return Ok(ikarus_solve::threaded::solve_threaded(
                     skeleton, rust_chain, &batch, &config, tolerance, 1,
                 ));
             }
@@ -492,7 +492,7 @@ pub fn solve_batch(
                 batch
                     .par_chunks(chunk)
                     .map(|part| {
-                        ikarus_solve::threaded::solve_batch(
+                        ikarus_solve::threaded::solve_threaded(
                             skeleton, rust_chain, part, &config, tolerance, 1,
                         )
                     })

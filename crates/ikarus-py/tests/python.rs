@@ -310,7 +310,7 @@ fn translations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 3]>> {
         .collect()
 }
 
-/// Example-based IK (issue 17) with the library call `ikarus learn` runs: posture models
+/// Example-based IK with the library call `ikarus learn` runs: posture models
 /// learned from shared BVH walks (on their own skeleton, and carried onto the built-in
 /// humanoid) and an example-based solve with the latter.
 fn posture_reference() -> Option<Value> {

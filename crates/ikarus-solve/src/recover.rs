@@ -252,8 +252,8 @@ fn symmetric_eigen4(mut a: [[f64; 4]; 4]) -> ([f64; 4], [[f64; 4]; 4]) {
 /// Where the root goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RootPlacement {
-    /// Seed 004: from the mean of the children's points (roots with at least two children;
-    /// others use their own point). The root's own point is not read.
+    /// Seed 004 (particle IK): from the mean of the children's points (roots with at least two
+    /// children; others use their own point). The root's own point is not read.
     #[default]
     FromChildren,
     /// At the root's own point.

@@ -1085,7 +1085,7 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
     }
 }
 
-/// Issue 13: with the default policy, `unreachable` means that no swivel reaches. On the
+/// With the default policy, `unreachable` means that no swivel reaches. On the
 /// built-in humanoid's arms and legs, random targets 0.3–0.95 × reach (legs: downward): LM on
 /// the same four joint DOF (base = the limb's parent, position only) never converges where
 /// limb7 says `unreachable`, limb7 converges wherever LM does, and limb7 converges on every

@@ -1,6 +1,6 @@
-//! Motion capture → posture (seed 004's last part, issue 16): joint positions from markerless
-//! capture or pose-estimation networks, or segment orientations from inertial suits, turned
-//! into a skeleton's rotations.
+//! Motion capture → posture (the last part of seed 004, the IK overview): joint positions from
+//! markerless capture or pose-estimation networks, or segment orientations from inertial suits,
+//! turned into a skeleton's rotations.
 //!
 //! - [`layout`]: keypoint layouts (Human3.6M 17, COCO 17, Halpe 26, `MediaPipe` 33, SMPL 22/24,
 //!   or the target's own joint names) as humanoid bones or sites on them; up axes.

@@ -1,5 +1,6 @@
-//! Segment orientations → posture (seed 004: `O_{i+1} = O_i R_j`, so `R_j = O_iᵀ O_{i+1}`),
-//! for inertial suits and trackers that measure each segment's orientation.
+//! Segment orientations → posture (seed 004's mocap part: `O_{i+1} = O_i R_j`, so
+//! `R_j = O_iᵀ O_{i+1}`), for inertial suits and trackers that measure each segment's
+//! orientation.
 //!
 //! A sensor sits on its segment at an unknown angle. A calibration frame in which the subject
 //! holds the skeleton's rest pose (T-pose for the built-in humanoid) fixes it:

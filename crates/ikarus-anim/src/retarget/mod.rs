@@ -1,4 +1,4 @@
-//! Retargeting (issue 18): a captured, animated or MMD motion onto any humanoid, with feet
+//! Retargeting: a captured, animated or MMD motion onto any humanoid, with feet
 //! that stay planted and never go through the floor.
 //!
 //! - [`align`]: rest-pose alignment through the two humanoid maps, root mapping.

@@ -3,6 +3,7 @@
 //! closed form, and a report measured by forward kinematics.
 
 pub mod aim;
+pub(crate) mod crowd;
 pub mod leg6;
 pub mod limb7;
 pub mod two_bone;
@@ -144,4 +145,59 @@ pub(crate) fn frames_path(
     let chain_from = path.len();
     path.extend(skeleton.chain(top, tip).unwrap_or_default());
     (path, chain_from)
+}
+
+/// A closed form prepared for a task (`TwoBoneTask`, `Limb7Task`): it solves the task on the
+/// chain's frames and names the chain.
+pub(crate) trait ChainEngine {
+    /// Solves `task` on `pose`, `model` holding the frames of the chain's ancestors; on return
+    /// `model` holds the chain's new frames (the rest of its subtree is stale).
+    fn solve_chain(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+    ) -> SolveReport;
+
+    /// The chain's joints, root-most first.
+    fn chain(&self) -> &[JointId];
+
+    /// Computes into `model` the frames [`solve_chain`](Self::solve_chain) reads, from `pose`.
+    fn update_frames(&self, skeleton: &Skeleton, pose: &LocalPose, model: &mut ModelPose);
+}
+
+/// A closed form's `solve_task`: the task's shape compiled into its engine (or why it does not
+/// fit, as an `invalid_input` report), the frames it reads computed, the chain solved and
+/// measured. The one runner of every [`ChainEngine`]; a [`PreparedTask`](crate::PreparedTask)
+/// keeps the engine instead.
+pub(crate) fn solve_task<E: ChainEngine>(
+    engine: Result<E, String>,
+    skeleton: &Skeleton,
+    task: &IkTask,
+    pose: &mut LocalPose,
+) -> SolveReport {
+    match engine {
+        Ok(mut engine) => {
+            let mut model = ModelPose::new(skeleton);
+            engine.update_frames(skeleton, pose, &mut model);
+            engine.solve_chain(skeleton, task, pose, &mut model)
+        }
+        Err(message) => SolveReport::invalid(message),
+    }
+}
+
+/// [`PreparedTask::solve_in`](crate::PreparedTask::solve_in) of a closed form whose goals were
+/// checked: the chain solved, then the rest of its subtree brought along, so that `model`
+/// stays the forward kinematics of `pose`.
+pub(crate) fn solve_in<E: ChainEngine>(
+    engine: &mut E,
+    skeleton: &Skeleton,
+    task: &IkTask,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> SolveReport {
+    let report = engine.solve_chain(skeleton, task, pose, model);
+    update_around_chain(skeleton, pose, model, engine.chain());
+    report
 }

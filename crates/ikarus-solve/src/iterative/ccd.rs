@@ -1,5 +1,5 @@
 //! Cyclic coordinate descent (CCD): each path joint in turn, tip to base, turns so the
-//! effectors best meet their goals (seed 004; Wang & Chen 1991).
+//! effectors best meet their goals (seed 004, the IK overview; Wang & Chen 1991).
 //!
 //! - **Classic**: at each joint the rotation that best aligns the joint-to-effector vectors
 //!   with the joint-to-target vectors (and, for orientation goals, the effector's axes with
@@ -47,7 +47,7 @@ pub enum CcdVariant {
     /// Best rotation per joint, hinges about their axis, then the limit.
     #[default]
     Classic,
-    /// Seed 001: ideal rotation, limit, residual carried to the next joint.
+    /// Seed 001 (MMD CCD): ideal rotation, limit, residual carried to the next joint.
     Mmd,
 }
 
@@ -58,7 +58,7 @@ pub enum CcdDamping {
     /// Every joint takes its full rotation.
     #[default]
     None,
-    /// Seed 002: weight by the remaining chain length (see the module docs).
+    /// Seed 002 (damped CCD): weight by the remaining chain length (see the module docs).
     Length,
 }
 

@@ -13,7 +13,7 @@
 //!   request's rounding drift is removed, so no step can scale a joint's frame), the joint
 //!   limit projection ([`JointLimit::project`](ikarus_core::JointLimit::project)) and the
 //!   partial forward kinematics; with a base joint on the far side of the root, the inverse
-//!   rotation and the root move that keeps the base in place (seed 004:
+//!   rotation and the root move that keeps the base in place (seed 004, the IK overview:
 //!   `M = M_base · M'_base⁻¹`);
 //! - stopping on a diverged pose (a NaN residual counts as infinite, see `report`);
 //! - the best pose seen (the returned pose is never worse than the start or any sweep), the
@@ -716,6 +716,10 @@ fn clamp_angle(q: DQuat, max_angle: f64) -> DQuat {
 
 /// Runs `step` on `task` with the shared loop (see the module docs). `pose` is the start pose
 /// on entry and the best pose found on exit.
+///
+/// Kept as one function of about 120 lines: the sweeps, restarts, stall test and best-pose
+/// bookkeeping every iterative solver shares read in one place; what differs per solver is in
+/// its [`IterativeStep`].
 pub fn run<S: IterativeStep>(
     skeleton: &Skeleton,
     task: &IkTask,

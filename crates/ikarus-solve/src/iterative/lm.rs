@@ -1,6 +1,7 @@
-//! Levenberg–Marquardt: nonlinear least squares on the goals' residual (seed 004's nonlinear
-//! optimisation), with hinge ranges as boxes, the analytic Jacobian of [`dofs`](crate::iterative::dofs)
-//! and random restarts, the way TRAC-IK solves robot arms.
+//! Levenberg–Marquardt: nonlinear least squares on the goals' residual (the nonlinear
+//! optimisation of seed 004, the IK overview), with hinge ranges as boxes, the analytic
+//! Jacobian of [`dofs`](crate::iterative::dofs) and random restarts, the way TRAC-IK solves
+//! robot arms.
 //!
 //! One sweep is one accepted step. With the weighted residual `e` and Jacobian `J` of the
 //! current pose, the step `h` solves `(JᵀJ + λ·D) h = Jᵀe` with `D` the diagonal of `JᵀJ`

@@ -1,5 +1,5 @@
-//! Which joints move an effector relative to the base joint, and in which sense (seed 004's
-//! `FindJointPath`).
+//! Which joints move an effector relative to the base joint, and in which sense (seed 004, the
+//! IK overview: its `FindJointPath`).
 
 use ikarus_core::{JointId, Skeleton};
 
@@ -9,7 +9,7 @@ use crate::{IkTask, TaskError};
 ///
 /// Turning an [`Side::Effector`]-side joint turns the effector about it; turning a
 /// [`Side::Base`]-side joint turns the base instead, so the solver applies the inverse rotation
-/// and moves the root to keep the base where it was (seed 004).
+/// and moves the root to keep the base where it was (seed 004, the IK overview).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// Between the effector and the common ancestor: rotations move the effector side.

@@ -1,8 +1,8 @@
 //! Solving many tasks, three ways with three names: [`prepared`] (one task compiled once and
 //! solved per frame without allocating; `solve_many_in` for the same limb of a crowd of
-//! characters in SIMD lanes, on [`crowd`]), and [`threaded`] (many targets of one chain spread
-//! over threads).
+//! characters in SIMD lanes, on the closed forms' crowd batches), and [`threaded`] (many
+//! targets of one chain spread over threads). The third, a closed-form kernel's `solve_slice`,
+//! is many problems of one kernel in a slice.
 
-pub(crate) mod crowd;
 pub mod prepared;
 pub mod threaded;

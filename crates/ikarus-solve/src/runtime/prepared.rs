@@ -55,9 +55,10 @@
 
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
+use crate::analytic::crowd;
 use crate::analytic::limb7::{Limb7Lanes, Limb7Task};
 use crate::analytic::two_bone::{TwoBoneLanes, TwoBoneTask};
-use crate::runtime::crowd::{self, ChainEngine};
+use crate::analytic::{self, ChainEngine};
 use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
 
 /// A task's shape compiled once for a skeleton; see the [module docs](self).
@@ -208,9 +209,11 @@ impl<'s> PreparedTask<'s> {
         match &mut self.engine {
             // The chain's frames are new; the rest of its subtree is brought along.
             Engine::TwoBone(engine, _) => {
-                crowd::solve_in(&mut **engine, skeleton, task, pose, model)
+                analytic::solve_in(&mut **engine, skeleton, task, pose, model)
             }
-            Engine::Limb7(engine, _) => crowd::solve_in(&mut **engine, skeleton, task, pose, model),
+            Engine::Limb7(engine, _) => {
+                analytic::solve_in(&mut **engine, skeleton, task, pose, model)
+            }
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
                 fk::forward_kinematics(skeleton, pose, model);

@@ -118,7 +118,7 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
     fps = await dragFrameRate(page, hand.name);
   }
   console.log(`vrm while dragging: ${fps.frames} frames in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.poses} poses; render scale ${fps.scale}`);
-  // The issue's ≥ 55 fps on SwiftShader: the page lowers its resolution while dragging (by what
+  // The required ≥ 55 fps on SwiftShader: the page lowers its resolution while dragging (by what
   // each frame costs the main thread, down to 0.42 per side, remembered between drags), draws
   // the bones over the skin as lines and samples textures bilinearly from one mip level; ten
   // runs of this test gave 57.5–60 fps, the full browser suite 58–59.5 (2026-11-24). A failure

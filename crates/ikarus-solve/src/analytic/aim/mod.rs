@@ -275,6 +275,9 @@ pub fn solve_slice(inputs: &[AimInput], settings: &AimSettings, outputs: &mut [A
     }
 }
 
+/// [`solve`] without the input checks: one straight-line computation of about 100 lines (the
+/// aim, the roll about the line of sight, the weight, the cone limit), split only by its
+/// comments.
 fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
     let weight = settings.weight;
     if weight.is_nan() || weight <= 0.0 || settings.max_angle.is_nan() {

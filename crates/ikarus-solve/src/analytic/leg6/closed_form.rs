@@ -524,7 +524,8 @@ fn fit_outside(angle: f64, min: f64, max: f64) -> (f64, bool) {
     }
 }
 
-/// Seed 003 for the `YawRollPitch` order (see the module docs for the steps).
+/// Seed 003 (humanoid robot leg, sole parallel to the ground) for the `YawRollPitch` order
+/// (see the module docs for the steps).
 pub(super) fn solve_level_unchecked(params: &Leg6Params, position: DVec3, yaw: f64) -> Leg6Output {
     let limits = &params.limits;
     let (sin_yaw, cos_yaw) = yaw.sin_cos();

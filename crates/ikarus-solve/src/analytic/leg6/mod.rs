@@ -188,7 +188,8 @@ pub const Y_UP_FROM_LEG: DMat3 = DMat3::from_cols(DVec3::Z, DVec3::X, DVec3::Y);
 /// `YawRollPitch` is `Rz(yaw) · Rx(roll) · Ry(pitch)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HipOrder {
-    /// Yaw, roll, pitch: seed 003, HRP-2 and most position-controlled humanoids. Default.
+    /// Yaw, roll, pitch: seed 003 (humanoid robot leg), HRP-2 and most position-controlled
+    /// humanoids. Default.
     #[default]
     YawRollPitch,
     /// Yaw, pitch, roll.

@@ -29,9 +29,9 @@ use ikarus_core::{LocalPose, ModelPose, Skeleton, Transform};
 use pulp::{Simd, WithSimd, bytemuck};
 
 use super::{DEGENERATE, Limb7, Limb7Task, REACH_TOLERANCE, SwivelPolicy, unit_quat};
+use crate::analytic::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
 use crate::linalg::lanes::{Lanes, Mask, Mat3, Quat, Vec3};
 use crate::linalg::trig::{SHIFT, atan2_lanes, sin_cos_lanes};
-use crate::runtime::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
 use crate::{Goal, IkTask};
 
 /// What the lane path needs of a prepared limb7 task, compiled once: the chain, when its
@@ -436,7 +436,7 @@ fn compute<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::crowd::tests::{
+    use crate::analytic::crowd::tests::{
         Run, SPECIAL, check_frames, crowd, on_every_instruction_set,
     };
     use ikarus_core::JointId;

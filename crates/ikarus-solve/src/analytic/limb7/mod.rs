@@ -100,7 +100,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::crowd::ChainEngine;
+use crate::analytic::ChainEngine;
 use crate::{IkTask, SolveReport, SolveStatus, analytic};
 
 mod solve;

@@ -27,14 +27,7 @@ pub fn solve_task(
     config: &Limb7Config,
     pose: &mut LocalPose,
 ) -> SolveReport {
-    match Limb7Task::new(skeleton, task, config) {
-        Ok(mut prepared) => {
-            let mut model = ModelPose::new(skeleton);
-            prepared.update_frames(skeleton, pose, &mut model);
-            prepared.solve_chain(skeleton, task, pose, &mut model)
-        }
-        Err(message) => SolveReport::invalid(message),
-    }
+    analytic::solve_task(Limb7Task::new(skeleton, task, config), skeleton, task, pose)
 }
 
 /// A limb7 task's shape compiled once (the engine of [`solve_task`] and of a
@@ -108,28 +101,23 @@ impl Limb7Task {
             t
         }
     }
-
-    /// Computes into `model` the frames [`solve`](Self::solve) reads: the shoulder's
-    /// ancestors, and the chain when the elbow axis comes from its current bend.
-    pub(crate) fn update_frames(
-        &self,
-        skeleton: &Skeleton,
-        pose: &LocalPose,
-        model: &mut ModelPose,
-    ) {
-        let read = if self.chain.is_some() {
-            &self.path[..self.chain_from]
-        } else {
-            &self.path[..]
-        };
-        fk::update_joints(skeleton, pose, model, read);
-    }
 }
 
 impl ChainEngine for Limb7Task {
     /// The chain's joints, shoulder first.
     fn chain(&self) -> &[JointId] {
         &self.path[self.chain_from..]
+    }
+
+    /// Computes into `model` the frames [`solve`](Self::solve) reads: the shoulder's
+    /// ancestors, and the chain when the elbow axis comes from its current bend.
+    fn update_frames(&self, skeleton: &Skeleton, pose: &LocalPose, model: &mut ModelPose) {
+        let read = if self.chain.is_some() {
+            &self.path[..self.chain_from]
+        } else {
+            &self.path[..]
+        };
+        fk::update_joints(skeleton, pose, model, read);
     }
 
     /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with

@@ -27,8 +27,8 @@ use pulp::{Simd, WithSimd, bytemuck};
 
 use super::simd::{FIELDS, RESULTS, kernel};
 use super::{DEGENERATE, TwoBoneTask};
+use crate::analytic::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
 use crate::linalg::lanes::{Lanes, Quat, Vec3};
-use crate::runtime::crowd::{Batch, ChainLanes, SOLVED, SolvedChain, write_back};
 use crate::{Goal, IkTask};
 
 /// What the lane path needs of a prepared two-bone task, compiled once.
@@ -286,7 +286,7 @@ fn compute<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::crowd::tests::{
+    use crate::analytic::crowd::tests::{
         Run, SPECIAL, check_frames, crowd, on_every_instruction_set,
     };
     use ikarus_core::JointId;

@@ -93,8 +93,8 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
+use crate::analytic::ChainEngine;
 use crate::linalg::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
-use crate::runtime::crowd::ChainEngine;
 use crate::{IkTask, SolveReport, analytic};
 
 mod many;

@@ -49,14 +49,12 @@ pub fn solve_task(
     config: &TwoBoneConfig,
     pose: &mut LocalPose,
 ) -> SolveReport {
-    match TwoBoneTask::new(skeleton, task, config) {
-        Ok(mut prepared) => {
-            let mut model = ModelPose::new(skeleton);
-            prepared.update_frames(skeleton, pose, &mut model);
-            prepared.solve_chain(skeleton, task, pose, &mut model)
-        }
-        Err(message) => SolveReport::invalid(message),
-    }
+    analytic::solve_task(
+        TwoBoneTask::new(skeleton, task, config),
+        skeleton,
+        task,
+        pose,
+    )
 }
 
 /// A two-bone task's shape compiled once (the engine of [`solve_task`] and of a
@@ -103,23 +101,18 @@ impl TwoBoneTask {
             config: *config,
         })
     }
-
-    /// Computes into `model` the frames [`solve`](Self::solve) reads: the start joint's
-    /// ancestors and the chain, from `pose`.
-    pub(crate) fn update_frames(
-        &self,
-        skeleton: &Skeleton,
-        pose: &LocalPose,
-        model: &mut ModelPose,
-    ) {
-        fk::update_joints(skeleton, pose, model, &self.path);
-    }
 }
 
 impl ChainEngine for TwoBoneTask {
     /// The chain's joints, start first.
     fn chain(&self) -> &[JointId] {
         &self.path[self.chain_from..]
+    }
+
+    /// Computes into `model` the frames [`solve`](Self::solve) reads: the start joint's
+    /// ancestors and the chain, from `pose`.
+    fn update_frames(&self, skeleton: &Skeleton, pose: &LocalPose, model: &mut ModelPose) {
+        fk::update_joints(skeleton, pose, model, &self.path);
     }
 
     /// Solves `task` (the shape given to [`new`](Self::new), its goals now) on `pose`, with

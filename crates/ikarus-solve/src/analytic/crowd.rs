@@ -11,40 +11,9 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton};
 use pulp::{Simd, bytemuck};
 
+use crate::analytic::{self, ChainEngine, solve_in};
 use crate::linalg::lanes::{InsideTest, Lanes, Mask, Quat, Vec3};
-use crate::{Goal, IkTask, SolveReport, SolveStatus, Tolerance, analytic};
-
-/// A closed form prepared for a task (`TwoBoneTask`, `Limb7Task`): it solves the task on the
-/// chain's frames and names the chain.
-pub(crate) trait ChainEngine {
-    /// Solves `task` on `pose`, `model` holding the frames of the chain's ancestors; on return
-    /// `model` holds the chain's new frames (the rest of its subtree is stale).
-    fn solve_chain(
-        &mut self,
-        skeleton: &Skeleton,
-        task: &IkTask,
-        pose: &mut LocalPose,
-        model: &mut ModelPose,
-    ) -> SolveReport;
-
-    /// The chain's joints, root-most first.
-    fn chain(&self) -> &[JointId];
-}
-
-/// [`PreparedTask::solve_in`](crate::PreparedTask::solve_in) of a closed form whose goals were
-/// checked: the chain solved, then the rest of its subtree brought along, so that `model`
-/// stays the forward kinematics of `pose`.
-pub(crate) fn solve_in<E: ChainEngine>(
-    engine: &mut E,
-    skeleton: &Skeleton,
-    task: &IkTask,
-    pose: &mut LocalPose,
-    model: &mut ModelPose,
-) -> SolveReport {
-    let report = engine.solve_chain(skeleton, task, pose, model);
-    analytic::update_around_chain(skeleton, pose, model, engine.chain());
-    report
-}
+use crate::{Goal, IkTask, SolveReport, SolveStatus, Tolerance};
 
 /// What every lane path needs of a three-joint chain (top, mid, end), compiled once.
 #[derive(Clone, Copy, Debug)]
