@@ -8,12 +8,29 @@ use ikarus_core::Skeleton;
 use ikarus_core::humanoid::BUILTIN_HUMANOID;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+use ikarus_formats::mmd::vmd::Vmd;
 use ikarus_formats::mmd::{Built, MmdModel};
 use ikarus_formats::{Document, FormatError};
 use ikarus_solve::SolverConfig;
 
 use crate::protocol::{SolverChoice, SourceFormat};
-use crate::session::Loaded;
+
+/// The skeleton a session works on, with its motion and BVH layout.
+#[derive(Clone, Debug)]
+pub(crate) struct Loaded {
+    pub name: String,
+    pub format: SourceFormat,
+    pub document: Document,
+    /// The file's path, when opened from one (textures beside a model are read from there).
+    pub path: Option<PathBuf>,
+    /// The humanoid map: a VRM file's own, else recognised from the joint names.
+    pub humanoid: Option<HumanoidMap>,
+    /// A VMD motion given with the model (`--motion`), or bound by a `load` or `retarget`.
+    pub vmd: Option<Vmd>,
+    /// For PMX/PMD models: the model as built, with its name (what retargeting plays a VMD
+    /// on and writes a VMD for).
+    pub mmd_model: Option<Arc<MmdSource>>,
+}
 
 /// The documents opened at startup, shared read-only by every connection.
 #[derive(Debug)]

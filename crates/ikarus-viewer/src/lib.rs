@@ -86,7 +86,9 @@
 //! ## The page
 //!
 //! `web/index.html` with plain ES modules: `app.js` (socket, pointer interaction, file input
-//! and drop, motion controls, `window.appState` and `window.samplePixels()` for tests),
+//! and drop, motion controls), `state.js` (the page's mutable state in one object),
+//! `replies.js` (one handler per server reply type), `hooks.js` (`window.appState` and
+//! `window.samplePixels()` for the browser tests),
 //! `scene.js` (three.js drawing: bones, joints, targets, limit arcs and cones from the skeleton
 //! reply, turned so the skeleton's `up` is the page's +Y and framed on its bounding box; picking
 //! by the joints' projected screen positions), `batch.js` (the merged buffers it draws with) and
@@ -111,9 +113,7 @@
 mod catalog;
 mod mesh;
 mod mmd;
-mod playback;
 pub mod protocol;
-mod retarget;
 mod server;
 mod session;
 

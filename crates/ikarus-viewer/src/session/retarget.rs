@@ -11,8 +11,8 @@ use ikarus_core::{ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
 use ikarus_jobs::{IkMode, MmdPlayer};
 
+use super::{Outcome, Session};
 use crate::protocol::{OverlayInfo, Reply, SourceFormat};
-use crate::session::{Outcome, Session};
 
 /// A `retarget` request's upload: the motion file and, for a `.vmd`, the model it plays on.
 #[derive(Clone, Debug)]

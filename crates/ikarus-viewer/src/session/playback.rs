@@ -7,8 +7,8 @@ use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::GltfFile;
 use ikarus_formats::gltf::vrma::Vrma;
 
+use super::{Outcome, Session, motion_info};
 use crate::protocol::Reply;
-use crate::session::{Outcome, Session, motion_info};
 
 /// Most frames a generated motion may have.
 const MAX_GENERATED_FRAMES: usize = 100_000;

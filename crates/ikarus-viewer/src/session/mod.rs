@@ -5,15 +5,15 @@ use std::time::Instant;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
-use std::path::PathBuf;
 
-use ikarus_core::humanoid_map::HumanoidMap;
-use ikarus_formats::Document;
 use ikarus_formats::bvh::BvhLayout;
 use ikarus_formats::mmd::vmd::Vmd;
 use ikarus_solve::{Effector, Goal, IkTask, SolverConfig};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Loaded};
+
+mod playback;
+mod retarget;
 use crate::mmd::MmdPlayback;
 use crate::protocol::{
     EffectorInfo, JointInfo, MotionInfo, PoseInfo, Reply, ReportInfo, Request, SkeletonInfo,
@@ -31,23 +31,6 @@ struct Snapshot {
     base: Option<JointId>,
     /// The MMD animated pose (IK bones moved by drags), for MMD models.
     animated: Option<LocalPose>,
-}
-
-/// The skeleton a session works on, with its motion and BVH layout.
-#[derive(Clone, Debug)]
-pub(crate) struct Loaded {
-    pub name: String,
-    pub format: SourceFormat,
-    pub document: Document,
-    /// The file's path, when opened from one (textures beside a model are read from there).
-    pub path: Option<PathBuf>,
-    /// The humanoid map: a VRM file's own, else recognised from the joint names.
-    pub humanoid: Option<HumanoidMap>,
-    /// A VMD motion given with the model (`--motion`), or bound by a `load` or `retarget`.
-    pub vmd: Option<Vmd>,
-    /// For PMX/PMD models: the model as built, with its name (what retargeting plays a VMD
-    /// on and writes a VMD for).
-    pub mmd_model: Option<Arc<crate::catalog::MmdSource>>,
 }
 
 /// Everything one page connection owns; another connection never sees it.
@@ -71,7 +54,7 @@ pub struct Session {
     /// MMD models: the rig's evaluation and the bound VMD.
     pub(crate) mmd: Option<MmdPlayback>,
     /// After a `retarget`: the source and contacts drawn with each frame of its motion.
-    pub(crate) overlay: Option<crate::retarget::RetargetOverlay>,
+    pub(crate) overlay: Option<retarget::RetargetOverlay>,
 }
 
 /// A failed request: the message goes back as [`Reply::Error`].
@@ -214,7 +197,7 @@ impl Session {
                 base64,
                 model_name,
                 model_base64,
-            } => self.retarget(&crate::retarget::Upload {
+            } => self.retarget(&retarget::Upload {
                 name,
                 text,
                 base64,
@@ -662,7 +645,7 @@ impl Session {
     }
 
     /// Makes `motion` the loaded one (a retarget's overlay is dropped when another motion
-    /// replaces it: [`crate::retarget`] sets its overlay after calling this).
+    /// replaces it: `retarget.rs` sets its overlay after calling this).
     pub(crate) fn set_motion(&mut self, motion: Motion, layout: Option<BvhLayout>) {
         self.overlay = None;
         self.loaded.document.motion = Some(motion);
