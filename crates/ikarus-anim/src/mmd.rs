@@ -49,7 +49,7 @@
 use std::f64::consts::PI;
 
 use glam::{DMat3, DQuat, DVec3, EulerRot};
-use ikarus_core::rig::{Inherit, Rig};
+use ikarus_core::rig::{Inherit, Rig, RigError};
 use ikarus_core::{EulerLimit, JointId, LocalPose, ModelPose, Skeleton, fk};
 
 /// `cos(1e-3°)`: MMD leaves turns smaller than this alone.
@@ -257,7 +257,7 @@ impl MmdEvaluator {
     ///
     /// # Errors
     /// The rig does not fit the skeleton ([`Rig::validate`]).
-    pub fn new(skeleton: &Skeleton, rig: &Rig, settings: MmdSettings) -> Result<Self, String> {
+    pub fn new(skeleton: &Skeleton, rig: &Rig, settings: MmdSettings) -> Result<Self, RigError> {
         rig.validate(skeleton)?;
         let n = skeleton.len();
         let mut is_link = vec![false; n];

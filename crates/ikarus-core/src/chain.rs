@@ -62,17 +62,17 @@ impl JointChain {
     /// A chain of `skeleton` from `base` to `tip` moved by `dofs`.
     ///
     /// # Errors
-    /// A sentence when `base` is not an ancestor of `tip`, a dof's joint is not strictly
+    /// [`ChainError`] when `base` is not an ancestor of `tip`, a dof's joint is not strictly
     /// between them (or is `tip`), appears twice, has a non-unit axis, or has `lower > upper`.
     pub fn new(
         skeleton: &Skeleton,
         base: JointId,
         tip: JointId,
         dofs: Vec<ChainDof>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ChainError> {
         let n = skeleton.len();
         if base.index() >= n || tip.index() >= n || !skeleton.is_ancestor_or_self(base, tip) {
-            return Err("the base joint must be an ancestor of the tip joint".into());
+            return Err(ChainError::BaseNotAncestor);
         }
         for (i, dof) in dofs.iter().enumerate() {
             let j = dof.joint;
@@ -81,19 +81,27 @@ impl JointChain {
                 || !skeleton.is_ancestor_or_self(base, j)
                 || !skeleton.is_ancestor_or_self(j, tip)
             {
-                return Err(format!("dof `{}` is not between base and tip", dof.name));
+                return Err(ChainError::NotBetween {
+                    dof: dof.name.clone(),
+                });
             }
             if dofs[..i].iter().any(|d| d.joint == j) {
-                return Err(format!("joint of dof `{}` appears twice", dof.name));
+                return Err(ChainError::Twice {
+                    dof: dof.name.clone(),
+                });
             }
             let axis = match dof.motion {
                 ChainMotion::Revolute { axis, .. } | ChainMotion::Prismatic { axis, .. } => axis,
             };
             if !axis.is_finite() || (axis.length() - 1.0).abs() > 1e-9 {
-                return Err(format!("dof `{}` has a non-unit axis", dof.name));
+                return Err(ChainError::NonUnitAxis {
+                    dof: dof.name.clone(),
+                });
             }
             if dof.lower.is_nan() || dof.upper.is_nan() || dof.lower > dof.upper {
-                return Err(format!("dof `{}` has lower > upper", dof.name));
+                return Err(ChainError::Range {
+                    dof: dof.name.clone(),
+                });
             }
         }
         Ok(Self {
@@ -172,26 +180,25 @@ impl JointChain {
     /// prismatic ones); other joints are left as they are.
     ///
     /// # Errors
-    /// A sentence when `q` has the wrong length or a non-finite entry, or `pose` is not a pose
+    /// [`ChainError`] when `q` has the wrong length or a non-finite entry, or `pose` is not a pose
     /// of `skeleton`; `pose` is then unchanged.
     pub fn set_q(
         &self,
         skeleton: &Skeleton,
         q: &[f64],
         pose: &mut LocalPose,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChainError> {
         if q.len() != self.dof() {
-            return Err(format!(
-                "q has {} entries; the chain has {}",
-                q.len(),
-                self.dof()
-            ));
+            return Err(ChainError::QLength {
+                found: q.len(),
+                expected: self.dof(),
+            });
         }
         if let Some(i) = q.iter().position(|v| !v.is_finite()) {
-            return Err(format!("q[{i}] is not finite"));
+            return Err(ChainError::NonFiniteQ { index: i });
         }
         if pose.len() != skeleton.len() {
-            return Err("the pose is not a pose of this skeleton".into());
+            return Err(ChainError::PoseMismatch);
         }
         for (dof, &v) in self.dofs.iter().zip(q) {
             let rest = skeleton.rest(dof.joint).rotation;
@@ -244,4 +251,54 @@ impl JointChain {
     pub fn tip_in_base(&self, model: &ModelPose) -> DAffine3 {
         model[self.base].inverse() * model[self.tip]
     }
+}
+
+/// Why a [`JointChain`] cannot be built ([`JointChain::new`]) or a joint vector not written
+/// ([`JointChain::set_q`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// The base joint is not an ancestor of the tip joint (or either is unknown).
+    #[error("the base joint must be an ancestor of the tip joint")]
+    BaseNotAncestor,
+    /// A degree of freedom's joint is not strictly between base and tip (or is the tip).
+    #[error("dof `{dof}` is not between base and tip")]
+    NotBetween {
+        /// The degree of freedom.
+        dof: String,
+    },
+    /// Two degrees of freedom move the same joint.
+    #[error("joint of dof `{dof}` appears twice")]
+    Twice {
+        /// The degree of freedom.
+        dof: String,
+    },
+    /// A degree of freedom's axis is not a finite unit vector.
+    #[error("dof `{dof}` has a non-unit axis")]
+    NonUnitAxis {
+        /// The degree of freedom.
+        dof: String,
+    },
+    /// A degree of freedom's range is NaN or has `lower > upper`.
+    #[error("dof `{dof}` has lower > upper")]
+    Range {
+        /// The degree of freedom.
+        dof: String,
+    },
+    /// The joint vector's length is not the chain's number of degrees of freedom.
+    #[error("q has {found} entries; the chain has {expected}")]
+    QLength {
+        /// Entries given.
+        found: usize,
+        /// The chain's degrees of freedom.
+        expected: usize,
+    },
+    /// An entry of the joint vector is NaN or infinite.
+    #[error("q[{index}] is not finite")]
+    NonFiniteQ {
+        /// Its index.
+        index: usize,
+    },
+    /// The pose has another number of joints than the skeleton.
+    #[error("the pose is not a pose of this skeleton")]
+    PoseMismatch,
 }

@@ -56,7 +56,7 @@ mod transform;
 pub use glam;
 pub use limit::{
     APPROX_ATAN_COEFFICIENTS, EulerLimit, EulerOrder, HingeLimit, INSIDE_MARGIN, JointLimit,
-    MmdLimit, SwingTwistLimit, swing_twist,
+    LimitError, MmdLimit, SwingTwistLimit, swing_twist,
 };
 pub use motion::{Motion, MotionError};
 pub use pose::{LocalPose, ModelPose};

@@ -182,8 +182,8 @@ impl JointLimit {
     /// are ordered, contain the rest rotation's zero where required, and stay within `[-π, π]`.
     ///
     /// # Errors
-    /// A sentence saying what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    /// [`LimitError`] naming the axis or range that is wrong.
+    pub fn validate(&self) -> Result<(), LimitError> {
         match self {
             Self::Free | Self::Locked => Ok(()),
             Self::Hinge(h) => {
@@ -194,25 +194,35 @@ impl JointLimit {
                 check_unit("twist axis", s.twist_axis)?;
                 check_unit("swing axis", s.swing_axis)?;
                 if s.twist_axis.dot(s.swing_axis).abs() > 1e-6 {
-                    return Err("swing axis must be perpendicular to the twist axis".into());
+                    return Err(LimitError::NotPerpendicular);
                 }
                 check_range("swing_u range", s.swing_u, true)?;
                 check_range("swing_v range", s.swing_v, true)?;
                 check_range("twist range", s.twist, false)
             }
             Self::Euler(e) => {
-                for (i, name) in ["first", "second", "third"].into_iter().enumerate() {
-                    check_range(&format!("{name} Euler range"), (e.min[i], e.max[i]), false)?;
+                for (i, name) in [
+                    "first Euler range",
+                    "second Euler range",
+                    "third Euler range",
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    check_range(name, (e.min[i], e.max[i]), false)?;
                 }
                 Ok(())
             }
             Self::Mmd(m) => {
-                for (i, name) in ["x", "y", "z"].into_iter().enumerate() {
-                    check_range(&format!("MMD {name} range"), (m.min[i], m.max[i]), false)?;
+                for (i, name) in ["MMD x range", "MMD y range", "MMD z range"]
+                    .into_iter()
+                    .enumerate()
+                {
+                    check_range(name, (m.min[i], m.max[i]), false)?;
                 }
                 let (lo, hi) = mmd_bounds(m);
                 if DVec3::ZERO.clamp(lo, hi).length_squared() > 1.0 {
-                    return Err("MMD ranges admit no rotation together".into());
+                    return Err(LimitError::EmptyMmd);
                 }
                 Ok(())
             }
@@ -625,23 +635,64 @@ fn angle_between(a: DQuat, b: DQuat) -> f64 {
     rotation_angle(a.conjugate() * b)
 }
 
-fn check_unit(what: &str, axis: DVec3) -> Result<(), String> {
+fn check_unit(what: &'static str, axis: DVec3) -> Result<(), LimitError> {
     if !axis.is_finite() || (axis.length() - 1.0).abs() > 1e-6 {
-        return Err(format!("{what} {axis} must be a finite unit vector"));
+        return Err(LimitError::NotUnit { what, axis });
     }
     Ok(())
 }
 
-fn check_range(what: &str, (min, max): (f64, f64), must_contain_zero: bool) -> Result<(), String> {
+fn check_range(
+    what: &'static str,
+    (min, max): (f64, f64),
+    must_contain_zero: bool,
+) -> Result<(), LimitError> {
     if !(min.is_finite() && max.is_finite() && min <= max && min >= -PI && max <= PI) {
-        return Err(format!(
-            "{what} ({min}, {max}) must be finite, ordered and inside [-pi, pi]"
-        ));
+        return Err(LimitError::BadRange { what, min, max });
     }
     if must_contain_zero && !(min <= 0.0 && max >= 0.0) {
-        return Err(format!("{what} ({min}, {max}) must contain 0"));
+        return Err(LimitError::ExcludesZero { what, min, max });
     }
     Ok(())
+}
+
+/// Why a [`JointLimit`] is malformed ([`JointLimit::validate`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LimitError {
+    /// An axis is not a finite unit vector: normalise it.
+    #[error("{what} {axis} must be a finite unit vector")]
+    NotUnit {
+        /// Which axis (`hinge axis`, `twist axis`, `swing axis`).
+        what: &'static str,
+        /// The axis given.
+        axis: DVec3,
+    },
+    /// A swing–twist limit's swing axis is not perpendicular to its twist axis.
+    #[error("swing axis must be perpendicular to the twist axis")]
+    NotPerpendicular,
+    /// A range is not finite, not ordered (`min > max`) or leaves `[-π, π]`.
+    #[error("{what} ({min}, {max}) must be finite, ordered and inside [-pi, pi]")]
+    BadRange {
+        /// Which range (`hinge range`, `twist range`, `first Euler range`, `MMD x range`, …).
+        what: &'static str,
+        /// Its lower bound, radians.
+        min: f64,
+        /// Its upper bound, radians.
+        max: f64,
+    },
+    /// A swing range must contain the rest rotation's zero.
+    #[error("{what} ({min}, {max}) must contain 0")]
+    ExcludesZero {
+        /// Which range (`swing_u range`, `swing_v range`).
+        what: &'static str,
+        /// Its lower bound, radians.
+        min: f64,
+        /// Its upper bound, radians.
+        max: f64,
+    },
+    /// An MMD limit's three ranges admit no rotation together.
+    #[error("MMD ranges admit no rotation together")]
+    EmptyMmd,
 }
 
 fn outside(value: f64, min: f64, max: f64) -> f64 {

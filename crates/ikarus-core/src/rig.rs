@@ -84,65 +84,132 @@ impl Rig {
     /// referenced joint exists. Returns what is wrong.
     ///
     /// # Errors
-    /// A message naming the first problem.
-    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), String> {
+    /// [`RigError`] naming the first problem.
+    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), RigError> {
         let n = skeleton.len();
         if self.order.len() != n {
-            return Err(format!(
-                "order lists {} joints, the skeleton has {n}",
-                self.order.len()
-            ));
+            return Err(RigError::OrderLength {
+                found: self.order.len(),
+                joints: n,
+            });
         }
         let mut seen = vec![false; n];
         for &joint in &self.order {
-            let slot = seen
-                .get_mut(joint.index())
-                .ok_or_else(|| format!("order names joint {joint}, past the {n} joints"))?;
+            let slot = seen.get_mut(joint.index()).ok_or(RigError::UnknownJoint {
+                what: "order".to_owned(),
+                joint,
+                joints: n,
+            })?;
             if std::mem::replace(slot, true) {
-                return Err(format!("order lists joint {joint} twice"));
+                return Err(RigError::OrderTwice { joint });
             }
         }
         if self.after_physics > n {
-            return Err(format!(
-                "{} after-physics joints of {n}",
-                self.after_physics
-            ));
+            return Err(RigError::AfterPhysics {
+                found: self.after_physics,
+                joints: n,
+            });
         }
         if self.inherit.len() != n {
-            return Err(format!(
-                "{} inherit entries for {n} joints",
-                self.inherit.len()
-            ));
+            return Err(RigError::InheritLength {
+                found: self.inherit.len(),
+                joints: n,
+            });
         }
         let check = |joint: JointId, what: &str| {
             if joint.index() < n {
                 Ok(())
             } else {
-                Err(format!("{what} names joint {joint}, past the {n} joints"))
+                Err(RigError::UnknownJoint {
+                    what: what.to_owned(),
+                    joint,
+                    joints: n,
+                })
             }
         };
         for inherit in self.inherit.iter().flatten() {
             check(inherit.source, "an inherit")?;
             if !inherit.ratio.is_finite() {
-                return Err("an inherit ratio is not finite".to_owned());
+                return Err(RigError::InheritRatio);
             }
         }
         for chain in &self.ik {
             check(chain.goal, &chain.name)?;
             check(chain.effector, &chain.name)?;
             if chain.links.is_empty() {
-                return Err(format!("IK chain `{}` has no links", chain.name));
+                return Err(RigError::NoLinks {
+                    chain: chain.name.clone(),
+                });
             }
             for link in &chain.links {
                 check(link.joint, &chain.name)?;
             }
             if !chain.unit_angle.is_finite() {
-                return Err(format!(
-                    "IK chain `{}` has a non-finite unit angle",
-                    chain.name
-                ));
+                return Err(RigError::UnitAngle {
+                    chain: chain.name.clone(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// What is wrong with a [`Rig`] for a skeleton ([`Rig::validate`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RigError {
+    /// The evaluation order does not list every joint once.
+    #[error("order lists {found} joints, the skeleton has {joints}")]
+    OrderLength {
+        /// Joints listed.
+        found: usize,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// The evaluation order lists a joint twice.
+    #[error("order lists joint {joint} twice")]
+    OrderTwice {
+        /// The joint.
+        joint: JointId,
+    },
+    /// More after-physics joints than joints.
+    #[error("{found} after-physics joints of {joints}")]
+    AfterPhysics {
+        /// After-physics joints given.
+        found: usize,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// The per-joint inheritance table is not one entry per joint.
+    #[error("{found} inherit entries for {joints} joints")]
+    InheritLength {
+        /// Entries given.
+        found: usize,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// A joint reference past the skeleton's joints.
+    #[error("{what} names joint {joint}, past the {joints} joints")]
+    UnknownJoint {
+        /// What refers to it (`order`, `an inherit`, or the IK chain's name).
+        what: String,
+        /// The joint referred to.
+        joint: JointId,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// An inheritance ratio is NaN or infinite.
+    #[error("an inherit ratio is not finite")]
+    InheritRatio,
+    /// An IK chain has no links.
+    #[error("IK chain `{chain}` has no links")]
+    NoLinks {
+        /// The chain's name.
+        chain: String,
+    },
+    /// An IK chain's unit angle is NaN or infinite.
+    #[error("IK chain `{chain}` has a non-finite unit angle")]
+    UnitAngle {
+        /// The chain's name.
+        chain: String,
+    },
 }

@@ -536,7 +536,7 @@ pub enum SkeletonError {
         /// The joint.
         joint: String,
         /// What is wrong.
-        reason: String,
+        reason: crate::LimitError,
     },
     /// A lookup by name found no joint. Check the spelling against the skeleton's joint names.
     #[error("no joint named `{name}`")]

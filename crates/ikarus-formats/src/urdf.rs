@@ -175,18 +175,24 @@ impl Urdf {
     /// The serial chain from link `base` to link `tip` (`base` must be an ancestor of `tip`).
     ///
     /// # Errors
-    /// A sentence naming the unknown link, or saying `base` is not above `tip`.
-    pub fn chain(&self, base: &str, tip: &str) -> Result<JointChain, String> {
+    /// [`UrdfChainError`] naming the unknown link, or saying `base` is not above `tip`.
+    pub fn chain(&self, base: &str, tip: &str) -> Result<JointChain, UrdfChainError> {
         let find = |name: &str| {
             self.skeleton
                 .joint(name)
-                .ok_or_else(|| format!("no link `{name}` in robot `{}`", self.name))
+                .ok_or_else(|| UrdfChainError::UnknownLink {
+                    link: name.to_owned(),
+                    robot: self.name.clone(),
+                })
         };
         let (base_id, tip_id) = (find(base)?, find(tip)?);
-        let links = self
-            .skeleton
-            .chain(base_id, tip_id)
-            .ok_or_else(|| format!("link `{base}` is not an ancestor of link `{tip}`"))?;
+        let links =
+            self.skeleton
+                .chain(base_id, tip_id)
+                .ok_or_else(|| UrdfChainError::NotAncestor {
+                    base: base.to_owned(),
+                    tip: tip.to_owned(),
+                })?;
         let mut dofs = Vec::new();
         for &link in links.iter().skip(1) {
             let Some(joint) = self.joint_of(link) else {
@@ -215,8 +221,32 @@ impl Urdf {
                 upper: joint.upper,
             });
         }
-        JointChain::new(&self.skeleton, base_id, tip_id, dofs)
+        Ok(JointChain::new(&self.skeleton, base_id, tip_id, dofs)?)
     }
+}
+
+/// Why [`Urdf::chain`] has no chain between two links.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrdfChainError {
+    /// A link name the robot lacks.
+    #[error("no link `{link}` in robot `{robot}`")]
+    UnknownLink {
+        /// The link name given.
+        link: String,
+        /// The robot's name.
+        robot: String,
+    },
+    /// `base` is not an ancestor of `tip`.
+    #[error("link `{base}` is not an ancestor of link `{tip}`")]
+    NotAncestor {
+        /// The base link.
+        base: String,
+        /// The tip link.
+        tip: String,
+    },
+    /// The chain's joints do not make a valid chain.
+    #[error(transparent)]
+    Chain(#[from] ikarus_core::chain::ChainError),
 }
 
 fn at(line: u32, column: u32, message: String) -> UrdfError {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ikarus_anim::mmd::{IkMode, MmdEvaluator, MmdSettings};
+use ikarus_core::rig::RigError;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton};
 use ikarus_formats::mmd::Built;
 use ikarus_formats::mmd::vmd::{BoundMotion, FRAMES_PER_SECOND, Vmd};
@@ -43,7 +44,7 @@ impl MmdPlayer {
         let vmd = ikarus_formats::read_vmd(motion, scale)?;
         let mut player = Self::new(built, name, &vmd, mode).map_err(|message| JobError::Model {
             path: model.to_owned(),
-            message,
+            message: message.to_string(),
         })?;
         model.clone_into(&mut player.model_path);
         Ok(player)
@@ -53,8 +54,13 @@ impl MmdPlayer {
     /// parsed `vmd` read with the same scale.
     ///
     /// # Errors
-    /// The model's IK chains cannot be evaluated (the evaluator's message).
-    pub fn new(built: Built, model_name: String, vmd: &Vmd, mode: IkMode) -> Result<Self, String> {
+    /// The model's rig does not fit its skeleton ([`RigError`]).
+    pub fn new(
+        built: Built,
+        model_name: String,
+        vmd: &Vmd,
+        mode: IkMode,
+    ) -> Result<Self, RigError> {
         let bound = BoundMotion::new(vmd, &built.skeleton);
         let settings = MmdSettings {
             mode,

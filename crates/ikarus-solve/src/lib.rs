@@ -29,6 +29,7 @@
 
 mod analytic;
 mod config;
+mod error;
 pub mod example_based;
 mod iterative;
 mod linalg;
@@ -48,6 +49,7 @@ pub use runtime::{prepared, threaded};
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
 pub use driver::{IterationSettings, Workspace};
+pub use error::{FitError, ParameterError};
 pub use prepared::{PrepareError, PreparedTask};
 pub use report::{SolveReport, SolveStatus, measure};
 pub use task::{Effector, Goal, IkTask, MAX_WEIGHT, TaskError, Tolerance};

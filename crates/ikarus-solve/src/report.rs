@@ -59,8 +59,8 @@ pub struct SolveReport {
 }
 
 impl SolveReport {
-    /// A report for a rejected task.
-    pub fn invalid(message: String) -> Self {
+    /// A report for a rejected task; `message` (an error or a sentence) says why.
+    pub fn invalid(message: impl std::fmt::Display) -> Self {
         Self {
             status: SolveStatus::InvalidInput,
             position_error: f64::INFINITY,
@@ -69,7 +69,7 @@ impl SolveReport {
             restarts: 0,
             limits_active: false,
             active_limits: Vec::new(),
-            message: Some(message),
+            message: Some(message.to_string()),
             swivel: None,
             feasible_swivels: None,
             ran: None,

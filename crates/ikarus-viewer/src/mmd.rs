@@ -32,7 +32,7 @@ pub(crate) struct MmdPlayback {
 
 impl MmdPlayback {
     /// Compiles `rig` for `skeleton`, at the rest pose, IK on.
-    pub fn new(skeleton: &Skeleton, rig: &Rig) -> Result<Self, String> {
+    pub fn new(skeleton: &Skeleton, rig: &Rig) -> Result<Self, ikarus_core::rig::RigError> {
         let evaluator = MmdEvaluator::new(skeleton, rig, MmdSettings::default())?;
         Ok(Self {
             names: evaluator.chain_names().to_vec(),

@@ -357,7 +357,7 @@ impl MmdModel {
             inherit,
             ik,
         };
-        rig.validate(skeleton)?;
+        rig.validate(skeleton).map_err(|e| e.to_string())?;
         Ok(rig)
     }
 

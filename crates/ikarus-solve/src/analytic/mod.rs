@@ -11,35 +11,33 @@ pub mod two_bone;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 
 use crate::report::{SolveReport, SolveStatus, residuals};
-use crate::{Effector, IkTask};
+use crate::{Effector, FitError, IkTask};
 
 /// The task's single effector and its `N − 1` nearest ancestors, root-most first (e.g. upper
 /// arm, lower arm, hand), or why the task does not fit a closed-form solver of `kind`.
 pub(crate) fn chain_of<const N: usize>(
     skeleton: &Skeleton,
     task: &IkTask,
-    kind: &str,
-) -> Result<(Effector, [JointId; N]), String> {
+    solver: &'static str,
+) -> Result<(Effector, [JointId; N]), FitError> {
     let [effector] = task.effectors.as_slice() else {
-        return Err(format!(
-            "`{kind}` solves one effector, the task has {}; use ccd for several",
-            task.effectors.len()
-        ));
+        return Err(FitError::Effectors {
+            solver,
+            count: task.effectors.len(),
+        });
     };
     if task.base.is_some() {
-        return Err(format!(
-            "`{kind}` keeps the chain's parent fixed and takes no base joint; use ccd for a base"
-        ));
+        return Err(FitError::Base { solver });
     }
     let mut joints = [effector.joint; N];
     for i in (0..N - 1).rev() {
-        joints[i] = skeleton.parent(joints[i + 1]).ok_or_else(|| {
-            format!(
-                "`{kind}` needs {} ancestors above `{}`",
-                N - 1,
-                skeleton.name(effector.joint)
-            )
-        })?;
+        joints[i] = skeleton
+            .parent(joints[i + 1])
+            .ok_or_else(|| FitError::Ancestors {
+                solver,
+                needed: N - 1,
+                joint: skeleton.name(effector.joint).to_owned(),
+            })?;
     }
     Ok((*effector, joints))
 }
@@ -172,7 +170,7 @@ pub(crate) trait ChainEngine {
 /// measured. The one runner of every [`ChainEngine`]; a [`PreparedTask`](crate::PreparedTask)
 /// keeps the engine instead.
 pub(crate) fn solve_task<E: ChainEngine>(
-    engine: Result<E, String>,
+    engine: Result<E, FitError>,
     skeleton: &Skeleton,
     task: &IkTask,
     pose: &mut LocalPose,

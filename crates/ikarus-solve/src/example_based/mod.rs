@@ -206,17 +206,17 @@ pub fn solve_task(
         Err(message) => return SolveReport::invalid(message),
     };
     if !(config.goal_noise.is_finite() && config.goal_noise > 0.0) {
-        return SolveReport::invalid("goal_noise must be finite and positive".to_owned());
+        return SolveReport::invalid("goal_noise must be finite and positive");
     }
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if !(positive(config.root_translation_noise) && positive(config.root_rotation_noise)) {
         return SolveReport::invalid(
-            "root_translation_noise and root_rotation_noise must be finite and positive".to_owned(),
+            "root_translation_noise and root_rotation_noise must be finite and positive",
         );
     }
     if config.move_root && task.base.is_some_and(|b| skeleton.parent(b).is_some()) {
         return SolveReport::invalid(
-            "move_root and a base joint both move the root: give one of them".to_owned(),
+            "move_root and a base joint both move the root: give one of them",
         );
     }
     if config.latent_iterations.max(config.refine_iterations) > MAX_ITERATIONS {

@@ -74,6 +74,13 @@ pub enum ModelError {
     /// A joint name appears twice.
     #[error("joint {0:?} appears twice")]
     DuplicateJoint(String),
+    /// A modelled joint is the skeleton's root ([`PostureModel::bind`]): the model moves joints
+    /// below a fixed root.
+    #[error("posture model joint {0:?} is the root")]
+    RootJoint(String),
+    /// The skeleton lacks a modelled joint ([`PostureModel::bind`]).
+    #[error("the posture model does not fit this skeleton: it has no joint {0:?}")]
+    MissingJoint(String),
 }
 
 /// The parts of a model, as [`PostureModel::new`] takes them.
@@ -231,9 +238,9 @@ impl PostureModel {
     /// version checked, then every size and number.
     ///
     /// # Errors
-    /// What is wrong, with the JSON line and column.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    /// What is wrong (a [`ModelError`] or bad JSON), with the JSON line and column.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
     }
 
     /// The model file's text: JSON with one key, mean rotation or basis row per line, the
@@ -276,15 +283,13 @@ impl PostureModel {
     /// # Errors
     /// The first modelled joint `skeleton` lacks, or a root among them (the model moves joints
     /// below a fixed root).
-    pub fn bind(&self, skeleton: &Skeleton) -> Result<Vec<JointId>, String> {
+    pub fn bind(&self, skeleton: &Skeleton) -> Result<Vec<JointId>, ModelError> {
         self.joints
             .iter()
             .map(|name| match skeleton.joint(name) {
                 Some(j) if skeleton.parent(j).is_some() => Ok(j),
-                Some(_) => Err(format!("posture model joint {name:?} is the root")),
-                None => Err(format!(
-                    "the posture model does not fit this skeleton: it has no joint {name:?}"
-                )),
+                Some(_) => Err(ModelError::RootJoint(name.clone())),
+                None => Err(ModelError::MissingJoint(name.clone())),
             })
             .collect()
     }

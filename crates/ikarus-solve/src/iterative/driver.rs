@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::iterative::path::{JointPath, PathJoint, Side};
 use crate::report::residuals;
-use crate::{IkTask, SolveReport, SolveStatus};
+use crate::{FitError, IkTask, ParameterError, SolveReport, SolveStatus};
 
 /// Loop parameters shared by the iterative solvers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,36 +142,47 @@ impl IterationSettings {
     /// Checks the values are usable.
     ///
     /// # Errors
-    /// A sentence naming the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    /// [`ParameterError`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), ParameterError> {
         if !(self.max_step_angle.is_finite() && self.max_step_angle > 0.0) {
-            return Err(format!(
-                "max_step_angle {} must be positive and finite",
-                self.max_step_angle
-            ));
+            return Err(ParameterError::OutOfRange {
+                name: "max_step_angle",
+                value: self.max_step_angle,
+                range: "positive and finite",
+            });
         }
         if !(self.min_step.is_finite() && self.min_step >= 0.0) {
-            return Err(format!(
-                "min_step {} must be finite and >= 0",
-                self.min_step
-            ));
+            return Err(ParameterError::OutOfRange {
+                name: "min_step",
+                value: self.min_step,
+                range: "finite and >= 0",
+            });
         }
         if !(self.pattern_factor.is_finite() && self.pattern_factor >= 0.0) {
-            return Err(format!(
-                "pattern_factor {} must be finite and >= 0",
-                self.pattern_factor
-            ));
+            return Err(ParameterError::OutOfRange {
+                name: "pattern_factor",
+                value: self.pattern_factor,
+                range: "finite and >= 0",
+            });
         }
         if self.stall_window == 0 {
-            return Err("stall_window must be at least 1".into());
+            return Err(ParameterError::Zero {
+                name: "stall_window",
+            });
         }
         if let Some(budget) = self.time_budget_us.filter(|b| !(b.is_finite() && *b > 0.0)) {
-            return Err(format!(
-                "time_budget_us {budget} must be positive and finite"
-            ));
+            return Err(ParameterError::OutOfRange {
+                name: "time_budget_us",
+                value: budget,
+                range: "positive and finite",
+            });
         }
         if !(0.0..=1.0).contains(&self.blend) {
-            return Err(format!("blend {} must be in [0, 1]", self.blend));
+            return Err(ParameterError::OutOfRange {
+                name: "blend",
+                value: self.blend,
+                range: "in [0, 1]",
+            });
         }
         Ok(())
     }
@@ -207,11 +218,9 @@ impl Workspace {
         task: &IkTask,
         settings: &IterationSettings,
         pose: &LocalPose,
-    ) -> Result<(), String> {
+    ) -> Result<(), FitError> {
         check_inputs(skeleton, task, settings, pose)?;
-        self.path
-            .rebuild(skeleton, task)
-            .map_err(|reason| reason.to_string())?;
+        self.path.rebuild(skeleton, task)?;
         let n = skeleton.len();
         self.reset(n, pose);
         let model = self.model.get_or_insert_with(|| ModelPose::new(skeleton));
@@ -935,11 +944,11 @@ fn check_inputs(
     task: &IkTask,
     settings: &IterationSettings,
     pose: &LocalPose,
-) -> Result<(), String> {
-    task.validate(skeleton).map_err(|e| e.to_string())?;
+) -> Result<(), FitError> {
+    task.validate(skeleton)?;
     settings.validate()?;
     if pose.len() != skeleton.len() || !pose.is_finite() {
-        return Err("the start pose is not a finite pose of this skeleton".into());
+        return Err(FitError::StartPose);
     }
     Ok(())
 }

@@ -51,7 +51,7 @@ use crate::iterative::dofs::{DofKind, Dofs, rotation_vector};
 use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::Side;
 use crate::linalg::svd::RowSvd;
-use crate::{IkTask, SolveReport};
+use crate::{IkTask, ParameterError, SolveReport};
 
 /// How a sweep turns the linearised goals into a joint step (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,39 +166,54 @@ impl JacobianConfig {
     /// Checks the parameters against `skeleton`.
     ///
     /// # Errors
-    /// A sentence naming the bad parameter.
-    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), String> {
-        let finite = |name: &str, x: f64| {
-            if x.is_finite() && x >= 0.0 {
+    /// [`ParameterError`] naming the bad parameter.
+    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), ParameterError> {
+        let finite = |name: &'static str, value: f64| {
+            if value.is_finite() && value >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name} {x} must be finite and >= 0"))
+                Err(ParameterError::OutOfRange {
+                    name,
+                    value,
+                    range: "finite and >= 0",
+                })
             }
         };
         finite("damping", self.damping)?;
         finite("singular_region", self.singular_region)?;
         finite("null_space.gain", self.null_space.gain)?;
         if !(self.max_step.is_finite() && self.max_step > 0.0) {
-            return Err(format!("max_step {} must be positive", self.max_step));
+            return Err(ParameterError::OutOfRange {
+                name: "max_step",
+                value: self.max_step,
+                range: "positive",
+            });
         }
         for (name, &w) in &self.weights {
             if skeleton.joint(name).is_none() {
-                return Err(format!("weights: no joint `{name}` in the skeleton"));
+                return Err(ParameterError::UnknownJoint {
+                    parameter: "weights",
+                    joint: name.clone(),
+                });
             }
             if !(w.is_finite() && w > 0.0) {
-                return Err(format!(
-                    "weights: `{name}` has weight {w}; use a positive one"
-                ));
+                return Err(ParameterError::Weight {
+                    joint: name.clone(),
+                    weight: w,
+                });
             }
         }
         for (name, g) in &self.null_space.gradient {
             if skeleton.joint(name).is_none() {
-                return Err(format!(
-                    "null_space.gradient: no joint `{name}` in the skeleton"
-                ));
+                return Err(ParameterError::UnknownJoint {
+                    parameter: "null_space.gradient",
+                    joint: name.clone(),
+                });
             }
             if !g.iter().all(|x| x.is_finite()) {
-                return Err(format!("null_space.gradient: `{name}` is not finite"));
+                return Err(ParameterError::Gradient {
+                    joint: name.clone(),
+                });
             }
         }
         self.iteration.validate()
@@ -767,7 +782,13 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
         assert_eq!(back, config);
         let bad: JacobianConfig = serde_json::from_str(r#"{"weights":{"tail":1}}"#).unwrap();
-        assert!(bad.validate(&skeleton).unwrap_err().contains("tail"));
+        assert_eq!(
+            bad.validate(&skeleton),
+            Err(ParameterError::UnknownJoint {
+                parameter: "weights",
+                joint: "tail".into()
+            })
+        );
         let bad: JacobianConfig = serde_json::from_str(r#"{"weights":{"spine":0}}"#).unwrap();
         assert!(bad.validate(&skeleton).is_err());
     }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::iterative::dofs::{DofKind, Dofs};
 use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::Side;
-use crate::{IkTask, SolveReport};
+use crate::{IkTask, ParameterError, SolveReport};
 
 /// Levenberg–Marquardt parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,16 +84,17 @@ impl LmConfig {
     /// Checks the values are usable.
     ///
     /// # Errors
-    /// A sentence naming the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    /// [`ParameterError`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), ParameterError> {
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(format!(
-                "lambda {} must be positive and finite",
-                self.lambda
-            ));
+            return Err(ParameterError::OutOfRange {
+                name: "lambda",
+                value: self.lambda,
+                range: "positive and finite",
+            });
         }
         if self.max_tries == 0 {
-            return Err("max_tries must be at least 1".into());
+            return Err(ParameterError::Zero { name: "max_tries" });
         }
         self.iteration.validate()
     }

@@ -23,7 +23,7 @@
 use glam::{DAffine3, DQuat, DVec3};
 
 use super::subproblem::{Spherical, to_distance, two_axes};
-use super::{Best, Screw, Screws, copy_array, fit_all};
+use super::{Best, Screw, Screws, ShapeError, copy_array, fit_all};
 
 /// A six-joint leg (or, reversed, a spherical-wrist arm) prepared for closed-form solves.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,27 +50,25 @@ impl RobotLeg {
     ///
     /// # Errors
     /// A sentence naming the first condition that fails.
-    pub fn new(screws: &Screws) -> Result<Self, String> {
+    pub fn new(screws: &Screws) -> Result<Self, ShapeError> {
         screws.expect_revolute(6)?;
         screws.not_parallel(&[0, 1, 2])?;
         screws.not_parallel(&[4, 5])?;
         let hip = screws
             .meet(&[0, 1, 2])
-            .map_err(|e| format!("no spherical hip: {e}"))?;
+            .map_err(ShapeError::no_point("spherical hip"))?;
         let ankle = screws
             .meet(&[4, 5])
-            .map_err(|e| format!("no ankle point: {e}"))?;
+            .map_err(ShapeError::no_point("ankle point"))?;
         let knee = screws.joints[3];
         let normal = |p: DVec3| {
             let d = p - knee.point;
             (d - knee.axis.dot(d) * knee.axis).length()
         };
         if normal(hip) * normal(ankle) <= 1e-12 * screws.size * screws.size {
-            return Err(format!(
-                "the knee `{}` does not change the hip–ankle distance (its axis passes through \
-                 the hip or the ankle point)",
-                screws.names[3]
-            ));
+            return Err(ShapeError::Knee {
+                joint: screws.names[3].clone(),
+            });
         }
         let axes: Vec<DVec3> = screws.joints.iter().map(|j| j.axis).collect();
         Ok(Self {
@@ -93,13 +91,13 @@ impl RobotLeg {
     ///
     /// # Errors
     /// A sentence naming the first condition that fails.
-    pub fn new_reversed(screws: &Screws) -> Result<Self, String> {
+    pub fn new_reversed(screws: &Screws) -> Result<Self, ShapeError> {
         screws.expect_revolute(6)?;
         screws
             .meet(&[3, 4, 5])
-            .map_err(|e| format!("no spherical wrist: {e}"))?;
+            .map_err(ShapeError::no_point("spherical wrist"))?;
         let mut leg =
-            Self::new(&screws.reversed()).map_err(|e| format!("read from the tip: {e}"))?;
+            Self::new(&screws.reversed()).map_err(|e| ShapeError::FromTip(Box::new(e)))?;
         leg.reversed = true;
         leg.caller_lower = copy_array(&screws.lower);
         leg.caller_upper = copy_array(&screws.upper);

@@ -619,10 +619,38 @@ impl<const N: usize> Lm<'_, N> {
     }
 }
 
+/// Why [`solve`] declines its input.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ChainLmError {
+    /// The chain has no joint or more than [`MAX_JOINTS`].
+    #[error("{joints} joints; this solver takes 1 to {MAX_JOINTS}")]
+    Joints {
+        /// The chain's joints.
+        joints: usize,
+    },
+    /// `q`'s length is not the chain's number of joints.
+    #[error("q has {found} entries; the chain has {expected}")]
+    QLength {
+        /// Entries given.
+        found: usize,
+        /// The chain's joints.
+        expected: usize,
+    },
+    /// `q` has a NaN or infinite entry.
+    #[error("q is not finite")]
+    NonFiniteQ,
+    /// The goal has a NaN or infinite component.
+    #[error("the goal is not finite")]
+    Goal,
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Parameter(#[from] crate::ParameterError),
+}
+
 /// Solves for `q` (the start on entry, the best found on exit, always within the limits).
 ///
 /// # Errors
-/// A sentence when the chain has more than [`MAX_JOINTS`] joints, `q` has the wrong length or
+/// [`ChainLmError`] when the chain has more than [`MAX_JOINTS`] joints, `q` has the wrong length or
 /// a non-finite entry, the goal is not finite, or `config` is invalid.
 pub fn solve(
     screws: &Screws,
@@ -630,16 +658,19 @@ pub fn solve(
     config: &LmConfig,
     tolerance: Tolerance,
     q: &mut [f64],
-) -> Result<ChainLmOutcome, String> {
+) -> Result<ChainLmOutcome, ChainLmError> {
     let n = screws.joints.len();
     if q.len() != n {
-        return Err(format!("q has {} entries; the chain has {n}", q.len()));
+        return Err(ChainLmError::QLength {
+            found: q.len(),
+            expected: n,
+        });
     }
     if q.iter().any(|v| !v.is_finite()) {
-        return Err("q is not finite".into());
+        return Err(ChainLmError::NonFiniteQ);
     }
     if !goal.position.is_finite() || goal.orientation.is_some_and(|o| !o.is_finite()) {
-        return Err("the goal is not finite".into());
+        return Err(ChainLmError::Goal);
     }
     config.validate()?;
     macro_rules! dispatch {
@@ -663,7 +694,7 @@ pub fn solve(
         6 => dispatch!(6),
         7 => dispatch!(7),
         8 => dispatch!(8),
-        _ => Err(format!("{n} joints; this solver takes 1 to {MAX_JOINTS}")),
+        _ => Err(ChainLmError::Joints { joints: n }),
     }
 }
 

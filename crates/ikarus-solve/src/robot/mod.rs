@@ -40,7 +40,7 @@ mod srs;
 pub(crate) mod subproblem;
 
 use glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::chain::{ChainMotion, JointChain};
+use ikarus_core::chain::{ChainError, ChainMotion, JointChain};
 use ikarus_core::{ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
@@ -99,8 +99,8 @@ impl Screws {
     /// Reads `chain` at `q = 0`.
     ///
     /// # Errors
-    /// A sentence when a joint is prismatic (the closed forms here turn joints only).
-    pub fn from_chain(skeleton: &Skeleton, chain: &JointChain) -> Result<Self, String> {
+    /// [`ShapeError`] when a joint is prismatic (the closed forms here turn joints only).
+    pub fn from_chain(skeleton: &Skeleton, chain: &JointChain) -> Result<Self, ShapeError> {
         let mut pose = skeleton.rest_pose();
         chain.set_q(skeleton, &vec![0.0; chain.dof()], &mut pose)?;
         let mut model = ModelPose::new(skeleton);
@@ -109,7 +109,9 @@ impl Screws {
         let mut joints = Vec::with_capacity(chain.dof());
         for dof in chain.dofs() {
             let ChainMotion::Revolute { axis, .. } = dof.motion else {
-                return Err(format!("joint `{}` is prismatic", dof.name));
+                return Err(ShapeError::Prismatic {
+                    joint: dof.name.clone(),
+                });
             };
             let frame = base_from_model * model[dof.joint];
             joints.push(Screw {
@@ -171,7 +173,7 @@ impl Screws {
 
     /// The point where the axes of `joints` meet, or a sentence saying by how much they miss
     /// (or which two are parallel, for two axes).
-    fn meet(&self, joints: &[usize]) -> Result<DVec3, String> {
+    fn meet(&self, joints: &[usize]) -> Result<DVec3, ShapeError> {
         let names = || {
             joints
                 .iter()
@@ -190,7 +192,7 @@ impl Screws {
             rhs += projector * point;
         }
         if matrix.determinant().abs() < PARALLEL_TOLERANCE * PARALLEL_TOLERANCE {
-            return Err(format!("the axes of {} are parallel", names()));
+            return Err(ShapeError::Parallel { joints: names() });
         }
         let point = matrix.inverse() * rhs;
         let miss = joints
@@ -202,36 +204,35 @@ impl Screws {
             })
             .fold(0.0, f64::max);
         if miss > MEET_TOLERANCE * self.size {
-            return Err(format!(
-                "the axes of {} miss a common point by {miss:.3e} m",
-                names()
-            ));
+            return Err(ShapeError::Miss {
+                joints: names(),
+                miss,
+            });
         }
         Ok(point)
     }
 
     /// A sentence when the axes of consecutive `joints` are parallel.
-    fn not_parallel(&self, joints: &[usize]) -> Result<(), String> {
+    fn not_parallel(&self, joints: &[usize]) -> Result<(), ShapeError> {
         for pair in joints.windows(2) {
             let (a, b) = (self.joints[pair[0]].axis, self.joints[pair[1]].axis);
             if a.cross(b).length() < PARALLEL_TOLERANCE {
-                return Err(format!(
-                    "the axes of `{}` and `{}` are parallel",
-                    self.names[pair[0]], self.names[pair[1]]
-                ));
+                return Err(ShapeError::Parallel {
+                    joints: format!("`{}`, `{}`", self.names[pair[0]], self.names[pair[1]]),
+                });
             }
         }
         Ok(())
     }
 
-    fn expect_revolute(&self, count: usize) -> Result<(), String> {
+    fn expect_revolute(&self, count: usize) -> Result<(), ShapeError> {
         if self.joints.len() == count {
             Ok(())
         } else {
-            Err(format!(
-                "{count} revolute joints needed, the chain has {}",
-                self.joints.len()
-            ))
+            Err(ShapeError::Joints {
+                needed: count,
+                found: self.joints.len(),
+            })
         }
     }
 }
@@ -251,7 +252,7 @@ pub enum ClosedForm {
 }
 
 /// Why a chain has no closed form: the first failed condition of each shape.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error(
     "no closed form: not an S-R-S arm ({srs_arm}); not a six-joint leg ({leg}); \
      not a 6R arm with a spherical wrist ({spherical_wrist})"
@@ -259,11 +260,87 @@ pub enum ClosedForm {
 #[non_exhaustive]
 pub struct NoClosedForm {
     /// Why the chain is not a 7-DOF S-R-S arm.
-    pub srs_arm: String,
+    pub srs_arm: ShapeError,
     /// Why it is not a six-joint leg.
-    pub leg: String,
+    pub leg: ShapeError,
     /// Why it is not a 6R arm with a spherical wrist.
-    pub spherical_wrist: String,
+    pub spherical_wrist: ShapeError,
+}
+
+/// Why a chain does not have a closed form's shape: the first condition that fails.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// The chain's joint vector could not be set (see [`ChainError`]).
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// A joint slides; the closed forms turn joints only.
+    #[error("joint `{joint}` is prismatic")]
+    Prismatic {
+        /// The joint.
+        joint: String,
+    },
+    /// The shape needs another number of revolute joints.
+    #[error("{needed} revolute joints needed, the chain has {found}")]
+    Joints {
+        /// Joints the shape has.
+        needed: usize,
+        /// Joints the chain has.
+        found: usize,
+    },
+    /// Axes that must cross are parallel.
+    #[error("the axes of {joints} are parallel")]
+    Parallel {
+        /// The joints, quoted and comma-separated.
+        joints: String,
+    },
+    /// Axes that must meet in one point miss it.
+    #[error("the axes of {joints} miss a common point by {miss:.3e} m")]
+    Miss {
+        /// The joints, quoted and comma-separated.
+        joints: String,
+        /// The largest distance of an axis from the nearest common point, metres.
+        miss: f64,
+    },
+    /// The point where a group of axes should meet (`spherical shoulder`, `spherical hip`, …)
+    /// is not there.
+    #[error("no {point}: {source}")]
+    NoPoint {
+        /// The point's name.
+        point: &'static str,
+        /// Why.
+        source: Box<ShapeError>,
+    },
+    /// The knee's axis passes through the hip or the ankle point.
+    #[error(
+        "the knee `{joint}` does not change the hip–ankle distance (its axis passes through the \
+         hip or the ankle point)"
+    )]
+    Knee {
+        /// The knee joint.
+        joint: String,
+    },
+    /// The elbow's geometry does not make a 7-DOF limb.
+    #[error("the elbow `{joint}` does not fit a limb: {source}")]
+    Elbow {
+        /// The elbow joint.
+        joint: String,
+        /// The limb's complaint.
+        source: crate::analytic::limb7::Limb7Error,
+    },
+    /// The chain read from the tip does not have the shape.
+    #[error("read from the tip: {0}")]
+    FromTip(Box<ShapeError>),
+}
+
+impl ShapeError {
+    /// `self` as the reason the point `point` is missing.
+    pub(crate) fn no_point(point: &'static str) -> impl FnOnce(Self) -> Self {
+        move |source| Self::NoPoint {
+            point,
+            source: Box::new(source),
+        }
+    }
 }
 
 /// What a closed-form solve found besides `q`.

@@ -19,7 +19,7 @@ use std::f64::consts::{FRAC_PI_2, PI, TAU};
 use glam::{DMat3, DQuat, DVec3};
 
 use super::subproblem::Spherical;
-use super::{Best, Screws, copy_array, fit_all};
+use super::{Best, Screws, ShapeError, copy_array, fit_all};
 use crate::analytic::limb7::{Limb7, Limb7Geometry, SwivelInterval, SwivelPolicy};
 use crate::linalg::trig::axis_angle;
 
@@ -86,16 +86,16 @@ impl SrsArm {
     ///
     /// # Errors
     /// A sentence naming the first condition that fails.
-    pub fn new(screws: &Screws) -> Result<Self, String> {
+    pub fn new(screws: &Screws) -> Result<Self, ShapeError> {
         screws.expect_revolute(7)?;
         screws.not_parallel(&[0, 1, 2])?;
         screws.not_parallel(&[4, 5, 6])?;
         let shoulder = screws
             .meet(&[0, 1, 2])
-            .map_err(|e| format!("no spherical shoulder: {e}"))?;
+            .map_err(ShapeError::no_point("spherical shoulder"))?;
         let wrist = screws
             .meet(&[4, 5, 6])
-            .map_err(|e| format!("no spherical wrist: {e}"))?;
+            .map_err(ShapeError::no_point("spherical wrist"))?;
         let elbow = screws.joints[3];
         let elbow_point = elbow.point + elbow.axis.dot(shoulder - elbow.point) * elbow.axis;
         let (lo, hi) = (screws.lower[3], screws.upper[3]);
@@ -123,7 +123,10 @@ impl SrsArm {
             wrist_frame: DQuat::IDENTITY,
             swivel_reference: reference,
         })
-        .map_err(|e| format!("the elbow `{}` does not fit a limb: {e}", screws.names[3]))?;
+        .map_err(|source| ShapeError::Elbow {
+            joint: screws.names[3].clone(),
+            source,
+        })?;
         let (_, tip_rotation, _) = screws.tip.to_scale_rotation_translation();
         let axes = |r: std::ops::Range<usize>| {
             let a: Vec<DVec3> = screws.joints[r].iter().map(|j| j.axis).collect();

@@ -59,7 +59,9 @@ use crate::analytic::crowd;
 use crate::analytic::limb7::{Limb7Lanes, Limb7Task};
 use crate::analytic::two_bone::{TwoBoneLanes, TwoBoneTask};
 use crate::analytic::{self, ChainEngine};
-use crate::{Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with};
+use crate::{
+    FitError, Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with,
+};
 
 /// A task's shape compiled once for a skeleton; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -95,8 +97,8 @@ pub enum PrepareError {
     Task(#[from] TaskError),
     /// The solver does not fit the task (a closed form given several effectors or a base,
     /// a chain without the joints or hinge it needs) or its parameters are out of range.
-    #[error("{0}")]
-    Solver(String),
+    #[error(transparent)]
+    Solver(#[from] FitError),
 }
 
 impl<'s> PreparedTask<'s> {
@@ -125,7 +127,9 @@ impl<'s> PreparedTask<'s> {
             }
             _ => {
                 if let Some(settings) = config.clone().iteration_mut() {
-                    settings.validate().map_err(PrepareError::Solver)?;
+                    settings
+                        .validate()
+                        .map_err(|e| PrepareError::Solver(e.into()))?;
                 }
                 Engine::General(Box::default())
             }

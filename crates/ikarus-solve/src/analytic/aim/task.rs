@@ -56,7 +56,7 @@ pub fn solve_task(
         Err(message) => return SolveReport::invalid(message),
     };
     let Some(target) = effector.goal.position else {
-        return SolveReport::invalid("`aim` needs a position goal (the point to look at)".into());
+        return SolveReport::invalid("`aim` needs a position goal (the point to look at)");
     };
     let chain = match AimChain::new(
         skeleton,
@@ -79,7 +79,7 @@ pub fn solve_task(
     let output = solve_chain(skeleton, &chain, target, pole, &settings, pose, &mut model);
     if !pose.is_finite() {
         *pose = before;
-        return SolveReport::invalid("aim produced a non-finite pose".into());
+        return SolveReport::invalid("aim produced a non-finite pose");
     }
     // Line-of-sight miss, measured on the FK of the result.
     fk::forward_kinematics(skeleton, pose, &mut model);

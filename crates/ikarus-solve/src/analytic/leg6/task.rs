@@ -25,7 +25,7 @@ pub fn solve_task(
         Err(message) => return SolveReport::invalid(message),
     };
     let Some(position) = effector.goal.position else {
-        return SolveReport::invalid("`leg6` needs a position goal".into());
+        return SolveReport::invalid("`leg6` needs a position goal");
     };
     // Roles of the three hip joints from their axes at rest (any hip order): the pitch axis
     // is the knee's, the roll axis the ankle roll's, the yaw axis the remaining one.
@@ -37,9 +37,7 @@ pub fn solve_task(
         _ => None,
     };
     let (Some(knee_axis), Some(roll_axis)) = (axis(knee), axis(ankle_roll)) else {
-        return SolveReport::invalid(
-            "`leg6` needs hinge limits on the knee and ankle joints".into(),
-        );
+        return SolveReport::invalid("`leg6` needs hinge limits on the knee and ankle joints");
     };
     let parallel = |joint: JointId, to: DVec3| axis(joint).map_or(0.0, |a| a.dot(to).abs());
     let hips = [h0, h1, h2];
@@ -74,7 +72,7 @@ pub fn solve_task(
     let output = solve_chain(skeleton, &chain, &target, pose, &mut model);
     if output.status == Leg6Status::InvalidInput || !pose.is_finite() {
         *pose = before;
-        return SolveReport::invalid("leg6 rejected the goal (non-finite or degenerate)".into());
+        return SolveReport::invalid("leg6 rejected the goal (non-finite or degenerate)");
     }
     analytic::finish(skeleton, task, &joints, output.reached, pose)
 }

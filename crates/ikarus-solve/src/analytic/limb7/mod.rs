@@ -101,7 +101,7 @@ use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform
 use serde::{Deserialize, Serialize};
 
 use crate::analytic::ChainEngine;
-use crate::{IkTask, SolveReport, SolveStatus, analytic};
+use crate::{FitError, IkTask, SolveReport, SolveStatus, analytic};
 
 mod solve;
 pub use solve::*;

@@ -55,7 +55,7 @@ impl Limb7Task {
         skeleton: &Skeleton,
         task: &IkTask,
         config: &Limb7Config,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FitError> {
         let (_, joints) = analytic::chain_of::<3>(skeleton, task, "limb7")?;
         let [shoulder, elbow, wrist] = joints;
         let chain = match (config.elbow_axis, skeleton.limit(elbow)) {
@@ -68,8 +68,7 @@ impl Limb7Task {
             )),
             (None, _) => None,
         }
-        .transpose()
-        .map_err(|error| error.to_string())?;
+        .transpose()?;
         let (path, chain_from) = analytic::frames_path(skeleton, shoulder, wrist);
         Ok(Self {
             joints,
@@ -133,7 +132,7 @@ impl ChainEngine for Limb7Task {
     ) -> SolveReport {
         let effector = task.effectors[0];
         let Some(position) = effector.goal.position else {
-            return SolveReport::invalid("`limb7` needs a position goal".into());
+            return SolveReport::invalid("`limb7` needs a position goal");
         };
         let [shoulder, elbow, wrist] = self.joints;
         let chain_path = &self.path[self.chain_from..];

@@ -95,7 +95,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analytic::ChainEngine;
 use crate::linalg::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
-use crate::{IkTask, SolveReport, analytic};
+use crate::{FitError, IkTask, SolveReport, analytic};
 
 mod many;
 mod simd;

@@ -80,7 +80,7 @@ impl TwoBoneTask {
         skeleton: &Skeleton,
         task: &IkTask,
         config: &TwoBoneConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FitError> {
         let (_, joints) = analytic::chain_of::<3>(skeleton, task, "two_bone")?;
         let [start, mid, end] = joints;
         let axis = match (config.mid_axis, skeleton.limit(mid)) {
@@ -90,8 +90,7 @@ impl TwoBoneTask {
         };
         let chain = axis
             .map(|axis| TwoBoneChain::new(skeleton, start, mid, end, axis))
-            .transpose()
-            .map_err(|error| error.to_string())?;
+            .transpose()?;
         let (path, chain_from) = analytic::frames_path(skeleton, start, end);
         Ok(Self {
             joints,
@@ -129,7 +128,7 @@ impl ChainEngine for TwoBoneTask {
         let config = &self.config;
         let effector = task.effectors[0];
         let Some(target) = effector.goal.position else {
-            return SolveReport::invalid("`two_bone` needs a position goal".into());
+            return SolveReport::invalid("`two_bone` needs a position goal");
         };
         let [start, mid, end] = self.joints;
         let (s, m, e) = (
@@ -184,7 +183,7 @@ impl ChainEngine for TwoBoneTask {
                 pose[j] = saved;
             }
             fk::update_joints(skeleton, pose, model, chain_path);
-            return SolveReport::invalid("two_bone produced a non-finite pose".into());
+            return SolveReport::invalid("two_bone produced a non-finite pose");
         }
         analytic::finish_in(
             skeleton,
