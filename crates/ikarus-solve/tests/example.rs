@@ -79,22 +79,22 @@ fn model_file_round_trips_and_is_checked_on_load() {
 
     let other_version = text.replacen("\"version\": 1", "\"version\": 2", 1);
     let e = PostureModel::from_json(&other_version).unwrap_err();
-    assert!(e.contains("version 2"), "{e}");
+    assert!(e.to_string().contains("version 2"), "{e}");
 
     // One basis row fewer than 3 × joints.
     let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
     value["basis"].as_array_mut().unwrap().pop();
     let e = PostureModel::from_json(&value.to_string()).unwrap_err();
-    assert!(e.contains("basis"), "{e}");
+    assert!(e.to_string().contains("basis"), "{e}");
 
     let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
     value["noise"] = serde_json::json!(-1.0);
     let e = PostureModel::from_json(&value.to_string()).unwrap_err();
-    assert!(e.contains("noise"), "{e}");
+    assert!(e.to_string().contains("noise"), "{e}");
 
     let e =
         PostureModel::from_json("{\n  \"format\": \"ikarus-posture-model\",\n  oops").unwrap_err();
-    assert!(e.contains("line 3"), "{e}");
+    assert!(e.to_string().contains("line 3"), "{e}");
 }
 
 #[test]
