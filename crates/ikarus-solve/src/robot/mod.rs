@@ -326,7 +326,7 @@ pub enum ShapeError {
         /// The elbow joint.
         joint: String,
         /// The limb's complaint.
-        source: crate::analytic::limb7::Limb7Error,
+        source: Box<crate::analytic::limb7::Limb7Error>,
     },
     /// The chain read from the tip does not have the shape.
     #[error("read from the tip: {0}")]

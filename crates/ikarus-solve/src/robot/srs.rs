@@ -125,7 +125,7 @@ impl SrsArm {
         })
         .map_err(|source| ShapeError::Elbow {
             joint: screws.names[3].clone(),
-            source,
+            source: Box::new(source),
         })?;
         let (_, tip_rotation, _) = screws.tip.to_scale_rotation_translation();
         let axes = |r: std::ops::Range<usize>| {
