@@ -7,7 +7,7 @@
 //!   time, within its rounding, now take the key.
 //! - The writer rounds each stored rotation with its parents' rounding fed back, so `f32` errors
 //!   do not add up down a chain.
-//! - The skinned mesh at rest meets the bind positions within 4.2e-7 m (CesiumMan) and 5.8e-8 m
+//! - The skinned mesh at rest meets the bind positions within 4.2e-7 m (`CesiumMan`) and 5.8e-8 m
 //!   (Godette); cryptovoxels' node rest pose is not its bind pose (7.8 mm).
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -20,7 +20,7 @@
 //!   `a·sin ψ + b·cos ψ + c`, so limits meet at closed-form roots (at most 48), one test per piece.
 //! - The exact intervals took kukaIiwa7's mean from 7.04 to 3.51 µs and its p99 from 60.3 to
 //!   26.6 µs (probe).
-//! - The 2π/128 sampled search missed the simple_humanoid arm's 23 targets with narrower feasible
+//! - The 2π/128 sampled search missed the `simple_humanoid` arm's 23 targets with narrower feasible
 //!   sets; it now runs only where the solution is not a rotation about the swivel axis.
 //! - The first pass after the bench starts ran slower (1.30–1.46 µs against 0.90 µs a minute
 //!   later, p99 and mean too: the machine, not the code), hence the warm-up.
@@ -30,28 +30,14 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ikarus_bench::trac_ik::{self, Robot};
 use ikarus_core::glam::{DQuat, DVec3};
-use ikarus_solve::SolverConfig;
 use ikarus_solve::limb7::SwivelPolicy;
-use ikarus_solve::robot::{AutoConfig, ClosedForm};
+use ikarus_solve::robot::ClosedForm;
 use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 
 const SEED: u64 = 42;
 
 /// Targets solved untimed before each chain's protocol pass.
 const WARM_UP: usize = 1_000;
-
-/// The chains: the TRAC-IK robots (panda and ur5 have no closed form: `auto` runs LM) and the
-/// legs that match seed 003.
-const CHAINS: [(&str, &str, &str); 8] = [
-    ("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee"),
-    ("iiwa14_no_collision.urdf", "base", "iiwa_link_ee"),
-    ("simple_humanoid.urdf", "BODY", "l_ankle"),
-    ("talos_reduced.urdf", "base_link", "left_sole_link"),
-    ("simple_humanoid.urdf", "torso", "l_wrist"),
-    ("panda.urdf", "panda_link0", "panda_link8"),
-    ("ur5_robot.urdf", "base_link", "ee_link"),
-    ("universalUR5e.urdf", "base_link", "tool0"),
-];
 
 fn count() -> usize {
     std::env::var("IKARUS_TRAC_IK_TARGETS")
@@ -60,20 +46,10 @@ fn count() -> usize {
         .unwrap_or(10_000)
 }
 
-fn auto() -> SolverConfig {
-    let SolverConfig::Lm(fallback) = ikarus_bench::trac_ik_lm_config() else {
-        unreachable!("the protocol's LM config")
-    };
-    SolverConfig::Auto(AutoConfig {
-        swivel: SwivelPolicy::KeepCurrent,
-        fallback,
-    })
-}
-
 fn bench_robot(c: &mut Criterion) {
-    let config = auto();
+    let config = ikarus_bench::trac_ik_auto_config();
     let mut loaded = Vec::new();
-    for (file, base, tip) in CHAINS {
+    for (file, base, tip) in ikarus_bench::ROBOT_CHAINS {
         let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
         let targets: Vec<BatchTarget> = robot
             .samples(count(), SEED)
@@ -92,14 +68,7 @@ fn bench_robot(c: &mut Criterion) {
             trac_ik::TOLERANCE,
             1,
         ));
-        let results = solve_threaded(
-            robot.skeleton(),
-            &robot.chain,
-            &targets,
-            &config,
-            trac_ik::TOLERANCE,
-            1,
-        );
+        let results = robot.solve(&targets, &config, 1);
         let f = trac_ik::figures(&robot, &targets, &results);
         let ran = results
             .first()

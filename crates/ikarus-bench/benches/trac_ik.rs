@@ -170,14 +170,7 @@ fn protocol() -> Vec<(Robot, Vec<BatchTarget>)> {
             })
             .collect();
         for (name, config) in solvers() {
-            let results = solve_threaded(
-                robot.skeleton(),
-                &robot.chain,
-                &targets,
-                &config,
-                trac_ik::TOLERANCE,
-                1,
-            );
+            let results = robot.solve(&targets, &config, 1);
             print(file, name, &trac_ik::figures(&robot, &targets, &results));
             if position_only() {
                 println!(

@@ -12,40 +12,18 @@
 //!   cycles) and a chain through three square roots and three divisions (≈ 160 cycles ≈ 42 ns).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ikarus_bench::bvh_path;
-use ikarus_core::glam::DVec3;
 use ikarus_core::{ModelPose, fk};
 use ikarus_solve::two_bone::{
     Pole, TwoBoneChain, TwoBoneInput, TwoBoneOutput, TwoBoneSettings, solve, solve_chain,
     solve_slice,
 };
-use ikarus_testdata::Rng;
+use ikarus_testdata::{Draw, Rng};
 use std::hint::black_box;
 
-/// CMU units to metres: (1 / 0.45) inch.
-const CMU_TO_METRES: f64 = 0.0254 / 0.45;
 const BATCH: usize = 1024;
 
-/// Test draws on [`Rng`] beyond plain numbers.
-trait Draw {
-    fn direction(&mut self) -> DVec3;
-}
-
-impl Draw for Rng {
-    fn direction(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::new(self.unit(), self.unit(), self.unit()) * 2.0 - 1.0;
-            if (1e-6..=1.0).contains(&v.length_squared()) {
-                return v.normalize();
-            }
-        }
-    }
-}
-
 fn bench_two_bone(c: &mut Criterion) {
-    let path = bvh_path("cmu_01_01_jump_cgspeed.bvh");
-    let document = ikarus_formats::open(path.to_str().expect("UTF-8 path"), CMU_TO_METRES)
-        .expect("CMU jump file opens");
+    let document = ikarus_bench::cmu_jump_in_metres();
     let skeleton = &document.skeleton;
     let motion = document.motion.as_ref().expect("BVH has motion");
     let [start, mid, end] =

@@ -25,6 +25,18 @@ pub fn bvh_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `cmu_01_01_jump_cgspeed.bvh` opened in metres (CMU units are 1 / 0.45 inch): the captured
+/// poses the closed-form benches solve on.
+///
+/// # Panics
+/// When the shared data is missing or the file does not open.
+pub fn cmu_jump_in_metres() -> ikarus_formats::Document {
+    const CMU_TO_METRES: f64 = 0.0254 / 0.45;
+    let path = bvh_path("cmu_01_01_jump_cgspeed.bvh");
+    ikarus_formats::open(path.to_str().expect("UTF-8 path"), CMU_TO_METRES)
+        .expect("CMU jump file opens")
+}
+
 /// The skeleton without its End Site leaves (the 31-joint CMU skeleton proper).
 ///
 /// # Panics
@@ -69,6 +81,35 @@ pub fn trac_ik_lm_config() -> ikarus_solve::SolverConfig {
     config.iteration.restarts = 200;
     ikarus_solve::SolverConfig::Lm(config)
 }
+
+/// `auto` as the robot bench and the golden outputs run it: the closed form where the chain
+/// has one (keeping the current swivel), else [`trac_ik_lm_config`]'s Levenberg–Marquardt.
+///
+/// # Panics
+/// Never ([`trac_ik_lm_config`] is LM).
+pub fn trac_ik_auto_config() -> ikarus_solve::SolverConfig {
+    let ikarus_solve::SolverConfig::Lm(fallback) = trac_ik_lm_config() else {
+        unreachable!("the protocol's LM config")
+    };
+    ikarus_solve::SolverConfig::Auto(ikarus_solve::robot::AutoConfig {
+        swivel: ikarus_solve::limb7::SwivelPolicy::KeepCurrent,
+        fallback,
+    })
+}
+
+/// The robot bench's chains (`file`, base link, tip link in `../shared/data/urdf`): the
+/// TRAC-IK robots (panda and the UR5s have no closed form: `auto` runs LM) and the legs and
+/// arm that match the closed forms.
+pub const ROBOT_CHAINS: [(&str, &str, &str); 8] = [
+    ("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee"),
+    ("iiwa14_no_collision.urdf", "base", "iiwa_link_ee"),
+    ("simple_humanoid.urdf", "BODY", "l_ankle"),
+    ("talos_reduced.urdf", "base_link", "left_sole_link"),
+    ("simple_humanoid.urdf", "torso", "l_wrist"),
+    ("panda.urdf", "panda_link0", "panda_link8"),
+    ("ur5_robot.urdf", "base_link", "ee_link"),
+    ("universalUR5e.urdf", "base_link", "tool0"),
+];
 
 /// Criterion's time per solve over `tasks` cycled, each from the rest pose, as
 /// `<group>/<name>`: the shape of every solver bench's "N targets per solve" row.

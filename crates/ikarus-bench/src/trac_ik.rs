@@ -7,8 +7,8 @@ use glam::{DAffine3, DQuat};
 use ikarus_core::chain::JointChain;
 use ikarus_core::{ModelPose, Skeleton, fk};
 use ikarus_formats::urdf::Urdf;
-use ikarus_solve::threaded::{BatchResult, BatchTarget};
-use ikarus_solve::{SolveStatus, Tolerance};
+use ikarus_solve::threaded::{BatchResult, BatchTarget, solve_threaded};
+use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 
 use ikarus_testdata::Rng;
 
@@ -93,6 +93,24 @@ impl Robot {
                 (q, target)
             })
             .collect()
+    }
+
+    /// Solves `targets` on the chain with `config` at the protocol's [`TOLERANCE`] on
+    /// `threads` threads ([`solve_threaded`]).
+    pub fn solve(
+        &self,
+        targets: &[BatchTarget],
+        config: &SolverConfig,
+        threads: usize,
+    ) -> Vec<BatchResult> {
+        solve_threaded(
+            self.skeleton(),
+            &self.chain,
+            targets,
+            config,
+            TOLERANCE,
+            threads,
+        )
     }
 
     /// The tip frame of `q` in the base frame, by forward kinematics.

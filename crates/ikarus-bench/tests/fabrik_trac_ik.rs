@@ -8,7 +8,7 @@
 use ikarus_bench::trac_ik::{self, ROBOTS, Robot};
 use ikarus_solve::SolverConfig;
 use ikarus_solve::fabrik::FabrikConfig;
-use ikarus_solve::threaded::{BatchTarget, solve_threaded};
+use ikarus_solve::threaded::BatchTarget;
 
 /// Targets per robot: enough for a rate to a percent, few enough for the test profile.
 const TARGETS: usize = 200;
@@ -29,14 +29,7 @@ fn fabrik_puts_95_percent_of_position_targets_within_1_mm_on_every_robot() {
                 ..t
             })
             .collect();
-        let results = solve_threaded(
-            robot.skeleton(),
-            &robot.chain,
-            &targets,
-            &config,
-            trac_ik::TOLERANCE,
-            1,
-        );
+        let results = robot.solve(&targets, &config, 1);
         let (mut within_mm, mut within_tolerance) = (0, 0);
         let mut errors = Vec::with_capacity(TARGETS);
         for (target, result) in targets.iter().zip(&results) {

@@ -9,7 +9,7 @@ use ikarus_bench::trac_ik::{self, Robot};
 use ikarus_solve::SolverConfig;
 use ikarus_solve::limb7::SwivelPolicy;
 use ikarus_solve::robot::AutoConfig;
-use ikarus_solve::threaded::{BatchTarget, solve_threaded};
+use ikarus_solve::threaded::BatchTarget;
 
 #[test]
 fn every_protocol_target_of_the_humanoid_arm_is_solved() {
@@ -22,14 +22,7 @@ fn every_protocol_target_of_the_humanoid_arm_is_solved() {
         swivel: SwivelPolicy::KeepCurrent,
         ..AutoConfig::default()
     });
-    let results = solve_threaded(
-        robot.skeleton(),
-        &robot.chain,
-        &targets,
-        &config,
-        trac_ik::TOLERANCE,
-        2,
-    );
+    let results = robot.solve(&targets, &config, 2);
     let mut failed = Vec::new();
     for (i, (target, result)) in targets.iter().zip(&results).enumerate() {
         assert_eq!(result.solver.as_deref(), Some("srs_arm"));

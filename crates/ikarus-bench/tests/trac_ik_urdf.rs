@@ -6,7 +6,7 @@
 
 use ikarus_bench::trac_ik::{self, ROBOTS, Robot};
 use ikarus_solve::SolverConfig;
-use ikarus_solve::threaded::{BatchTarget, solve_threaded};
+use ikarus_solve::threaded::BatchTarget;
 
 #[test]
 fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
@@ -17,14 +17,7 @@ fn levenberg_marquardt_solves_the_trac_ik_protocol_on_every_robot() {
         };
         let samples = robot.samples(1000, 42);
         let targets: Vec<BatchTarget> = samples.iter().map(|(_, t)| t.clone()).collect();
-        let results = solve_threaded(
-            robot.skeleton(),
-            &robot.chain,
-            &targets,
-            &config,
-            trac_ik::TOLERANCE,
-            2,
-        );
+        let results = robot.solve(&targets, &config, 2);
         let mut ok = 0;
         for (target, result) in targets.iter().zip(&results) {
             let success = trac_ik::succeeded(&robot, target, result);

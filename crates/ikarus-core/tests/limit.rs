@@ -7,14 +7,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{EulerLimit, EulerOrder, HingeLimit, JointLimit, MmdLimit, SwingTwistLimit};
 use proptest::prelude::*;
 
-const ORDERS: [EulerOrder; 6] = [
-    EulerOrder::Xyz,
-    EulerOrder::Xzy,
-    EulerOrder::Yxz,
-    EulerOrder::Yzx,
-    EulerOrder::Zxy,
-    EulerOrder::Zyx,
-];
+use ikarus_testdata::limits::EULER_ORDERS as ORDERS;
 
 fn angle_between(a: DQuat, b: DQuat) -> f64 {
     let d = a.conjugate() * b;

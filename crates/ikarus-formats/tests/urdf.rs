@@ -7,22 +7,12 @@ use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{JointLimit, ModelPose, fk};
 use ikarus_formats::urdf::{Urdf, UrdfError, UrdfJointKind};
 
+use ikarus_testdata::Rng;
+
 fn load(name: &str) -> Option<Urdf> {
     let dir = ikarus_testdata::require("urdf", name)?;
     let text = std::fs::read_to_string(dir.join(name)).expect("readable");
     Some(Urdf::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}")))
-}
-
-/// splitmix64 in [0, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// `base_from_tip` as the product of the URDF joints from `base` to `tip`, each
@@ -62,7 +52,7 @@ fn random_q(lower: &[f64], upper: &[f64], rng: &mut Rng) -> Vec<f64> {
         .zip(upper)
         .map(|(&l, &u)| {
             let (l, u) = if l.is_finite() { (l, u) } else { (-PI, PI) };
-            l + (u - l) * rng.next()
+            l + (u - l) * rng.unit()
         })
         .collect()
 }
@@ -318,9 +308,9 @@ fn truncated_and_mutated_urdf_never_panics() {
     let alphabet = b"<>/=\" 0-1e.xyzabc";
     for _ in 0..3000 {
         let mut mutated = bytes.to_vec();
-        for _ in 0..=((rng.next() * 3.0) as usize) {
-            let at = (rng.next() * mutated.len() as f64) as usize;
-            mutated[at] = alphabet[(rng.next() * alphabet.len() as f64) as usize];
+        for _ in 0..=((rng.unit() * 3.0) as usize) {
+            let at = (rng.unit() * mutated.len() as f64) as usize;
+            mutated[at] = alphabet[(rng.unit() * alphabet.len() as f64) as usize];
         }
         check(&mutated);
     }

@@ -7,16 +7,16 @@
 //! the aimed joint its own non-uniform scale. The line of sight (`forward`, `up`, `offset`) is
 //! in the joint's local frame, so its model-space image is `model_from_joint` of it.
 
-mod rigs;
-
-use rigs::{Draw, Rng, parent_transforms};
-use std::f64::consts::{PI, TAU};
+use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
+use ikarus_testdata::transforms::parent_transforms;
+use ikarus_testdata::{Draw, Rng};
+use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{
     JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, SwingTwistLimit,
-    Transform, fk,
+    Transform,
 };
 use ikarus_solve::aim::{
     AimChain, AimChainError, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve,
@@ -96,12 +96,6 @@ impl Rig {
     }
 }
 
-fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
-    let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut model);
-    model
-}
-
 /// The line of sight of `chain` in model space after FK: eye point, direction, up axis.
 fn sight(model: &ModelPose, chain: &AimChain) -> (DVec3, DVec3, DVec3) {
     let m = model[chain.joint];
@@ -121,16 +115,6 @@ fn angle(direction: DVec3, to: DVec3) -> f64 {
 fn miss(model: &ModelPose, chain: &AimChain, target: DVec3) -> f64 {
     let (eye, forward, _) = sight(model, chain);
     angle(forward, target - eye)
-}
-
-/// About the angle between two rotations (exact to first order).
-fn rotation_gap(a: DQuat, b: DQuat) -> f64 {
-    2.0 * (a - b).length().min((a + b).length())
-}
-
-/// Component of `v` normal to `axis`.
-fn normal_part(v: DVec3, axis: DVec3) -> DVec3 {
-    v - axis * (v.dot(axis) / axis.length_squared())
 }
 
 /// How far (sine of the angle) `up` lies off the plane spanned by `line` and `pole`, and
@@ -222,44 +206,14 @@ fn aims_at_random_targets(parent_name: &str, parent: Transform, seed: u64) {
     );
 }
 
-#[test]
-fn aims_at_100k_random_targets_identity_parent() {
-    aims_at_random_targets("identity", parent_transforms()[0].1, 1);
-}
-
-#[test]
-fn aims_at_100k_random_targets_translated_parent() {
-    aims_at_random_targets("translated", parent_transforms()[1].1, 2);
-}
-
-#[test]
-fn aims_at_100k_random_targets_rotated_parent() {
-    aims_at_random_targets("rotated", parent_transforms()[2].1, 3);
-}
-
-#[test]
-fn aims_at_100k_random_targets_uniformly_scaled_parent() {
-    aims_at_random_targets("uniform_scale", parent_transforms()[3].1, 4);
-}
-
-#[test]
-fn aims_at_100k_random_targets_non_uniformly_scaled_parent() {
-    aims_at_random_targets("non_uniform_scale", parent_transforms()[4].1, 5);
-}
-
-#[test]
-fn aims_at_100k_random_targets_mirrored_parent() {
-    aims_at_random_targets("mirrored", parent_transforms()[5].1, 6);
-}
-
-/// Signed angle from `from` to `to` about `axis` (both normal to it).
-fn signed_angle(from: DVec3, to: DVec3, axis: DVec3) -> f64 {
-    from.cross(to).dot(axis.normalize()).atan2(from.dot(to))
-}
-
-fn wrap(angle: f64) -> f64 {
-    (angle + PI).rem_euclid(TAU) - PI
-}
+ikarus_testdata::test_under_each_parent!(aims_at_random_targets:
+    aims_at_100k_random_targets_identity_parent,
+    aims_at_100k_random_targets_translated_parent,
+    aims_at_100k_random_targets_rotated_parent,
+    aims_at_100k_random_targets_uniformly_scaled_parent,
+    aims_at_100k_random_targets_non_uniformly_scaled_parent,
+    aims_at_100k_random_targets_mirrored_parent,
+);
 
 #[test]
 fn twist_turns_the_up_axis_by_the_twist_angle_about_the_aim_line() {

@@ -118,7 +118,7 @@ fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
     let mut converged = 0;
     for _ in 0..200 {
         let mut truth = s.rest_pose();
-        truth[thigh].rotation = rng.rotation(1.0);
+        truth[thigh].rotation = rng.rotation_up_to(1.0);
         truth[knee].rotation = DQuat::from_rotation_x(rng.range(0.2, 2.5));
         let target = model(&s, &truth).position(ankle);
         let task = position_task(ankle, target);

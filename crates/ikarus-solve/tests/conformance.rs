@@ -22,6 +22,7 @@ use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig, measure,
     solve,
 };
+use ikarus_testdata::limits::LIMIT_KINDS;
 
 fn solvers() -> Vec<(&'static str, SolverConfig)> {
     let ccd = |variant, damping| SolverConfig::Ccd(CcdConfig::new(variant, damping, 48));
@@ -44,16 +45,6 @@ fn solvers() -> Vec<(&'static str, SolverConfig)> {
         ("jacobian/sdls", jacobian(JacobianMethod::Sdls)),
     ]
 }
-
-const KINDS: [&str; 7] = [
-    "free",
-    "locked",
-    "hinge",
-    "swing_twist",
-    "euler",
-    "mmd",
-    "mixed",
-];
 
 fn parents() -> [(&'static str, Transform); 6] {
     let t = |translation: DVec3, rotation: DQuat, scale: DVec3| Transform {
@@ -163,7 +154,7 @@ fn chain(n: usize, kind: &str, parent: Transform, rng: &mut Rng) -> Skeleton {
         };
         let rest = Transform {
             translation: offset,
-            rotation: rng.rotation(0.6),
+            rotation: rng.rotation_up_to(0.6),
             scale: DVec3::ONE,
         };
         b.limited_joint(&name, Some(&previous), rest, limit(kind, i, rng));
@@ -231,7 +222,7 @@ fn every_iterative_solver_keeps_limits_reports_honestly_and_never_nans() {
     let mut reachable_runs = 0;
     let mut runs = 0;
     for n in [2, 3, 5, 8, 13, 21, 30] {
-        for kind in KINDS {
+        for kind in LIMIT_KINDS {
             for (parent_name, parent) in parents() {
                 let s = chain(n, kind, parent, &mut rng);
                 let movers: Vec<JointId> =

@@ -165,7 +165,7 @@ fn mixed_tree(parent: Transform, rng: &mut Rng) -> Skeleton {
         };
         let rest = Transform {
             translation: offset,
-            rotation: rng.rotation(0.6),
+            rotation: rng.rotation_up_to(0.6),
             scale: DVec3::ONE,
         };
         b.limited_joint(&name, Some(&previous), rest, limit);
@@ -182,7 +182,7 @@ fn mixed_tree(parent: Transform, rng: &mut Rng) -> Skeleton {
         Some("j2"),
         Transform {
             translation: DVec3::new(0.2, 0.1, 0.0),
-            rotation: rng.rotation(0.6),
+            rotation: rng.rotation_up_to(0.6),
             scale: DVec3::ONE,
         },
     );
@@ -289,7 +289,7 @@ fn humanoid_jacobian_through_the_root_matches_finite_differences() {
     for &j in &joints {
         let delta = match s.limit(j) {
             JointLimit::Hinge(h) => DQuat::from_axis_angle(h.axis, 0.5 * (h.min + h.max)),
-            _ => rng.rotation(0.08),
+            _ => rng.rotation_up_to(0.08),
         };
         assert_eq!(s.limit(j).project(delta), delta);
         pose[j].rotation = s.rest(j).rotation * delta;
@@ -339,45 +339,6 @@ fn config(method: JacobianMethod) -> JacobianConfig {
         config.iteration.stall_window = 500;
     }
     config
-}
-
-/// An arm like the KUKA iiwa: seven hinges z, y, z, −y, z, y, z with the robot's limits.
-fn iiwa() -> Skeleton {
-    let axes = [
-        DVec3::Z,
-        DVec3::Y,
-        DVec3::Z,
-        DVec3::NEG_Y,
-        DVec3::Z,
-        DVec3::Y,
-        DVec3::Z,
-    ];
-    let limits = [170.0, 120.0, 170.0, 120.0, 170.0, 120.0, 175.0_f64];
-    let offsets = [0.0, 0.36, 0.0, 0.42, 0.0, 0.40, 0.0, 0.126];
-    let mut b = SkeletonBuilder::new();
-    b.joint("base", None, Transform::IDENTITY);
-    let mut parent = "base".to_owned();
-    for i in 0..7 {
-        let name = format!("j{}", i + 1);
-        let l = limits[i].to_radians();
-        b.limited_joint(
-            &name,
-            Some(&parent),
-            Transform::from_translation(DVec3::Z * offsets[i]),
-            JointLimit::Hinge(HingeLimit {
-                axis: axes[i],
-                min: -l,
-                max: l,
-            }),
-        );
-        parent = name;
-    }
-    b.joint(
-        "flange",
-        Some(&parent),
-        Transform::from_translation(DVec3::Z * offsets[7]),
-    );
-    b.build().unwrap()
 }
 
 /// Runs `method` on targets made by FK of random legal poses of `movers`; returns how many of
@@ -449,7 +410,7 @@ fn every_method_reaches_fk_made_targets_of_the_humanoid_arm() {
 
 #[test]
 fn every_method_reaches_fk_made_targets_of_the_iiwa_arm() {
-    let s = iiwa();
+    let s = ikarus_testdata::rigs::iiwa::skeleton();
     let joints: Vec<_> = (1..=7)
         .map(|i| s.joint(&format!("j{i}")).unwrap())
         .collect();
@@ -495,7 +456,7 @@ fn interior_pose(
                 DQuat::from_axis_angle(h.axis, middle + spread * half * rng.range(-1.0, 1.0))
             }
             limit => {
-                let mut q = rng.rotation(angle);
+                let mut q = rng.rotation_up_to(angle);
                 // Legal with a 25% margin: the rotation scaled by 1.25 must be legal too.
                 while limit.project(q * q.slerp(DQuat::IDENTITY, 0.75))
                     != q * q.slerp(DQuat::IDENTITY, 0.75)
@@ -546,7 +507,7 @@ fn straight_arm_and_targets_along_it_give_a_status_never_nan() {
 
 #[test]
 fn unreachable_targets_return_the_closest_pose_not_converged() {
-    let s = iiwa();
+    let s = ikarus_testdata::rigs::iiwa::skeleton();
     let flange = s.joint("flange").unwrap();
     // 2 m away along +X from the shoulder (reach 0.946 m from joint 2 at 0.36 m height).
     let target = DVec3::new(2.0, 0.0, 0.36);
@@ -804,7 +765,7 @@ fn limit_centering_moves_hinges_toward_the_middle_of_their_range() {
     // The iiwa's position only: seven hinges, three rows. Each start has its joints at 60-90%
     // of their half-ranges; the goal is 5 cm away. With the objective the hinges end nearer
     // the middle of their ranges than without, both converged.
-    let s = iiwa();
+    let s = ikarus_testdata::rigs::iiwa::skeleton();
     let joints: Vec<_> = (1..=7)
         .map(|i| s.joint(&format!("j{i}")).unwrap())
         .collect();
@@ -941,7 +902,7 @@ fn sweeps_allocate_nothing_once_the_workspace_is_warm() {
     // A warm solve's allocations (the task's validation, the report) do not grow with the
     // number of sweeps: 1 sweep and 60 sweeps allocate the same, for every method, with a
     // per-joint weight and the null-space objective on.
-    let s = iiwa();
+    let s = ikarus_testdata::rigs::iiwa::skeleton();
     let flange = s.joint("flange").unwrap();
     let task = common::position_task(flange, DVec3::new(0.3, 0.4, 0.5));
     for method in METHODS {

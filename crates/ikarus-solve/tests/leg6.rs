@@ -10,7 +10,8 @@
 // value, not π/6), so that they can be checked against them.
 #![allow(clippy::unreadable_literal, clippy::approx_constant)]
 
-use ikarus_testdata::Rng;
+use ikarus_testdata::assert::rotation_angle;
+use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DMat3, DQuat, DVec3};
@@ -23,45 +24,12 @@ use ikarus_solve::leg6::{
 
 const TOLERANCE: f64 = 1e-9;
 
-/// The angle of the rotation between two orientations, accurate near zero.
-/// Test draws on [`Rng`] beyond plain numbers.
-trait Draw {
-    fn direction(&mut self) -> DVec3;
-
-    fn rotation(&mut self) -> DQuat;
-
+/// Random joint angles inside `limits` (and π), the knee at least `knee_min`.
+trait DrawAngles {
     fn angles(&mut self, limits: &Leg6Limits, knee_min: f64) -> Leg6Angles;
 }
 
-impl Draw for Rng {
-    fn direction(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            if (1e-6..=1.0).contains(&v.length_squared()) {
-                return v.normalize();
-            }
-        }
-    }
-
-    fn rotation(&mut self) -> DQuat {
-        loop {
-            let q = DQuat::from_xyzw(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            let l2 = q.length_squared();
-            if l2 <= 1.0 && l2 > 1e-6 {
-                return q.normalize();
-            }
-        }
-    }
-
+impl DrawAngles for Rng {
     fn angles(&mut self, limits: &Leg6Limits, knee_min: f64) -> Leg6Angles {
         let (lo, hi) = (limits.min.to_array(), limits.max.to_array());
         let mut a = [0.0; 6];
@@ -71,11 +39,6 @@ impl Draw for Rng {
         }
         Leg6Angles::from_array(a)
     }
-}
-
-fn rotation_error(a: DQuat, b: DQuat) -> f64 {
-    let d = a.conjugate() * b;
-    2.0 * d.xyz().length().atan2(d.w.abs())
 }
 
 /// Largest difference between two angle sets, modulo 2π.
@@ -263,7 +226,7 @@ fn check_pose_solution(
     let rotation_now = DQuat::from_mat3(&foot.matrix3);
     (
         (foot.translation - position).length(),
-        rotation_error(rotation_now, rotation),
+        rotation_angle(rotation_now, rotation),
     )
 }
 
@@ -377,7 +340,7 @@ fn heel_and_toe_contacts_keep_the_contact_point_and_the_pitch() {
             let wanted = DQuat::from_rotation_z(yaw) * DQuat::from_rotation_y(pitch);
             worst.add(
                 (contact_now - point).length(),
-                rotation_error(rotation, wanted),
+                rotation_angle(rotation, wanted),
             );
             // The other end of the foot is lifted off the contact's level.
             let other = if contact == Contact::Heel {
@@ -414,7 +377,7 @@ fn targets_out_of_reach_straighten_or_fold_the_leg_towards_them() {
             let foot = forward(&params, &out.angles);
             let foot_rotation = DQuat::from_mat3(&foot.matrix3);
             // The foot keeps the asked orientation ...
-            assert!(rotation_error(foot_rotation, rotation) < TOLERANCE);
+            assert!(rotation_angle(foot_rotation, rotation) < TOLERANCE);
             // ... and its ankle is as close to the target as the leg allows, towards it.
             let ankle = foot.translation - foot_rotation * params.sole;
             assert!(((ankle - params.hip).length() - reach).abs() < TOLERANCE);
@@ -549,7 +512,7 @@ fn limits_clamp_from_the_foot_up_and_report_the_joint() {
     assert!(limited.limits.contains(&out.angles));
     // Only lower joints were clamped: the foot keeps its orientation.
     let now = forward(&limited, &out.angles);
-    assert!(rotation_error(DQuat::from_mat3(&now.matrix3), rotation) < TOLERANCE);
+    assert!(rotation_angle(DQuat::from_mat3(&now.matrix3), rotation) < TOLERANCE);
 
     // A hip yaw limit: the yaw is clamped and flagged.
     let mut yaw_limited = params;
@@ -833,7 +796,7 @@ fn check_chain(
         let via_params = leg_rotation * DQuat::from_mat3(&leg.matrix3) * foot_from_leg.inverse();
         worst_fk.add(
             (model_from_leg.transform_point3(leg.translation) - position).length(),
-            rotation_error(via_params, rotation),
+            rotation_angle(via_params, rotation),
         );
 
         // Solve from another pose (random angles, or the rest pose).
@@ -859,7 +822,7 @@ fn check_chain(
         }
         worst.add(
             (chain.sole_position(&fresh) - position).length(),
-            rotation_error(fresh.rotation(ankle_roll), rotation),
+            rotation_angle(fresh.rotation(ankle_roll), rotation),
         );
     }
     worst_fk.check(&format!("{name}: params FK vs skeleton FK"));
@@ -892,7 +855,7 @@ fn check_chain(
             let (sole, rotation) = leg_target.to_pose(p);
             let leg = forward(p, &out.angles);
             assert!(leg.translation.distance(sole) < TOLERANCE);
-            assert!(rotation_error(DQuat::from_mat3(&leg.matrix3), rotation) < TOLERANCE);
+            assert!(rotation_angle(DQuat::from_mat3(&leg.matrix3), rotation) < TOLERANCE);
             let model_from_leg = chain.model_from_leg(&model);
             let sole_model = model_from_leg.transform_point3(leg.translation);
             assert!(sole_model.distance(chain.sole_position(&model)) < TOLERANCE);
@@ -1162,7 +1125,7 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
         chain.set_angles(&angles, &mut source);
         fk::forward_kinematics(&skeleton, &source, &mut model);
         assert!(
-            rotation_error(model.rotation(foot), rest.rotation(foot)) < 1e-12,
+            rotation_angle(model.rotation(foot), rest.rotation(foot)) < 1e-12,
             "level source"
         );
         let task = IkTask {
@@ -1181,7 +1144,7 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
         assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
         fk::forward_kinematics(&skeleton, &pose, &mut model);
         assert!(
-            rotation_error(model.rotation(foot), rest.rotation(foot)) < 1e-9,
+            rotation_angle(model.rotation(foot), rest.rotation(foot)) < 1e-9,
             "sole level, facing forward"
         );
     }

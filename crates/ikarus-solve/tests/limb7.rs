@@ -1,14 +1,13 @@
 //! 7-DOF limb IK (seed 000) against ground truth: an independent forward kinematics written
 //! here from affine products, the skeleton's own FK for chains, and the seed's formulas.
 
-use ikarus_testdata::Rng;
+use ikarus_testdata::assert::{model_of, rotation_angle};
+use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{
-    JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform, fk,
-};
+use ikarus_core::{JointId, JointLimit, ModelPose, SkeletonBuilder, Transform};
 use ikarus_solve::limb7::{
     Limb7, Limb7Chain, Limb7ChainError, Limb7Error, Limb7Geometry, Limb7Goal, Limb7Limits,
     Limb7Solution, SwivelInterval, SwivelPolicy, solve_chain, solve_slice,
@@ -16,57 +15,32 @@ use ikarus_solve::limb7::{
 
 const TOLERANCE: f64 = 1e-9;
 
+/// Draws of this file's own: a unit direction divided by its length (not glam's `normalize`,
+/// which multiplies by the reciprocal and so rounds differently: the cases depend on it).
+trait LimbDraw {
+    fn unit_vector(&mut self) -> DVec3;
+}
+
+impl LimbDraw for Rng {
+    fn unit_vector(&mut self) -> DVec3 {
+        let v = self.in_ball();
+        v / v.length_squared().sqrt()
+    }
+}
+
 /// A random limb: random bone vectors, frames, axis (not along a bone), range and reference.
-/// Test draws on [`Rng`] beyond plain numbers.
-trait Draw {
-    fn direction(&mut self) -> DVec3;
-
-    fn rotation(&mut self) -> DQuat;
-}
-
-impl Draw for Rng {
-    fn direction(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            let l2 = v.length_squared();
-            if l2 <= 1.0 && l2 > 1e-6 {
-                return v / l2.sqrt();
-            }
-        }
-    }
-
-    fn rotation(&mut self) -> DQuat {
-        loop {
-            let q = DQuat::from_xyzw(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            let l2 = q.length_squared();
-            if l2 <= 1.0 && l2 > 1e-6 {
-                return q.normalize();
-            }
-        }
-    }
-}
-
 fn random_geometry(rng: &mut Rng) -> Limb7Geometry {
     loop {
         let lo = rng.range(-PI, 0.5);
         let hi = (lo + rng.range(0.3, TAU)).min(PI);
         let g = Limb7Geometry {
-            upper: rng.direction() * rng.range(0.1, 1.0),
+            upper: rng.unit_vector() * rng.range(0.1, 1.0),
             elbow_frame: rng.rotation(),
-            elbow_axis: rng.direction() * rng.range(0.5, 2.0),
+            elbow_axis: rng.unit_vector() * rng.range(0.5, 2.0),
             elbow_range: [lo, hi],
-            lower: rng.direction() * rng.range(0.1, 1.0),
+            lower: rng.unit_vector() * rng.range(0.1, 1.0),
             wrist_frame: rng.rotation(),
-            swivel_reference: rng.direction(),
+            swivel_reference: rng.unit_vector(),
         };
         if Limb7::new(g).is_ok() {
             return g;
@@ -92,12 +66,6 @@ fn fk_affine(
         * DAffine3::from_quat(g.wrist_frame)
         * DAffine3::from_quat(wrist);
     (elbow, wrist)
-}
-
-/// The angle of `a⁻¹ b`, precise near zero.
-fn rotation_gap(a: DQuat, b: DQuat) -> f64 {
-    let d = a.conjugate() * b;
-    2.0 * d.xyz().length().atan2(d.w.abs())
 }
 
 /// Rotation of an affine made of rotations and translations only.
@@ -147,7 +115,7 @@ fn reproduces_100k_random_reachable_poses() {
         assert!(s.elbow_angle >= lo - 1e-12 && s.elbow_angle <= hi + 1e-12);
         let (elbow_m, wrist_m) = fk_affine(&g, s.shoulder, s.elbow_angle, s.wrist.unwrap());
         worst_position = worst_position.max((wrist_m.translation - target).length() / scale);
-        worst_rotation = worst_rotation.max(rotation_gap(rotation_of(&wrist_m), orientation));
+        worst_rotation = worst_rotation.max(rotation_angle(rotation_of(&wrist_m), orientation));
         worst_swivel = worst_swivel.max(angle_gap(
             limb.swivel_from_pose(s.shoulder, s.elbow_angle),
             swivel,
@@ -174,9 +142,9 @@ fn reproduces_100k_random_reachable_poses() {
         };
         if elbow_offset > 1e-4 * scale && target.length() > 1e-3 * scale {
             assert!(angle_gap(back.elbow_angle, theta) < 1e-6, "sample {i}");
-            assert!(rotation_gap(back.shoulder, q) < 1e-6, "sample {i}");
+            assert!(rotation_angle(back.shoulder, q) < 1e-6, "sample {i}");
             assert!(
-                rotation_gap(back.wrist.unwrap(), wrist) < 1e-6,
+                rotation_angle(back.wrist.unwrap(), wrist) < 1e-6,
                 "sample {i}"
             );
         }
@@ -196,7 +164,7 @@ fn seed_limb_puts_the_elbow_where_the_seed_formula_does() {
     let limb = Limb7::new(Limb7Geometry::seed(l1, l2)).unwrap();
     let mut rng = Rng(3);
     for _ in 0..1000 {
-        let goal = rng.direction() * rng.range(0.05, 1.99);
+        let goal = rng.unit_vector() * rng.range(0.05, 1.99);
         let swivel = rng.range(-PI, PI);
         let s = limb.solve_position(goal, swivel, None).unwrap();
         assert!(s.reached);
@@ -235,7 +203,7 @@ fn unreachable_targets_give_the_closest_pose_and_not_reached() {
     assert!((near - expected_near).abs() < 1e-12);
     let mut rng = Rng(11);
     for _ in 0..500 {
-        let dir = rng.direction();
+        let dir = rng.unit_vector();
         for (distance, expected) in [
             (rng.range(0.56, 5.0), far),
             (rng.range(0.0, near * 0.99), near),
@@ -379,7 +347,7 @@ fn straight_limb_keeps_a_continuous_swivel() {
         assert!(angle_gap(limb.swivel_from_pose(s.shoulder, s.elbow_angle), swivel) < 1e-9);
         if let Some(p) = previous {
             // One step of the swivel turns the shoulder by one step about the limb.
-            assert!((rotation_gap(p, s.shoulder) - TAU / 64.0).abs() < 1e-9);
+            assert!((rotation_angle(p, s.shoulder) - TAU / 64.0).abs() < 1e-9);
         }
         previous = Some(s.shoulder);
     }
@@ -539,17 +507,11 @@ fn legal_rotation(rng: &mut Rng, limit: &JointLimit) -> DQuat {
         return DQuat::from_axis_angle(h.axis, rng.range(h.min + margin, h.max - margin));
     }
     loop {
-        let q = DQuat::from_axis_angle(rng.direction(), rng.range(0.0, 1.5));
+        let q = DQuat::from_axis_angle(rng.unit_vector(), rng.range(0.0, 1.5));
         if limit.violation(q) == 0.0 && limit.violation(q * DQuat::from_rotation_x(0.01)) == 0.0 {
             return q;
         }
     }
-}
-
-fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
-    let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut model);
-    model
 }
 
 /// The built-in humanoid's arms and legs through the chain adapter: goals from random poses
@@ -612,7 +574,7 @@ fn builtin_humanoid_limbs_reach_through_the_skeleton() {
                     "{names:?} {report:?} {error} {:?}",
                     source[e]
                 );
-                assert!(rotation_gap(after.rotation(w), goal.orientation.unwrap()) < TOLERANCE);
+                assert!(rotation_angle(after.rotation(w), goal.orientation.unwrap()) < TOLERANCE);
             }
             // The source's own swivel is feasible, so the policy must reach.
             assert!(report.reached, "{names:?}: {report:?}");
@@ -737,7 +699,7 @@ fn chain_works_under_any_parent_transform() {
                 "elbow",
                 Some("shoulder"),
                 Transform {
-                    translation: rng.direction() * 0.3,
+                    translation: rng.unit_vector() * 0.3,
                     rotation: elbow_rest,
                     scale: DVec3::ONE,
                 },
@@ -746,7 +708,7 @@ fn chain_works_under_any_parent_transform() {
                 "wrist",
                 Some("elbow"),
                 Transform {
-                    translation: rng.direction() * 0.25,
+                    translation: rng.unit_vector() * 0.25,
                     rotation: rng.rotation(),
                     scale: DVec3::ONE,
                 },
@@ -754,7 +716,7 @@ fn chain_works_under_any_parent_transform() {
             .build()
             .unwrap();
         let [s, e, w] = ["shoulder", "elbow", "wrist"].map(|n| skeleton.joint(n).unwrap());
-        let axis = rng.direction();
+        let axis = rng.unit_vector();
         let chain = Limb7Chain::with_hinge(&skeleton, [s, e, w], axis, [0.0, 2.5]).unwrap();
         let mut model = ModelPose::new(&skeleton);
         for _ in 0..2000 {
@@ -786,7 +748,7 @@ fn chain_works_under_any_parent_transform() {
                 "{parent:?}: {error}"
             );
             if let Some(orientation) = goal.orientation {
-                assert!(rotation_gap(after.rotation(w), orientation) < TOLERANCE);
+                assert!(rotation_angle(after.rotation(w), orientation) < TOLERANCE);
             }
             assert!(angle_gap(chain.current_swivel(&skeleton, &pose).unwrap(), swivel) < 1e-9);
         }
@@ -857,7 +819,7 @@ fn cmu_arm_reaches_its_motion_with_its_own_swivel() {
         checked += 1;
         let after = model_of(skeleton, &pose);
         assert!((after.position(w) - goal.position).length() < TOLERANCE);
-        assert!(rotation_gap(after.rotation(w), goal.orientation.unwrap()) < TOLERANCE);
+        assert!(rotation_angle(after.rotation(w), goal.orientation.unwrap()) < TOLERANCE);
         // The elbow lies on the motion's side: same swivel, elbow within the hinge's reach of
         // the mocap elbow (the mocap forearm also twists, which a hinge cannot).
         let elbow_after = limb_from_model.transform_point3(after.position(e));
@@ -878,7 +840,7 @@ fn batch_matches_single_solves() {
         .map(|_| Limb7::new(random_geometry(&mut rng)).unwrap())
         .collect();
     let targets: Vec<DVec3> = (0..64)
-        .map(|_| rng.direction() * rng.range(0.0, 1.5))
+        .map(|_| rng.unit_vector() * rng.range(0.0, 1.5))
         .collect();
     let orientations: Vec<DQuat> = (0..64).map(|_| rng.rotation()).collect();
     let swivels: Vec<f64> = (0..64).map(|_| rng.range(-PI, PI)).collect();
@@ -1115,7 +1077,7 @@ fn default_policy_says_unreachable_only_where_no_swivel_reaches() {
         for i in 0..120 {
             let target = if i % 2 == 0 {
                 // Any direction for arms, the lower half for legs (hips bend little upward).
-                let mut direction = rng.direction();
+                let mut direction = rng.unit_vector();
                 if base == "hips" {
                     direction.y = -direction.y.abs();
                 }

@@ -11,22 +11,17 @@ use ikarus_core::{JointId, LocalPose, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::recover::{
     RecoverConfig, RecoverError, RecoverReport, RootPlacement, recover_posture,
 };
+use ikarus_testdata::assert::rotation_angle;
 
 /// Every joint turned at random (limits ignored: recovery does not read them), the root moved.
 fn random_pose(s: &Skeleton, rng: &mut Rng) -> LocalPose {
     let mut pose = s.rest_pose();
     for j in s.joints() {
-        pose[j].rotation = s.rest(j).rotation * rng.rotation(1.4);
+        pose[j].rotation = s.rest(j).rotation * rng.rotation_up_to(1.4);
     }
     let root = s.roots().next().unwrap();
     pose[root].translation += DVec3::new(rng.range(-1.0, 1.0), rng.range(-0.5, 0.5), 0.3);
     pose
-}
-
-/// The angle between two rotations, accurate near zero (unlike `acos` of the dot product).
-fn angle(a: DQuat, b: DQuat) -> f64 {
-    let d = a.conjugate() * b;
-    2.0 * d.xyz().length().atan2(d.w.abs())
 }
 
 fn points(s: &Skeleton, pose: &LocalPose) -> Vec<DVec3> {
@@ -65,7 +60,7 @@ fn check_round_trip(s: &Skeleton, truth: &LocalPose, reference: &LocalPose, conf
                 s.name(j)
             );
         } else {
-            let angle = angle(difference, DQuat::IDENTITY);
+            let angle = rotation_angle(difference, DQuat::IDENTITY);
             assert!(angle < 1e-9, "{}: off by {angle} rad", s.name(j));
         }
     }
@@ -73,7 +68,7 @@ fn check_round_trip(s: &Skeleton, truth: &LocalPose, reference: &LocalPose, conf
     let report = recover_posture(s, truth, &p, &config, &mut pose).unwrap();
     assert!(report.position_error < 1e-9);
     for j in s.joints() {
-        let angle = angle(pose[j].rotation, truth[j].rotation);
+        let angle = rotation_angle(pose[j].rotation, truth[j].rotation);
         assert!(angle < 1e-9, "{}: off by {angle} rad", s.name(j));
         assert!((pose[j].translation - truth[j].translation).length() < 1e-9);
     }
@@ -114,7 +109,7 @@ fn multi_child_joints_are_fully_determined_and_one_child_joints_keep_the_referen
     for name in ["hips", "upperChest", "head"] {
         let j = s.joint(name).unwrap();
         let (got, want) = (model(&s, &pose).rotation(j), model(&s, &truth).rotation(j));
-        assert!(angle(got, want) < 1e-9, "{name}");
+        assert!(rotation_angle(got, want) < 1e-9, "{name}");
     }
     // The lower arm (one child) keeps the rest twist: the smallest rotation from the input.
     let forearm = s.joint("leftLowerArm").unwrap();
@@ -124,7 +119,7 @@ fn multi_child_joints_are_fully_determined_and_one_child_joints_keep_the_referen
         (model(&s, &pose).rotation(s.joint("leftUpperArm").unwrap()) * DVec3::X).normalize(),
         elbow_to_wrist.normalize(),
     ) * model(&s, &pose).rotation(s.joint("leftUpperArm").unwrap());
-    assert!(angle(model(&s, &pose).rotation(forearm), twist_free) < 1e-9);
+    assert!(rotation_angle(model(&s, &pose).rotation(forearm), twist_free) < 1e-9);
 }
 
 #[test]

@@ -3,29 +3,19 @@
 //! `auto`. Ground truth is forward kinematics of the skeleton through the URDF's
 //! `JointChain`, independent of the solvers' own product-of-exponentials model.
 
+use ikarus_core::Skeleton;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{ModelPose, Skeleton, fk};
 use ikarus_solve::limb7::SwivelPolicy;
 use ikarus_solve::robot::{AutoConfig, ClosedForm, Screws};
 use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 
 mod common;
-use common::{Robot, load_robot as load};
+use common::{Rng, Robot, load_robot as load, pose_of};
 
 impl Robot {
     fn skeleton(&self) -> &Skeleton {
         &self.urdf.skeleton
-    }
-
-    /// `base_from_tip` by the skeleton's forward kinematics.
-    fn tip(&self, q: &[f64]) -> DAffine3 {
-        let s = self.skeleton();
-        let mut pose = s.rest_pose();
-        self.chain.set_q(s, q, &mut pose).expect("q fits");
-        let mut model = ModelPose::new(s);
-        fk::forward_kinematics(s, &pose, &mut model);
-        self.chain.tip_in_base(&model)
     }
 
     /// Position and rotation errors of `q` against `target`.
@@ -36,31 +26,6 @@ impl Robot {
         let d = r.normalize() * rt.normalize().conjugate();
         ((t - tt).length(), 2.0 * d.xyz().length().atan2(d.w.abs()))
     }
-
-    /// Joint vectors uniform inside the limits.
-    fn random_q(&self, rng: &mut u64) -> Vec<f64> {
-        self.chain
-            .lower()
-            .iter()
-            .zip(self.chain.upper())
-            .map(|(&l, &u)| l + (u - l) * next(rng))
-            .collect()
-    }
-}
-
-/// splitmix64 → uniform `[0, 1)`.
-fn next(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn pose_of(frame: &DAffine3) -> (DVec3, DQuat) {
-    let (_, r, t) = frame.to_scale_rotation_translation();
-    (t, r.normalize())
 }
 
 const IIWAS: [(&str, &str, &str); 2] = [
@@ -150,7 +115,7 @@ fn every_branch_reaches_the_target_and_one_is_the_sampled_pose() {
         let Ok(ClosedForm::SrsArm(arm)) = detect(&robot) else {
             panic!("{file}: not an S-R-S arm");
         };
-        let mut rng = 7u64;
+        let mut rng = Rng(7);
         for _ in 0..200 {
             let q = robot.random_q(&mut rng);
             let target = robot.tip(&q);
@@ -196,7 +161,7 @@ fn iiwa_closed_form_solves_the_trac_ik_slice() {
         };
         let form = detect(&robot).expect("S-R-S");
         let seed = robot.chain.middle();
-        let mut rng = 42u64;
+        let mut rng = Rng(42);
         let mut solved = 0;
         let mut q = vec![0.0; 7];
         for _ in 0..1000 {
@@ -227,7 +192,7 @@ fn legs_solve_every_legal_target() {
         };
         let form = detect(&robot).expect("leg");
         let seed = robot.chain.middle();
-        let mut rng = 11u64;
+        let mut rng = Rng(11);
         let mut q = vec![0.0; 6];
         for _ in 0..1000 {
             let sample = robot.random_q(&mut rng);
@@ -269,7 +234,7 @@ fn reversed_screws_are_the_inverse_chain() {
     };
     let screws = Screws::from_chain(robot.skeleton(), &robot.chain).expect("revolute");
     let reversed = screws.reversed();
-    let mut rng = 3u64;
+    let mut rng = Rng(3);
     for _ in 0..20 {
         let q = robot.random_q(&mut rng);
         let back: Vec<f64> = q.iter().rev().map(|v| -v).collect();
@@ -294,7 +259,7 @@ fn auto_runs_the_closed_form_on_iiwa_and_lm_on_ur5() {
         let Some(robot) = load(file, base, tip) else {
             return;
         };
-        let mut rng = 5u64;
+        let mut rng = Rng(5);
         let targets: Vec<BatchTarget> = (0..50)
             .map(|_| {
                 let (position, rotation) = pose_of(&robot.tip(&robot.random_q(&mut rng)));

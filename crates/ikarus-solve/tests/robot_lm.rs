@@ -4,7 +4,6 @@
 //! exponentials; every returned `q` must lie inside the limits.
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{ModelPose, fk};
 use ikarus_solve::Tolerance;
 use ikarus_solve::lm::LmConfig;
 use ikarus_solve::robot::Screws;
@@ -16,38 +15,11 @@ const TOLERANCE: Tolerance = Tolerance {
 };
 
 mod common;
-use common::{Robot, load_robot as load};
+use common::{Rng, Robot, load_robot as load};
 
 impl Robot {
-    /// `base_from_tip` by the skeleton's forward kinematics.
-    fn tip(&self, q: &[f64]) -> DAffine3 {
-        let s = &self.urdf.skeleton;
-        let mut pose = s.rest_pose();
-        self.chain.set_q(s, q, &mut pose).expect("q fits");
-        let mut model = ModelPose::new(s);
-        fk::forward_kinematics(s, &pose, &mut model);
-        self.chain.tip_in_base(&model)
-    }
-
     fn screws(&self) -> Screws {
         Screws::from_chain(&self.urdf.skeleton, &self.chain).expect("revolute chain")
-    }
-
-    /// Joint vectors uniform inside the limits (splitmix64).
-    fn random_q(&self, state: &mut u64) -> Vec<f64> {
-        self.chain
-            .lower()
-            .iter()
-            .zip(self.chain.upper())
-            .map(|(&l, &u)| {
-                *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = *state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                z ^= z >> 31;
-                l + (u - l) * ((z >> 11) as f64 / (1u64 << 53) as f64)
-            })
-            .collect()
     }
 }
 
@@ -89,11 +61,11 @@ fn reaches_random_legal_poses_with_legal_joints() {
         };
         let screws = robot.screws();
         let config = protocol_config();
-        let mut state = 7u64;
+        let mut rng = Rng(7);
         for with_orientation in [true, false] {
             let mut solved = 0;
             for _ in 0..300 {
-                let sample = robot.random_q(&mut state);
+                let sample = robot.random_q(&mut rng);
                 let goal = goal_of(&robot.tip(&sample), with_orientation);
                 let mut q = robot.chain.middle();
                 let outcome = lm::solve(&screws, &goal, &config, TOLERANCE, &mut q).unwrap();
@@ -172,9 +144,9 @@ fn joints_without_limits_come_back_within_half_a_turn_of_the_start() {
     screws.lower.fill(f64::NEG_INFINITY);
     screws.upper.fill(f64::INFINITY);
     let config = protocol_config();
-    let mut state = 3u64;
+    let mut rng = Rng(3);
     for _ in 0..200 {
-        let sample = robot.random_q(&mut state);
+        let sample = robot.random_q(&mut rng);
         let goal = goal_of(&robot.tip(&sample), true);
         let start = robot.chain.middle();
         let mut q = start.clone();

@@ -7,13 +7,12 @@
 
 use std::f64::consts::{PI, TAU};
 
-use ikarus_core::glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{ModelPose, fk};
+use ikarus_core::glam::DAffine3;
 use ikarus_solve::limb7::SwivelInterval;
 use ikarus_solve::robot::{ClosedForm, SrsArm};
 
 mod common;
-use common::{Rng, Robot, load_robot as load};
+use common::{Rng, Robot, load_robot as load, pose_of};
 
 /// Swivels this close to an interval's end are not judged (the ends are roots of
 /// trigonometric equations, exact to rounding; near a double root to about √ε).
@@ -21,20 +20,6 @@ const MARGIN: f64 = 1e-7;
 
 /// The old sampling step: intervals narrower than this could be missed.
 const OLD_STEP: f64 = TAU / 128.0;
-
-fn tip(robot: &Robot, q: &[f64]) -> DAffine3 {
-    let s = &robot.urdf.skeleton;
-    let mut pose = s.rest_pose();
-    robot.chain.set_q(s, q, &mut pose).expect("q fits");
-    let mut model = ModelPose::new(s);
-    fk::forward_kinematics(s, &pose, &mut model);
-    robot.chain.tip_in_base(&model)
-}
-
-fn pose_of(frame: &DAffine3) -> (DVec3, DQuat) {
-    let (_, r, t) = frame.to_scale_rotation_translation();
-    (t, r.normalize())
-}
 
 /// True when some branch at `swivel` lies inside the limits and reaches `target` by FK.
 fn legal_by_fk(robot: &Robot, arm: &SrsArm, target: &DAffine3, swivel: f64) -> bool {
@@ -44,7 +29,7 @@ fn legal_by_fk(robot: &Robot, arm: &SrsArm, target: &DAffine3, swivel: f64) -> b
         if !robot.chain.within_limits(q, 0.0) {
             return false;
         }
-        let (p, r) = pose_of(&tip(robot, q));
+        let (p, r) = pose_of(&robot.tip(q));
         let d = r * rotation.conjugate();
         (p - position).length() < 1e-9 && 2.0 * d.xyz().length().atan2(d.w.abs()) < 1e-9
     })
@@ -119,7 +104,7 @@ fn intervals_agree_with_the_scan(file: &str, base: &str, tip_link: &str, min_nar
             .zip(&upper)
             .map(|(&l, &u)| rng.range(l, u))
             .collect();
-        let target = tip(&robot, &q);
+        let target = robot.tip(&q);
         let (position, rotation) = pose_of(&target);
         let intervals = arm.feasible_swivels(position, rotation);
         let mut own = [0.0; 7];

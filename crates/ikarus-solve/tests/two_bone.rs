@@ -7,14 +7,14 @@
 //! the full reach are those of the start joint's space (model space seen through the inverse of
 //! `model_from_start`), where the bones keep their lengths.
 
-mod rigs;
-
-use rigs::{Draw, Rng, parent_transforms};
-use std::f64::consts::{PI, TAU};
+use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
+use ikarus_testdata::transforms::parent_transforms;
+use ikarus_testdata::{Draw, Rng};
+use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::two_bone::{
     Pole, TwoBoneChain, TwoBoneChainError, TwoBoneInput, TwoBoneOutput, TwoBoneSettings,
     recover_pole, solve, solve_chain, solve_slice,
@@ -84,23 +84,6 @@ impl Rig {
             rest * DQuat::from_axis_angle(self.chain.mid_axis, rng.range(-PI, PI));
         pose
     }
-}
-
-fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
-    let mut model = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut model);
-    model
-}
-
-/// About the angle between two rotations (exact to first order, and unlike `angle_between`
-/// without the `acos` that loses half the digits near zero).
-fn rotation_gap(a: DQuat, b: DQuat) -> f64 {
-    2.0 * (a - b).length().min((a + b).length())
-}
-
-/// Component of `v` normal to `axis`.
-fn normal_part(v: DVec3, axis: DVec3) -> DVec3 {
-    v - axis * (v.dot(axis) / axis.length_squared())
 }
 
 /// Checks that `mid` lies in the plane through `start` spanned by `aim` and `pole`, on the
@@ -196,44 +179,14 @@ fn reaches_random_targets(parent_name: &str, parent: Transform, seed: u64) {
     eprintln!("{parent_name}: worst end error over 100,000 targets {worst:e} m");
 }
 
-#[test]
-fn reaches_100k_random_targets_identity_parent() {
-    reaches_random_targets("identity", parent_transforms()[0].1, 1);
-}
-
-#[test]
-fn reaches_100k_random_targets_translated_parent() {
-    reaches_random_targets("translated", parent_transforms()[1].1, 2);
-}
-
-#[test]
-fn reaches_100k_random_targets_rotated_parent() {
-    reaches_random_targets("rotated", parent_transforms()[2].1, 3);
-}
-
-#[test]
-fn reaches_100k_random_targets_uniformly_scaled_parent() {
-    reaches_random_targets("uniform_scale", parent_transforms()[3].1, 4);
-}
-
-#[test]
-fn reaches_100k_random_targets_non_uniformly_scaled_parent() {
-    reaches_random_targets("non_uniform_scale", parent_transforms()[4].1, 5);
-}
-
-#[test]
-fn reaches_100k_random_targets_mirrored_parent() {
-    reaches_random_targets("mirrored", parent_transforms()[5].1, 6);
-}
-
-/// Signed angle from `from` to `to` about `axis` (both normal to it).
-fn signed_angle(from: DVec3, to: DVec3, axis: DVec3) -> f64 {
-    from.cross(to).dot(axis.normalize()).atan2(from.dot(to))
-}
-
-fn wrap(angle: f64) -> f64 {
-    (angle + PI).rem_euclid(TAU) - PI
-}
+ikarus_testdata::test_under_each_parent!(reaches_random_targets:
+    reaches_100k_random_targets_identity_parent,
+    reaches_100k_random_targets_translated_parent,
+    reaches_100k_random_targets_rotated_parent,
+    reaches_100k_random_targets_uniformly_scaled_parent,
+    reaches_100k_random_targets_non_uniformly_scaled_parent,
+    reaches_100k_random_targets_mirrored_parent,
+);
 
 #[test]
 fn twist_turns_the_bend_plane_by_the_twist_angle_in_model_space() {

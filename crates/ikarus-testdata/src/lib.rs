@@ -1,10 +1,28 @@
-//! Finds the shared real-world test data (`../shared/data` beside the repository, or the
-//! directory named by `IKARUS_SHARED_DATA`).
+//! The fixtures every ikarus test, bench and runner shares, so that each is written once:
 //!
-//! In CI (`CI` set to anything but `false`/`0`) missing data is a test failure; on a developer's
-//! machine the test says clearly that it was skipped and returns.
+//! - the shared real-world test data (`../shared/data` beside the repository, or the directory
+//!   named by `IKARUS_SHARED_DATA`): [`data_dir`], [`require`], [`files`]. In CI (`CI` set to
+//!   anything but `false`/`0`) missing data is a test failure; on a developer's machine the test
+//!   says clearly that it was skipped and returns;
+//! - one deterministic random generator, [`Rng`], and its geometric draws, [`Draw`];
+//! - the six parent transforms every closed-form check is repeated under
+//!   ([`transforms`]), as ozz-animation's IK tests do;
+//! - the rigs and chains several crates test and bench ([`rigs`]), the limit families
+//!   ([`limits`]);
+//! - measures and assertions on poses and rotations ([`assert`]).
+//!
+//! It depends on `ikarus-core` and glam only (the solver, format and animation crates
+//! dev-depend on it); fixtures that need their types stay in those crates' `tests/common`.
 
 use std::path::PathBuf;
+
+pub mod assert;
+pub mod limits;
+pub mod rigs;
+pub mod rng;
+pub mod transforms;
+
+pub use rng::{Draw, Rng};
 
 /// The data directory if it exists.
 pub fn data_dir() -> Option<PathBuf> {
@@ -56,67 +74,4 @@ pub fn files(sub: &str, extension: &str, test: &str) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-/// A small deterministic random source for tests and benches (splitmix64): the same numbers
-/// on every machine, no dependency. The one copy of it outside the solvers' own restarts
-/// (`ikarus_solve`'s driver, which cannot depend on test data).
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// The next value, uniform in `[0, 1)` on the grid of 2⁻⁵³ (the top 53 bits).
-    pub fn unit(&mut self) -> f64 {
-        #[allow(clippy::cast_precision_loss)] // 53 bits: exact
-        let value = (self.next_u64() >> 11) as f64 / 9_007_199_254_740_992.0;
-        value
-    }
-
-    /// The next value, uniform in `[lo, hi)`: `lo + (hi − lo) · unit()`.
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-
-    /// The next value, uniform in `[0, 1]`: all 64 bits divided by 2⁶⁴ (rounded to the
-    /// nearest double, so 1 itself once in about 2⁵⁴ draws). Another stream than
-    /// [`unit`](Self::unit) from the same state; kept for the tests written against it.
-    pub fn uniform(&mut self) -> f64 {
-        #[allow(clippy::cast_precision_loss)] // 53 bits kept by the division's rounding
-        let value = self.next_u64() as f64 / 18_446_744_073_709_551_616.0;
-        value
-    }
-
-    /// The next value, uniform in `[-1, 1]` (from [`uniform`](Self::uniform)).
-    pub fn signed(&mut self) -> f64 {
-        2.0 * self.uniform() - 1.0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Rng;
-
-    #[test]
-    fn rng_is_splitmix64() {
-        // The published splitmix64 outputs for state 0 (Vigna's reference implementation).
-        let mut rng = Rng(0);
-        assert_eq!(rng.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(rng.next_u64(), 0x6E78_9E6A_A1B9_65F4);
-        assert_eq!(rng.next_u64(), 0x06C4_5D18_8009_454F);
-        // `unit` keeps the top 53 bits, `uniform` all 64 (rounded), from the same state.
-        let (mut a, mut b) = (Rng(0), Rng(0));
-        // (0xE220A8397B1DCDAF >> 11) / 2^53 and 0xE220A8397B1DCDAF / 2^64, by Python.
-        assert_eq!(a.unit(), 0.883_310_808_213_642_6);
-        assert_eq!(b.uniform(), 0.883_310_808_213_642_7);
-        assert_eq!(Rng(0).range(2.0, 4.0), 2.0 + 2.0 * 0.883_310_808_213_642_6);
-    }
 }

@@ -136,18 +136,6 @@ fn humanoid() {
     }
 }
 
-/// The robot bench's chains.
-const CHAINS: [(&str, &str, &str); 8] = [
-    ("kukaIiwa7.urdf", "iiwa_link_0", "iiwa_link_ee"),
-    ("iiwa14_no_collision.urdf", "base", "iiwa_link_ee"),
-    ("simple_humanoid.urdf", "BODY", "l_ankle"),
-    ("talos_reduced.urdf", "base_link", "left_sole_link"),
-    ("simple_humanoid.urdf", "torso", "l_wrist"),
-    ("panda.urdf", "panda_link0", "panda_link8"),
-    ("ur5_robot.urdf", "base_link", "ee_link"),
-    ("universalUR5e.urdf", "base_link", "tool0"),
-];
-
 fn robots(count: usize) {
     let tolerance = Tolerance {
         position: 1e-5,
@@ -155,17 +143,8 @@ fn robots(count: usize) {
     };
     let mut ccd = ikarus_solve::CcdConfig::default();
     ccd.iteration.max_iterations = 500;
-    let SolverConfig::Lm(fallback) = ikarus_bench::trac_ik_lm_config() else {
-        unreachable!("the protocol's LM config")
-    };
     let configs = [
-        (
-            "auto",
-            SolverConfig::Auto(ikarus_solve::robot::AutoConfig {
-                swivel: ikarus_solve::limb7::SwivelPolicy::KeepCurrent,
-                fallback,
-            }),
-        ),
+        ("auto", ikarus_bench::trac_ik_auto_config()),
         ("lm", ikarus_bench::trac_ik_lm_config()),
         (
             "jacobian_dls",
@@ -180,7 +159,7 @@ fn robots(count: usize) {
             SolverConfig::Fabrik(ikarus_solve::fabrik::FabrikConfig::default()),
         ),
     ];
-    for (file, base, tip) in CHAINS {
+    for (file, base, tip) in ikarus_bench::ROBOT_CHAINS {
         let Some(robot) = Robot::load(file, base, tip) else {
             continue;
         };

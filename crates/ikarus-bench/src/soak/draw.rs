@@ -9,51 +9,29 @@ use ikarus_core::{
     Skeleton, SkeletonBuilder, SwingTwistLimit, Transform, fk,
 };
 use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
+use ikarus_testdata::Rng;
+use ikarus_testdata::limits::{EULER_ORDERS, LIMIT_KINDS};
 
-/// splitmix64, the generator of every random choice of a case.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
+/// The generator of task `index` of the run seeded `seed` (two splitmix rounds mix the pair, so
+/// neighbouring indices and seeds give unrelated streams).
+pub fn rng_for_task(seed: u64, index: u64) -> Rng {
+    let mut rng = Rng(seed);
+    let mixed = rng.next_u64() ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    Rng(mixed)
+}
 
-impl Rng {
-    /// The generator of task `index` of the run seeded `seed` (two splitmix rounds mix the
-    /// pair, so neighbouring indices and seeds give unrelated streams).
-    pub fn for_task(seed: u64, index: u64) -> Self {
-        let mut rng = Self(seed);
-        let mixed = rng.next_u64() ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        Self(mixed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-
-    /// True with probability `p`.
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn int(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next_u64() % (hi - lo + 1) as u64) as usize
-    }
-
+/// The soak's own geometric draws (not [`ikarus_testdata::Draw`]'s: another threshold and a
+/// division, and the soak's cases depend on them).
+pub trait SoakDraw {
     /// A uniformly distributed unit direction.
-    pub fn direction(&mut self) -> DVec3 {
+    fn direction(&mut self) -> DVec3;
+
+    /// A rotation about a random axis by an angle uniform in `[-max_angle, max_angle]`.
+    fn rotation(&mut self, max_angle: f64) -> DQuat;
+}
+
+impl SoakDraw for Rng {
+    fn direction(&mut self) -> DVec3 {
         loop {
             let v = DVec3::new(
                 self.range(-1.0, 1.0),
@@ -67,8 +45,7 @@ impl Rng {
         }
     }
 
-    /// A rotation about a random axis by an angle uniform in `[-max_angle, max_angle]`.
-    pub fn rotation(&mut self, max_angle: f64) -> DQuat {
+    fn rotation(&mut self, max_angle: f64) -> DQuat {
         let axis = self.direction();
         DQuat::from_axis_angle(axis, self.range(-max_angle, max_angle))
     }
@@ -109,20 +86,9 @@ pub struct Case {
     pub expect_invalid: bool,
 }
 
-/// The per-skeleton limit families of the conformance suite, `mixed` picking one per joint.
-const LIMIT_KINDS: [&str; 7] = [
-    "free",
-    "locked",
-    "hinge",
-    "swing_twist",
-    "euler",
-    "mmd",
-    "mixed",
-];
-
 /// The case of task `index` in the run seeded `seed`.
 pub fn case(seed: u64, index: u64) -> Case {
-    let mut rng = Rng::for_task(seed, index);
+    let mut rng = rng_for_task(seed, index);
     let roll = rng.unit();
     let (shape, skeleton, fit) = if roll < 0.08 {
         ("leg6 rig".to_owned(), leg_rig(&mut rng), true)
@@ -291,14 +257,6 @@ fn limit(kind: &str, index: usize, rng: &mut Rng) -> JointLimit {
             },
         }),
         "euler" => {
-            let orders = [
-                EulerOrder::Xyz,
-                EulerOrder::Xzy,
-                EulerOrder::Yxz,
-                EulerOrder::Yzx,
-                EulerOrder::Zxy,
-                EulerOrder::Zyx,
-            ];
             let (mut min, mut max) = ([0.0; 3], [0.0; 3]);
             for i in 0..3 {
                 (min[i], max[i]) = if rng.chance(0.1) {
@@ -308,7 +266,7 @@ fn limit(kind: &str, index: usize, rng: &mut Rng) -> JointLimit {
                 };
             }
             JointLimit::Euler(EulerLimit {
-                order: orders[rng.int(0, 5)],
+                order: EULER_ORDERS[rng.int(0, 5)],
                 min,
                 max,
             })

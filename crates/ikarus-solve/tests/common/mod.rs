@@ -1,34 +1,15 @@
-//! Helpers shared by the solver tests: a deterministic generator, FK, legality checks.
+//! Helpers shared by the solver tests that need `ikarus_solve` or `ikarus_formats` types (the
+//! rest, re-exported here, is in `ikarus_testdata`).
 
 #![allow(dead_code)]
 
-use glam::{DQuat, DVec3};
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use glam::{DAffine3, DQuat, DVec3};
+use ikarus_core::{JointId, LocalPose, Skeleton};
 use ikarus_solve::{Effector, Goal, IkTask};
 
-pub use ikarus_testdata::Rng;
-
-/// Test draws on [`Rng`] beyond plain numbers.
-pub trait Draw {
-    fn rotation(&mut self, max_angle: f64) -> DQuat;
-}
-
-impl Draw for Rng {
-    fn rotation(&mut self, max_angle: f64) -> DQuat {
-        let axis = DVec3::new(
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-        );
-        DQuat::from_axis_angle(axis.normalize(), self.range(-max_angle, max_angle))
-    }
-}
-
-pub fn model(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
-    let mut m = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, pose, &mut m);
-    m
-}
+#[allow(unused_imports)] // not every test file asserts legality
+pub use ikarus_testdata::assert::{assert_legal, model_of as model};
+pub use ikarus_testdata::{Draw, Rng};
 
 /// A random legal pose: each listed joint turned randomly, then projected onto its limit.
 pub fn random_pose(
@@ -40,17 +21,10 @@ pub fn random_pose(
     let mut pose = skeleton.rest_pose();
     for &j in joints {
         let rest = skeleton.rest(j).rotation;
-        let delta = skeleton.limit(j).project(rng.rotation(max_angle));
+        let delta = skeleton.limit(j).project(rng.rotation_up_to(max_angle));
         pose[j].rotation = rest * delta;
     }
     pose
-}
-
-pub fn assert_legal(skeleton: &Skeleton, pose: &LocalPose) {
-    assert!(pose.is_finite());
-    if let Some((j, by)) = skeleton.limit_violation(pose) {
-        panic!("{} outside its limit by {by}", skeleton.name(j));
-    }
 }
 
 pub fn position_task(joint: JointId, target: DVec3) -> IkTask {
@@ -88,4 +62,30 @@ pub fn load_robot(file: &str, base: &str, tip: &str) -> Option<Robot> {
     let urdf = ikarus_formats::urdf::Urdf::parse(&text).expect("valid URDF");
     let chain = urdf.chain(base, tip).expect("chain");
     Some(Robot { urdf, chain })
+}
+
+impl Robot {
+    /// `base_from_tip` by the skeleton's forward kinematics.
+    pub fn tip(&self, q: &[f64]) -> DAffine3 {
+        let s = &self.urdf.skeleton;
+        let mut pose = s.rest_pose();
+        self.chain.set_q(s, q, &mut pose).expect("q fits");
+        self.chain.tip_in_base(&model(s, &pose))
+    }
+
+    /// A joint vector uniform inside the limits: `rng.range(lower, upper)` per joint.
+    pub fn random_q(&self, rng: &mut Rng) -> Vec<f64> {
+        self.chain
+            .lower()
+            .iter()
+            .zip(self.chain.upper())
+            .map(|(&l, &u)| rng.range(l, u))
+            .collect()
+    }
+}
+
+/// The position and (normalised) rotation of a rigid `frame`.
+pub fn pose_of(frame: &DAffine3) -> (DVec3, DQuat) {
+    let (_, r, t) = frame.to_scale_rotation_translation();
+    (t, r.normalize())
 }

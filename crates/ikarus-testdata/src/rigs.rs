@@ -1,0 +1,3 @@
+//! Rigs and chains built in code that several crates test and bench.
+
+pub mod iiwa;
