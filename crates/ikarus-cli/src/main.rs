@@ -88,3 +88,21 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Says which joints a `.bvh` output names otherwise (BVH names are single tokens; see
+/// [`ikarus_formats::bvh::token_names`]).
+fn note_renamed(output: &std::path::Path, renamed: &[(String, String)]) {
+    if renamed.is_empty() {
+        return;
+    }
+    let pairs: Vec<String> = renamed
+        .iter()
+        .map(|(from, to)| format!("`{from}` → `{to}`"))
+        .collect();
+    eprintln!(
+        "{}: {} joint names written as single tokens (BVH cannot quote names): {}",
+        output.display(),
+        renamed.len(),
+        pairs.join(", ")
+    );
+}

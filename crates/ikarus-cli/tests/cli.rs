@@ -161,6 +161,39 @@ fn convert_resamples_and_rescales() {
     assert!(err.contains("unknown output format"), "{err}");
 }
 
+/// A VRM whose node names have spaces (cryptovoxels.vrm: `Left leg`, ...) converts to a BVH
+/// whose every `JOINT` line is the keyword and one name, and the command says which names it
+/// changed.
+#[test]
+fn convert_to_bvh_writes_single_token_names_and_says_so() {
+    let Some(dir) = ikarus_testdata::require("gltf", "convert_to_bvh_writes_single_token_names")
+    else {
+        return;
+    };
+    let out = temp_dir("convert_tokens").join("crypto.bvh");
+    let run = ikarus(&[
+        "convert",
+        dir.join("cryptovoxels.vrm").to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        stderr.contains("16 joint names written as single tokens")
+            && stderr.contains("`Left leg` → `Left_leg`"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let joints: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|t| matches!(t.first(), Some(&"ROOT" | &"JOINT")))
+        .collect();
+    assert_eq!(joints.len(), 57);
+    assert!(joints.iter().all(|t| t.len() == 2), "{joints:?}");
+    assert!(joints.iter().any(|t| t[1] == "Left_leg"));
+}
+
 #[test]
 fn up_axis_guess_follows_a_z_up_file() {
     let Some(dir) = ikarus_testdata::require("bvh", "up_axis_guess_follows_a_z_up_file") else {

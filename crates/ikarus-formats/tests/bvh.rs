@@ -291,3 +291,96 @@ fn deep_nesting_and_huge_joint_counts_fail_cleanly() {
     let bvh = parse(&text).unwrap();
     assert_eq!(bvh.skeleton.len(), 60_001);
 }
+
+/// BVH has no quoting: names with spaces, tabs or braces are written as one token,
+/// unique (a token name already taken keeps its joint), and reported; the written file's
+/// `JOINT` lines have exactly one token after the keyword and read back with the same
+/// structure, offsets and frames.
+#[test]
+fn names_that_are_not_tokens_are_written_as_unique_tokens() {
+    use ikarus_core::{JointLimit, Motion, RawJoint, SkeletonBuilder, Transform};
+    use ikarus_formats::bvh::{BvhLayout, renamed_joints, token_names};
+
+    let names = [
+        "Hips",
+        "Left leg",
+        "Left_leg",
+        "Left {knee}",
+        "Right  foot",
+        "a\tb",
+        "a_b",
+    ];
+    let mut builder = SkeletonBuilder::new();
+    for (i, name) in names.iter().enumerate() {
+        builder.push(RawJoint {
+            name: (*name).to_owned(),
+            parent: (i > 0).then(|| names[if i == 2 { 1 } else { 0 }].to_owned()),
+            rest: Transform::from_translation(ikarus_core::glam::DVec3::new(
+                0.0,
+                0.1 * i as f64,
+                0.0,
+            )),
+            limit: JointLimit::Free,
+        });
+    }
+    let skeleton = builder.build().expect("distinct names");
+    let written = token_names(&skeleton);
+    assert_eq!(
+        written,
+        [
+            "Hips",
+            "Left_leg_2",
+            "Left_leg",
+            "Left__knee_",
+            "Right__foot",
+            "a_b_2",
+            "a_b"
+        ]
+    );
+    assert_eq!(
+        renamed_joints(&skeleton),
+        [
+            ("Left leg".to_owned(), "Left_leg_2".to_owned()),
+            ("Left {knee}".to_owned(), "Left__knee_".to_owned()),
+            ("Right  foot".to_owned(), "Right__foot".to_owned()),
+            ("a\tb".to_owned(), "a_b_2".to_owned()),
+        ]
+    );
+
+    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
+    let mut pose = skeleton.rest_pose();
+    pose.transforms_mut()[3].rotation = ikarus_core::glam::DQuat::from_rotation_x(0.4);
+    motion.push(pose).unwrap();
+    let layout = BvhLayout::for_motion(&skeleton, Some(&motion));
+    let text = Bvh::from_motion(&skeleton, &motion, layout)
+        .unwrap()
+        .to_bvh_string();
+    let joint_lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(str::split_whitespace)
+        .map(Iterator::collect)
+        .filter(|t: &Vec<&str>| matches!(t.first(), Some(&"ROOT" | &"JOINT")))
+        .collect();
+    assert_eq!(joint_lines.len(), names.len());
+    assert!(joint_lines.iter().all(|t| t.len() == 2), "{joint_lines:?}");
+    let back = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).unwrap();
+    let back_names: Vec<&str> = back
+        .skeleton
+        .joints()
+        .map(|j| back.skeleton.name(j))
+        .collect();
+    assert_eq!(back_names, written);
+    for j in skeleton.joints() {
+        assert_eq!(back.skeleton.parent(j), skeleton.parent(j));
+        assert_eq!(
+            back.skeleton.rest(j).translation,
+            skeleton.rest(j).translation
+        );
+    }
+    let expected = world_positions(&back, 0);
+    let mut model = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &motion.frames()[0], &mut model);
+    for (a, b) in model.positions().zip(&expected) {
+        assert!((a - *b).length() < 1e-12, "{a} vs {b}");
+    }
+}

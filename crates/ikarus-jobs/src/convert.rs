@@ -32,6 +32,9 @@ pub struct Converted {
     pub frame_rate: f64,
     /// A VMD's keyed bones that its model lacks (ignored).
     pub unmatched: Vec<String>,
+    /// For a `.bvh` output, the joints whose names were made single tokens, as (name, name in
+    /// the file) ([`ikarus_formats::bvh::token_names`]).
+    pub renamed: Vec<(String, String)>,
 }
 
 /// Converts `input` (`builtin:humanoid` or a file; a skeleton without motion is written as one
@@ -93,6 +96,11 @@ pub fn convert(
         frames: motion.len(),
         frame_rate: motion.frame_rate(),
         unmatched: source.unmatched,
+        renamed: if extension.as_deref() == Some("bvh") {
+            ikarus_formats::bvh::renamed_joints(&source.skeleton)
+        } else {
+            Vec::new()
+        },
     })
 }
 

@@ -43,14 +43,14 @@ fn python() -> Option<PathBuf> {
     let python = std::env::var_os("IKARUS_PYTHON")
         .map_or_else(|| target_dir().join("py-venv/bin/python"), PathBuf::from);
     let ready = Command::new(&python)
-        .args(["-c", "import maturin, numpy, pytest, dask.distributed"])
+        .args(["-c", "import maturin, numpy, pytest, dask.distributed, bvh"])
         .status()
         .is_ok_and(|s| s.success());
     if ready {
         return Some(python);
     }
     let message = format!(
-        "python package tests: no Python with maturin, numpy, pytest and dask at {} (set \
+        "python package tests: no Python with maturin, numpy, pytest, dask and bvh at {} (set \
          IKARUS_PYTHON, or: python3 -m venv target/py-venv && target/py-venv/bin/pip install \
          -r crates/ikarus-py/requirements-test.txt)",
         python.display()

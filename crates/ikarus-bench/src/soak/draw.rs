@@ -5,8 +5,8 @@ use std::f64::consts::PI;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{
-    EulerLimit, EulerOrder, HingeLimit, JointId, JointLimit, LocalPose, MmdLimit, ModelPose,
-    Skeleton, SkeletonBuilder, SwingTwistLimit, Transform, fk,
+    EulerLimit, HingeLimit, JointId, JointLimit, LocalPose, MmdLimit, ModelPose, Skeleton,
+    SkeletonBuilder, SwingTwistLimit, Transform, fk,
 };
 use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
 use ikarus_testdata::Rng;

@@ -80,6 +80,7 @@ pub fn run(args: &Args) -> Result<()> {
         let model = args.model.as_deref().unwrap_or(&args.input);
         crate::mmd::warn_unmatched(vmd, model, &converted.unmatched);
     }
+    crate::note_renamed(&args.output, &converted.renamed);
     eprintln!(
         "wrote {} ({} joints, {} frames at {:.3} fps)",
         args.output.display(),

@@ -119,6 +119,12 @@ fn convert(
         ..WriteOptions::default()
     };
     ikarus_jobs::write_motion(output, &skeleton, &motion, &options)?;
+    if output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
+    {
+        crate::note_renamed(output, &ikarus_formats::bvh::renamed_joints(&skeleton));
+    }
     Ok(summary)
 }
 

@@ -224,10 +224,12 @@ fn write(output: &Path, to: &str, target: &Target, motion: &Motion) -> Result<()
         humanoid: (extension == Some("vrma")).then(|| target.map.clone()),
         ..WriteOptions::default()
     };
-    Ok(ikarus_jobs::write_motion(
-        output,
-        &target.skeleton,
-        motion,
-        &options,
-    )?)
+    ikarus_jobs::write_motion(output, &target.skeleton, motion, &options)?;
+    if extension == Some("bvh") {
+        crate::note_renamed(
+            output,
+            &ikarus_formats::bvh::renamed_joints(&target.skeleton),
+        );
+    }
+    Ok(())
 }

@@ -18,6 +18,8 @@ mod number;
 mod read;
 mod write;
 
+pub use write::{renamed_joints, token_names};
+
 use glam::{DQuat, DVec3, EulerRot};
 use ikarus_core::{JointId, LocalPose, Motion, Skeleton, Transform};
 

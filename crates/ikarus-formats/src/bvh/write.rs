@@ -1,15 +1,69 @@
 //! The BVH writer.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
+use ikarus_core::Skeleton;
+
 use super::Bvh;
 use crate::FormatError;
 
+/// Each joint's name as the writer puts it in the file: one token, because BVH has no quoting
+/// and readers (Blender's, three.js's `BVHLoader`, the Python readers) split the line on
+/// whitespace. Whitespace, control characters and braces become `_`, an empty name `joint`;
+/// a name that then collides with another joint's gets `_2`, `_3`, … (names that were tokens
+/// already are kept as they are). Indexed by joint.
+pub fn token_names(skeleton: &Skeleton) -> Vec<String> {
+    let separator = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
+    let is_token = |name: &str| !name.is_empty() && !name.contains(separator);
+    let mut used: HashSet<String> = skeleton
+        .joints()
+        .map(|j| skeleton.name(j))
+        .filter(|name| is_token(name))
+        .map(str::to_owned)
+        .collect();
+    skeleton
+        .joints()
+        .map(|j| {
+            let name = skeleton.name(j);
+            if is_token(name) {
+                return name.to_owned();
+            }
+            let base: String = if name.is_empty() {
+                "joint".to_owned()
+            } else {
+                name.chars()
+                    .map(|c| if separator(c) { '_' } else { c })
+                    .collect()
+            };
+            let mut candidate = base.clone();
+            let mut k = 2;
+            while used.contains(&candidate) {
+                candidate = format!("{base}_{k}");
+                k += 1;
+            }
+            used.insert(candidate.clone());
+            candidate
+        })
+        .collect()
+}
+
+/// The joints [`token_names`] renames, as (name, name in the file), in joint order: what a
+/// writer reports.
+pub fn renamed_joints(skeleton: &Skeleton) -> Vec<(String, String)> {
+    skeleton
+        .joints()
+        .zip(token_names(skeleton))
+        .filter(|(j, written)| skeleton.name(*j) != written)
+        .map(|(j, written)| (skeleton.name(j).to_owned(), written))
+        .collect()
+}
+
 impl Bvh {
     /// Writes the document as BVH text (LF line endings, tab indentation, shortest round-trip
-    /// decimal for every number, one frame per line).
+    /// decimal for every number, one frame per line; joint names as [`token_names`]).
     ///
     /// # Errors
     /// Whatever the writer returns.
@@ -36,6 +90,7 @@ impl Bvh {
         text.push_str("HIERARCHY\n");
         // Joints are depth first, so closing braces are due whenever the next joint is not a
         // descendant of the open ones.
+        let names = token_names(s);
         let mut open: Vec<ikarus_core::JointId> = Vec::new();
         for (j, entry) in s.joints().zip(&self.layout.joints) {
             while let Some(&top) = open.last() {
@@ -56,7 +111,7 @@ impl Bvh {
                 } else {
                     "JOINT"
                 };
-                let _ = writeln!(text, "{keyword} {}", s.name(j));
+                let _ = writeln!(text, "{keyword} {}", names[j.index()]);
             }
             indent(&mut text, depth);
             text.push_str("{\n");

@@ -206,7 +206,8 @@ def convert(
 ) -> Dict[str, Any]:
     """``ikarus convert`` (the same library call): ``source`` read as by :func:`read`,
     written as by :func:`write` (a .vmd for the source's own MMD model). Returns ``{"joints",
-    "frames", "frame_rate", "unmatched"}``."""
+    "frames", "frame_rate", "unmatched", "renamed"}`` (``renamed``: for a .bvh, the
+    ``(name, name in the file)`` of joints whose names BVH cannot hold as they are)."""
 def learn(
     motions: Sequence[MotionSource],
     skeleton: Union[None, str, Skeleton] = None,
