@@ -314,7 +314,7 @@ fn names_that_are_not_tokens_are_written_as_unique_tokens() {
     for (i, name) in names.iter().enumerate() {
         builder.push(RawJoint {
             name: (*name).to_owned(),
-            parent: (i > 0).then(|| names[if i == 2 { 1 } else { 0 }].to_owned()),
+            parent: (i > 0).then(|| names[usize::from(i == 2)].to_owned()),
             rest: Transform::from_translation(ikarus_core::glam::DVec3::new(
                 0.0,
                 0.1 * i as f64,
