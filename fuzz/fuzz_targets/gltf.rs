@@ -19,12 +19,15 @@ fuzz_target!(|data: &[u8]| {
             let mut pose = skeleton.skeleton.rest_pose();
             clip.sample(&skeleton, 0.5, &mut pose);
             if let Ok(motion) = clip.to_motion(&skeleton, Some(10.0)) {
-                let bytes = file.with_motion(&skeleton, &motion, "fuzz").expect("same joint count");
+                let bytes = file
+                    .with_motion(&skeleton, &motion, "fuzz")
+                    .expect("same joint count");
                 GltfFile::parse(&bytes, None).expect("written glTF parses");
             }
         }
     }
     if let Ok(Some(mesh)) = file.mesh(&skeleton) {
-        mesh.validate(skeleton.skeleton.len()).expect("a read mesh is consistent");
+        mesh.validate(skeleton.skeleton.len())
+            .expect("a read mesh is consistent");
     }
 });

@@ -10,7 +10,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(built) = model.build() {
-        built.mesh.validate(built.skeleton.len()).expect("a built mesh is consistent");
-        built.rig.validate(&built.skeleton).expect("a built rig is consistent");
+        built
+            .mesh
+            .validate(built.skeleton.len())
+            .expect("a built mesh is consistent");
+        built
+            .rig
+            .validate(&built.skeleton)
+            .expect("a built rig is consistent");
     }
 });

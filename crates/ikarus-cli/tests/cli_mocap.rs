@@ -186,6 +186,13 @@ fn other_formats_match_the_bvh(tmp: &Path) {
     let bvh = tmp.join("builtin.bvh");
     let glb = tmp.join("builtin.glb");
     mocap(&["--out", bvh.to_str().unwrap()]);
+    // `ikarus mocap IN OUT.bvh`: the trailing path is the output, as `--out` names it.
+    let trailing = tmp.join("trailing.bvh");
+    mocap(&[trailing.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read(&trailing).unwrap(),
+        std::fs::read(&bvh).unwrap()
+    );
     mocap(&["--out", glb.to_str().unwrap()]);
     mocap(&[
         "--out-dir",
@@ -269,11 +276,15 @@ fn onto_avatars(tmp: &Path, truth: &[DVec3]) {
             "{}: {stdout}",
             target.display()
         );
-        // The output has the target's joints in the target's order: its map applies.
+        // The output has the target's joints in the target's order (their names as BVH
+        // tokens: cryptovoxels.vrm's have spaces): its map applies.
         let avatar = ikarus_formats::open(target.to_str().unwrap(), 1.0).unwrap();
         let map = ikarus_formats::humanoid_map(target.to_str().unwrap(), &avatar.skeleton).unwrap();
         let written = ikarus_formats::open(out.to_str().unwrap(), 1.0).unwrap();
-        assert_eq!(written.skeleton.names(), avatar.skeleton.names());
+        assert_eq!(
+            written.skeleton.names(),
+            ikarus_formats::bvh::token_names(&avatar.skeleton)
+        );
         let binding = Binding::new(&written.skeleton, &map, &layout, &[true; 17]);
         let mut model = ModelPose::new(&written.skeleton);
         let mut frame = vec![DVec3::ZERO; 17];

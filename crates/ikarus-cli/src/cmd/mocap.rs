@@ -26,7 +26,8 @@ use crate::{load, many};
 /// Arguments of `ikarus mocap`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Keypoint files (`.json`, `.csv`, `.npy`) or segment-orientation JSON files.
+    /// Keypoint files (`.json`, `.csv`, `.npy`) or segment-orientation JSON files; with one
+    /// input, a trailing `OUT.bvh` / `.glb` / `.vrma` names the output (as `--out` does).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Keypoint layout: h36m, coco, halpe, mediapipe, smpl22, smpl24 or skeleton (names as
@@ -73,9 +74,11 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> Result<()> {
+    let (inputs, trailing) =
+        trailing_output(&args.inputs, args.out.is_some() || args.out_dir.is_some());
     let outputs = many::outputs(
-        &args.inputs,
-        args.out.as_deref(),
+        inputs,
+        args.out.as_deref().or(trailing),
         args.out_dir.as_deref(),
         &args.format,
         "input",
@@ -85,12 +88,28 @@ pub fn run(args: &Args) -> Result<()> {
     // A VRM's declared humanoid bones, else the ones recognised from joint names.
     let map = ikarus_formats::humanoid_map(&args.to, &skeleton)?;
     many::run_each(
-        &args.inputs,
+        inputs,
         &outputs,
         format!("solving onto {}", args.to),
         "input",
-        |i| convert(args, &args.inputs[i], &outputs[i], &skeleton, &map),
+        |i| convert(args, &inputs[i], &outputs[i], &skeleton, &map),
     )
+}
+
+/// `ikarus mocap IN OUT.bvh`: with no `--out`/`--out-dir`, two paths of which the last has an
+/// output extension (`bvh`, `glb`, `vrma`; never an input's) are one input and its output.
+fn trailing_output(inputs: &[PathBuf], out_given: bool) -> (&[PathBuf], Option<&Path>) {
+    let is_output = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["bvh", "glb", "vrma"].contains(&e.to_ascii_lowercase().as_str()))
+    };
+    match inputs {
+        [input, output] if !out_given && is_output(output) => {
+            (std::slice::from_ref(input), Some(output.as_path()))
+        }
+        _ => (inputs, None),
+    }
 }
 
 fn convert(
