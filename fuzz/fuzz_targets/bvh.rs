@@ -17,10 +17,12 @@ fuzz_target!(|data: &[u8]| {
         .to_bvh_string();
     let again =
         Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).expect("written BVH parses");
-    // Names are written as single tokens (`token_names`), the hierarchy as it was.
-    assert_eq!(
-        again.skeleton.names(),
-        ikarus_formats::bvh::token_names(&bvh.skeleton)
-    );
+    // Names are written as single tokens (`token_names`), several roots under one shared
+    // root (`shared_root`), the hierarchy otherwise as it was.
+    let expected: Vec<String> = ikarus_formats::bvh::shared_root(&bvh.skeleton)
+        .into_iter()
+        .chain(ikarus_formats::bvh::token_names(&bvh.skeleton))
+        .collect();
+    assert_eq!(again.skeleton.names(), expected);
     assert_eq!(again.frame_count, bvh.frame_count);
 });

@@ -89,6 +89,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Says that a `.bvh` output put the skeleton's several roots under one channel-less `ROOT`
+/// (see [`ikarus_formats::bvh::shared_root`]).
+fn note_bvh_root(output: &std::path::Path, root: Option<&str>) {
+    if let Some(root) = root {
+        eprintln!(
+            "{}: the skeleton's roots written under one channel-less ROOT `{root}` (BVH has one \
+             root)",
+            output.display()
+        );
+    }
+}
+
 /// Says which joints a `.bvh` output names otherwise (BVH names are single tokens; see
 /// [`ikarus_formats::bvh::token_names`]).
 fn note_renamed(output: &std::path::Path, renamed: &[(String, String)]) {

@@ -277,14 +277,24 @@ fn onto_avatars(tmp: &Path, truth: &[DVec3]) {
             target.display()
         );
         // The output has the target's joints in the target's order (their names as BVH
-        // tokens: cryptovoxels.vrm's have spaces): its map applies.
+        // tokens: cryptovoxels.vrm's have spaces; Miku's three roots under one shared root):
+        // its map applies, moved to the written joints.
         let avatar = ikarus_formats::open(target.to_str().unwrap(), 1.0).unwrap();
-        let map = ikarus_formats::humanoid_map(target.to_str().unwrap(), &avatar.skeleton).unwrap();
+        let avatar_map =
+            ikarus_formats::humanoid_map(target.to_str().unwrap(), &avatar.skeleton).unwrap();
         let written = ikarus_formats::open(out.to_str().unwrap(), 1.0).unwrap();
-        assert_eq!(
-            written.skeleton.names(),
-            ikarus_formats::bvh::token_names(&avatar.skeleton)
-        );
+        let shared = ikarus_formats::bvh::shared_root(&avatar.skeleton);
+        let tokens = ikarus_formats::bvh::token_names(&avatar.skeleton);
+        let expected: Vec<String> = shared
+            .iter()
+            .cloned()
+            .chain(tokens.iter().cloned())
+            .collect();
+        assert_eq!(written.skeleton.names(), expected);
+        let mut map = ikarus_core::humanoid_map::HumanoidMap::empty(avatar_map.scheme());
+        for (bone, joint) in avatar_map.iter() {
+            map.set(bone, written.skeleton.joint(&tokens[joint.index()]));
+        }
         let binding = Binding::new(&written.skeleton, &map, &layout, &[true; 17]);
         let mut model = ModelPose::new(&written.skeleton);
         let mut frame = vec![DVec3::ZERO; 17];

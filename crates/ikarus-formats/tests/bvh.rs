@@ -384,3 +384,82 @@ fn names_that_are_not_tokens_are_written_as_unique_tokens() {
         assert!((a - *b).length() < 1e-12, "{a} vs {b}");
     }
 }
+
+/// A skeleton with several roots (an MMD model's IK targets beside its centre bone) is written
+/// with one channel-less `ROOT` above them: exactly one `ROOT` line, and read back the same
+/// joints under it, at the same places in every frame.
+#[test]
+fn several_roots_are_written_under_one_shared_root() {
+    use ikarus_core::{JointLimit, Motion, RawJoint, SkeletonBuilder, Transform};
+    use ikarus_formats::bvh::{BvhLayout, shared_root};
+
+    let joints = [
+        ("center", None),
+        ("upper", Some("center")),
+        ("root", None),
+        ("ik", None),
+    ];
+    let mut builder = SkeletonBuilder::new();
+    for (i, (name, parent)) in joints.iter().enumerate() {
+        builder.push(RawJoint {
+            name: (*name).to_owned(),
+            parent: parent.map(str::to_owned),
+            rest: Transform::from_translation(ikarus_core::glam::DVec3::new(
+                0.1 * i as f64,
+                1.0,
+                0.0,
+            )),
+            limit: JointLimit::Free,
+        });
+    }
+    let skeleton = builder.build().expect("a forest of three trees");
+    // `root` is taken by a joint: the shared root is `root_2`.
+    assert_eq!(shared_root(&skeleton).as_deref(), Some("root_2"));
+    let mut motion = Motion::for_skeleton(&skeleton, 0.1).unwrap();
+    for k in 0..3 {
+        let mut pose = skeleton.rest_pose();
+        pose.transforms_mut()[0].translation.x += 0.05 * f64::from(k);
+        pose.transforms_mut()[1].rotation =
+            ikarus_core::glam::DQuat::from_rotation_z(0.3 * f64::from(k));
+        pose.transforms_mut()[3].translation.z = -0.2 * f64::from(k);
+        motion.push(pose).unwrap();
+    }
+    let text = Bvh::from_motion(
+        &skeleton,
+        &motion,
+        BvhLayout::for_motion(&skeleton, Some(&motion)),
+    )
+    .unwrap()
+    .to_bvh_string();
+    let roots = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ROOT"))
+        .count();
+    assert_eq!(roots, 1, "{text}");
+    let back = Bvh::parse(text.as_bytes(), &BvhReadOptions::default()).unwrap();
+    let names: Vec<&str> = back
+        .skeleton
+        .joints()
+        .map(|j| back.skeleton.name(j))
+        .collect();
+    assert_eq!(names, ["root_2", "center", "upper", "root", "ik"]);
+    let shared = back.skeleton.joint("root_2").unwrap();
+    for name in ["center", "root", "ik"] {
+        assert_eq!(
+            back.skeleton.parent(back.skeleton.joint(name).unwrap()),
+            Some(shared)
+        );
+    }
+    let mut model = ModelPose::new(&skeleton);
+    for (k, frame) in motion.frames().iter().enumerate() {
+        fk::forward_kinematics(&skeleton, frame, &mut model);
+        let read = world_positions(&back, k);
+        assert!(
+            read[0].length() < 1e-15,
+            "the shared root stays at the origin"
+        );
+        for (a, b) in model.positions().zip(&read[1..]) {
+            assert!((a - *b).length() < 1e-12, "frame {k}: {a} vs {b}");
+        }
+    }
+}

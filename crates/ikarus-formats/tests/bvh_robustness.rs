@@ -36,12 +36,15 @@ fn check(data: &[u8]) {
         .to_bvh_string();
     let again = Bvh::parse(text.as_bytes(), &BvhReadOptions::default())
         .unwrap_or_else(|e| panic!("written BVH does not parse: {e}\n{text}"));
-    // Names are written as single tokens (`token_names`), the hierarchy as it was.
-    assert_eq!(
-        again.skeleton.names(),
-        ikarus_formats::bvh::token_names(&bvh.skeleton)
-    );
-    assert_eq!(again.layout, bvh.layout);
+    // Names are written as single tokens (`token_names`), several roots under one shared
+    // root (`shared_root`), the hierarchy otherwise as it was.
+    let expected: Vec<String> = ikarus_formats::bvh::shared_root(&bvh.skeleton)
+        .into_iter()
+        .chain(ikarus_formats::bvh::token_names(&bvh.skeleton))
+        .collect();
+    assert_eq!(again.skeleton.names(), expected);
+    let skip = usize::from(ikarus_formats::bvh::shared_root(&bvh.skeleton).is_some());
+    assert_eq!(again.layout.joints[skip..], bvh.layout.joints[..]);
     assert_eq!(again.frame_count, bvh.frame_count);
 }
 

@@ -35,6 +35,9 @@ pub struct Converted {
     /// For a `.bvh` output, the joints whose names were made single tokens, as (name, name in
     /// the file) ([`ikarus_formats::bvh::token_names`]).
     pub renamed: Vec<(String, String)>,
+    /// For a `.bvh` output of a skeleton with several roots, the channel-less `ROOT` written
+    /// above them ([`ikarus_formats::bvh::shared_root`]).
+    pub bvh_root: Option<String>,
 }
 
 /// Converts `input` (`builtin:humanoid` or a file; a skeleton without motion is written as one
@@ -100,6 +103,11 @@ pub fn convert(
             ikarus_formats::bvh::renamed_joints(&source.skeleton)
         } else {
             Vec::new()
+        },
+        bvh_root: if extension.as_deref() == Some("bvh") {
+            ikarus_formats::bvh::shared_root(&source.skeleton)
+        } else {
+            None
         },
     })
 }

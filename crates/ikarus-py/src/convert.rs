@@ -11,9 +11,11 @@ use crate::model::{bone_map_json, ik_mode};
 use crate::{no_panic, value_error};
 
 /// Converts `source` to `destination` by their extensions, as `ikarus convert` does, and returns
-/// a dict `{"joints", "frames", "frame_rate", "unmatched", "renamed"}` (`unmatched`: a VMD's
-/// keyed bones its model lacks; `renamed`: for a .bvh, the `(name, name in the file)` of joints
-/// whose names BVH cannot hold as they are). Sources: `builtin:humanoid` (one rest frame), .bvh, .gltf, .glb, .vrm,
+/// a dict `{"joints", "frames", "frame_rate", "unmatched", "renamed", "bvh_root"}`
+/// (`unmatched`: a VMD's keyed bones its model lacks; `renamed`: for a .bvh, the `(name, name
+/// in the file)` of joints whose names BVH cannot hold as they are; `bvh_root`: for a .bvh of a
+/// skeleton with several roots, the channel-less ROOT written above them, else `None`).
+/// Sources: `builtin:humanoid` (one rest frame), .bvh, .gltf, .glb, .vrm,
 /// .vrma, .pmx/.pmd (with `motion`, a VMD played with IK) or .vmd (played on `model`);
 /// outputs: .bvh, .glb (new, or added `into` a glTF/VRM whose skin is the source's skeleton),
 /// .vmd (MMD sources: for their model) or .vrma (the humanoid the source declares or its names
@@ -64,5 +66,6 @@ pub fn convert<'py>(
     summary.set_item("frame_rate", converted.frame_rate)?;
     summary.set_item("unmatched", converted.unmatched)?;
     summary.set_item("renamed", converted.renamed)?;
+    summary.set_item("bvh_root", converted.bvh_root)?;
     Ok(summary)
 }

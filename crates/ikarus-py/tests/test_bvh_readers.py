@@ -1,7 +1,7 @@
 """Every BVH ikarus writes, read by an independent reader from PyPI (the ``bvh`` package,
 which splits each line on whitespace as Blender's importer and three.js's ``BVHLoader`` do):
 the written hierarchy, names, offsets and frame count are what the source skeleton says, on
-shared skeleton with one root — the BVH clips, the glTF/VRM files, Gene.pmx and the built-in
+shared skeleton — the BVH clips, the glTF/VRM files, the PMX/PMD models and the built-in
 humanoid. Names BVH cannot hold (spaces, braces) are written as unique single tokens
 and reported in the summary."""
 
@@ -22,11 +22,15 @@ GLTF = [
     "assimp_quad_skin.glb",
     "cryptovoxels.vrm",
 ]
-# The MMD models with one root bone. Miku_Hatsune_Ver2.pmd and the three yw_test models have
-# two or three (the IK targets sit beside the centre bone): the writer gives each its own ROOT
-# block, which this reader (and three.js's) stops after — an open defect; a single synthetic
-# root is the fix (see the project's notes).
-MMD = ["Gene.pmx"]
+# Miku_Hatsune_Ver2.pmd and the yw_test models have two or three root bones (the IK targets
+# sit beside the centre bone): they are written under one channel-less ROOT (``bvh_root``).
+MMD = [
+    "Gene.pmx",
+    "Miku_Hatsune_Ver2.pmd",
+    "yw_test_basic_bone.pmx",
+    "yw_test_model.pmx",
+    "yw_test_semi_basic_bone.pmx",
+]
 
 
 def sources(data_dir):
@@ -49,6 +53,13 @@ def check_written(source, out, summary):
     assert len(set(names)) == len(names), (source, "names must be unique")
     assert reader.nframes == summary["frames"], source
 
+    # Exactly one root: several roots are written under a channel-less one, the first joint.
+    assert sum(tokens[0] == "ROOT" for tokens in joint_lines) == 1, source
+    shared = summary["bvh_root"]
+    if shared is not None:
+        assert names[0] == shared and reader.joint_channels(shared) == [], source
+        assert reader.joint_offset(shared) == (0.0, 0.0, 0.0), source
+        names = names[1:]
     skeleton = ikarus.Skeleton.open(source)
     renamed = dict(summary["renamed"])
     assert set(renamed) <= set(skeleton.names), source
@@ -65,14 +76,14 @@ def check_written(source, out, summary):
     for name in names:
         i = index[name]
         parent = reader.joint_parent(name)
-        expected = None if parents[i] < 0 else written[parents[i]]
+        expected = shared if parents[i] < 0 else written[parents[i]]
         assert (None if parent is None else parent.name) == expected, (source, name)
         assert np.allclose(reader.joint_offset(name), offsets[i], rtol=0, atol=1e-9 * scale), (source, name)
     return names, renamed
 
 
 def test_every_written_bvh_reads_in_an_independent_reader(data_dir, tmp_path):
-    renamed_by_source = {}
+    renamed_by_source, roots_by_source = {}, {}
     for k, source in enumerate(sources(data_dir)):
         out = tmp_path / f"{k}.bvh"
         # A few frames are enough for the structure; the pure-Python reader is slow on long clips.
@@ -80,12 +91,19 @@ def test_every_written_bvh_reads_in_an_independent_reader(data_dir, tmp_path):
         names, renamed = check_written(source, out, summary)
         assert len(names) > 1, source
         renamed_by_source[source.rsplit("/", 1)[-1]] = renamed
+        roots_by_source[source.rsplit("/", 1)[-1]] = summary["bvh_root"]
     # The shared files whose node names have spaces (cryptovoxels.vrm: `Left leg`, ...) are
     # renamed and reported; every other file keeps its names.
     crypto = renamed_by_source["cryptovoxels.vrm"]
     assert crypto.get("Left leg") == "Left_leg" and len(crypto) == 16, crypto
     assert all(" " not in new for new in crypto.values())
     assert renamed_by_source["builtin:humanoid"] == {}
+    assert {name for name, root in roots_by_source.items() if root} == {
+        "Miku_Hatsune_Ver2.pmd",
+        "yw_test_basic_bone.pmx",
+        "yw_test_model.pmx",
+        "yw_test_semi_basic_bone.pmx",
+    }
     assert all(renamed_by_source[f.rsplit("/", 1)[-1]] == {} for f in sources(data_dir)[:10])
 
 

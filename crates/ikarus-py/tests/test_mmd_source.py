@@ -90,14 +90,17 @@ def test_vmd_written_back_and_converted(mmd_ref, played, tmp_path):
     assert again.read_bytes() == expected
     assert summary["frames"] == len(motion) and summary["joints"] == len(skeleton)
     # To BVH (`ikarus convert MODEL --motion VMD OUT.bvh`): read back, FK within the text's
-    # precision of the played frames.
+    # precision of the played frames. Miku's three root bones are written under one shared,
+    # channel-less ROOT (BVH has one root), read back as a first joint at the origin.
     bvh = tmp_path / "dance.bvh"
-    ikarus.convert(mmd_ref["model"], str(bvh), motion=mmd_ref["vmd"])
+    summary = ikarus.convert(mmd_ref["model"], str(bvh), motion=mmd_ref["vmd"])
+    assert summary["bvh_root"] == "root"
     back, back_motion = ikarus.read(str(bvh))
-    assert back.names == skeleton.names and len(back_motion) == len(motion)
+    assert back.names == ["root"] + skeleton.names and len(back_motion) == len(motion)
     found, _ = ikarus.fk(back, back_motion)
+    assert np.abs(found[:, 0]).max() == 0.0
     picks = mmd_ref["compatible"]["frames"]
-    assert np.abs(found[picks] - np.array(mmd_ref["compatible"]["positions"])).max() < 1e-6
+    assert np.abs(found[picks][:, 1:] - np.array(mmd_ref["compatible"]["positions"])).max() < 1e-6
 
 
 def test_process_file_takes_a_vmd(mmd_ref, tmp_path):

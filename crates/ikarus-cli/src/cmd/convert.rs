@@ -81,6 +81,7 @@ pub fn run(args: &Args) -> Result<()> {
         crate::mmd::warn_unmatched(vmd, model, &converted.unmatched);
     }
     crate::note_renamed(&args.output, &converted.renamed);
+    crate::note_bvh_root(&args.output, converted.bvh_root.as_deref());
     eprintln!(
         "wrote {} ({} joints, {} frames at {:.3} fps)",
         args.output.display(),

@@ -143,6 +143,10 @@ fn convert(
         .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
     {
         crate::note_renamed(output, &ikarus_formats::bvh::renamed_joints(&skeleton));
+        crate::note_bvh_root(
+            output,
+            ikarus_formats::bvh::shared_root(&skeleton).as_deref(),
+        );
     }
     Ok(summary)
 }

@@ -230,6 +230,10 @@ fn write(output: &Path, to: &str, target: &Target, motion: &Motion) -> Result<()
             output,
             &ikarus_formats::bvh::renamed_joints(&target.skeleton),
         );
+        crate::note_bvh_root(
+            output,
+            ikarus_formats::bvh::shared_root(&target.skeleton).as_deref(),
+        );
     }
     Ok(())
 }

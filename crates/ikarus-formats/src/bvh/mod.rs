@@ -18,7 +18,7 @@ mod number;
 mod read;
 mod write;
 
-pub use write::{renamed_joints, token_names};
+pub use write::{renamed_joints, shared_root, token_names};
 
 use glam::{DQuat, DVec3, EulerRot};
 use ikarus_core::{JointId, LocalPose, Motion, Skeleton, Transform};

@@ -50,6 +50,29 @@ pub fn token_names(skeleton: &Skeleton) -> Vec<String> {
         .collect()
 }
 
+/// The name of the channel-less `ROOT` the writer puts above a skeleton's roots when it has more
+/// than one (an MMD model's IK targets beside its centre bone): BVH has one root, and readers
+/// (three.js's `BVHLoader`, the Python readers) stop after the first. `root`, or `root_2`, … when
+/// a joint has that name; `None` for a skeleton with one root. Reading the file back gives it
+/// as one more joint, at the origin, that never moves.
+pub fn shared_root(skeleton: &Skeleton) -> Option<String> {
+    let roots = skeleton
+        .joints()
+        .filter(|&j| skeleton.parent(j).is_none())
+        .count();
+    if roots < 2 {
+        return None;
+    }
+    let names = token_names(skeleton);
+    let mut candidate = "root".to_owned();
+    let mut k = 2;
+    while names.contains(&candidate) {
+        candidate = format!("root_{k}");
+        k += 1;
+    }
+    Some(candidate)
+}
+
 /// The joints [`token_names`] renames, as (name, name in the file), in joint order: what a
 /// writer reports.
 pub fn renamed_joints(skeleton: &Skeleton) -> Vec<(String, String)> {
@@ -91,6 +114,12 @@ impl Bvh {
         // Joints are depth first, so closing braces are due whenever the next joint is not a
         // descendant of the open ones.
         let names = token_names(s);
+        // Several roots go under one channel-less ROOT ([`shared_root`]), one level deeper.
+        let shared = shared_root(s);
+        let base = usize::from(shared.is_some());
+        if let Some(name) = &shared {
+            let _ = writeln!(text, "ROOT {name}\n{{\n\tOFFSET 0 0 0\n\tCHANNELS 0");
+        }
         let mut open: Vec<ikarus_core::JointId> = Vec::new();
         for (j, entry) in s.joints().zip(&self.layout.joints) {
             while let Some(&top) = open.last() {
@@ -98,15 +127,15 @@ impl Bvh {
                     break;
                 }
                 open.pop();
-                indent(&mut text, open.len());
+                indent(&mut text, open.len() + base);
                 text.push_str("}\n");
             }
-            let depth = open.len();
+            let depth = open.len() + base;
             indent(&mut text, depth);
             if entry.end_site {
                 text.push_str("End Site\n");
             } else {
-                let keyword = if s.parent(j).is_none() {
+                let keyword = if s.parent(j).is_none() && shared.is_none() {
                     "ROOT"
                 } else {
                     "JOINT"
@@ -135,7 +164,10 @@ impl Bvh {
             open.push(j);
         }
         while open.pop().is_some() {
-            indent(&mut text, open.len());
+            indent(&mut text, open.len() + base);
+            text.push_str("}\n");
+        }
+        if shared.is_some() {
             text.push_str("}\n");
         }
         let _ = write!(text, "MOTION\nFrames: {}\nFrame Time: ", self.frame_count);

@@ -206,8 +206,9 @@ def convert(
 ) -> Dict[str, Any]:
     """``ikarus convert`` (the same library call): ``source`` read as by :func:`read`,
     written as by :func:`write` (a .vmd for the source's own MMD model). Returns ``{"joints",
-    "frames", "frame_rate", "unmatched", "renamed"}`` (``renamed``: for a .bvh, the
-    ``(name, name in the file)`` of joints whose names BVH cannot hold as they are)."""
+    "frames", "frame_rate", "unmatched", "renamed", "bvh_root"}`` (``renamed``: for a .bvh, the
+    ``(name, name in the file)`` of joints whose names BVH cannot hold as they are;
+    ``bvh_root``: the channel-less ROOT written above several roots, else None)."""
 def learn(
     motions: Sequence[MotionSource],
     skeleton: Union[None, str, Skeleton] = None,
