@@ -104,9 +104,9 @@ pub fn open_animation(
         }
         Some("pmx" | "pmd") => {
             let model = read_mmd_model(path, scale)?;
-            let built = model.build().map_err(|message| FormatError::Invalid {
+            let built = model.build().map_err(|source| FormatError::Model {
                 path: path.to_owned(),
-                message,
+                source,
             })?;
             Ok(Document {
                 skeleton: built.skeleton,
@@ -186,7 +186,10 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
                 path: path.to_owned(),
                 source,
             })?;
-            let built = model.build().map_err(invalid)?;
+            let built = model.build().map_err(|source| FormatError::Model {
+                path: path.to_owned(),
+                source,
+            })?;
             Ok(Document {
                 skeleton: built.skeleton,
                 motion: None,

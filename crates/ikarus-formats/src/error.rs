@@ -52,6 +52,15 @@ pub enum FormatError {
         /// What is wrong.
         message: String,
     },
+    /// A PMX/PMD model parsed but does not build (see
+    /// [`MmdBuildError`](crate::mmd::MmdBuildError)).
+    #[error("{}: {source}", path.display())]
+    Model {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        source: crate::mmd::MmdBuildError,
+    },
     /// The file is not valid glTF / GLB / VRM / VRMA.
     #[error("{}: {source}", path.display())]
     Gltf {

@@ -96,30 +96,38 @@ impl SkinnedMesh {
     /// the skeleton, material ranges inside the index list. Returns what is wrong.
     ///
     /// # Errors
-    /// A message naming the first inconsistency.
-    pub fn validate(&self, joint_count: usize) -> Result<(), String> {
+    /// [`MeshError`] naming the first inconsistency.
+    pub fn validate(&self, joint_count: usize) -> Result<(), MeshError> {
         let n = self.positions.len();
         if self.joints.len() != n || self.weights.len() != n {
-            return Err(format!(
-                "{n} positions but {} joint sets and {} weight sets",
-                self.joints.len(),
-                self.weights.len()
-            ));
+            return Err(MeshError::Skin {
+                positions: n,
+                joints: self.joints.len(),
+                weights: self.weights.len(),
+            });
         }
         if !self.normals.is_empty() && self.normals.len() != n {
-            return Err(format!("{n} positions but {} normals", self.normals.len()));
+            return Err(MeshError::Normals {
+                positions: n,
+                normals: self.normals.len(),
+            });
         }
         if !self.uvs.is_empty() && self.uvs.len() != n {
-            return Err(format!("{n} positions but {} uvs", self.uvs.len()));
+            return Err(MeshError::Uvs {
+                positions: n,
+                uvs: self.uvs.len(),
+            });
         }
         if !self.indices.len().is_multiple_of(3) {
-            return Err(format!(
-                "{} indices is not a whole number of triangles",
-                self.indices.len()
-            ));
+            return Err(MeshError::Triangles {
+                indices: self.indices.len(),
+            });
         }
         if let Some(bad) = self.indices.iter().find(|&&i| i as usize >= n) {
-            return Err(format!("index {bad} is past the {n} vertices"));
+            return Err(MeshError::Index {
+                index: *bad,
+                vertices: n,
+            });
         }
         if let Some(bad) = self
             .joints
@@ -127,24 +135,98 @@ impl SkinnedMesh {
             .flatten()
             .find(|&&j| usize::from(j) >= joint_count)
         {
-            return Err(format!("joint {bad} is past the {joint_count} joints"));
+            return Err(MeshError::Joint {
+                joint: *bad,
+                joints: joint_count,
+            });
         }
         if self.inverse_bind.len() != joint_count {
-            return Err(format!(
-                "{} inverse bind matrices for {joint_count} joints",
-                self.inverse_bind.len()
-            ));
+            return Err(MeshError::InverseBinds {
+                found: self.inverse_bind.len(),
+                joints: joint_count,
+            });
         }
         for material in &self.materials {
             let end = u64::from(material.first_index) + u64::from(material.index_count);
             if end > self.indices.len() as u64 {
-                return Err(format!(
-                    "material `{}` draws indices up to {end}, past the {} indices",
-                    material.name,
-                    self.indices.len()
-                ));
+                return Err(MeshError::Material {
+                    material: material.name.clone(),
+                    end,
+                    indices: self.indices.len(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// What is inconsistent in a [`SkinnedMesh`] ([`SkinnedMesh::validate`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MeshError {
+    /// The per-vertex joint or weight sets are not one per position.
+    #[error("{positions} positions but {joints} joint sets and {weights} weight sets")]
+    Skin {
+        /// Positions.
+        positions: usize,
+        /// Joint sets.
+        joints: usize,
+        /// Weight sets.
+        weights: usize,
+    },
+    /// Normals are given, but not one per position.
+    #[error("{positions} positions but {normals} normals")]
+    Normals {
+        /// Positions.
+        positions: usize,
+        /// Normals.
+        normals: usize,
+    },
+    /// Texture coordinates are given, but not one per position.
+    #[error("{positions} positions but {uvs} uvs")]
+    Uvs {
+        /// Positions.
+        positions: usize,
+        /// Texture coordinates.
+        uvs: usize,
+    },
+    /// The index list is not a whole number of triangles.
+    #[error("{indices} indices is not a whole number of triangles")]
+    Triangles {
+        /// Indices.
+        indices: usize,
+    },
+    /// An index past the vertices.
+    #[error("index {index} is past the {vertices} vertices")]
+    Index {
+        /// The index.
+        index: u32,
+        /// Vertices.
+        vertices: usize,
+    },
+    /// A skin joint index past the skeleton's joints.
+    #[error("joint {joint} is past the {joints} joints")]
+    Joint {
+        /// The joint index.
+        joint: u16,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// The inverse bind matrices are not one per joint.
+    #[error("{found} inverse bind matrices for {joints} joints")]
+    InverseBinds {
+        /// Matrices given.
+        found: usize,
+        /// The skeleton's joints.
+        joints: usize,
+    },
+    /// A material's index range runs past the index list.
+    #[error("material `{material}` draws indices up to {end}, past the {indices} indices")]
+    Material {
+        /// The material's name.
+        material: String,
+        /// The end of its range.
+        end: u64,
+        /// Indices.
+        indices: usize,
+    },
 }

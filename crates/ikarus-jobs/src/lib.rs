@@ -48,12 +48,12 @@ pub enum JobError {
     Format(#[from] ikarus_formats::FormatError),
     /// A PMX/PMD model parsed but cannot be built or evaluated (a bone loop, a broken IK
     /// chain). Fix the model in an MMD editor.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {source}", path.display())]
     Model {
         /// The model file.
         path: PathBuf,
         /// What is wrong.
-        message: String,
+        source: ikarus_formats::mmd::MmdBuildError,
     },
     /// A VMD motion was given without the PMX/PMD model it plays on. Pass the model
     /// (`--model` on the command line, `model=` in Python).
@@ -141,9 +141,9 @@ fn load_mmd_model(
     }
     let scale = positive("scale", scale)?;
     let parsed = ikarus_formats::read_mmd_model(model, scale)?;
-    let built = parsed.build().map_err(|message| JobError::Model {
+    let built = parsed.build().map_err(|source| JobError::Model {
         path: model.to_owned(),
-        message,
+        source,
     })?;
     Ok((parsed.name, built))
 }

@@ -42,9 +42,9 @@ impl MmdPlayer {
     pub fn open(model: &Path, motion: &Path, scale: f64, mode: IkMode) -> Result<Self, JobError> {
         let (name, built) = crate::load_mmd_model(model, scale)?;
         let vmd = ikarus_formats::read_vmd(motion, scale)?;
-        let mut player = Self::new(built, name, &vmd, mode).map_err(|message| JobError::Model {
+        let mut player = Self::new(built, name, &vmd, mode).map_err(|rig| JobError::Model {
             path: model.to_owned(),
-            message: message.to_string(),
+            source: rig.into(),
         })?;
         model.clone_into(&mut player.model_path);
         Ok(player)

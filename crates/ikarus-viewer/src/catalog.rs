@@ -198,7 +198,7 @@ pub(crate) struct MmdSource {
 
 /// The document of a parsed PMX/PMD model (metres) and the model as built.
 fn mmd_document(parsed: MmdModel) -> Result<(Document, Option<Arc<MmdSource>>), String> {
-    let built = parsed.build()?;
+    let built = parsed.build().map_err(|e| e.to_string())?;
     let document = Document {
         skeleton: built.skeleton.clone(),
         motion: None,

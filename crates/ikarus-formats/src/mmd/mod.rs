@@ -27,8 +27,8 @@ pub mod pmx;
 pub mod vmd;
 
 pub use model::{
-    Bone, BoneFlags, BoneInherit, Built, IkDef, IkLinkDef, MaterialDef, MmdModel, ModelFormat,
-    Tail, Vertex,
+    Bone, BoneFlags, BoneInherit, Built, IkDef, IkLinkDef, MaterialDef, MmdBuildError, MmdModel,
+    ModelFormat, Tail, Vertex,
 };
 
 /// Metres per MMD length unit.

@@ -215,16 +215,64 @@ pub struct Built {
 /// choose a bending direction.
 const PMD_KNEE_MIN: f64 = 0.5 * PI / 180.0;
 
+/// Why an [`MmdModel`] does not build ([`MmdModel::build`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MmdBuildError {
+    /// The model has no bones.
+    #[error("the model has no bones")]
+    NoBones,
+    /// The bones do not make a skeleton (a parent loop, a duplicate name, …).
+    #[error(transparent)]
+    Skeleton(#[from] ikarus_core::SkeletonError),
+    /// An IK chain names a bone or target past the bones.
+    #[error("IK chain of bone {bone} names target bone {target}, past the {bones} bones")]
+    IkTarget {
+        /// The chain's bone index.
+        bone: usize,
+        /// The target bone index.
+        target: usize,
+        /// Bones in the model.
+        bones: usize,
+    },
+    /// An IK chain names a link past the bones.
+    #[error("IK chain `{chain}` names link bone {link}, past the {bones} bones")]
+    IkLink {
+        /// The chain's bone name.
+        chain: String,
+        /// The link's bone index.
+        link: usize,
+        /// Bones in the model.
+        bones: usize,
+    },
+    /// The rig does not fit the skeleton.
+    #[error(transparent)]
+    Rig(#[from] ikarus_core::rig::RigError),
+    /// A vertex is weighted to a bone past the bones.
+    #[error("vertex {vertex} names bone {bone}, past the bones")]
+    VertexBone {
+        /// The vertex index.
+        vertex: usize,
+        /// The bone index.
+        bone: usize,
+    },
+    /// More joints than a skin's 16-bit joint index holds.
+    #[error("too many joints")]
+    TooManyJoints,
+    /// The mesh is inconsistent.
+    #[error(transparent)]
+    Mesh(#[from] crate::mesh::MeshError),
+}
+
 impl MmdModel {
     /// Builds the skeleton, rig and mesh.
     ///
     /// # Errors
-    /// A message naming the bone, chain or vertex that makes no sense (a parent loop, an
-    /// index past the bones).
-    pub fn build(&self) -> Result<Built, String> {
+    /// [`MmdBuildError`] naming the bone, chain or vertex that makes no sense (a parent loop,
+    /// an index past the bones).
+    pub fn build(&self) -> Result<Built, MmdBuildError> {
         let n = self.bones.len();
         if n == 0 {
-            return Err("the model has no bones".to_owned());
+            return Err(MmdBuildError::NoBones);
         }
         let names = unique_names(&self.bones);
         let limits = self.link_limits();
@@ -239,7 +287,7 @@ impl MmdModel {
                 limit: limits[i].map_or(JointLimit::Free, JointLimit::Euler),
             });
         }
-        let skeleton = builder.build().map_err(|e| e.to_string())?;
+        let skeleton = builder.build()?;
         let joint_of_bone: Vec<JointId> = names
             .iter()
             .map(|name| skeleton.joint(name).expect("every bone was added"))
@@ -284,7 +332,7 @@ impl MmdModel {
         skeleton: &Skeleton,
         joint_of_bone: &[JointId],
         limits: &[Option<EulerLimit>],
-    ) -> Result<Rig, String> {
+    ) -> Result<Rig, MmdBuildError> {
         let n = self.bones.len();
         // Evaluation order: after-physics last, then deform layer, then file order (a stable
         // sort, as MMD and the open runtimes do).
@@ -320,19 +368,20 @@ impl MmdModel {
         for chain in &self.ik {
             let bone_name = |i: usize| self.bones.get(i).map_or("?", |b| b.name.as_str());
             if chain.bone >= n || chain.target >= n {
-                return Err(format!(
-                    "IK chain of bone {} names target bone {}, past the {n} bones",
-                    chain.bone, chain.target
-                ));
+                return Err(MmdBuildError::IkTarget {
+                    bone: chain.bone,
+                    target: chain.target,
+                    bones: n,
+                });
             }
             let mut links = Vec::with_capacity(chain.links.len());
             for link in &chain.links {
                 if link.bone >= n {
-                    return Err(format!(
-                        "IK chain `{}` names link bone {}, past the {n} bones",
-                        bone_name(chain.bone),
-                        link.bone
-                    ));
+                    return Err(MmdBuildError::IkLink {
+                        chain: bone_name(chain.bone).to_owned(),
+                        link: link.bone,
+                        bones: n,
+                    });
                 }
                 links.push(IkLink {
                     joint: joint_of_bone[link.bone],
@@ -357,11 +406,15 @@ impl MmdModel {
             inherit,
             ik,
         };
-        rig.validate(skeleton).map_err(|e| e.to_string())?;
+        rig.validate(skeleton)?;
         Ok(rig)
     }
 
-    fn mesh(&self, joint_of_bone: &[JointId], joint_count: usize) -> Result<SkinnedMesh, String> {
+    fn mesh(
+        &self,
+        joint_of_bone: &[JointId],
+        joint_count: usize,
+    ) -> Result<SkinnedMesh, MmdBuildError> {
         let mut mesh = SkinnedMesh {
             positions: Vec::with_capacity(self.vertices.len()),
             normals: Vec::with_capacity(self.vertices.len()),
@@ -391,9 +444,9 @@ impl MmdModel {
                 let bone = vertex.bones[k];
                 let joint = joint_of_bone
                     .get(bone)
-                    .ok_or_else(|| format!("vertex {v} names bone {bone}, past the bones"))?;
+                    .ok_or(MmdBuildError::VertexBone { vertex: v, bone })?;
                 joints[k] =
-                    u16::try_from(joint.index()).map_err(|_| "too many joints".to_owned())?;
+                    u16::try_from(joint.index()).map_err(|_| MmdBuildError::TooManyJoints)?;
                 weights[k] = vertex.weights[k];
                 total += vertex.weights[k];
             }
