@@ -149,10 +149,12 @@ fn explicit_pairs_override_recognition() {
         map.joint(HumanoidBone::LeftHand),
         skeleton.joint("leftLowerArm")
     );
-    assert!(
-        ikarus_formats::gltf::vrm::bone_map_from_json(r#"{"leftPaw": "neck"}"#, &skeleton, map)
-            .is_err()
-    );
+    assert!(matches!(
+        ikarus_formats::gltf::vrm::bone_map_from_json(r#"{"leftPaw": "neck"}"#, &skeleton, map),
+        Err(ikarus_formats::gltf::vrm::BoneMapError::Map(
+            ikarus_core::humanoid_map::HumanoidMapError::UnknownBone { .. }
+        ))
+    ));
 }
 
 /// `ikarus_formats::humanoid_map` (what `ikarus retarget` and the Python package start from):

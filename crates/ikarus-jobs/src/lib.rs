@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 pub use convert::{ConvertOptions, Converted, convert};
 pub use mmd::MmdPlayer;
 pub use source::{ReadOptions, Source, read_source};
-pub use write::{WriteOptions, vmd_bytes, write_motion};
+pub use write::{VmdBytesError, WriteOptions, vmd_bytes, write_motion};
 
 pub use ikarus_anim::mmd::IkMode;
 
@@ -109,6 +109,14 @@ pub enum JobError {
         path: PathBuf,
         /// What is wrong.
         source: ikarus_core::MotionError,
+    },
+    /// The motion could not be written as VMD for the model.
+    #[error("{}: {source}", path.display())]
+    Vmd {
+        /// The output file.
+        path: PathBuf,
+        /// What failed.
+        source: crate::write::VmdBytesError,
     },
     /// The output could not be built or written (the writer's message).
     #[error("{}: {message}", path.display())]

@@ -188,9 +188,9 @@ fn for_model(
             what: "the model's bones are not the skeleton's joints".to_owned(),
         });
     }
-    vmd_bytes(skeleton, &built.rig, &name, motion, scale).map_err(|message| JobError::Write {
+    vmd_bytes(skeleton, &built.rig, &name, motion, scale).map_err(|source| JobError::Vmd {
         path: path.to_owned(),
-        message,
+        source,
     })
 }
 
@@ -205,20 +205,21 @@ fn for_model(
 /// otherwise play four times slower).
 ///
 /// # Errors
-/// A joint name Shift-JIS cannot hold, or a value VMD cannot store.
+/// [`VmdBytesError`]: the motion does not resample to 30 fps, or a joint name Shift-JIS cannot
+/// hold.
 pub fn vmd_bytes(
     skeleton: &Skeleton,
     rig: &Rig,
     model_name: &str,
     motion: &Motion,
     scale: f64,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, VmdBytesError> {
     // VMD frame `i` is `i / 30` s: a motion at another rate is resampled first.
     let vmd_frame_time = 1.0 / FRAMES_PER_SECOND;
     let mut clip = if (motion.frame_time() - vmd_frame_time).abs() > 1e-9 * vmd_frame_time {
         motion
             .resampled(vmd_frame_time)
-            .map_err(|e| format!("resampling to {FRAMES_PER_SECOND} fps: {e}"))?
+            .map_err(VmdBytesError::Resample)?
     } else {
         motion.clone()
     };
@@ -226,5 +227,16 @@ pub fn vmd_bytes(
     let mut vmd = Vmd::from_frames(skeleton, clip.frames(), model_name)?;
     let goals: Vec<&str> = rig.ik.iter().map(|c| skeleton.name(c.goal)).collect();
     vmd.switch_ik_off(&goals)?;
-    vmd.write(scale)
+    Ok(vmd.write(scale)?)
+}
+
+/// Why [`vmd_bytes`] cannot write a motion.
+#[derive(Debug, thiserror::Error)]
+pub enum VmdBytesError {
+    /// The motion could not be resampled to VMD's 30 frames per second.
+    #[error("resampling to 30 fps: {0}")]
+    Resample(ikarus_core::MotionError),
+    /// A name or count VMD cannot hold.
+    #[error(transparent)]
+    Vmd(#[from] ikarus_formats::mmd::vmd::VmdWriteError),
 }

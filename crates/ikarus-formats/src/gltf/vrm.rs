@@ -114,22 +114,31 @@ impl GltfFile {
 /// bone names to joint names) replacing its entries.
 ///
 /// # Errors
-/// A message naming the bad JSON, unknown bone name or missing joint.
+/// [`BoneMapError`] naming the bad JSON, unknown bone name or missing joint.
 pub fn bone_map_from_json(
     json: &str,
     skeleton: &ikarus_core::Skeleton,
     base: HumanoidMap,
-) -> Result<HumanoidMap, String> {
+) -> Result<HumanoidMap, BoneMapError> {
     let pairs: std::collections::BTreeMap<String, String> =
-        serde_json::from_str(json).map_err(|e| format!("bone map: {e}"))?;
+        serde_json::from_str(json).map_err(|e| BoneMapError::Json(e.to_string()))?;
     let mut resolved = Vec::with_capacity(pairs.len());
     for (bone, joint) in &pairs {
         let bone = HumanoidBone::from_vrm_name(bone).ok_or_else(|| {
             ikarus_core::humanoid_map::HumanoidMapError::UnknownBone { name: bone.clone() }
-                .to_string()
         })?;
         resolved.push((bone, joint.as_str()));
     }
-    base.with_overrides(skeleton, resolved)
-        .map_err(|e| e.to_string())
+    Ok(base.with_overrides(skeleton, resolved)?)
+}
+
+/// Why [`bone_map_from_json`] cannot read a bone map.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BoneMapError {
+    /// The text is not a JSON object of strings (serde's message, with line and column).
+    #[error("bone map: {0}")]
+    Json(String),
+    /// An unknown VRM bone name, or a joint the skeleton lacks.
+    #[error(transparent)]
+    Map(#[from] ikarus_core::humanoid_map::HumanoidMapError),
 }

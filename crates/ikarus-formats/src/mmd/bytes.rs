@@ -4,6 +4,7 @@
 use encoding_rs::{SHIFT_JIS, UTF_16LE};
 
 use super::MmdError;
+use super::vmd::VmdWriteError;
 
 /// Text encodings MMD files use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,10 +195,12 @@ pub(crate) fn decode_sjis(field: &[u8]) -> Option<String> {
 /// Encodes `text` as Shift-JIS into a field of `size` bytes, NUL padded, cut at a character
 /// boundary when it is longer (MMD's own behaviour when it saves). Characters Shift-JIS cannot
 /// hold are an error naming them.
-pub(crate) fn encode_sjis(text: &str, size: usize) -> Result<Vec<u8>, String> {
+pub(crate) fn encode_sjis(text: &str, size: usize) -> Result<Vec<u8>, VmdWriteError> {
     let (bytes, _, unmappable) = SHIFT_JIS.encode(text);
     if unmappable {
-        return Err(format!("`{text}` has characters Shift-JIS cannot hold"));
+        return Err(VmdWriteError::Unencodable {
+            text: text.to_owned(),
+        });
     }
     let mut out = Vec::with_capacity(size);
     for ch in text.chars() {

@@ -25,6 +25,20 @@ use super::{
     MmdError, position_from_mmd, position_to_mmd, rotation_from_mmd, rotation_to_mmd, unit,
 };
 
+/// Why a motion cannot be written as VMD.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VmdWriteError {
+    /// A model or bone name has characters Shift-JIS cannot hold.
+    #[error("`{text}` has characters Shift-JIS cannot hold")]
+    Unencodable {
+        /// The name.
+        text: String,
+    },
+    /// More frames than VMD's 32-bit frame numbers count.
+    #[error("too many frames")]
+    TooManyFrames,
+}
+
 /// VMD frames per second.
 pub const FRAMES_PER_SECOND: f64 = 30.0;
 
@@ -216,8 +230,8 @@ impl Vmd {
     /// [`parse`](Self::parse)).
     ///
     /// # Errors
-    /// A model name Shift-JIS cannot hold.
-    pub fn write(&self, scale: f64) -> Result<Vec<u8>, String> {
+    /// [`VmdWriteError`]: a model name Shift-JIS cannot hold.
+    pub fn write(&self, scale: f64) -> Result<Vec<u8>, VmdWriteError> {
         let mut out = Vec::with_capacity(
             50 + 111 * self.bones.len() + 23 * self.morphs.len() + 61 * self.camera.len(),
         );
@@ -293,8 +307,8 @@ impl Vmd {
     /// and keyed (baked) plays in MMD exactly as keyed, as motion-capture tools write theirs.
     ///
     /// # Errors
-    /// A bone name Shift-JIS cannot hold in 20 bytes.
-    pub fn switch_ik_off(&mut self, ik_bones: &[&str]) -> Result<(), String> {
+    /// [`VmdWriteError`]: a bone name Shift-JIS cannot hold.
+    pub fn switch_ik_off(&mut self, ik_bones: &[&str]) -> Result<(), VmdWriteError> {
         let mut ik = Vec::with_capacity(ik_bones.len());
         for name in ik_bones {
             let mut bytes = [0u8; 20];
@@ -318,12 +332,12 @@ impl Vmd {
     /// Frame `i` of `frames` is VMD frame `i`.
     ///
     /// # Errors
-    /// A joint name Shift-JIS cannot hold.
+    /// [`VmdWriteError`]: a joint name Shift-JIS cannot hold, or more frames than VMD counts.
     pub fn from_frames(
         skeleton: &Skeleton,
         frames: &[LocalPose],
         model_name: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, VmdWriteError> {
         let mut bones = Vec::with_capacity(frames.len() * skeleton.len());
         for (f, pose) in frames.iter().enumerate() {
             for joint in skeleton.joints() {
@@ -334,7 +348,7 @@ impl Vmd {
                 bones.push(BoneKey {
                     name_bytes,
                     name: name.to_owned(),
-                    frame: u32::try_from(f).map_err(|_| "too many frames".to_owned())?,
+                    frame: u32::try_from(f).map_err(|_| VmdWriteError::TooManyFrames)?,
                     translation: local.translation - skeleton.rest(joint).translation,
                     rotation: local.rotation,
                     interpolation: LINEAR_INTERPOLATION,
