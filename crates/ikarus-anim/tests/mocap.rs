@@ -632,6 +632,31 @@ fn missing_tracks_and_bad_clips() {
         ..clip
     };
     assert!(solve_positions(&skeleton, &map, &bad_rate, &MocapConfig::default()).is_err());
+    // Points without shape: a clip of zeros, and a good clip with one frame of equal points.
+    let zeros = vec![DVec3::ZERO; 17 * 3];
+    let flat = KeypointClip {
+        points: &zeros,
+        ..clip
+    };
+    assert_eq!(
+        solve_positions(&skeleton, &map, &flat, &MocapConfig::default()).unwrap_err(),
+        MocapError::NoShape { frame: 0 }
+    );
+    let mut collapsed = points.clone();
+    for p in &mut collapsed[33 * 17..34 * 17] {
+        *p = DVec3::new(0.3, 1.2, -0.4);
+    }
+    let one_flat_frame = KeypointClip {
+        points: &collapsed,
+        ..clip
+    };
+    let error =
+        solve_positions(&skeleton, &map, &one_flat_frame, &MocapConfig::default()).unwrap_err();
+    assert_eq!(error, MocapError::NoShape { frame: 33 });
+    assert_eq!(
+        error.to_string(),
+        "frame 33: every point is at one place; the keypoints carry no shape"
+    );
 }
 
 /// Foot-contact cleanup (`MocapConfig::contacts`): Human3.6M keypoints of every shared BVH, clean

@@ -169,9 +169,30 @@ pub enum MocapError {
         /// Points the binding could use.
         used: usize,
     },
+    /// Every point of a frame sits at one place (a clip of zeros, a frame of equal points):
+    /// there is no posture to read. Check the file's columns and units.
+    #[error("frame {frame}: every point is at one place; the keypoints carry no shape")]
+    NoShape {
+        /// The first such frame (0-based).
+        frame: usize,
+    },
     /// The foot-contact cleanup could not run (the map lacks a leg bone).
     #[error("foot contacts: {0}")]
     Contacts(#[from] RetargetError),
+}
+
+/// False when a frame's finite points (two or more) all sit at one place, within 1e-12 of their
+/// size. A frame with fewer is not judged here: unseen points are filled or reported.
+fn has_shape(frame: &[DVec3]) -> bool {
+    let mut finite = frame.iter().filter(|p| p.is_finite()).peekable();
+    let Some(&first) = finite.next() else {
+        return true;
+    };
+    if finite.peek().is_none() {
+        return true;
+    }
+    let tolerance = 1e-12 * (1.0 + first.length());
+    finite.any(|p| (*p - first).length() > tolerance)
 }
 
 /// Solves a clip of joint positions onto `target` (its humanoid bones found by `map`; for
@@ -221,6 +242,9 @@ pub fn solve_positions(
         })
         .collect();
     let (seen, filled) = clean::fill_gaps(&mut points, &valid, count);
+    if let Some(frame) = (0..frames).find(|&f| !has_shape(&points[f * count..(f + 1) * count])) {
+        return Err(MocapError::NoShape { frame });
+    }
     if let Some(filter) = &config.filter {
         filter.filter_shape(&mut points, count, clip.frame_time);
     }
