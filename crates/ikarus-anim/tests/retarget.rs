@@ -415,7 +415,7 @@ fn still_hands_stay_still() {
 
 /// The ground bends the toes rather than lifting the foot: on walks onto the VRMs (free toes)
 /// the toes turn from their copied rotation (the output with `ground: false`) about one axis,
-/// by at most `MAX_TOE_BEND_SPEED` a second, and the toe tips end on or above the floor.
+/// by at most `ToePlan::max_speed` a second, and the toe tips end on or above the floor.
 #[test]
 fn toes_bend_at_the_floor() {
     let clips: Vec<Clip> = [
@@ -443,7 +443,7 @@ fn toes_bend_at_the_floor() {
                 ..RetargetConfig::default()
             };
             let off = retarget::retarget(source, &clip.motion, to, &off_config).unwrap();
-            let step = retarget::repair::MAX_TOE_BEND_SPEED * clip.motion.frame_time();
+            let step = retarget::stages::ToePlan::default().max_speed * clip.motion.frame_time();
             for bone in [
                 ikarus_core::humanoid_map::HumanoidBone::LeftToes,
                 ikarus_core::humanoid_map::HumanoidBone::RightToes,
@@ -568,4 +568,234 @@ fn bad_source_frames_are_named() {
         }
     }
     assert!(retarget::retarget(source, &clip.motion, target, &RetargetConfig::default()).is_ok());
+}
+
+/// The largest rise (metres) of an ankle above where the copied frames (`ground: false`)
+/// have it, over the whole clip: what the ground costs the feet.
+fn largest_ankle_rise(target: &Target, up: DVec3, on: &Motion, copied: &Motion) -> f64 {
+    let ankles = [
+        ikarus_core::humanoid_map::HumanoidBone::LeftFoot,
+        ikarus_core::humanoid_map::HumanoidBone::RightFoot,
+    ]
+    .map(|b| target.map.joint(b).unwrap());
+    let (mut a, mut b) = (
+        ModelPose::new(&target.skeleton),
+        ModelPose::new(&target.skeleton),
+    );
+    let mut largest = 0.0_f64;
+    for (p, q) in on.frames().iter().zip(copied.frames()) {
+        fk::forward_kinematics(&target.skeleton, p, &mut a);
+        fk::forward_kinematics(&target.skeleton, q, &mut b);
+        for ankle in ankles {
+            largest = largest.max((a.position(ankle) - b.position(ankle)).dot(up));
+        }
+    }
+    largest
+}
+
+/// What one leg-repair configuration gives, measured by FK here.
+struct StageRow {
+    here: Measured,
+    metrics: Metrics,
+    unreached: usize,
+    ankle_rise: f64,
+}
+
+/// Retargets `clip` onto `target` with the leg stages `without` left out, prints the row of
+/// the "Leg repair stages" table of BENCHMARKS.md and returns its numbers.
+fn stage_row(clip: &Clip, target: &Target, without: &[retarget::LegStage]) -> StageRow {
+    let (source, to) = characters(clip, target);
+    let legs = without
+        .iter()
+        .fold(retarget::LegRepair::default(), |l, &s| l.without(s));
+    let config = RetargetConfig {
+        legs,
+        ..RetargetConfig::default()
+    };
+    let result = retarget::retarget(source, &clip.motion, to, &config).unwrap();
+    let copied = RetargetConfig {
+        ground: false,
+        ..config
+    };
+    let copied = retarget::retarget(source, &clip.motion, to, &copied).unwrap();
+    let here = measure_here(target, &result, &result.motion);
+    let metrics = retarget::measure(
+        source,
+        &clip.motion,
+        result.root.source_body,
+        to,
+        &result.motion,
+        &result.contacts,
+        &result.feet,
+        &result.leg_weights,
+    );
+    assert!(
+        metrics.finite && metrics.limit_violation < 1e-6,
+        "{without:?}"
+    );
+    let up = result.feet.target_body.conjugate() * DVec3::Y;
+    let ankle_rise = largest_ankle_rise(target, up, &result.motion, &copied.motion);
+    let names: Vec<&str> = without.iter().map(|s| s.name()).collect();
+    println!(
+        "| {} | {} | {} | {:.3} | {:.4} | {:.4} | {:.4} | {} | {:.2} | {:.2} |",
+        clip.name,
+        target.name,
+        if names.is_empty() {
+            "nothing".to_owned()
+        } else {
+            names.join(" + ")
+        },
+        here.slide_max * 100.0,
+        here.slide_mean * 100.0,
+        here.penetration * 100.0,
+        metrics.toe_penetration * 100.0,
+        result.unreached,
+        result.max_hip_drop * 100.0,
+        ankle_rise * 100.0,
+    );
+    StageRow {
+        here,
+        metrics,
+        unreached: result.unreached,
+        ankle_rise,
+    }
+}
+
+/// kishimen.vmd and the built-in humanoid (whose hip, knee, ankle and toe limits are what most
+/// leg stages are for), loaded once for the stage tests.
+fn kishimen_on_builtin() -> Option<&'static (Clip, Target, StageRow)> {
+    static LOADED: std::sync::OnceLock<Option<(Clip, Target, StageRow)>> =
+        std::sync::OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let clip = vmd_clip()?;
+            let target = targets().into_iter().next()?;
+            println!("| clip | target | left out | slide max cm | slide mean cm | below floor cm | toe tips below cm | unreached frames | hip drop cm | ankle rise cm |");
+            println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+            let all = stage_row(&clip, &target, &[]);
+            Some((clip, target, all))
+        })
+        .as_ref()
+}
+
+/// Stage 1, hip drop: legs reach goals they could not (kishimen dances low; a VRM's legs on a
+/// CMU walk are shorter than the mapping's scale assumes at full stretch).
+#[test]
+fn leg_stage_hip_drop_lets_legs_reach() {
+    let Some((clip, target, all)) = kishimen_on_builtin() else {
+        return;
+    };
+    let dropless = stage_row(clip, target, &[retarget::LegStage::HipDrop]);
+    assert!(
+        2 * dropless.unreached > 3 * all.unreached,
+        "{} vs {}",
+        dropless.unreached,
+        all.unreached
+    );
+    let (Some(walk), Some(godette)) = (
+        bvh_clip("cmu walk", "cmu_02_01_walk_cgspeed_crlf.bvh"),
+        vrm_target("Godette.vrm", "Godette_vrm_v4.vrm"),
+    ) else {
+        return;
+    };
+    let walk_all = stage_row(&walk, &godette, &[]);
+    let walk_dropless = stage_row(&walk, &godette, &[retarget::LegStage::HipDrop]);
+    assert!(walk_all.unreached == 0 && walk_dropless.unreached > 50);
+    assert!(walk_dropless.here.slide_max > walk_all.here.slide_max + 1e-3);
+}
+
+/// Stage 2, toe plan: the toes bend instead of the foot rising.
+#[test]
+fn leg_stage_toe_plan_bends_toes_instead_of_lifting_feet() {
+    let Some((clip, target, all)) = kishimen_on_builtin() else {
+        return;
+    };
+    let planless = stage_row(clip, target, &[retarget::LegStage::ToePlan]);
+    assert!(
+        planless.ankle_rise > all.ankle_rise + 1e-2,
+        "ankles rise {} vs {}",
+        planless.ankle_rise,
+        all.ankle_rise
+    );
+}
+
+/// Stage 3, the closed form, is the repair itself: it cannot be left out (the table above
+/// checks what it gives).
+#[test]
+fn leg_stage_closed_form_stays() {
+    use retarget::{LegRepair, LegStage};
+    assert_eq!(
+        LegRepair::default().without(LegStage::ClosedForm),
+        LegRepair::default()
+    );
+}
+
+/// Stage 4, goal shift: what the limits leave below the floor is lifted. Also the simpler
+/// design measured: the descent seeded by the closed form in place of the goal loop and the
+/// swivel search does not hold the floor, and slides further.
+#[test]
+fn leg_stage_goal_shift_keeps_the_floor() {
+    use retarget::LegStage;
+    let Some((clip, target, all)) = kishimen_on_builtin() else {
+        return;
+    };
+    assert!(all.here.penetration < 1e-6 && all.metrics.toe_penetration < 1e-6);
+    let shiftless = stage_row(clip, target, &[LegStage::GoalShift]);
+    assert!(
+        shiftless.here.penetration > 1e-2,
+        "{}",
+        shiftless.here.penetration
+    );
+    assert!(shiftless.metrics.toe_penetration > 1e-3);
+    let simpler = stage_row(clip, target, &[LegStage::GoalShift, LegStage::SwivelSearch]);
+    assert!(simpler.here.penetration > 1e-2 && simpler.here.slide_max > 4.0 * all.here.slide_max);
+}
+
+/// Stages 5 and 6, swivel search and hold: planted feet the closed form's limits would slide
+/// stay where they are.
+#[test]
+fn leg_stages_swivel_search_and_hold_keep_planted_feet() {
+    use retarget::LegStage;
+    let Some((clip, target, all)) = kishimen_on_builtin() else {
+        return;
+    };
+    for stage in [LegStage::SwivelSearch, LegStage::Hold] {
+        let row = stage_row(clip, target, &[stage]);
+        assert!(
+            row.here.slide_max > 2.0 * all.here.slide_max,
+            "{}: {} vs {}",
+            stage.name(),
+            row.here.slide_max,
+            all.here.slide_max
+        );
+    }
+}
+
+/// Stage 7, toe-tip lift: tips the leg's limits pitch under the floor come up.
+#[test]
+fn leg_stage_toe_tip_lift_keeps_tips_above_the_floor() {
+    let Some((clip, target, _)) = kishimen_on_builtin() else {
+        return;
+    };
+    let row = stage_row(clip, target, &[retarget::LegStage::ToeTipLift]);
+    assert!(
+        row.metrics.toe_penetration > 1e-3,
+        "{}",
+        row.metrics.toe_penetration
+    );
+}
+
+/// Stage 8, heel ease: a heel the limits lift does not jump across the floor in a frame.
+#[test]
+fn leg_stage_heel_ease_spreads_heel_jumps() {
+    let Some((clip, target, all)) = kishimen_on_builtin() else {
+        return;
+    };
+    let row = stage_row(clip, target, &[retarget::LegStage::HeelEase]);
+    assert!(
+        row.here.slide_max > all.here.slide_max + 1e-3,
+        "{} vs {}",
+        row.here.slide_max,
+        all.here.slide_max
+    );
 }

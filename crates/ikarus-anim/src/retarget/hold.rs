@@ -7,16 +7,17 @@
 //! joint's rotation turned by a rotation vector in its own frame and put back onto its limit;
 //! the Jacobian by central differences through that projection, so a joint on its bound
 //! moves only inwards) towards:
-//! - the held ball (the toes joint) on its goal, weighted [`BALL_WEIGHT`]: the pivot a foot
+//! - the held ball (the toes joint) on its goal, weighted [`HoldDescent::ball_weight`]: the pivot a foot
 //!   turns about;
-//! - the held heel (the limb's end joint) on its goal, across the floor with [`HEEL_WEIGHT`]
-//!   and in height with [`HEIGHT_WEIGHT`] only: limits may lift a planted heel, sliding is
+//! - the held heel (the limb's end joint) on its goal, across the floor with [`HoldDescent::heel_weight`]
+//!   and in height with [`HoldDescent::height_weight`] only: limits may lift a planted heel, sliding is
 //!   what shows (the caller puts the goal where the heel was, moved towards its anchor by at
 //!   most a step);
 //! - the heel, ball and toe tip not below the floor plus their rest heights (one-sided,
-//!   [`FLOOR_WEIGHT`], starting `FLOOR_MARGIN` above it so the soft floor's give stays above
-//!   the floor);
-//! - the foot's wanted rotation, softly (its rotation vector times [`ROTATION_LENGTH`]).
+//!   [`HoldDescent::floor_weight`], starting [`HoldDescent::floor_margin`] above it so the
+//!   soft floor's give stays above the floor);
+//! - the foot's wanted rotation, softly (its rotation vector times
+//!   [`HoldDescent::rotation_length`]).
 //!
 //! Residuals are in metres. The caller compares [`cost`] of the closed form's pose with the
 //! cost this reaches and keeps the lower.
@@ -25,35 +26,12 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
 use super::repair::{Limb, project};
+use super::stages::HoldDescent;
 
 /// Residuals: heel (3), ball (3), heel, ball and tip floors (3), rotation (3).
 const RESIDUALS: usize = 12;
 /// Three joints, a rotation vector each.
 const PARAMETERS: usize = 9;
-
-/// Metres per radian of the foot's rotation error: a degree costs as much as 0.9 mm.
-pub const ROTATION_LENGTH: f64 = 0.05;
-/// Weight of the heel's place across the floor.
-pub const HEEL_WEIGHT: f64 = 3.0;
-/// Weight of the ball against the heel.
-pub const BALL_WEIGHT: f64 = 4.0;
-/// Weight of a held point's height against its place across the floor: limits may lift a
-/// planted foot, the floor keeps it from sinking, and sliding is what shows.
-pub const HEIGHT_WEIGHT: f64 = 0.3;
-/// Weight of a point below the floor.
-pub const FLOOR_WEIGHT: f64 = 30.0;
-/// How far above the floor (metres) the descent's floor terms start: its soft floor leaves
-/// points a fraction of a millimetre below the line it pushes them above.
-const FLOOR_MARGIN: f64 = 1e-3;
-/// Descent steps at most; the descent stops sooner when the cost is below `MET` or a step
-/// lowers it by less than `MIN_GAIN` of itself.
-const ITERATIONS: usize = 200;
-/// A cost (m²) that counts as the goals met: residuals of about 10 µm.
-const MET: f64 = 1e-10;
-/// The smallest relative gain of a step for the descent to go on.
-const MIN_GAIN: f64 = 1e-4;
-/// Finite-difference step of a joint's rotation vector (radians).
-const DIFFERENCE: f64 = 1e-6;
 
 /// What a planted foot holds in one frame (model space).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,36 +49,42 @@ pub struct FootHold {
 }
 
 /// The residuals of the limb's frames in `model` against `hold`.
-fn residuals(limb: &Limb, hold: &FootHold, model: &ModelPose, margin: f64) -> [f64; RESIDUALS] {
+fn residuals(
+    limb: &Limb,
+    hold: &FootHold,
+    d: &HoldDescent,
+    model: &ModelPose,
+    margin: f64,
+) -> [f64; RESIDUALS] {
     let up = hold.up;
     let mut r = [0.0; RESIDUALS];
     let heel = model.position(limb.end);
     let height = |p: DVec3| p.dot(up) - margin;
     let (e1, e2) = up.any_orthonormal_pair();
     if let Some(target) = hold.heel {
-        let d = heel - target;
+        let off = heel - target;
         r[..3].copy_from_slice(&[
-            HEEL_WEIGHT * d.dot(e1),
-            HEEL_WEIGHT * d.dot(e2),
-            HEIGHT_WEIGHT * d.dot(up),
+            d.heel_weight * off.dot(e1),
+            d.heel_weight * off.dot(e2),
+            d.height_weight * off.dot(up),
         ]);
     }
-    r[6] = FLOOR_WEIGHT * (hold.floor + limb.end_clearance - height(heel)).max(0.0);
+    r[6] = d.floor_weight * (hold.floor + limb.end_clearance - height(heel)).max(0.0);
     if let Some(toes) = limb.toes {
         let ball = model.position(toes);
         if let Some(target) = hold.ball {
-            let d = (ball - target) * BALL_WEIGHT;
-            r[3..6].copy_from_slice(&[d.dot(e1), d.dot(e2), HEIGHT_WEIGHT * d.dot(up)]);
+            let off = (ball - target) * d.ball_weight;
+            r[3..6].copy_from_slice(&[off.dot(e1), off.dot(e2), d.height_weight * off.dot(up)]);
         }
-        r[7] = FLOOR_WEIGHT * (hold.floor + limb.toes_clearance - height(ball)).max(0.0);
+        r[7] = d.floor_weight * (hold.floor + limb.toes_clearance - height(ball)).max(0.0);
         if let Some((tip, clearance)) = limb.toe_tip {
             let at = ball + model.rotation(toes) * tip;
-            r[8] = FLOOR_WEIGHT * (hold.floor + clearance - height(at)).max(0.0);
+            r[8] = d.floor_weight * (hold.floor + clearance - height(at)).max(0.0);
         }
     }
     let turn = (hold.rotation.conjugate() * model.rotation(limb.end)).normalize();
     let turn = if turn.w < 0.0 { -turn } else { turn };
-    let v = turn.to_scaled_axis() * ROTATION_LENGTH;
+    let v = turn.to_scaled_axis() * d.rotation_length;
     r[9..].copy_from_slice(&v.to_array());
     r
 }
@@ -109,9 +93,10 @@ fn sum_of_squares(r: &[f64; RESIDUALS]) -> f64 {
     r.iter().map(|x| x * x).sum()
 }
 
-/// The cost (sum of squared residuals, m²) of the limb's frames in `model` against `hold`.
-pub fn cost(limb: &Limb, hold: &FootHold, model: &ModelPose) -> f64 {
-    sum_of_squares(&residuals(limb, hold, model, 0.0))
+/// The cost (sum of squared residuals, m², weighted by `descent`) of the limb's frames in
+/// `model` against `hold`.
+pub fn cost(limb: &Limb, hold: &FootHold, descent: &HoldDescent, model: &ModelPose) -> f64 {
+    sum_of_squares(&residuals(limb, hold, descent, model, 0.0))
 }
 
 /// The three joints turned by `step` (a rotation vector each, in the joint's own frame) from
@@ -171,22 +156,22 @@ fn solve_damped(
 }
 
 /// Moves the limb of `pose` (its frames in `model`, current on entry and on return) towards
-/// `hold` by a damped Gauss–Newton descent from where it stands (see the module docs).
-/// Returns the [`cost`] reached.
+/// `hold` by a damped Gauss–Newton descent from where it stands (see the module docs),
+/// weighted and stopped as `descent` says. Returns the [`cost`] reached.
 pub fn hold_foot(
     skeleton: &Skeleton,
     limb: &Limb,
-    hold: &FootHold,
+    (hold, descent): (&FootHold, &HoldDescent),
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) -> f64 {
     let joints = [limb.start, limb.mid, limb.end];
     let mut current = joints.map(|j| pose[j].rotation);
-    let mut r = residuals(limb, hold, model, FLOOR_MARGIN);
+    let mut r = residuals(limb, hold, descent, model, descent.floor_margin);
     let mut c = sum_of_squares(&r);
     let mut lambda = 1e-3;
-    for _ in 0..ITERATIONS {
-        if c < MET {
+    for _ in 0..descent.iterations {
+        if c < descent.met {
             break;
         }
         // Each joint turned alone, put back onto its limit, and only its subtree updated;
@@ -197,14 +182,14 @@ pub fn hold_foot(
                 let mut sides = [[0.0; RESIDUALS]; 2];
                 for (side, sign) in sides.iter_mut().zip([1.0, -1.0]) {
                     let mut v = DVec3::ZERO;
-                    v[axis] = sign * DIFFERENCE;
+                    v[axis] = sign * descent.difference;
                     pose[joint].rotation = (current[k] * DQuat::from_scaled_axis(v)).normalize();
                     project(skeleton, pose, joint);
                     fk::update_subtree(skeleton, pose, model, joint);
-                    *side = residuals(limb, hold, model, FLOOR_MARGIN);
+                    *side = residuals(limb, hold, descent, model, descent.floor_margin);
                 }
                 for (row, (a, b)) in jacobian.iter_mut().zip(sides[0].iter().zip(&sides[1])) {
-                    row[3 * k + axis] = (a - b) / (2.0 * DIFFERENCE);
+                    row[3 * k + axis] = (a - b) / (2.0 * descent.difference);
                 }
             }
             pose[joint].rotation = current[k];
@@ -227,11 +212,11 @@ pub fn hold_foot(
                 continue;
             };
             apply(skeleton, limb, &current, &step, pose, model);
-            let trial = residuals(limb, hold, model, FLOOR_MARGIN);
+            let trial = residuals(limb, hold, descent, model, descent.floor_margin);
             let trial_cost = sum_of_squares(&trial);
             if trial_cost < c {
                 current = joints.map(|j| pose[j].rotation);
-                improved = c - trial_cost > MIN_GAIN * c;
+                improved = c - trial_cost > descent.min_gain * c;
                 (r, c) = (trial, trial_cost);
                 lambda = (lambda / 3.0).max(1e-9);
                 break;
@@ -246,7 +231,7 @@ pub fn hold_foot(
         pose[j].rotation = q;
     }
     fk::update_subtree(skeleton, pose, model, limb.start);
-    cost(limb, hold, model)
+    cost(limb, hold, descent, model)
 }
 
 #[cfg(test)]
@@ -315,15 +300,16 @@ mod tests {
                 project(&skeleton, &mut pose, joint);
             }
             fk::forward_kinematics(&skeleton, &pose, &mut model);
-            let before = cost(&leg, &hold, &model);
-            let after = hold_foot(&skeleton, &leg, &hold, &mut pose, &mut model);
+            let descent = HoldDescent::default();
+            let before = cost(&leg, &hold, &descent, &model);
+            let after = hold_foot(&skeleton, &leg, (&hold, &descent), &mut pose, &mut model);
             assert!(after <= before, "{after} > {before}");
             assert!(pose.is_finite());
             assert!(skeleton.limit_violation(&pose).is_none());
             // The cost returned is the cost of the pose returned (FK again, independently).
             let mut again = ModelPose::new(&skeleton);
             fk::forward_kinematics(&skeleton, &pose, &mut again);
-            assert!((cost(&leg, &hold, &again) - after).abs() <= 1e-12 * (1.0 + after));
+            assert!((cost(&leg, &hold, &descent, &again) - after).abs() <= 1e-12 * (1.0 + after));
             let heel = again.position(leg.end).distance(hold.heel.unwrap());
             let ball = again
                 .position(leg.toes.unwrap())
@@ -349,7 +335,7 @@ mod tests {
     fn a_goal_under_the_floor_stops_the_heel_at_the_floor() {
         // The floor 5 cm above the rest pose's: a knee-bent leg asked to put its heel where it
         // stands at rest, 5 cm under that floor plus the heel's rest height. The descent
-        // lowers the heel to the floor line (its soft floor starts `FLOOR_MARGIN` above it),
+        // lowers the heel to the floor line (its soft floor starts `floor_margin` above it),
         // not to the goal; without a floor the same descent takes the heel to the goal.
         let skeleton = builtin_humanoid();
         let leg = left_leg(&skeleton);
@@ -370,7 +356,13 @@ mod tests {
             up: DVec3::Y,
             floor: 0.05,
         };
-        hold_foot(&skeleton, &leg, &hold, &mut pose, &mut model);
+        hold_foot(
+            &skeleton,
+            &leg,
+            (&hold, &HoldDescent::default()),
+            &mut pose,
+            &mut model,
+        );
         let above = model.position(leg.end).y - (hold.floor + leg.end_clearance);
         assert!(above > -1e-3 && above < 2e-3, "{above}");
         assert!(skeleton.limit_violation(&pose).is_none());
@@ -381,7 +373,13 @@ mod tests {
             floor: -10.0,
             ..hold
         };
-        hold_foot(&skeleton, &leg, &deep, &mut pose, &mut model);
+        hold_foot(
+            &skeleton,
+            &leg,
+            (&deep, &HoldDescent::default()),
+            &mut pose,
+            &mut model,
+        );
         let miss = model.position(leg.end).distance(rest.position(leg.end));
         assert!(miss < 1e-3, "{miss}");
     }

@@ -15,24 +15,20 @@
 //! 2. every frame copied with [`Alignment::pose`];
 //! 3. contacts detected on the source's points mapped onto the target's scale; each contact's
 //!    anchor is the mean of the copied target point over the contact, lifted above the floor;
-//! 4. per frame the leg goals ([`repair::LimbGoal::for_foot`]), the hips lowered by the
-//!    largest drop any leg needs ([`repair::hip_drop`]), spread over the blend window before
-//!    and after so it never pops, and the legs solved ([`repair::solve_limb`]), again with the
-//!    goal moved by what FK still finds off while joint limits hold the leg back (best of up to
-//!    24 tries, until nothing is below the floor); a fully held foot the closed form leaves
-//!    more than 1 mm off its goals is also moved by [`hold::hold_foot`] from the pose its leg
-//!    had in the last frame (and from the closed form's), the heel going on across the floor
-//!    from where it was, and the lowest cost is kept — near the limits the closed form can
-//!    switch branches from one frame to the next (a hip twist or extension bound changing
-//!    which joint gives way), which moved planted feet by up to 5 cm in a frame; then the
-//!    toes bend further where the tip is still under the floor ([`repair::lift_toe_tip`]);
-//!    hand contacts the same way on the arms;
-//! 5. heels eased: where joint limits lift a held heel off its anchor within a frame or two
-//!    (an ankle that cannot keep the foot flat for any knee swivel), its anchor moves ahead of
-//!    and after those frames by at most `HEEL_EASE_SPEED` a second ([`repair::ease_move`]),
-//!    along the sphere of the foot's length about the held ball, and step 4 runs again; each
-//!    frame keeps the eased solve unless it leaves a heel or ball lower under the floor. The
-//!    heel then rises over several frames instead of jumping across the floor in one.
+//! 4. per frame the leg goals ([`repair::LimbGoal::for_foot`]) and the leg repair, whose
+//!    stages [`stages`] lists in order with their settings ([`LegRepair`] in
+//!    [`RetargetConfig::legs`]): the hips lowered by the largest drop any leg needs, spread
+//!    so it never pops; toe bends planned over the clip; each leg solved by the two-bone
+//!    closed form, again with its goal moved by what forward kinematics still finds off,
+//!    with a knee swivel search for an ankle its limit holds; a planted foot the closed form
+//!    loses followed from the last frame ([`hold::hold_foot`]); toe tips lifted. Hand
+//!    contacts are held the same way on the arms;
+//! 5. heels eased: where joint limits lift a held heel off its anchor within a frame or two,
+//!    its anchor moves ahead of and after those frames at a bounded speed
+//!    ([`repair::ease_move`]) along the sphere of the foot's length about the held ball, and
+//!    step 4 runs again on the frames that changed; each frame keeps the eased solve unless it
+//!    leaves a heel or ball lower under the floor. The heel then rises over several frames
+//!    instead of jumping across the floor in one.
 //!
 //! The passes are methods of one private `Clip` (module `passes`), each step one method.
 //!
@@ -49,6 +45,7 @@ pub mod hold;
 pub mod metrics;
 mod passes;
 pub mod repair;
+pub mod stages;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
@@ -58,6 +55,7 @@ use ikarus_core::{JointId, ModelPose, Motion, Skeleton, fk};
 pub use align::{AlignError, AlignMode, Alignment, RootMapping};
 pub use contacts::{Channel, Contact, ContactConfig};
 pub use metrics::{Metrics, measure};
+pub use stages::{LegRepair, LegStage};
 
 /// A character: a skeleton with its humanoid map.
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +76,8 @@ pub struct RetargetConfig {
     pub contacts: Option<ContactConfig>,
     /// Keep the feet above the floor with the leg IK. Default true.
     pub ground: bool,
+    /// The leg repair's stages and their settings (see [`stages`]). Default all on.
+    pub legs: LegRepair,
 }
 
 impl Default for RetargetConfig {
@@ -86,6 +86,7 @@ impl Default for RetargetConfig {
             mode: AlignMode::RestAligned,
             contacts: Some(ContactConfig::default()),
             ground: true,
+            legs: LegRepair::default(),
         }
     }
 }
@@ -98,6 +99,7 @@ impl RetargetConfig {
             mode: AlignMode::PlainCopy,
             contacts: None,
             ground: false,
+            legs: LegRepair::default(),
         }
     }
 }
@@ -144,15 +146,6 @@ pub enum RetargetError {
     #[error("frame time {0} s: expected a positive finite number")]
     FrameTime(f64),
 }
-
-/// How many of a leg's attempts in a frame may search the knee's swivel for an ankle its limit
-/// holds ([`repair::fit_end_by_swivel`]; about 0.3 ms each when no swivel fits).
-const SWIVEL_ATTEMPTS: usize = 3;
-
-/// How fast (metres per second across the floor) a held heel may move from frame to frame
-/// once its limits made it leave its anchor ([`repair::ease_move`]): 0.15 m/s, 5 mm a frame
-/// at 30 fps.
-const HEEL_EASE_SPEED: f64 = 0.15;
 
 /// The target's contact points and floor, what [`metrics::measure`] reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -329,10 +322,10 @@ fn run(
     let found = clip.contacts(&channels);
     let weights = clip.weights(&found);
     let mut solved = clip.solve(&weights, None)?;
-    if config.contacts.is_some()
-        && let Some(eased) = clip.ease_heels(&found, &weights, &solved)
+    if let (Some(_), Some(ease)) = (config.contacts, config.legs.heel_ease)
+        && let Some(eased) = clip.ease_heels(&found, &weights, &solved, &ease)
     {
-        solved = clip.merge(&weights, &eased, solved)?;
+        solved = clip.merge(&weights, &eased, solved, &ease)?;
     }
     Ok(clip.finish(&channels, found, solved))
 }

@@ -12,22 +12,11 @@ use super::align::{self, AlignError, Alignment, RootMapping};
 use super::contacts::{self, Channel, Contact};
 use super::hold::{self, FootHold};
 use super::repair::{self, Limb, LimbGoal, LimbState};
+use super::stages::{self, HeelEase};
 use super::{
-    ARMS, Character, Feet, HEEL_EASE_SPEED, LEGS, RetargetConfig, RetargetError, Retargeted,
-    SWIVEL_ATTEMPTS, TOES, leg_length, limb_joints,
+    ARMS, Character, Feet, LEGS, RetargetConfig, RetargetError, Retargeted, TOES, leg_length,
+    limb_joints,
 };
-
-/// How far (metres, heel and ball summed) the closed form must leave a fully held foot off
-/// its goals for [`hold::hold_foot`] to try from the last frame's pose: 1 mm.
-const HOLD_FROM: f64 = 1e-3;
-
-/// The cost (m²) below which a foot gone on from the last frame counts as holding its goals
-/// ([`Clip::hold_leg`] then skips refining the closed form's pose).
-const HELD: f64 = 1e-8;
-
-/// How far (metres) an attempt must still move a leg's goal for the next one to search the
-/// knee's swivel again: 0.1 mm.
-const SWIVEL_FROM: f64 = 1e-4;
 
 /// A contact's hold on a point per frame, per channel (in [`Channel::ALL`]'s order): its
 /// weight and anchor (model space), if any.
@@ -425,13 +414,15 @@ impl<'a> Clip<'a> {
                 (weight(heel, f), weight(ball, f)),
                 (self.rest.up, self.floor),
                 self.config.ground,
-                (
-                    plan,
-                    repair::toe_range(self.target.skeleton, &self.legs[side], &self.poses[f]),
-                ),
+                (plan, self.toe_range(side, &self.poses[f])),
             )
         };
+        let legs = &self.config.legs;
         let toe_plans = [0, 1].map(|side| {
+            let Some(toe_plan) = legs.toe_plan else {
+                // No plan: the toes as copied, the foot lifted by what the tip needs.
+                return vec![0.0; frames];
+            };
             let needs: Vec<f64> = self
                 .models
                 .iter()
@@ -441,24 +432,26 @@ impl<'a> Clip<'a> {
             let ranges: Vec<(f64, f64)> = self
                 .poses
                 .iter()
-                .map(|pose| repair::toe_range(self.target.skeleton, &self.legs[side], pose))
+                .map(|pose| self.toe_range(side, pose))
                 .collect();
-            let step = repair::MAX_TOE_BEND_SPEED * self.frame_time;
+            let step = toe_plan.max_speed * self.frame_time;
             repair::plan_toe_bends(&needs, &ranges, step)
         });
         for (f, model) in self.models.iter().enumerate() {
             let side_goal = |side: usize| foot_goal(f, side, model, Some(toe_plans[side][f]));
             let pair = [side_goal(0), side_goal(1)];
-            let drop = (0..2)
-                .map(|s| {
-                    repair::hip_drop(
-                        model.position(self.legs[s].start),
-                        pair[s].end,
-                        self.legs[s].reach * 0.999,
-                        self.rest.up,
-                    )
-                })
-                .fold(0.0, f64::max);
+            let drop = legs.hip_drop.map_or(0.0, |hip_drop| {
+                (0..2)
+                    .map(|s| {
+                        repair::hip_drop(
+                            model.position(self.legs[s].start),
+                            pair[s].end,
+                            self.legs[s].reach * hip_drop.reach,
+                            self.rest.up,
+                        )
+                    })
+                    .fold(0.0, f64::max)
+            });
             leg_weights.push(Channel::FEET.map(|[heel, ball]| {
                 weight(heel, f)
                     .map_or(0.0, |w| w.0)
@@ -467,7 +460,8 @@ impl<'a> Clip<'a> {
             goals.push(pair);
             drops.push(if repair { drop } else { 0.0 });
         }
-        let drops = super::spread(&drops, self.blend.max(3));
+        let window = legs.hip_drop.map_or(0, |h| h.min_window);
+        let drops = super::spread(&drops, self.blend.max(window));
         let max_hip_drop = drops.iter().copied().fold(0.0, f64::max);
         Plan {
             goals,
@@ -476,6 +470,12 @@ impl<'a> Clip<'a> {
             toe_plans,
             max_hip_drop,
         }
+    }
+
+    /// How far the toes of leg `side` may bend in `pose` ([`repair::toe_range`]).
+    fn toe_range(&self, side: usize, pose: &LocalPose) -> (f64, f64) {
+        let free = self.config.legs.toe_plan.unwrap_or_default().free_range;
+        repair::toe_range(self.target.skeleton, &self.legs[side], pose, free)
     }
 
     /// Whether the IK repairs anything (contacts or the ground).
@@ -546,7 +546,7 @@ impl<'a> Clip<'a> {
                     };
                     missed |= !repair::solve_limb(
                         skeleton,
-                        arm,
+                        (arm, &self.config.legs.closed_form),
                         &goal,
                         &mut states.1[side],
                         &mut pose,
@@ -573,11 +573,13 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// One leg towards `goal`, with whether a contact fully holds its heel and ball. Limits
-    /// may turn the foot or hold the leg: the ankle goal moves by what FK still finds off (the
-    /// ball's miss, the depth below the floor) and the leg is solved again, up to 24 times,
-    /// keeping the best attempt; then a held foot left off its goals goes on from the last
-    /// frame ([`Clip::hold_leg`]). Returns whether it reached.
+    /// One leg towards `goal`, with whether a contact fully holds its heel and ball: the
+    /// per-frame stages of [`stages`] in order. Limits may turn the foot or hold the leg: the
+    /// ankle goal moves by what FK still finds off (the ball's miss, the depth below the
+    /// floor) and the leg is solved again ([`stages::GoalShift`]), keeping the best attempt,
+    /// the first attempts with a swivel search ([`stages::SwivelSearch`]); then a held foot
+    /// left off its goals goes on from the last frame ([`Clip::hold_leg`]), and the toe tip
+    /// is lifted. Returns whether it reached.
     fn solve_leg(
         &self,
         side: usize,
@@ -588,6 +590,7 @@ impl<'a> Clip<'a> {
         model: &mut ModelPose,
     ) -> bool {
         let skeleton = self.target.skeleton;
+        let stages = &self.config.legs;
         let leg = &self.legs[side];
         let mut reached = false;
         let joints = [leg.start, leg.mid, leg.end];
@@ -596,15 +599,31 @@ impl<'a> Clip<'a> {
         let wanted = goal;
         let mut best: Option<(f64, [DQuat; 3], Option<DQuat>, bool)> = None;
         let mut last_shift = f64::INFINITY;
-        for attempt in 0..24 {
-            reached = repair::solve_limb(skeleton, leg, &goal, state, pose, model);
+        let (attempts, tolerance) = stages
+            .goal_shift
+            .map_or((1, 0.0), |g| (g.attempts, g.tolerance));
+        for attempt in 0..attempts.max(1) {
+            reached = repair::solve_limb(
+                skeleton,
+                (leg, &stages.closed_form),
+                &goal,
+                state,
+                pose,
+                model,
+            );
             // The ankle's limit held the foot: turn the knee to a swivel where it fits (on the
             // first attempt, and on the next ones while the goal still moves by more than
-            // `SWIVEL_FROM`: a search that finds no better swivel costs about 0.3 ms).
-            let searching = attempt == 0 || last_shift > SWIVEL_FROM;
-            if let (true, Some(chain)) = (attempt < SWIVEL_ATTEMPTS && searching, chain)
-                && let Some(swivel_reached) =
-                    repair::fit_end_by_swivel(skeleton, (leg, chain), &goal, pose, model)
+            // `min_shift`: a search that finds no better swivel costs about 0.3 ms).
+            if let (Some(search), Some(chain)) = (stages.swivel_search, chain)
+                && attempt < search.attempts
+                && (attempt == 0 || last_shift > search.min_shift)
+                && let Some(swivel_reached) = repair::fit_end_by_swivel(
+                    skeleton,
+                    (leg, chain),
+                    (&goal, search.min_angle),
+                    pose,
+                    model,
+                )
             {
                 reached = swivel_reached;
             }
@@ -627,8 +646,8 @@ impl<'a> Clip<'a> {
                 let toes = leg.toes.map(|t| pose[t].rotation);
                 best = Some((error, joints.map(|j| pose[j].rotation), toes, reached));
             }
-            // Done when nothing is below the floor and the ball is within a micrometre.
-            if lift == 0.0 && error <= 1e-6 {
+            // Done when nothing is below the floor and the ball is within the tolerance.
+            if lift == 0.0 && error <= tolerance {
                 break;
             }
             goal.end += shift;
@@ -646,15 +665,16 @@ impl<'a> Clip<'a> {
         }
         // A fully held foot the closed form left off its goals: gone on with from the last
         // frame's pose (or refined from the closed form's) when that costs less.
-        if let Some((last, heel_was)) = state.last {
-            let hold = self.foot_hold(&wanted, [heel, ball], heel_was);
-            if held_miss(leg, &hold, model) > HOLD_FROM
-                && let Some(now_reached) = self.hold_leg(leg, &hold, &last, *state, pose, model)
+        if let (Some((last, heel_was)), Some(settings)) = (state.last, &stages.hold) {
+            let hold = self.foot_hold(&wanted, [heel, ball], heel_was, settings);
+            if held_miss(leg, &hold, model) > settings.from
+                && let Some(now_reached) =
+                    self.hold_leg((leg, settings), &hold, &last, *state, pose, model)
             {
                 reached = now_reached;
             }
         }
-        if self.config.ground {
+        if self.config.ground && stages.toe_tip_lift {
             repair::lift_toe_tip(skeleton, leg, (self.rest.up, self.floor), pose, model);
         }
         state.last =
@@ -663,11 +683,17 @@ impl<'a> Clip<'a> {
     }
 
     /// What a fully held foot holds this frame: the ball on its goal, the heel across the
-    /// floor from where it was (`heel_was`) towards its goal by at most the heel's easing
-    /// step, at its goal's height.
-    fn foot_hold(&self, wanted: &LimbGoal, [heel, ball]: [bool; 2], heel_was: DVec3) -> FootHold {
+    /// floor from where it was (`heel_was`) towards its goal by at most
+    /// [`stages::Hold::heel_speed`] a second, at its goal's height.
+    fn foot_hold(
+        &self,
+        wanted: &LimbGoal,
+        [heel, ball]: [bool; 2],
+        heel_was: DVec3,
+        settings: &stages::Hold,
+    ) -> FootHold {
         let up = self.rest.up;
-        let step = HEEL_EASE_SPEED * self.frame_time;
+        let step = settings.heel_speed * self.frame_time;
         let across = (wanted.end - heel_was)
             .reject_from(up)
             .clamp_length_max(step);
@@ -684,10 +710,11 @@ impl<'a> Clip<'a> {
     /// closed form's pose in `pose`; the lower cost is kept if it is below the closed form's
     /// and leaves no heel or ball below the floor (a soft floor's last fraction of a
     /// millimetre is lifted by a two-bone solve). Returns whether the held points are now
-    /// within `HOLD_FROM` of their goals, or `None` when the closed form's pose stays.
+    /// within [`stages::Hold::from`] of their goals, or `None` when the closed form's pose
+    /// stays.
     fn hold_leg(
         &self,
-        leg: &Limb,
+        (leg, settings): (&Limb, &stages::Hold),
         hold: &FootHold,
         last: &[DQuat; 3],
         mut state: LimbState,
@@ -702,18 +729,19 @@ impl<'a> Clip<'a> {
             }
             fk::update_subtree(skeleton, pose, model, leg.start);
         };
+        let descent = &settings.descent;
         let closed_form = (
-            hold::cost(leg, hold, model),
+            hold::cost(leg, hold, descent, model),
             joints.map(|j| pose[j].rotation),
         );
         set(last, pose, model);
-        let held_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
+        let held_cost = hold::hold_foot(skeleton, leg, (hold, descent), pose, model);
         let held = (held_cost, joints.map(|j| pose[j].rotation));
         // The closed form's pose refined too, unless going on from the last frame met the
-        // goals (within about 0.1 mm).
-        let refined = (held_cost > HELD).then(|| {
+        // goals (`held`, about 0.1 mm).
+        let refined = (held_cost > settings.held).then(|| {
             set(&closed_form.1, pose, model);
-            let refined_cost = hold::hold_foot(skeleton, leg, hold, pose, model);
+            let refined_cost = hold::hold_foot(skeleton, leg, (hold, descent), pose, model);
             (refined_cost, joints.map(|j| pose[j].rotation))
         });
         let best = [Some(held), refined]
@@ -735,16 +763,17 @@ impl<'a> Clip<'a> {
                 ball: None,
                 toe_bend: 0.0,
             };
-            repair::solve_limb(skeleton, leg, &goal, &mut state, pose, model);
+            let closed = &self.config.legs.closed_form;
+            repair::solve_limb(skeleton, (leg, closed), &goal, &mut state, pose, model);
             if repair::depth_of_points(leg, model, up, floor) > 0.0 || !pose.is_finite() {
                 set(&closed_form.1, pose, model);
                 return None;
             }
         }
-        Some(held_miss(leg, hold, model) <= HOLD_FROM)
+        Some(held_miss(leg, hold, model) <= settings.from)
     }
 
-    /// Heels the limbs' limits lift off their anchors move at most `HEEL_EASE_SPEED`: the
+    /// Heels the limbs' limits lift off their anchors move at most [`HeelEase::speed`]: the
     /// weights with those heels' anchors moved ahead of (and after) the frames that need it,
     /// along the sphere of the foot's length about the ball's anchor; `None` when no anchor
     /// moved.
@@ -753,8 +782,9 @@ impl<'a> Clip<'a> {
         found: &[Contact],
         weights: &Weights,
         solved: &Solved,
+        ease: &HeelEase,
     ) -> Option<Weights> {
-        let step = HEEL_EASE_SPEED * self.frame_time;
+        let step = ease.speed * self.frame_time;
         let heels = [Channel::LeftHeel, Channel::RightHeel];
         let foot_lengths = self.legs.map(|l| {
             l.toes
@@ -777,7 +807,7 @@ impl<'a> Clip<'a> {
                 .collect();
             for (k, f) in frames_in.enumerate() {
                 let Some((w, _)) = eased[i][f] else { continue };
-                let Some(target_move) = repair::ease_move(&moves, k, step) else {
+                let Some(target_move) = repair::ease_move(&moves, k, (step, ease.from)) else {
                     continue;
                 };
                 // On the sphere of the foot's length about the ball's anchor when the ball is
@@ -800,12 +830,14 @@ impl<'a> Clip<'a> {
 
     /// Passes 4 and 5 again with the eased weights, on the frames whose weights changed; per
     /// frame the eased solve is kept unless it leaves a heel or ball below the floor where the
-    /// first did not (its leg could not hold the moved heel and the ball together).
+    /// first did not, by more than [`HeelEase::depth_tolerance`] (its leg could not hold the
+    /// moved heel and the ball together).
     pub(super) fn merge(
         &self,
         weights: &Weights,
         eased: &Weights,
         mut solved: Solved,
+        ease: &HeelEase,
     ) -> Result<Solved, RetargetError> {
         let redo: Vec<bool> = (0..self.frames)
             .map(|f| (0..eased.len()).any(|i| eased[i][f] != weights[i][f]))
@@ -814,7 +846,7 @@ impl<'a> Clip<'a> {
         let mut merged = Motion::for_skeleton(self.target.skeleton, self.frame_time)
             .map_err(|_| RetargetError::FrameTime(self.frame_time))?;
         for f in 0..self.frames {
-            let take = again.depths[f] <= solved.depths[f].max(0.0) + 1e-6;
+            let take = again.depths[f] <= solved.depths[f].max(0.0) + ease.depth_tolerance;
             let from = if take { &again } else { &solved };
             // The motions were sized for this skeleton.
             let _ = merged.push(from.motion.frames()[f].clone());

@@ -27,6 +27,8 @@ use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::limb7::{self, Limb7Chain, Limb7Goal, SwivelPolicy};
 use ikarus_solve::two_bone::{self, Pole, TwoBoneInput, TwoBoneSettings};
 
+use super::stages::ClosedForm;
+
 /// A two-bone limb of the target: start (hip, shoulder), mid (knee, elbow), end (ankle,
 /// wrist) and, for legs, the toes joint.
 #[derive(Clone, Copy, Debug)]
@@ -209,18 +211,14 @@ impl LimbState {
     }
 }
 
-/// A limb's bend is taken from its current pose when the mid joint is off the start–end line
-/// by more than this fraction of the upper bone (else the last clear bend is kept): planted
-/// nearly straight legs keep their own plane instead of turning to an older one (which turned
-/// thighs by 40–60° a frame on noisy capture).
-const CLEAR: f64 = 0.001;
-
 /// Solves one limb so its end joint reaches `goal.end` and turns to `goal.end_rotation`;
-/// `model` holds the FK of `pose` before and after; `state` carries the last clear bend.
+/// `model` holds the FK of `pose` before and after; `state` carries the last clear bend
+/// (a bend is clear when the mid joint is off the start–end line by more than
+/// [`ClosedForm::clear_bend`] of the upper bone).
 /// Returns whether the end reached the goal (two-bone `reached`).
 pub fn solve_limb(
     skeleton: &Skeleton,
-    limb: &Limb,
+    (limb, settings): (&Limb, &ClosedForm),
     goal: &LimbGoal,
     state: &mut LimbState,
     pose: &mut LocalPose,
@@ -232,10 +230,10 @@ pub fn solve_limb(
     let (s, m, e) = (start.translation, mid.translation, end.translation);
     let mid_rotation = model.rotation(limb.mid);
     let start_rotation = model.rotation(limb.start);
-    // The copied bend where it is clear (the mid joint off the start–end line by `CLEAR` of
-    // the upper bone), else the last clear one carried by the start joint.
+    // The copied bend where it is clear (the mid joint off the start–end line by
+    // `clear_bend` of the upper bone), else the last clear one carried by the start joint.
     let off_line = (m - s).reject_from(e - s);
-    if off_line.length() > CLEAR * (m - s).length() {
+    if off_line.length() > settings.clear_bend * (m - s).length() {
         let normal = (m - s).cross(e - m).normalize_or_zero();
         state.pole_in_start = start_rotation.conjugate() * off_line.normalize();
         if normal != DVec3::ZERO {
@@ -279,25 +277,23 @@ pub fn solve_limb(
     out.reached
 }
 
-/// How far (radians) the end joint must miss its wanted rotation for [`fit_end_by_swivel`] to
-/// search the swivel: 0.5°, below what the foot contacts show.
-const SWIVEL_FIT_FROM: f64 = 0.5 * std::f64::consts::PI / 180.0;
-
 /// After [`solve_limb`], when the end joint's limit kept it from its wanted rotation (an
 /// ankle): the 7-DOF limb closed form (seed 000) on the same joints (`chain`, built once per
 /// limb), for the end joint's position and rotation, with the knee's swivel kept where that is
 /// legal and moved to the nearest legal one otherwise — the knee turns about the hip–ankle line
 /// until the ankle fits its limit. Kept when it meets the goal better than the two-bone pose
-/// (which is restored otherwise): `Some(reached)` then, else `None`. Its feasible-swivel search
-/// costs about 0.3 ms when no swivel fits, so callers limit how often they ask.
+/// (which is restored otherwise): `Some(reached)` then, else `None`; also `None` without a
+/// search when the end joint misses its rotation by at most `min_angle` radians
+/// ([`SwivelSearch::min_angle`](super::stages::SwivelSearch::min_angle)). Its feasible-swivel search costs about 0.3 ms when no
+/// swivel fits, so callers limit how often they ask.
 pub fn fit_end_by_swivel(
     skeleton: &Skeleton,
     (limb, chain): (&Limb, &Limb7Chain),
-    goal: &LimbGoal,
+    (goal, min_angle): (&LimbGoal, f64),
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) -> Option<bool> {
-    if model.rotation(limb.end).angle_between(goal.end_rotation) <= SWIVEL_FIT_FROM {
+    if model.rotation(limb.end).angle_between(goal.end_rotation) <= min_angle {
         return None;
     }
     let miss = |model: &ModelPose| {
@@ -331,15 +327,6 @@ pub fn fit_end_by_swivel(
     fk::update_subtree(skeleton, pose, model, limb.start);
     None
 }
-
-/// The largest bend [`bend_toes`] adds to toes whose limit does not bound it (a hinge limit
-/// bounds it by its range): 60°, about how far a standing foot's toes bend.
-const MAX_FREE_TOE_BEND: f64 = std::f64::consts::FRAC_PI_3;
-
-/// How fast (radians per second) a planned toe bend may change from one frame to the next
-/// ([`plan_toe_bends`]): about 19° a frame at 30 fps. A foot pitching fast at a contact start
-/// would otherwise snap its toes (a 53° step was measured at 30 fps).
-pub const MAX_TOE_BEND_SPEED: f64 = 10.0;
 
 /// The toe bends of a clip, frame by frame, from the bends the toe tips need (`needs`,
 /// [`LimbGoal::for_foot`] without a plan) and each frame's `ranges` ([`toe_range`]): the
@@ -442,8 +429,14 @@ fn bend_for(tip: DVec3, axis: DVec3, up: DVec3, need: f64) -> f64 {
 }
 
 /// How far the toes of `limb` may bend from their rotation in `pose` (a [`bend_toes`] angle):
-/// within a hinge limit's range, else ±60° (`MAX_FREE_TOE_BEND`). `(0, 0)` without toes.
-pub fn toe_range(skeleton: &Skeleton, limb: &Limb, pose: &LocalPose) -> (f64, f64) {
+/// within a hinge limit's range, else ±`free_range` ([`ToePlan::free_range`](super::stages::ToePlan::free_range)). `(0, 0)`
+/// without toes.
+pub fn toe_range(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    pose: &LocalPose,
+    free_range: f64,
+) -> (f64, f64) {
     let Some(toes) = limb.toes else {
         return (0.0, 0.0);
     };
@@ -455,7 +448,7 @@ pub fn toe_range(skeleton: &Skeleton, limb: &Limb, pose: &LocalPose) -> (f64, f6
         let (lo, hi) = ((h.min - angle).min(0.0), (h.max - angle).max(0.0));
         return (lo, hi);
     }
-    (-MAX_FREE_TOE_BEND, MAX_FREE_TOE_BEND)
+    (-free_range, free_range)
 }
 
 /// How far (metres, ≥ 0) the limb's end joint, toes joint or toe tip is below the floor plus
@@ -512,29 +505,26 @@ pub fn project(skeleton: &Skeleton, pose: &mut LocalPose, joint: JointId) {
     }
 }
 
-/// How much further (metres) than a frame's own move a heel's eased move must be for
-/// [`ease_move`] to change it.
-const EASE_FROM: f64 = 5e-4;
-
 /// A held point's move across the floor from its anchor in frame `k` of a contact, eased
-/// so that it changes by at most `step` a frame (plus 0.5 mm, `EASE_FROM`, where the easing
-/// begins and ends): the upper envelope `max_j (|m_j| − step·|k − j|)` of the contact's
-/// `moves`, in the direction of the move `m_j` that sets it. `None` when the frame's own move
-/// is within 0.5 mm of it (nothing to change). A point its limits
-/// pull off its anchor over a frame or two then leaves the anchor earlier and returns later,
-/// at most `step` a frame, instead of jumping.
-pub fn ease_move(moves: &[DVec3], k: usize, step: f64) -> Option<DVec3> {
+/// so that it changes by at most `step` a frame (plus `from` metres, [`HeelEase::from`](super::stages::HeelEase::from),
+/// where the easing begins and ends): the upper envelope `max_j (|m_j| − step·|k − j|)` of
+/// the contact's `moves`, in the direction of the move `m_j` that sets it. `None` when the
+/// frame's own move is within `from` of it (nothing to change). A point its limits pull off
+/// its anchor over a frame or two then leaves the anchor earlier and returns later, at most
+/// `step` a frame, instead of jumping.
+pub fn ease_move(moves: &[DVec3], k: usize, (step, from): (f64, f64)) -> Option<DVec3> {
     let own = moves.get(k)?.length();
     let (j, eased) = moves
         .iter()
         .enumerate()
         .map(|(j, m)| (j, m.length() - step * k.abs_diff(j) as f64))
         .fold((k, own), |best, c| if c.1 > best.1 { c } else { best });
-    (eased > own + EASE_FROM).then(|| moves[j].normalize_or_zero() * eased)
+    (eased > own + from).then(|| moves[j].normalize_or_zero() * eased)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::stages::HeelEase;
     use super::*;
 
     #[test]
@@ -619,12 +609,13 @@ mod tests {
         // back: eased, it leaves earlier and returns later, at most `step` a frame, never
         // less far than it was pulled, and frames far from the pull keep their own move.
         let step = 0.005;
+        let from = HeelEase::default().from;
         let mut moves = vec![DVec3::ZERO; 30];
         moves[14] = DVec3::new(0.012, 0.0, 0.0);
         moves[15] = DVec3::new(0.030, 0.0, 0.004);
         moves[16] = DVec3::new(0.002, 0.0, 0.0);
         let eased: Vec<DVec3> = (0..moves.len())
-            .map(|k| ease_move(&moves, k, step).unwrap_or(moves[k]))
+            .map(|k| ease_move(&moves, k, (step, from)).unwrap_or(moves[k]))
             .collect();
         for (k, (e, m)) in eased.iter().zip(&moves).enumerate() {
             assert!(e.length() >= m.length() - 1e-15, "frame {k} shrank");
@@ -634,7 +625,7 @@ mod tests {
                 .enumerate()
                 .map(|(j, m)| m.length() - step * k.abs_diff(j) as f64)
                 .fold(0.0, f64::max);
-            if envelope > m.length() + EASE_FROM {
+            if envelope > m.length() + from {
                 assert!((e.length() - envelope).abs() < 1e-12, "frame {k}");
                 // Along the pull that sets it.
                 assert!(e.normalize().dot(moves[15].normalize()) > 1.0 - 1e-12);
@@ -644,7 +635,7 @@ mod tests {
         }
         // Within a step a frame (plus the threshold where the easing starts and ends).
         for w in eased.windows(2) {
-            assert!((w[1].length() - w[0].length()).abs() <= step + EASE_FROM + 1e-12);
+            assert!((w[1].length() - w[0].length()).abs() <= step + from + 1e-12);
         }
         // The pull (3.03 cm) starts 5 frames early at 5 mm a frame and ends 5 frames late.
         assert!(eased[10].length() > 0.005 && eased[9] == DVec3::ZERO);
