@@ -9,10 +9,11 @@ use ikarus_core::humanoid::BUILTIN_HUMANOID;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_formats::gltf::{GltfFile, SkeletonSource};
 use ikarus_formats::mmd::vmd::Vmd;
-use ikarus_formats::mmd::{Built, MmdModel};
+use ikarus_formats::mmd::{Built, MmdBuildError, MmdModel};
 use ikarus_formats::{Document, FormatError};
 use ikarus_solve::SolverConfig;
 
+use crate::error::LoadError;
 use crate::protocol::{SolverChoice, SourceFormat};
 
 /// The skeleton a session works on, with its motion and BVH layout.
@@ -50,9 +51,9 @@ impl Catalog {
             let path = Path::new(source);
             let (document, mmd_model) = if ikarus_jobs::is_mmd_model(path) {
                 let parsed = ikarus_formats::read_mmd_model(path, 1.0)?;
-                mmd_document(parsed).map_err(|message| FormatError::Invalid {
+                mmd_document(parsed).map_err(|source| FormatError::Model {
                     path: path.to_owned(),
-                    message,
+                    source,
                 })?
             } else {
                 (ikarus_formats::open(source, 1.0)?, None)
@@ -120,16 +121,14 @@ impl Catalog {
         self.documents[0].clone()
     }
 
-    pub(crate) fn open_source(&self, source: &str) -> Result<Loaded, String> {
+    pub(crate) fn open_source(&self, source: &str) -> Result<Loaded, LoadError> {
         self.documents
             .iter()
             .find(|d| d.name == source)
             .cloned()
-            .ok_or_else(|| {
-                format!(
-                    "unknown source `{source}`; this server has {}",
-                    self.sources().join(", ")
-                )
+            .ok_or_else(|| LoadError::UnknownSource {
+                name: source.to_owned(),
+                available: self.sources(),
             })
     }
 }
@@ -149,25 +148,20 @@ fn recognised(skeleton: &Skeleton) -> Option<HumanoidMap> {
 
 /// Parses an uploaded file by its extension (every format [`ikarus_formats::open_bytes`]
 /// reads). Errors name the file and the line and column or byte offset.
-pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
-    if bytes.len() > crate::MAX_UPLOAD_BYTES {
-        return Err(format!(
-            "{name}: {} bytes is larger than the {} byte upload limit",
-            bytes.len(),
-            crate::MAX_UPLOAD_BYTES
-        ));
-    }
+pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    check_upload_size(name, bytes)?;
     let Some(format) = SourceFormat::of(name).filter(|&f| f != SourceFormat::Builtin) else {
-        return Err(format!(
-            "{name}: the page opens .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm and .vrma files \
-             (and .vmd motions for a loaded MMD model)"
-        ));
+        return Err(LoadError::UnknownFormat {
+            name: name.to_owned(),
+        });
     };
     let (document, mmd_model) = if format == SourceFormat::Mmd {
-        mmd_document(parse_mmd_model(name, bytes)?).map_err(|e| format!("{name}: {e}"))?
+        mmd_document(parse_mmd_model(name, bytes)?).map_err(|source| LoadError::Model {
+            name: name.to_owned(),
+            source,
+        })?
     } else {
-        let document = ikarus_formats::open_bytes(name, bytes, 1.0).map_err(|e| e.to_string())?;
-        (document, None)
+        (ikarus_formats::open_bytes(name, bytes, 1.0)?, None)
     };
     let humanoid = match format {
         SourceFormat::Gltf => GltfFile::parse(bytes, None)
@@ -186,6 +180,30 @@ pub(crate) fn parse_upload(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
     })
 }
 
+/// Refuses an upload `name` larger than [`crate::MAX_UPLOAD_BYTES`].
+pub(crate) fn check_upload_size(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    if bytes.len() > crate::MAX_UPLOAD_BYTES {
+        return Err(LoadError::TooLarge {
+            name: name.to_owned(),
+            bytes: bytes.len(),
+            limit: crate::MAX_UPLOAD_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of upload `name` sent as base64 `text` (standard alphabet, padded; surrounding
+/// whitespace ignored).
+pub(crate) fn decode_upload(name: &str, text: &str) -> Result<Vec<u8>, LoadError> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|source| LoadError::Base64 {
+            name: name.to_owned(),
+            source,
+        })
+}
+
 /// An MMD model as built, with the name a VMD written for it carries: what
 /// [`ikarus_jobs::MmdPlayer`] plays a VMD on and [`ikarus_jobs::vmd_bytes`] writes for.
 #[derive(Debug)]
@@ -197,8 +215,8 @@ pub(crate) struct MmdSource {
 }
 
 /// The document of a parsed PMX/PMD model (metres) and the model as built.
-fn mmd_document(parsed: MmdModel) -> Result<(Document, Option<Arc<MmdSource>>), String> {
-    let built = parsed.build().map_err(|e| e.to_string())?;
+fn mmd_document(parsed: MmdModel) -> Result<(Document, Option<Arc<MmdSource>>), MmdBuildError> {
+    let built = parsed.build()?;
     let document = Document {
         skeleton: built.skeleton.clone(),
         motion: None,
@@ -215,13 +233,16 @@ fn mmd_document(parsed: MmdModel) -> Result<(Document, Option<Arc<MmdSource>>), 
 
 /// Parses an uploaded PMX or PMD model (by `name`'s extension), lengths in metres; errors
 /// name the file and the byte offset.
-pub(crate) fn parse_mmd_model(name: &str, bytes: &[u8]) -> Result<MmdModel, String> {
+pub(crate) fn parse_mmd_model(name: &str, bytes: &[u8]) -> Result<MmdModel, LoadError> {
     let parsed = if name.to_ascii_lowercase().ends_with(".pmd") {
         ikarus_formats::mmd::pmd::parse(bytes, 1.0)
     } else {
         ikarus_formats::mmd::pmx::parse(bytes, 1.0)
     };
-    parsed.map_err(|e| format!("{name}: {e}"))
+    parsed.map_err(|source| LoadError::Mmd {
+        name: name.to_owned(),
+        source,
+    })
 }
 
 /// Every [`SolverConfig`] kind with its default configuration.
@@ -272,19 +293,86 @@ mod tests {
     #[test]
     fn uploads_name_the_file_and_line() {
         let error = parse_upload("a.bvh", b"HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 x\n").unwrap_err();
-        assert!(error.starts_with("a.bvh:4:"), "{error}");
+        assert!(
+            matches!(&error, LoadError::Format(FormatError::Bvh { path, .. }) if path == Path::new("a.bvh")),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "a.bvh:4:13: expected an OFFSET component, found `x`"
+        );
         let error = parse_upload("a.txt", b"").unwrap_err();
-        assert!(error.contains(".bvh"), "{error}");
+        assert!(
+            matches!(&error, LoadError::UnknownFormat { name } if name == "a.txt"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "a.txt: the page opens .bvh, .urdf, .pmx, .pmd, .gltf, .glb, .vrm and .vrma files \
+             (and .vmd motions for a loaded MMD model)"
+        );
         // A truncated PMX: the error names the file and the byte offset.
         let error = parse_upload("a.pmx", b"PMX \0\0").unwrap_err();
-        assert!(error.starts_with("a.pmx: "), "{error}");
+        assert!(
+            matches!(&error, LoadError::Mmd { name, source } if name == "a.pmx" && source.offset == 4),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "a.pmx: byte 4: expected the PMX version (4 bytes), found the end of the file after \
+             2 bytes"
+        );
         let error = parse_upload(
             "r.URDF",
             b"<robot name=\"r\">\n  <link name=\"a\">\n</robot>",
         )
         .unwrap_err();
-        assert!(error.starts_with("r.URDF:3:"), "{error}");
+        assert!(
+            matches!(&error, LoadError::Format(FormatError::Urdf { .. })),
+            "{error:?}"
+        );
+        assert!(error.to_string().starts_with("r.URDF:3:"), "{error}");
         let big = vec![b' '; crate::MAX_UPLOAD_BYTES + 1];
-        assert!(parse_upload("big.bvh", &big).unwrap_err().contains("limit"));
+        let error = parse_upload("big.bvh", &big).unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                LoadError::TooLarge { name, bytes, limit }
+                    if name == "big.bvh" && *bytes == big.len() && *limit == crate::MAX_UPLOAD_BYTES
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "big.bvh: {} bytes is larger than the {} byte upload limit",
+                big.len(),
+                crate::MAX_UPLOAD_BYTES
+            )
+        );
+    }
+
+    #[test]
+    fn unknown_sources_and_bad_base64_name_what_was_asked_for() {
+        let catalog = Catalog::open(&[]).unwrap();
+        let error = catalog.open_source("x.bvh").unwrap_err();
+        assert!(
+            matches!(&error, LoadError::UnknownSource { name, available }
+                if name == "x.bvh" && available == &[BUILTIN_HUMANOID]),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "unknown source `x.bvh`; this server has builtin:humanoid"
+        );
+        let error = decode_upload("m.pmx", "not base64!").unwrap_err();
+        let LoadError::Base64 { name, source } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(name, "m.pmx");
+        assert_eq!(
+            error.to_string(),
+            format!("m.pmx: the upload is not valid base64: {source}")
+        );
     }
 }

@@ -77,7 +77,9 @@
 //! Anything wrong — text that is not JSON, an unknown `type` or field, an unknown joint, a
 //! non-finite or non-unit goal, an upload over [`MAX_UPLOAD_BYTES`], a file that does not
 //! parse (the message names the file, line and column) — gets `{"type":"error","message":…}`
-//! and leaves the session as it was; the connection and the server keep serving.
+//! and leaves the session as it was; the connection and the server keep serving. The message
+//! is the text of a [`RequestError`] (a file that does not load: [`LoadError`]), which
+//! [`Session::handle`] returns as a value.
 
 //! Solver configurations asking for more than 100,000 iterations are refused. Each message is
 //! handled to the end before the next; on a multi-thread runtime the solve runs under
@@ -111,6 +113,7 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod error;
 mod mesh;
 mod mmd;
 pub mod protocol;
@@ -121,6 +124,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use catalog::{Catalog, solver_choices};
+pub use error::{LoadError, RequestError};
 pub use server::router;
 pub use session::Session;
 

@@ -11,6 +11,7 @@ use ikarus_formats::mmd::vmd::Vmd;
 use ikarus_solve::{Effector, Goal, IkTask, SolverConfig};
 
 use crate::catalog::{Catalog, Loaded};
+use crate::error::{LoadError, RequestError};
 
 mod playback;
 mod retarget;
@@ -57,8 +58,8 @@ pub struct Session {
     pub(crate) overlay: Option<retarget::RetargetOverlay>,
 }
 
-/// A failed request: the message goes back as [`Reply::Error`].
-pub(crate) type Outcome = Result<Vec<Reply>, String>;
+/// A request's replies, or why it was refused (its text goes back as [`Reply::Error`]).
+pub(crate) type Outcome = Result<Vec<Reply>, RequestError>;
 
 impl Session {
     /// A session on the catalog's first document.
@@ -114,24 +115,30 @@ impl Session {
     /// Handles one text message. Never panics on bad input: anything wrong is one
     /// [`Reply::Error`] and leaves the state as it was.
     pub fn handle_text(&mut self, text: &str) -> Vec<Reply> {
-        // Binary uploads come as base64: four characters per three bytes.
-        if text.len() > crate::MAX_UPLOAD_BYTES / 3 * 4 + 4096 {
-            return vec![error(format!(
-                "message of {} bytes is larger than the {} byte limit",
-                text.len(),
-                crate::MAX_UPLOAD_BYTES
-            ))];
-        }
-        let request = match serde_json::from_str::<Request>(text) {
-            Ok(request) => request,
-            Err(e) => return vec![error(format!("bad message: {e}"))],
-        };
-        self.handle(request)
-            .unwrap_or_else(|message| vec![error(message)])
+        self.handle_message(text)
+            .unwrap_or_else(|e| vec![error(e.to_string())])
     }
 
-    /// Handles one parsed request.
-    pub(crate) fn handle(&mut self, request: Request) -> Outcome {
+    /// Parses one text message and handles it.
+    fn handle_message(&mut self, text: &str) -> Outcome {
+        // Binary uploads come as base64: four characters per three bytes.
+        if text.len() > crate::MAX_UPLOAD_BYTES / 3 * 4 + 4096 {
+            return Err(RequestError::MessageTooLarge {
+                bytes: text.len(),
+                limit: crate::MAX_UPLOAD_BYTES,
+            });
+        }
+        let request = serde_json::from_str::<Request>(text).map_err(RequestError::BadMessage)?;
+        self.handle(request)
+    }
+
+    /// Handles one parsed request: its replies, or why it was refused (the state is then as
+    /// it was).
+    ///
+    /// # Errors
+    /// A [`RequestError`] naming the joint, file or argument at fault; its text is what
+    /// [`Session::handle_text`] sends as [`Reply::Error`].
+    pub fn handle(&mut self, request: Request) -> Result<Vec<Reply>, RequestError> {
         if !matches!(request, Request::Drag { .. }) {
             self.dragging = None;
         }
@@ -211,14 +218,14 @@ impl Session {
         &self.loaded.document.skeleton
     }
 
-    fn joint(&self, name: &str) -> Result<JointId, String> {
-        self.skeleton().joint(name).ok_or_else(|| {
-            format!(
-                "unknown joint `{name}` in {} (it has {} joints)",
-                self.loaded.name,
-                self.skeleton().len()
-            )
-        })
+    fn joint(&self, name: &str) -> Result<JointId, RequestError> {
+        self.skeleton()
+            .joint(name)
+            .ok_or_else(|| RequestError::UnknownJoint {
+                joint: name.to_owned(),
+                model: self.loaded.name.clone(),
+                joints: self.skeleton().len(),
+            })
     }
 
     fn load(
@@ -232,21 +239,18 @@ impl Session {
             (Some(source), None, None, None) => Some(self.catalog.open_source(&source)?),
             (None, Some(name), Some(text), None) => self.upload(&name, text.as_bytes())?,
             (None, Some(name), None, Some(base64)) => {
-                use base64::Engine as _;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(base64.trim())
-                    .map_err(|e| format!("{name}: the upload is not valid base64: {e}"))?;
-                self.upload(&name, &bytes)?
+                self.upload(&name, &crate::catalog::decode_upload(&name, &base64)?)?
             }
             _ => {
-                return Err(
-                    "load takes either `source`, or `name` with `text` or `base64`".to_owned(),
-                );
+                return Err(RequestError::Arguments {
+                    request: "load",
+                    expected: "either `source`, or `name` with `text` or `base64`",
+                });
             }
         };
         let Some(loaded) = loaded else {
             // A motion applied to the loaded skeleton.
-            let info = self.motion_info().ok_or("the motion did not bind")?;
+            let info = self.motion_info().ok_or(RequestError::MotionNotBound)?;
             let mut replies = vec![Reply::Motion(info)];
             replies.extend(self.show_frame(0)?);
             return Ok(replies);
@@ -261,14 +265,12 @@ impl Session {
 
     /// An uploaded file: a new document, or `None` when it was a motion (`.vmd`, `.vrma` on a
     /// humanoid) applied to the loaded one.
-    fn upload(&mut self, name: &str, bytes: &[u8]) -> Result<Option<Loaded>, String> {
+    fn upload(&mut self, name: &str, bytes: &[u8]) -> Result<Option<Loaded>, RequestError> {
         let extension = name
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
-        if bytes.len() > crate::MAX_UPLOAD_BYTES {
-            return crate::catalog::parse_upload(name, bytes).map(Some);
-        }
+        crate::catalog::check_upload_size(name, bytes)?;
         if extension == "vmd" {
             self.apply_vmd(name, bytes)?;
             return Ok(None);
@@ -280,25 +282,28 @@ impl Session {
             self.apply_vrma(name, bytes, &map)?;
             return Ok(None);
         }
-        crate::catalog::parse_upload(name, bytes).map(Some)
+        Ok(Some(crate::catalog::parse_upload(name, bytes)?))
     }
 
     /// Binds a VMD to the loaded MMD model.
-    fn apply_vmd(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+    fn apply_vmd(&mut self, name: &str, bytes: &[u8]) -> Result<(), RequestError> {
         let Some(mmd) = &mut self.mmd else {
-            return Err(format!(
-                "{name}: a VMD motion plays on an MMD model; load a .pmx or .pmd first (this is {})",
-                self.loaded.name
-            ));
+            return Err(RequestError::VmdNeedsMmdModel {
+                name: name.to_owned(),
+                model: self.loaded.name.clone(),
+            });
         };
-        let vmd = Vmd::parse(bytes, 1.0).map_err(|e| format!("{name}: {e}"))?;
+        let vmd = Vmd::parse(bytes, 1.0).map_err(|source| LoadError::Mmd {
+            name: name.to_owned(),
+            source,
+        })?;
         let (_, unmatched) = mmd.set_motion(&vmd, &self.loaded.document.skeleton);
         if unmatched.len() == vmd.keyed_bones().len() && !unmatched.is_empty() {
-            return Err(format!(
-                "{name}: none of its {} keyed bones is in {}",
-                unmatched.len(),
-                self.loaded.name
-            ));
+            return Err(RequestError::NoKeyedBones {
+                name: name.to_owned(),
+                keyed: unmatched.len(),
+                model: self.loaded.name.clone(),
+            });
         }
         self.loaded.vmd = Some(vmd);
         self.overlay = None;
@@ -308,11 +313,16 @@ impl Session {
 
     /// Makes `loaded` the session's document: pose at its first frame (MMD: evaluated with
     /// IK), no effectors, no history.
-    fn install(&mut self, loaded: Loaded) -> Result<(), String> {
+    fn install(&mut self, loaded: Loaded) -> Result<(), LoadError> {
         let skeleton = &loaded.document.skeleton;
         let mut mmd = match &loaded.document.rig {
             Some(rig) => {
-                Some(MmdPlayback::new(skeleton, rig).map_err(|e| format!("{}: {e}", loaded.name))?)
+                Some(
+                    MmdPlayback::new(skeleton, rig).map_err(|source| LoadError::Rig {
+                        name: loaded.name.clone(),
+                        source,
+                    })?,
+                )
             }
             None => None,
         };
@@ -362,10 +372,9 @@ impl Session {
     /// Switches the MMD IK on or off and re-evaluates.
     fn set_ik(&mut self, enabled: bool) -> Outcome {
         let Some(mmd) = &mut self.mmd else {
-            return Err(format!(
-                "{} has no IK chains of its own (the ik switch is for MMD models)",
-                self.loaded.name
-            ));
+            return Err(RequestError::NoIkChains {
+                model: self.loaded.name.clone(),
+            });
         };
         mmd.ik_enabled = enabled;
         mmd.evaluate(
@@ -379,7 +388,7 @@ impl Session {
     /// Moves an MMD IK bone to `position` and re-evaluates the rig (the MMD IK runs).
     fn drag_mmd_goal(&mut self, joint: JointId, position: DVec3) -> Outcome {
         if !position.is_finite() {
-            return Err("target position is not finite".to_owned());
+            return Err(RequestError::NonFinitePosition { position });
         }
         if self.dragging != Some(joint) {
             self.remember();
@@ -387,7 +396,7 @@ impl Session {
         }
         let skeleton = &self.loaded.document.skeleton;
         let Some(mmd) = &mut self.mmd else {
-            return Err("no MMD rig".to_owned());
+            return Err(RequestError::NoMmdRig);
         };
         mmd.move_goal(skeleton, joint, position);
         mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
@@ -489,10 +498,9 @@ impl Session {
         if !self.pose.is_finite() {
             // Never show (or keep) a NaN pose, whatever a solver returned.
             self.pose = start_pose;
-            return Err(format!(
-                "{} returned a non-finite pose; kept the previous pose",
-                self.solver.kind()
-            ));
+            return Err(RequestError::NonFinitePose {
+                solver: self.solver.kind(),
+            });
         }
         self.last_start = Some((start_pose, self.task.clone(), report.iterations));
         let report = ReportInfo {
@@ -563,7 +571,11 @@ impl Session {
             (&mut self.redo, &mut self.undo)
         };
         let Some(snapshot) = from.pop() else {
-            return Err(format!("nothing to {}", if undo { "undo" } else { "redo" }));
+            return Err(if undo {
+                RequestError::NothingToUndo
+            } else {
+                RequestError::NothingToRedo
+            });
         };
         let animated = match (&mut self.mmd, snapshot.animated) {
             (Some(mmd), Some(animated)) => Some(std::mem::replace(&mut mmd.animated, animated)),
@@ -681,28 +693,233 @@ pub(crate) fn default_solver(skeleton: &ikarus_core::Skeleton) -> SolverConfig {
 const MAX_ITERATIONS: u64 = 100_000;
 
 /// Rejects iteration budgets over [`MAX_ITERATIONS`] (in any solver that has one).
-fn check_budget(config: &SolverConfig) -> Result<(), String> {
+fn check_budget(config: &SolverConfig) -> Result<(), RequestError> {
     let value = serde_json::to_value(config).unwrap_or_default();
     match value
         .pointer("/iteration/max_iterations")
         .and_then(serde_json::Value::as_u64)
     {
-        Some(n) if n > MAX_ITERATIONS => Err(format!(
-            "iteration.max_iterations {n} is more than the viewer allows ({MAX_ITERATIONS})"
-        )),
+        Some(requested) if requested > MAX_ITERATIONS => Err(RequestError::IterationBudget {
+            requested,
+            limit: MAX_ITERATIONS,
+        }),
         _ => Ok(()),
     }
 }
 
 /// Rejects NaN/inf goals and non-unit orientations before they reach the state.
-fn check_goal(goal: &Goal) -> Result<(), String> {
-    if goal.position.is_some_and(|p| !p.is_finite()) {
-        return Err("target position is not finite".to_owned());
-    }
-    if let Some(q) = goal.orientation
-        && !(q.is_finite() && (q.length() - 1.0).abs() <= 1e-6)
+fn check_goal(goal: &Goal) -> Result<(), RequestError> {
+    if let Some(position) = goal.position
+        && !position.is_finite()
     {
-        return Err(format!("target orientation {q} is not a unit quaternion"));
+        return Err(RequestError::NonFinitePosition { position });
+    }
+    if let Some(orientation) = goal.orientation
+        && !(orientation.is_finite() && (orientation.length() - 1.0).abs() <= 1e-6)
+    {
+        return Err(RequestError::NonUnitOrientation { orientation });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session on the built-in humanoid.
+    fn session() -> Session {
+        Session::new(Arc::new(Catalog::open(&[]).unwrap()))
+    }
+
+    /// A request, a test of the error it is refused with, and the message the page gets.
+    type Refusal = (&'static str, fn(&RequestError) -> bool, &'static str);
+
+    /// The error `text` is refused with; checks that the page gets exactly its message.
+    fn refused(session: &mut Session, text: &str) -> RequestError {
+        let error = session.handle_message(text).unwrap_err();
+        assert_eq!(
+            session.handle_text(text),
+            vec![Reply::Error {
+                message: error.to_string()
+            }],
+            "{text}"
+        );
+        error
+    }
+
+    #[test]
+    fn requests_are_refused_with_the_joint_or_argument_named() {
+        let mut session = session();
+        let joints = session.skeleton().len();
+        let error = refused(
+            &mut session,
+            r#"{"type":"drag","joint":"tail","position":[0,1,0]}"#,
+        );
+        assert!(
+            matches!(&error, RequestError::UnknownJoint { joint, model, joints: n }
+                if joint == "tail" && model == "builtin:humanoid" && *n == joints),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!("unknown joint `tail` in builtin:humanoid (it has {joints} joints)")
+        );
+        let cases: [Refusal; 9] = [
+            (
+                r#"{"type":"drag","joint":"leftHand","position":[0,1,0],"orientation":[0,0,0,2]}"#,
+                |e| {
+                    matches!(e, RequestError::NonUnitOrientation { orientation }
+                        if orientation.w == 2.0)
+                },
+                "target orientation [0, 0, 0, 2] is not a unit quaternion",
+            ),
+            (
+                r#"{"type":"solver","config":{"kind":"ccd","iteration":{"max_iterations":4000000000}}}"#,
+                |e| {
+                    matches!(
+                        e,
+                        RequestError::IterationBudget {
+                            requested: 4_000_000_000,
+                            limit: MAX_ITERATIONS
+                        }
+                    )
+                },
+                "iteration.max_iterations 4000000000 is more than the viewer allows (100000)",
+            ),
+            (
+                r#"{"type":"frame","index":3}"#,
+                |e| matches!(e, RequestError::NoMotion { model } if model == "builtin:humanoid"),
+                "builtin:humanoid has no motion to play",
+            ),
+            (
+                r#"{"type":"undo"}"#,
+                |e| matches!(e, RequestError::NothingToUndo),
+                "nothing to undo",
+            ),
+            (
+                r#"{"type":"generate","duration":1.0}"#,
+                |e| matches!(e, RequestError::TooFewKeys { count: 0 }),
+                "capture at least two key postures first (0 so far)",
+            ),
+            (
+                r#"{"type":"generate","duration":-1.0}"#,
+                |e| matches!(e, RequestError::InvalidTiming { duration, fps } if *duration == -1.0 && *fps == 30.0),
+                "duration -1 s and fps 30 must be finite and positive",
+            ),
+            (
+                r#"{"type":"ik","enabled":false}"#,
+                |e| matches!(e, RequestError::NoIkChains { model } if model == "builtin:humanoid"),
+                "builtin:humanoid has no IK chains of its own (the ik switch is for MMD models)",
+            ),
+            (
+                r#"{"type":"load","name":"walk.bvh"}"#,
+                |e| {
+                    matches!(
+                        e,
+                        RequestError::Arguments {
+                            request: "load",
+                            ..
+                        }
+                    )
+                },
+                "load takes either `source`, or `name` with `text` or `base64`",
+            ),
+            (
+                r#"{"type":"retarget","name":"walk.bvh","text":"HIERARCHY","model_name":"m.pmd","model_base64":""}"#,
+                |e| matches!(e, RequestError::ModelWithoutVmd { name } if name == "walk.bvh"),
+                "walk.bvh: `model_name` and `model_base64` go with a .vmd motion only",
+            ),
+        ];
+        for (text, is_expected, message) in cases {
+            let error = refused(&mut session, text);
+            assert!(is_expected(&error), "{text} -> {error:?}");
+            assert_eq!(error.to_string(), message, "{text}");
+        }
+        // JSON has no NaN, but a request built in Rust can carry one: the handler refuses it.
+        let error = session
+            .handle(Request::Drag {
+                joint: "leftHand".to_owned(),
+                position: [f64::NAN, 1.0, 0.0],
+                orientation: None,
+            })
+            .unwrap_err();
+        assert!(
+            matches!(error, RequestError::NonFinitePosition { position } if position.x.is_nan()),
+            "{error:?}"
+        );
+        assert_eq!(error.to_string(), "target position is not finite");
+    }
+
+    #[test]
+    fn malformed_uploads_are_refused_with_the_file_named() {
+        let mut session = session();
+        let error = refused(&mut session, r#"{"type":"load","source":"/etc/passwd"}"#);
+        assert!(
+            matches!(&error, RequestError::Load(LoadError::UnknownSource { name, .. }) if name == "/etc/passwd"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "unknown source `/etc/passwd`; this server has builtin:humanoid"
+        );
+        let error = refused(
+            &mut session,
+            r#"{"type":"load","name":"broken.bvh","text":"HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n"}"#,
+        );
+        assert!(
+            matches!(
+                &error,
+                RequestError::Load(LoadError::Format(ikarus_formats::FormatError::Bvh { .. }))
+            ),
+            "{error:?}"
+        );
+        assert!(error.to_string().starts_with("broken.bvh:5:"), "{error}");
+        let error = refused(
+            &mut session,
+            r#"{"type":"load","name":"m.pmx","base64":"not base64!"}"#,
+        );
+        let RequestError::Load(LoadError::Base64 { name, source }) = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(name, "m.pmx");
+        assert_eq!(
+            error.to_string(),
+            format!("m.pmx: the upload is not valid base64: {source}")
+        );
+        let error = refused(
+            &mut session,
+            r#"{"type":"load","name":"m.vmd","base64":""}"#,
+        );
+        assert!(
+            matches!(&error, RequestError::VmdNeedsMmdModel { name, model }
+                if name == "m.vmd" && model == "builtin:humanoid"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "m.vmd: a VMD motion plays on an MMD model; load a .pmx or .pmd first \
+             (this is builtin:humanoid)"
+        );
+        // A truncated VMD retargeted: the file and the byte where reading stopped.
+        let error = refused(
+            &mut session,
+            r#"{"type":"retarget","name":"k.vmd","base64":"Vm9jYWxvaWQ="}"#,
+        );
+        let RequestError::Load(LoadError::Mmd { name, source }) = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(name, "k.vmd");
+        assert_eq!(error.to_string(), format!("k.vmd: {source}"));
+        assert!(error.to_string().starts_with("k.vmd: byte 0: "), "{error}");
+        let error = refused(&mut session, "not json");
+        assert!(matches!(error, RequestError::BadMessage(_)), "{error:?}");
+        assert!(error.to_string().starts_with("bad message: "), "{error}");
+        // Refusals leave the session serving.
+        let replies = session
+            .handle_text(r#"{"type":"drag","joint":"leftHand","position":[0.45,1.15,0.25]}"#);
+        assert!(
+            matches!(replies.as_slice(), [Reply::Pose(_)]),
+            "{replies:?}"
+        );
+    }
 }

@@ -2,16 +2,20 @@
 
 use ikarus_core::humanoid_map::{HumanoidMap, NormalizedHumanoid};
 use ikarus_core::trajectory::{Parameterisation, PoseTrajectory, Profile, ViaVelocity};
-use ikarus_core::{JointId, Motion};
+use ikarus_core::{JointId, Motion, MotionError};
 use ikarus_formats::bvh::{Bvh, BvhLayout};
 use ikarus_formats::gltf::GltfFile;
 use ikarus_formats::gltf::vrma::Vrma;
 
 use super::{Outcome, Session, motion_info};
+use crate::error::{LoadError, RequestError};
 use crate::protocol::Reply;
 
 /// Most frames a generated motion may have.
 const MAX_GENERATED_FRAMES: usize = 100_000;
+
+/// Most key postures a session keeps.
+const MAX_KEYS: usize = 1024;
 
 impl Session {
     /// Shows frame `index` of the loaded motion (playback: not an undo step).
@@ -19,31 +23,35 @@ impl Session {
         if let Some(mmd) = &mut self.mmd {
             let frames = mmd
                 .motion_info()
-                .ok_or_else(|| format!("{} has no motion to play", self.loaded.name))?
+                .ok_or_else(|| RequestError::NoMotion {
+                    model: self.loaded.name.clone(),
+                })?
                 .frames;
             if index >= frames {
-                return Err(format!(
-                    "frame {index} does not exist; the motion has frames 0 to {}",
-                    frames - 1
-                ));
+                return Err(RequestError::FrameOutOfRange {
+                    index,
+                    last: frames - 1,
+                });
             }
             let skeleton = &self.loaded.document.skeleton;
             mmd.sample(skeleton, index as f64);
             mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
             return Ok(vec![self.pose_reply(None, Some(index))]);
         }
-        let motion = self
-            .loaded
-            .document
-            .motion
-            .as_ref()
-            .ok_or_else(|| format!("{} has no motion to play", self.loaded.name))?;
-        let frame = motion.frame(index).ok_or_else(|| {
-            format!(
-                "frame {index} does not exist; the motion has frames 0 to {}",
-                motion.len().saturating_sub(1)
-            )
-        })?;
+        let motion =
+            self.loaded
+                .document
+                .motion
+                .as_ref()
+                .ok_or_else(|| RequestError::NoMotion {
+                    model: self.loaded.name.clone(),
+                })?;
+        let frame = motion
+            .frame(index)
+            .ok_or_else(|| RequestError::FrameOutOfRange {
+                index,
+                last: motion.len().saturating_sub(1),
+            })?;
         let frame = frame.clone();
         self.pose = frame;
         Ok(vec![self.pose_reply(None, Some(index))])
@@ -51,8 +59,8 @@ impl Session {
 
     /// Appends the current pose to the keys.
     pub(crate) fn capture_key(&mut self) -> Outcome {
-        if self.keys.len() >= 1024 {
-            return Err("at most 1024 key postures".to_owned());
+        if self.keys.len() >= MAX_KEYS {
+            return Err(RequestError::TooManyKeys { limit: MAX_KEYS });
         }
         self.keys.push(self.pose.clone());
         Ok(vec![Reply::Keys {
@@ -64,15 +72,14 @@ impl Session {
     /// vectors) and makes it the loaded motion.
     pub(crate) fn generate(&mut self, duration: f64, fps: f64, profile: Profile) -> Outcome {
         if !(duration.is_finite() && duration > 0.0 && fps.is_finite() && fps > 0.0) {
-            return Err(format!(
-                "duration {duration} s and fps {fps} must be finite and positive"
-            ));
+            return Err(RequestError::InvalidTiming { duration, fps });
         }
         let frame_count = (duration * fps).round() as usize + 1;
         if frame_count > MAX_GENERATED_FRAMES {
-            return Err(format!(
-                "{frame_count} frames is more than {MAX_GENERATED_FRAMES}; shorten the duration or lower fps"
-            ));
+            return Err(RequestError::TooManyFrames {
+                frames: frame_count,
+                limit: MAX_GENERATED_FRAMES,
+            });
         }
         let last = self.keys.len().saturating_sub(1).max(1) as f64;
         let keys: Vec<_> = self
@@ -82,24 +89,19 @@ impl Session {
             .map(|(i, pose)| (duration * i as f64 / last, pose.clone()))
             .collect();
         if keys.len() < 2 {
-            return Err(format!(
-                "capture at least two key postures first ({} so far)",
-                keys.len()
-            ));
+            return Err(RequestError::TooFewKeys { count: keys.len() });
         }
         let trajectory = PoseTrajectory::new(
             &keys,
             profile,
             ViaVelocity::Continuous,
             Parameterisation::RotationVector,
-        )
-        .map_err(|e| e.to_string())?;
-        let mut motion =
-            Motion::for_skeleton(self.skeleton(), 1.0 / fps).map_err(|e| e.to_string())?;
+        )?;
+        let mut motion = Motion::for_skeleton(self.skeleton(), 1.0 / fps)?;
         let mut pose = self.skeleton().rest_pose();
         for frame in 0..frame_count {
             trajectory.sample(frame as f64 / fps, &mut pose);
-            motion.push(pose.clone()).map_err(|e| e.to_string())?;
+            motion.push(pose.clone())?;
         }
         let info = motion_info(&motion);
         let layout = self.loaded.document.layout.clone();
@@ -119,17 +121,15 @@ impl Session {
         } else if let Some(motion) = &document.motion {
             motion.clone()
         } else {
-            let mut motion =
-                Motion::for_skeleton(&document.skeleton, 1.0 / 30.0).map_err(|e| e.to_string())?;
-            motion.push(self.pose.clone()).map_err(|e| e.to_string())?;
+            let mut motion = Motion::for_skeleton(&document.skeleton, 1.0 / 30.0)?;
+            motion.push(self.pose.clone())?;
             motion
         };
         let layout = document
             .layout
             .clone()
             .unwrap_or_else(|| BvhLayout::for_motion(&document.skeleton, Some(&motion)));
-        let bvh =
-            Bvh::from_motion(&document.skeleton, &motion, layout).map_err(|e| e.to_string())?;
+        let bvh = Bvh::from_motion(&document.skeleton, &motion, layout)?;
         let stem = self.loaded.name.trim_start_matches("builtin:");
         let stem = stem.rsplit(['/', '\\']).next().unwrap_or(stem);
         let stem = stem.rsplit_once('.').map_or(stem, |(stem, _)| stem);
@@ -143,7 +143,7 @@ impl Session {
 impl Session {
     /// For an MMD model with a VMD: every frame evaluated with IK (as shown: the IK switch
     /// applies), as a motion at 30 fps.
-    fn mmd_frames(&mut self) -> Result<Option<Motion>, String> {
+    fn mmd_frames(&mut self) -> Result<Option<Motion>, MotionError> {
         let Some(mmd) = &mut self.mmd else {
             return Ok(None);
         };
@@ -151,10 +151,9 @@ impl Session {
             return Ok(None);
         };
         let skeleton = &self.loaded.document.skeleton;
-        let mut motion =
-            Motion::for_skeleton(skeleton, info.frame_time).map_err(|e| e.to_string())?;
+        let mut motion = Motion::for_skeleton(skeleton, info.frame_time)?;
         for pose in mmd.all_frames(skeleton, info.frames) {
-            motion.push(pose).map_err(|e| e.to_string())?;
+            motion.push(pose)?;
         }
         Ok(Some(motion))
     }
@@ -167,18 +166,21 @@ impl Session {
         name: &str,
         bytes: &[u8],
         map: &HumanoidMap,
-    ) -> Result<(), String> {
-        let located = |e: &dyn std::fmt::Display| format!("{name}: {e}");
-        let file = GltfFile::parse(bytes, None).map_err(|e| located(&e))?;
-        let vrma = Vrma::from_file(&file).map_err(|e| located(&e))?;
-        let source = vrma.normalized_motion(None).map_err(|e| located(&e))?;
+    ) -> Result<(), RequestError> {
+        let located = |source| LoadError::Gltf {
+            name: name.to_owned(),
+            source,
+        };
+        let file = GltfFile::parse(bytes, None).map_err(located)?;
+        let vrma = Vrma::from_file(&file).map_err(located)?;
+        let source = vrma.normalized_motion(None).map_err(located)?;
         let from = vrma.normalized.skeleton();
         let skeleton = &self.loaded.document.skeleton;
         let target = NormalizedHumanoid::new(skeleton, map).ok_or_else(|| {
-            format!(
-                "{name}: {} has no humanoid bones to play it on",
-                self.loaded.name
-            )
+            RequestError::NoHumanoidToPlayOn {
+                name: name.to_owned(),
+                model: self.loaded.name.clone(),
+            }
         })?;
         let to = target.skeleton();
         // Per target bone, the source bone with the same name.
@@ -193,8 +195,7 @@ impl Session {
             (a, b) if a.abs() > 1e-9 && b.is_finite() => b / a,
             _ => 1.0,
         };
-        let mut motion =
-            Motion::for_skeleton(skeleton, source.frame_time()).map_err(|e| e.to_string())?;
+        let mut motion = Motion::for_skeleton(skeleton, source.frame_time())?;
         let mut normalized = to.rest_pose();
         let mut out = skeleton.rest_pose();
         for frame in source.frames() {
@@ -208,7 +209,7 @@ impl Session {
                 normalized[j] = local;
             }
             target.from_normalized(skeleton, &normalized, &mut out);
-            motion.push(out.clone()).map_err(|e| e.to_string())?;
+            motion.push(out.clone())?;
         }
         self.set_motion(motion, None);
         self.keys.clear();

@@ -12,6 +12,8 @@ use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
 use ikarus_jobs::{IkMode, MmdPlayer};
 
 use super::{Outcome, Session};
+use crate::catalog::{check_upload_size, decode_upload};
+use crate::error::{LoadError, RequestError};
 use crate::protocol::{OverlayInfo, Reply, SourceFormat};
 
 /// A `retarget` request's upload: the motion file and, for a `.vmd`, the model it plays on.
@@ -66,30 +68,31 @@ impl Session {
         let name = upload.name.as_str();
         let bytes = match (&upload.text, &upload.base64) {
             (Some(text), None) => text.clone().into_bytes(),
-            (None, Some(base64)) => decode(name, base64)?,
-            _ => return Err("retarget takes `name` with `text` or `base64`".to_owned()),
+            (None, Some(base64)) => decode_upload(name, base64)?,
+            _ => {
+                return Err(RequestError::Arguments {
+                    request: "retarget",
+                    expected: "`name` with `text` or `base64`",
+                });
+            }
         };
-        if bytes.len() > crate::MAX_UPLOAD_BYTES {
-            return Err(format!(
-                "{name}: {} bytes is larger than the {} byte upload limit",
-                bytes.len(),
-                crate::MAX_UPLOAD_BYTES
-            ));
-        }
-        let target_map = self.loaded.humanoid.clone().ok_or_else(|| {
-            format!(
-                "{name}: {} has no humanoid bones to retarget onto",
-                self.loaded.name
-            )
-        })?;
+        check_upload_size(name, &bytes)?;
+        let target_map =
+            self.loaded
+                .humanoid
+                .clone()
+                .ok_or_else(|| RequestError::NoHumanoidTarget {
+                    name: name.to_owned(),
+                    model: self.loaded.name.clone(),
+                })?;
         let onto_mmd = self.loaded.format == SourceFormat::Mmd;
         let source = if ikarus_jobs::is_vmd(std::path::Path::new(name)) {
             self.played_vmd(upload, &bytes)?
         } else {
             if upload.model_name.is_some() || upload.model_base64.is_some() {
-                return Err(format!(
-                    "{name}: `model_name` and `model_base64` go with a .vmd motion only"
-                ));
+                return Err(RequestError::ModelWithoutVmd {
+                    name: name.to_owned(),
+                });
             }
             uploaded_source(name, &bytes)?
         };
@@ -100,7 +103,10 @@ impl Session {
             source
                 .motion
                 .resampled(1.0 / FRAMES_PER_SECOND)
-                .map_err(|e| format!("{name}: {e}"))?
+                .map_err(|source| RequestError::Resample {
+                    name: name.to_owned(),
+                    source,
+                })?
         } else {
             source.motion
         };
@@ -114,8 +120,13 @@ impl Session {
             skeleton: target,
             map: &target_map,
         };
-        let result = retarget::retarget(from, &motion, to, &RetargetConfig::default())
-            .map_err(|e| format!("{name} onto {}: {e}", self.loaded.name))?;
+        let result = retarget::retarget(from, &motion, to, &RetargetConfig::default()).map_err(
+            |source| RequestError::Retarget {
+                name: name.to_owned(),
+                target: self.loaded.name.clone(),
+                source,
+            },
+        )?;
         let overlay = overlay(skeleton, &motion, target, &result);
         if onto_mmd {
             self.bind_retargeted(name, &result.motion)?;
@@ -124,7 +135,7 @@ impl Session {
         }
         self.overlay = Some(overlay);
         self.keys.clear();
-        let info = self.motion_info().ok_or("the motion did not bind")?;
+        let info = self.motion_info().ok_or(RequestError::MotionNotBound)?;
         let mut replies = vec![Reply::Motion(info)];
         replies.extend(self.show_frame(0)?);
         Ok(replies)
@@ -132,35 +143,34 @@ impl Session {
 
     /// A `.vmd` upload played with IK ([`MmdPlayer`], MMD's compatible mode, 30 fps) on the
     /// model sent with it, else on the loaded PMX/PMD model.
-    fn played_vmd(&self, upload: &Upload, bytes: &[u8]) -> Result<SourceMotion, String> {
+    fn played_vmd(&self, upload: &Upload, bytes: &[u8]) -> Result<SourceMotion, RequestError> {
         let name = upload.name.as_str();
-        let vmd = Vmd::parse(bytes, 1.0).map_err(|e| format!("{name}: {e}"))?;
+        let vmd = Vmd::parse(bytes, 1.0).map_err(|source| LoadError::Mmd {
+            name: name.to_owned(),
+            source,
+        })?;
         let (built, model_name, model) = match (&upload.model_name, &upload.model_base64) {
             (Some(model), Some(base64)) => {
-                let model_bytes = decode(model, base64)?;
-                if model_bytes.len() > crate::MAX_UPLOAD_BYTES {
-                    return Err(format!(
-                        "{model}: {} bytes is larger than the {} byte upload limit",
-                        model_bytes.len(),
-                        crate::MAX_UPLOAD_BYTES
-                    ));
-                }
+                let model_bytes = decode_upload(model, base64)?;
+                check_upload_size(model, &model_bytes)?;
                 if !ikarus_jobs::is_mmd_model(std::path::Path::new(model)) {
-                    return Err(format!(
-                        "{model}: a VMD motion plays on a .pmx or .pmd model"
-                    ));
+                    return Err(RequestError::NotMmdModel {
+                        model: model.clone(),
+                    });
                 }
                 let parsed = crate::catalog::parse_mmd_model(model, &model_bytes)?;
-                let built = parsed.build().map_err(|e| format!("{model}: {e}"))?;
+                let built = parsed.build().map_err(|source| LoadError::Model {
+                    name: model.clone(),
+                    source,
+                })?;
                 (built, parsed.name, model.clone())
             }
             (None, None) => {
                 let loaded = self.loaded.mmd_model.as_ref().ok_or_else(|| {
-                    format!(
-                        "{name}: a VMD motion plays on its .pmx or .pmd model: load the model, \
-                         or send it with the motion (`model_name` + `model_base64`); {} is not one",
-                        self.loaded.name
-                    )
+                    RequestError::RetargetVmdNeedsModel {
+                        name: name.to_owned(),
+                        model: self.loaded.name.clone(),
+                    }
                 })?;
                 (
                     loaded.built.clone(),
@@ -168,23 +178,33 @@ impl Session {
                     self.loaded.name.clone(),
                 )
             }
-            _ => return Err("`model_name` and `model_base64` go together".to_owned()),
+            _ => return Err(RequestError::IncompleteModel),
         };
-        let mut player = MmdPlayer::new(built, model_name, &vmd, IkMode::Compatible)
-            .map_err(|e| format!("{model}: {e}"))?;
+        let mut player =
+            MmdPlayer::new(built, model_name, &vmd, IkMode::Compatible).map_err(|source| {
+                LoadError::Rig {
+                    name: model.clone(),
+                    source,
+                }
+            })?;
         let keyed = vmd.keyed_bones().len();
         if keyed > 0 && player.unmatched.len() == keyed {
-            return Err(format!(
-                "{name}: none of its {keyed} keyed bones is in {model}"
-            ));
+            return Err(RequestError::NoKeyedBones {
+                name: name.to_owned(),
+                keyed,
+                model,
+            });
         }
         let motion = player
             .motion(None, |_, _| {})
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|source| RequestError::Play {
+                name: name.to_owned(),
+                source: Box::new(source),
+            })?;
         let skeleton = player.built.skeleton;
         let map = HumanoidMap::recognise(&skeleton);
         if map.is_empty() {
-            return Err(format!("{model}: no humanoid bones recognised"));
+            return Err(RequestError::NoHumanoidSource { name: model });
         }
         Ok(SourceMotion {
             skeleton,
@@ -196,42 +216,49 @@ impl Session {
     /// Binds the motion retargeted onto the loaded MMD model as the VMD written for it
     /// ([`ikarus_jobs::vmd_bytes`]: IK bones on their effectors, f32 keys), read back: the
     /// viewer then plays what MMD would, through the model's IK.
-    fn bind_retargeted(&mut self, name: &str, motion: &Motion) -> Result<(), String> {
+    fn bind_retargeted(&mut self, name: &str, motion: &Motion) -> Result<(), RequestError> {
         let skeleton = &self.loaded.document.skeleton;
         let (Some(model), Some(rig), Some(mmd)) = (
             self.loaded.mmd_model.as_ref(),
             self.loaded.document.rig.as_ref(),
             self.mmd.as_mut(),
         ) else {
-            return Err(format!("{}: no MMD rig to play on", self.loaded.name));
+            return Err(RequestError::NoRigToPlayOn {
+                model: self.loaded.name.clone(),
+            });
         };
-        let bytes = ikarus_jobs::vmd_bytes(skeleton, rig, &model.name, motion, 1.0)
-            .map_err(|e| format!("{name} onto {}: {e}", self.loaded.name))?;
-        let vmd = Vmd::parse(&bytes, 1.0).map_err(|e| format!("{name}: the written VMD: {e}"))?;
+        let bytes =
+            ikarus_jobs::vmd_bytes(skeleton, rig, &model.name, motion, 1.0).map_err(|source| {
+                RequestError::WriteVmd {
+                    name: name.to_owned(),
+                    target: self.loaded.name.clone(),
+                    source,
+                }
+            })?;
+        let vmd = Vmd::parse(&bytes, 1.0).map_err(|source| RequestError::ReadWrittenVmd {
+            name: name.to_owned(),
+            source,
+        })?;
         mmd.set_motion(&vmd, skeleton);
         self.loaded.vmd = Some(vmd);
         Ok(())
     }
 }
 
-/// The base64 `text` of upload `name` decoded.
-fn decode(name: &str, text: &str) -> Result<Vec<u8>, String> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("{name}: the upload is not valid base64: {e}"))
-}
-
 /// An uploaded motion file (BVH, glTF/GLB/VRM with an animation, VRMA).
-fn uploaded_source(name: &str, bytes: &[u8]) -> Result<SourceMotion, String> {
+fn uploaded_source(name: &str, bytes: &[u8]) -> Result<SourceMotion, RequestError> {
     let source = crate::catalog::parse_upload(name, bytes)?;
     let map = source
         .humanoid
-        .ok_or_else(|| format!("{name}: no humanoid bones recognised"))?;
+        .ok_or_else(|| RequestError::NoHumanoidSource {
+            name: name.to_owned(),
+        })?;
     let motion = source
         .document
         .motion
-        .ok_or_else(|| format!("{name}: no motion to retarget"))?;
+        .ok_or_else(|| RequestError::NoMotionToRetarget {
+            name: name.to_owned(),
+        })?;
     Ok(SourceMotion {
         skeleton: source.document.skeleton,
         map,
