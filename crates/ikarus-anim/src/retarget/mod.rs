@@ -46,6 +46,7 @@ pub mod metrics;
 mod passes;
 pub mod repair;
 pub mod stages;
+mod target_rest;
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
