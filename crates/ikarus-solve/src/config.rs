@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::analytic::{aim, leg6, limb7, two_bone};
 use crate::iterative::{ccd, fabrik, jacobian, lm};
-use crate::{CcdConfig, IkTask, IterationSettings, SolveReport, example_based, measure, robot};
+use crate::{
+    CcdConfig, IkTask, IterationSettings, SolveReport, body, example_based, measure, robot,
+};
 
 /// Which solver to run and its parameters; the `kind` tag names it in task files
 /// (`{"kind": "none"}`).
@@ -53,6 +55,11 @@ pub enum SolverConfig {
     /// model that meets the goals, refined to meet them exactly:
     /// `{"kind": "example", "model": "builtin:humanoid", "goal_noise": 0.01, "refine": true}`.
     Example(example_based::ExampleConfig),
+    /// Full-body IK for humanoids ([`body`]): the pelvis and spine by a small
+    /// Levenberg–Marquardt, the limbs by their closed form, each effector with a pull and a
+    /// blend over the animated input: `{"kind": "body", "pull": {"leftHand": 1},
+    /// "blend": {"rightFoot": 0.5}, "bend_goals": {"leftLowerLeg": [0, 0.5, 1]}}`.
+    Body(body::BodyConfig),
 }
 
 impl SolverConfig {
@@ -70,6 +77,7 @@ impl SolverConfig {
             Self::Jacobian(_) => "jacobian",
             Self::Auto(_) => "auto",
             Self::Example(_) => "example",
+            Self::Body(_) => "body",
         }
     }
 
@@ -86,7 +94,8 @@ impl SolverConfig {
             | Self::Limb7(_)
             | Self::Aim(_)
             | Self::Leg6(_)
-            | Self::Example(_) => None,
+            | Self::Example(_)
+            | Self::Body(_) => None,
         }
     }
 }
@@ -156,5 +165,6 @@ pub fn solve_with(
             robot::solve_task(skeleton, task, config, &mut workspace.lm, pose)
         }
         SolverConfig::Example(config) => example_based::solve_task(skeleton, task, config, pose),
+        SolverConfig::Body(config) => body::solve_task(skeleton, task, config, pose),
     }
 }

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod analytic;
+pub mod body;
 mod config;
 mod error;
 pub mod example_based;

@@ -1,0 +1,263 @@
+//! The body a full-body solve works on: a skeleton's humanoid bones found once.
+
+use glam::DVec3;
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton, fk};
+
+use super::BodyConfig;
+
+/// One arm or leg: upper bone start, mid joint, end joint, its bend goal if any, and the
+/// joints from the hips (exclusive) down to its start, root first.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Limb {
+    pub(crate) bones: [HumanoidBone; 3],
+    pub(crate) joints: [JointId; 3],
+    pub(crate) bend_goal: Option<DVec3>,
+    pub(crate) path: Vec<JointId>,
+    /// The mid joint's flexion axis in its rest frame: its hinge limit's axis, else the
+    /// humanoid convention at rest (knees about the body's left, the left elbow about its
+    /// down, the right elbow about its up).
+    pub(crate) axis: DVec3,
+}
+
+/// A skeleton's body for the full-body solver: the hips, the spine joints that share a bend,
+/// the chest, neck and head, and the limbs, found through its humanoid map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyRig {
+    pub(crate) hips: JointId,
+    /// The joints between the hips and the neck (or head) that share the spine's bend, root
+    /// first.
+    pub(crate) spine: Vec<JointId>,
+    /// The joint a chest effector may name (upper chest, chest or spine: the highest mapped)
+    /// and its path from the hips.
+    pub(crate) chest: Option<(JointId, Vec<JointId>)>,
+    pub(crate) neck: Option<JointId>,
+    /// The head and its path from the hips.
+    pub(crate) head: Option<(JointId, Vec<JointId>)>,
+    /// Left and right arm.
+    pub(crate) arms: [Option<Limb>; 2],
+    /// Left and right leg.
+    pub(crate) legs: [Option<Limb>; 2],
+}
+
+/// Why a skeleton or a configuration does not fit the full-body solver.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BodyRigError {
+    /// The skeleton's joint names give no hips: the body solver needs a humanoid.
+    #[error("the body solver needs a humanoid: no joint of the skeleton is recognised as the hips")]
+    NoHips,
+    /// A configuration names a bone that is not a VRM humanoid bone.
+    #[error(
+        "body solver: `{setting}` names `{name}`, which is not a VRM humanoid bone name (e.g. `leftHand`)"
+    )]
+    UnknownBone {
+        /// `pull`, `blend` or `bend_goals`.
+        setting: &'static str,
+        /// The name given.
+        name: String,
+    },
+    /// A bend goal is not a finite point.
+    #[error("body solver: the bend goal of `{name}` is not finite")]
+    BendGoal {
+        /// The bone's VRM name.
+        name: String,
+    },
+    /// A stiffness is not a positive finite number.
+    #[error("body solver: `{setting}` must be a positive finite number, got {value}")]
+    Stiffness {
+        /// `pelvis_stiffness` or `spine_stiffness`.
+        setting: &'static str,
+        /// The value given.
+        value: f64,
+    },
+}
+
+const ARMS: [[HumanoidBone; 3]; 2] = [
+    [
+        HumanoidBone::LeftUpperArm,
+        HumanoidBone::LeftLowerArm,
+        HumanoidBone::LeftHand,
+    ],
+    [
+        HumanoidBone::RightUpperArm,
+        HumanoidBone::RightLowerArm,
+        HumanoidBone::RightHand,
+    ],
+];
+
+const LEGS: [[HumanoidBone; 3]; 2] = [
+    [
+        HumanoidBone::LeftUpperLeg,
+        HumanoidBone::LeftLowerLeg,
+        HumanoidBone::LeftFoot,
+    ],
+    [
+        HumanoidBone::RightUpperLeg,
+        HumanoidBone::RightLowerLeg,
+        HumanoidBone::RightFoot,
+    ],
+];
+
+impl BodyRig {
+    /// Finds the body of `skeleton` through the humanoid map its joint names give, and checks
+    /// `config` against it.
+    ///
+    /// # Errors
+    /// No hips; a setting naming an unknown bone; a bend goal not finite; a stiffness not
+    /// positive.
+    pub fn new(skeleton: &Skeleton, config: &BodyConfig) -> Result<Self, BodyRigError> {
+        Self::from_map(skeleton, &HumanoidMap::recognise(skeleton), config)
+    }
+
+    /// [`new`](Self::new) with a given humanoid map (a VRM's, or one with overrides).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    #[allow(clippy::too_many_lines)] // the body's parts found in order, each a few lines
+    pub fn from_map(
+        skeleton: &Skeleton,
+        map: &HumanoidMap,
+        config: &BodyConfig,
+    ) -> Result<Self, BodyRigError> {
+        check_config(config)?;
+        let hips = map.joint(HumanoidBone::Hips).ok_or(BodyRigError::NoHips)?;
+        let mut rest = ModelPose::new(skeleton);
+        fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut rest);
+        let at = |b: HumanoidBone| map.joint(b).map(|j| rest.position(j));
+        let up = at(HumanoidBone::Head)
+            .map_or(DVec3::Y, |h| h - rest.position(hips))
+            .try_normalize()
+            .unwrap_or(DVec3::Y);
+        let left = match (
+            at(HumanoidBone::LeftUpperLeg),
+            at(HumanoidBone::RightUpperLeg),
+        ) {
+            (Some(l), Some(r)) => (l - r).reject_from(up).try_normalize(),
+            _ => None,
+        }
+        .unwrap_or(DVec3::X);
+        let below_hips = |joint: JointId| -> Option<Vec<JointId>> {
+            if joint == hips || !skeleton.is_ancestor_or_self(hips, joint) {
+                return None;
+            }
+            let mut path = skeleton.chain(hips, joint)?;
+            path.remove(0);
+            Some(path)
+        };
+        let neck = map
+            .joint(HumanoidBone::Neck)
+            .filter(|&j| below_hips(j).is_some());
+        let head = map
+            .joint(HumanoidBone::Head)
+            .and_then(|j| below_hips(j).map(|p| (j, p)));
+        let chest = [
+            HumanoidBone::UpperChest,
+            HumanoidBone::Chest,
+            HumanoidBone::Spine,
+        ]
+        .into_iter()
+        .find_map(|b| map.joint(b))
+        .and_then(|j| below_hips(j).map(|p| (j, p)));
+        // The spine: from the hips up to (not including) the neck, else the head, else the
+        // chest's path.
+        let spine = match (neck, &head, &chest) {
+            (Some(n), _, _) => below_hips(n).map(|mut p| {
+                p.pop();
+                p
+            }),
+            (None, Some((_, path)), _) => Some(path[..path.len() - 1].to_vec()),
+            (None, None, Some((_, path))) => Some(path.clone()),
+            _ => None,
+        }
+        .unwrap_or_default();
+        let limb = |bones: [HumanoidBone; 3]| -> Result<Option<Limb>, BodyRigError> {
+            let (Some(a), Some(b), Some(c)) = (
+                map.joint(bones[0]),
+                map.joint(bones[1]),
+                map.joint(bones[2]),
+            ) else {
+                return Ok(None);
+            };
+            if !(skeleton.is_ancestor_or_self(a, b) && skeleton.is_ancestor_or_self(b, c))
+                || a == b
+                || b == c
+            {
+                return Ok(None);
+            }
+            let Some(path) = below_hips(a) else {
+                return Ok(None);
+            };
+            let bend_goal = match config.bend_goals.get(bones[1].vrm_name()) {
+                Some(p) => {
+                    let p = DVec3::from_array(*p);
+                    if !p.is_finite() {
+                        return Err(BodyRigError::BendGoal {
+                            name: bones[1].vrm_name().to_owned(),
+                        });
+                    }
+                    Some(p)
+                }
+                None => None,
+            };
+            let convention = match bones[1] {
+                HumanoidBone::LeftLowerArm => -up,
+                HumanoidBone::RightLowerArm => up,
+                _ => left,
+            };
+            let axis = match skeleton.limit(b) {
+                JointLimit::Hinge(h) => h.axis,
+                _ => rest.rotation(b).conjugate() * convention,
+            };
+            Ok(Some(Limb {
+                bones,
+                joints: [a, b, c],
+                bend_goal,
+                path,
+                axis,
+            }))
+        };
+        Ok(Self {
+            hips,
+            spine,
+            chest,
+            neck,
+            head,
+            arms: [limb(ARMS[0])?, limb(ARMS[1])?],
+            legs: [limb(LEGS[0])?, limb(LEGS[1])?],
+        })
+    }
+
+    /// The limbs (arms, then legs) that were found.
+    pub(crate) fn limbs(&self) -> impl Iterator<Item = &Limb> {
+        self.arms.iter().chain(&self.legs).flatten()
+    }
+}
+
+/// The names and numbers of `config` that need no skeleton to check.
+fn check_config(config: &BodyConfig) -> Result<(), BodyRigError> {
+    for (setting, names) in [
+        ("pull", config.pull.keys().collect::<Vec<_>>()),
+        ("blend", config.blend.keys().collect()),
+        ("bend_goals", config.bend_goals.keys().collect()),
+    ] {
+        if let Some(name) = names
+            .into_iter()
+            .find(|n| HumanoidBone::from_vrm_name(n).is_none())
+        {
+            return Err(BodyRigError::UnknownBone {
+                setting,
+                name: name.clone(),
+            });
+        }
+    }
+    for (setting, value) in [
+        ("pelvis_stiffness", config.pelvis_stiffness),
+        ("spine_stiffness", config.spine_stiffness),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(BodyRigError::Stiffness { setting, value });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,501 @@
+//! The full-body solve's stages (see the [module docs](super)): goals blended, the body by
+//! Levenberg–Marquardt on nine unknowns, the limbs by the two-bone closed form, the head.
+
+use glam::{DAffine3, DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+use nalgebra::{SMatrix, SVector};
+
+use super::rig::{BodyRig, Limb};
+use super::{BodyConfig, RootMode};
+use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneSettings};
+use crate::report::residuals;
+use crate::{IkTask, SolveReport, SolveStatus};
+
+/// Unknowns of the body stage: pelvis translation (3), pelvis rotation (3), spine bend (3).
+const UNKNOWNS: usize = 9;
+/// The most residuals: four limbs (1 each), hips, chest and head positions (3 each), hips
+/// and chest rotations (3 each).
+const RESIDUALS: usize = 19;
+/// The fraction of a limb's length its goal must come within (a straight limb is the closed
+/// form's singular pose).
+const REACH: f64 = 0.9995;
+/// How far the pelvis moves (metres) and turns (radians) for a unit of the body stage's
+/// unknowns at stiffness 1, against a radian of spine bend: a body leans and bends before it
+/// steps its pelvis aside.
+const PELVIS_METRES: f64 = 0.2;
+const PELVIS_RADIANS: f64 = 0.5;
+/// Forward-difference step of the body's unknowns.
+const STEP: f64 = 1e-7;
+
+/// What the body stage pulls on: the role of an effector and its blended goal.
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    Hips,
+    Chest,
+    Head,
+    /// Index into `BodyRig::limbs()` order: left arm, right arm, left leg, right leg.
+    Limb(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    role: Role,
+    position: Option<DVec3>,
+    orientation: Option<DQuat>,
+    /// `sqrt(weight) · pull`.
+    strength: f64,
+}
+
+/// The body stage's view of one evaluation: the pelvis and spine moved by `u`.
+struct Body<'a> {
+    skeleton: &'a Skeleton,
+    rig: &'a BodyRig,
+    start: &'a LocalPose,
+    /// The hips' model frame and rotation at the start.
+    hips: DAffine3,
+    hips_rotation: DQuat,
+    /// Each spine joint's model rotation at the start.
+    spine_rotations: Vec<DQuat>,
+    /// Per unknown block, metres or radians per unit (the stiffnesses' inverses; 0 pins).
+    scales: [f64; 3],
+    limbs: Vec<&'a Limb>,
+    /// Per limb, its reach times [`REACH`].
+    reaches: Vec<f64>,
+}
+
+impl Body<'_> {
+    /// The hips' model frame and rotation and the local rotation of each spine joint for
+    /// unknowns `u`: the hips turned about their own origin, then moved; the spine's bend
+    /// shared equally by its joints, each put onto its limit.
+    fn frames(&self, u: &[f64; UNKNOWNS], spine: &mut [DQuat]) -> (DAffine3, DQuat) {
+        let t = DVec3::new(u[0], u[1], u[2]) * self.scales[0];
+        let r = DVec3::new(u[3], u[4], u[5]) * self.scales[1];
+        let b = DVec3::new(u[6], u[7], u[8]) * self.scales[2];
+        let turn = DQuat::from_scaled_axis(r);
+        let origin = self.hips.translation;
+        let hips = DAffine3::from_translation(origin + t)
+            * DAffine3::from_quat(turn)
+            * DAffine3::from_translation(-origin)
+            * self.hips;
+        #[allow(clippy::cast_precision_loss)] // a handful of joints
+        let share = 1.0 / spine.len().max(1) as f64;
+        for (k, q) in spine.iter_mut().enumerate() {
+            let j = self.rig.spine[k];
+            let axis = self.spine_rotations[k].conjugate() * b;
+            let turned =
+                (self.start[j].rotation * DQuat::from_scaled_axis(axis * share)).normalize();
+            // Onto the joint's limit: the descent sees the spine as it can bend.
+            let rest = self.skeleton.rest(j).rotation;
+            let limit = self.skeleton.limit(j);
+            let delta = rest.conjugate() * turned;
+            *q = if limit.contains(delta) {
+                turned
+            } else {
+                (rest * limit.project(delta)).normalize()
+            };
+        }
+        (hips, (turn * self.hips_rotation).normalize())
+    }
+
+    /// The model frame and rotation at the end of `path` (from the hips, exclusive) given the
+    /// hips' frame and rotation and the spine's local rotations.
+    fn walk(
+        &self,
+        (mut frame, mut rotation): (DAffine3, DQuat),
+        spine: &[DQuat],
+        path: &[JointId],
+    ) -> (DAffine3, DQuat) {
+        for &j in path {
+            let mut local = self.start[j];
+            if let Some(k) = self.rig.spine.iter().position(|&s| s == j) {
+                local.rotation = spine[k];
+            }
+            frame *= local.to_affine();
+            rotation *= local.rotation;
+        }
+        (frame, rotation)
+    }
+
+    /// The residuals of `targets` for unknowns `u`; the count used.
+    fn residuals(
+        &self,
+        u: &[f64; UNKNOWNS],
+        targets: &[Target],
+        spine: &mut [DQuat],
+        out: &mut [f64; RESIDUALS],
+    ) {
+        let hips = self.frames(u, spine);
+        *out = [0.0; RESIDUALS];
+        for t in targets {
+            match t.role {
+                Role::Limb(k) => {
+                    let (Some(goal), Some(limb)) = (t.position, self.limbs.get(k)) else {
+                        continue;
+                    };
+                    let start = self.walk(hips, spine, &limb.path).0.translation;
+                    let beyond = (goal - start).length() - self.reaches[k];
+                    out[k] = t.strength * beyond.max(0.0);
+                }
+                Role::Hips => {
+                    let at = 4;
+                    if let Some(p) = t.position {
+                        put(out, at, (hips.0.translation - p) * t.strength);
+                    }
+                    if let Some(q) = t.orientation {
+                        put(out, at + 3, rotation_error(q, hips.1) * t.strength);
+                    }
+                }
+                Role::Chest => {
+                    let Some((_, path)) = &self.rig.chest else {
+                        continue;
+                    };
+                    let (frame, rotation) = self.walk(hips, spine, path);
+                    let at = 10;
+                    if let Some(p) = t.position {
+                        put(out, at, (frame.translation - p) * t.strength);
+                    }
+                    if let Some(q) = t.orientation {
+                        put(out, at + 3, rotation_error(q, rotation) * t.strength);
+                    }
+                }
+                Role::Head => {
+                    let (Some((_, path)), Some(p)) = (&self.rig.head, t.position) else {
+                        continue;
+                    };
+                    let frame = self.walk(hips, spine, path).0;
+                    put(out, 16, (frame.translation - p) * t.strength);
+                }
+            }
+        }
+    }
+}
+
+fn put(out: &mut [f64; RESIDUALS], at: usize, v: DVec3) {
+    out[at..at + 3].copy_from_slice(&v.to_array());
+}
+
+/// The rotation vector taking `goal` to `current` (radians; 1 m per radian in the residuals).
+fn rotation_error(goal: DQuat, current: DQuat) -> DVec3 {
+    let d = (goal.conjugate() * current).normalize();
+    let d = if d.w < 0.0 { -d } else { d };
+    goal * d.to_scaled_axis()
+}
+
+fn cost(r: &[f64; RESIDUALS]) -> f64 {
+    r.iter().map(|x| x * x).sum()
+}
+
+impl BodyRig {
+    /// Solves `task` on `pose` (the animated input on entry, the solved pose on exit): see the
+    /// [module docs](super). Invalid tasks and effectors on bones the body solver does not
+    /// drive give an `invalid_input` report and leave the pose untouched. The report is
+    /// measured by FK against the goals as blended.
+    #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
+    pub fn solve(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &BodyConfig,
+        pose: &mut LocalPose,
+    ) -> SolveReport {
+        if let Err(reason) = task.validate(skeleton) {
+            return SolveReport::invalid(reason);
+        }
+        if task.base.is_some() {
+            return SolveReport::invalid(
+                "the body solver moves the pelvis itself: give no base joint",
+            );
+        }
+        let limbs: Vec<&Limb> = self.limbs().collect();
+        let mut model = ModelPose::new(skeleton);
+        fk::forward_kinematics(skeleton, pose, &mut model);
+
+        // 1. Goals blended over the input.
+        let mut blended = task.clone();
+        let mut targets: Vec<Target> = Vec::with_capacity(task.effectors.len());
+        for e in &mut blended.effectors {
+            let Some((role, bone)) = self.role_of(e.joint, &limbs) else {
+                return SolveReport::invalid(format!(
+                    "the body solver drives effectors on the hips, chest, head, hands and feet; `{}` is none of them",
+                    skeleton.name(e.joint)
+                ));
+            };
+            let w = config.blend_of(bone);
+            e.goal.position = e.goal.position.map(|p| model.position(e.joint).lerp(p, w));
+            e.goal.orientation = e
+                .goal
+                .orientation
+                .map(|q| model.rotation(e.joint).slerp(q, w).normalize());
+            if e.weight > 0.0 {
+                targets.push(Target {
+                    role,
+                    position: e.goal.position,
+                    orientation: e.goal.orientation,
+                    strength: e.weight.sqrt() * config.pull_of(bone),
+                });
+            }
+        }
+
+        // 2. The body.
+        let parent = skeleton
+            .parent(self.hips)
+            .map_or(DAffine3::IDENTITY, |p| model[p]);
+        let free = f64::from(u8::from(config.root == RootMode::Free));
+        let body = Body {
+            skeleton,
+            rig: self,
+            start: pose,
+            hips: model[self.hips],
+            hips_rotation: model.rotation(self.hips),
+            spine_rotations: self.spine.iter().map(|&j| model.rotation(j)).collect(),
+            scales: [
+                PELVIS_METRES * free / config.pelvis_stiffness,
+                PELVIS_RADIANS * free / config.pelvis_stiffness,
+                if self.spine.is_empty() {
+                    0.0
+                } else {
+                    1.0 / config.spine_stiffness
+                },
+            ],
+            reaches: limbs
+                .iter()
+                .map(|l| {
+                    let [a, b, c] = l.joints;
+                    REACH
+                        * (model.position(b).distance(model.position(a))
+                            + model.position(c).distance(model.position(b)))
+                })
+                .collect(),
+            limbs: limbs.clone(),
+        };
+        let mut spine = vec![DQuat::IDENTITY; self.spine.len()];
+        let mut u = [0.0; UNKNOWNS];
+        let mut r = [0.0; RESIDUALS];
+        body.residuals(&u, &targets, &mut spine, &mut r);
+        let mut c = cost(&r);
+        let mut mu = 1e-3;
+        let mut iterations = 0;
+        for _ in 0..config.iterations {
+            if c < 1e-18 {
+                break;
+            }
+            iterations += 1;
+            let mut jacobian = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
+            let mut moved = [0.0; RESIDUALS];
+            for k in 0..UNKNOWNS {
+                if body.scales[k / 3] == 0.0 {
+                    continue;
+                }
+                let mut v = u;
+                v[k] += STEP;
+                body.residuals(&v, &targets, &mut spine, &mut moved);
+                for i in 0..RESIDUALS {
+                    jacobian[(i, k)] = (moved[i] - r[i]) / STEP;
+                }
+            }
+            let residual = SVector::<f64, RESIDUALS>::from_column_slice(&r);
+            let normal = jacobian.transpose() * jacobian;
+            let gradient = jacobian.transpose() * residual;
+            let mut improved = false;
+            for _ in 0..10 {
+                let damped = normal + SMatrix::<f64, UNKNOWNS, UNKNOWNS>::identity() * mu;
+                let Some(step) = damped.cholesky().map(|ch| ch.solve(&(-gradient))) else {
+                    mu *= 10.0;
+                    continue;
+                };
+                let mut trial = u;
+                for (x, s) in trial.iter_mut().zip(step.iter()) {
+                    *x += s;
+                }
+                let mut trial_r = [0.0; RESIDUALS];
+                body.residuals(&trial, &targets, &mut spine, &mut trial_r);
+                let trial_c = cost(&trial_r);
+                if trial_c < c && trial.iter().all(|x| x.is_finite()) {
+                    improved = c - trial_c > 1e-12 * c;
+                    (u, r, c) = (trial, trial_r, trial_c);
+                    mu = (mu / 3.0).max(1e-12);
+                    break;
+                }
+                mu *= 4.0;
+            }
+            if !improved {
+                break;
+            }
+        }
+        let original = pose.clone();
+        let (hips, hips_rotation) = body.frames(&u, &mut spine);
+        let parent_rotation = skeleton
+            .parent(self.hips)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+        pose[self.hips].translation = parent.inverse().transform_point3(hips.translation);
+        pose[self.hips].rotation = (parent_rotation.conjugate() * hips_rotation).normalize();
+        for (k, &j) in self.spine.iter().enumerate() {
+            pose[j].rotation = spine[k];
+        }
+        fk::forward_kinematics(skeleton, pose, &mut model);
+
+        // 3. The limbs, exactly.
+        let mut active: Vec<String> = Vec::new();
+        let mut reached = true;
+        for (k, limb) in limbs.iter().enumerate() {
+            let Some(target) = targets
+                .iter()
+                .find(|t| matches!(t.role, Role::Limb(i) if i == k))
+            else {
+                continue;
+            };
+            reached &= solve_limb(skeleton, limb, target, pose, &mut model, &mut active);
+        }
+
+        // 4. The head.
+        if let (Some((head, _)), Some(goal)) = (
+            &self.head,
+            targets
+                .iter()
+                .find(|t| matches!(t.role, Role::Head))
+                .and_then(|t| t.orientation),
+        ) {
+            self.turn_head(skeleton, *head, goal, pose, &mut model, &mut active);
+        }
+
+        if !pose.is_finite() {
+            *pose = original;
+            fk::forward_kinematics(skeleton, pose, &mut model);
+        }
+        let (position_error, rotation_error) = residuals(&blended, &model);
+        let mut report = SolveReport::from_residuals(
+            &blended,
+            position_error,
+            rotation_error,
+            iterations,
+            !active.is_empty(),
+        );
+        if !report.converged() && (!reached || !active.is_empty()) {
+            report.status = SolveStatus::Unreachable;
+        }
+        report.active_limits = active;
+        report
+    }
+
+    /// The role and humanoid bone of an effector joint, if the body solver drives it.
+    fn role_of(&self, joint: JointId, limbs: &[&Limb]) -> Option<(Role, HumanoidBone)> {
+        if joint == self.hips {
+            return Some((Role::Hips, HumanoidBone::Hips));
+        }
+        if self.head.as_ref().is_some_and(|(h, _)| *h == joint) {
+            return Some((Role::Head, HumanoidBone::Head));
+        }
+        if self.chest.as_ref().is_some_and(|(c, _)| *c == joint) {
+            return Some((Role::Chest, HumanoidBone::Chest));
+        }
+        limbs
+            .iter()
+            .position(|l| l.joints[2] == joint)
+            .map(|k| (Role::Limb(k), limbs[k].bones[2]))
+    }
+
+    /// The head turned to `goal`: half of the turn by the neck (when mapped), the rest by
+    /// the head; both put onto their limits.
+    fn turn_head(
+        &self,
+        skeleton: &Skeleton,
+        head: JointId,
+        goal: DQuat,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+        active: &mut Vec<String>,
+    ) {
+        let parent_rotation = |model: &ModelPose, j: JointId| {
+            skeleton
+                .parent(j)
+                .map_or(DQuat::IDENTITY, |p| model.rotation(p))
+        };
+        if let Some(neck) = self.neck {
+            let turn = (goal * model.rotation(head).conjugate()).normalize();
+            let half = DQuat::IDENTITY.slerp(turn, 0.5);
+            let wanted = (half * model.rotation(neck)).normalize();
+            pose[neck].rotation = (parent_rotation(model, neck).conjugate() * wanted).normalize();
+            enforce(skeleton, &[neck], pose, active);
+            fk::update_subtree(skeleton, pose, model, neck);
+        }
+        pose[head].rotation = (parent_rotation(model, head).conjugate() * goal).normalize();
+        enforce(skeleton, &[head], pose, active);
+        fk::update_subtree(skeleton, pose, model, self.neck.unwrap_or(head));
+    }
+}
+
+/// Puts each of `joints` onto its limit; names those that had to be in `active`.
+fn enforce(
+    skeleton: &Skeleton,
+    joints: &[JointId],
+    pose: &mut LocalPose,
+    active: &mut Vec<String>,
+) {
+    for &joint in joints {
+        let rest = skeleton.rest(joint).rotation;
+        let limit = skeleton.limit(joint);
+        let delta = rest.conjugate() * pose[joint].rotation;
+        if !limit.contains(delta) {
+            pose[joint].rotation = (rest * limit.project(delta)).normalize();
+            let name = skeleton.name(joint);
+            if !active.iter().any(|n| n == name) {
+                active.push(name.to_owned());
+            }
+        }
+    }
+}
+
+/// One limb onto its target by the two-bone closed form, the end turned to its goal
+/// rotation, the three joints put onto their limits; whether the closed form reached.
+#[allow(clippy::too_many_arguments)] // the solve's state, passed down once
+fn solve_limb(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    target: &Target,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+    active: &mut Vec<String>,
+) -> bool {
+    let [a, b, c] = limb.joints;
+    let mut reached = true;
+    if let Some(goal) = target.position {
+        let (s, m, e) = (model.position(a), model.position(b), model.position(c));
+        // The elbow or knee keeps the side of its current bend where the bend is clear;
+        // a limb too straight to show one bends about its flexion axis as it is turned
+        // now, so consecutive frames never flip.
+        let axis = limb.axis;
+        let axis_model =
+            model.rotation(b) * (pose[b].rotation.conjugate() * skeleton.rest(b).rotation * axis);
+        let clear = (m - s).reject_from(e - s).length() > 0.05 * m.distance(s);
+        let side = limb
+            .bend_goal
+            .map(|p| p - s)
+            .or_else(|| clear.then(|| two_bone::recover_pole(s, m, e)).flatten())
+            .unwrap_or_else(|| (goal - s).cross(axis_model));
+        let pole = limb.bend_goal.map_or(Pole::Vector(side), Pole::Hint);
+        if let Ok(chain) = TwoBoneChain::new(skeleton, a, b, c, axis) {
+            reached = two_bone::solve_chain(
+                skeleton,
+                &chain,
+                goal,
+                pole,
+                &TwoBoneSettings::default(),
+                pose,
+                model,
+            );
+        }
+    }
+    if let Some(goal) = target.orientation {
+        let parent = skeleton
+            .parent(c)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+        let local = (parent.conjugate() * goal).normalize();
+        if local.is_finite() {
+            pose[c].rotation = local;
+        }
+    }
+    enforce(skeleton, &[a, b, c], pose, active);
+    fk::update_subtree(skeleton, pose, model, a);
+    reached
+}

@@ -1,0 +1,273 @@
+//! The full-body solver on the built-in humanoid; every number by forward kinematics.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+
+use super::*;
+use crate::{Effector, Goal, SolveStatus, SolverConfig, solve};
+
+fn joint(skeleton: &Skeleton, name: &str) -> JointId {
+    skeleton.joint(name).unwrap()
+}
+
+fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    model
+}
+
+/// A 6-D effector on `name` at its frame in `model`.
+fn held(skeleton: &Skeleton, model: &ModelPose, name: &str) -> Effector {
+    let j = joint(skeleton, name);
+    Effector {
+        joint: j,
+        goal: Goal {
+            position: Some(model.position(j)),
+            orientation: Some(model.rotation(j)),
+        },
+        weight: 1.0,
+    }
+}
+
+fn body(config: BodyConfig) -> SolverConfig {
+    SolverConfig::Body(config)
+}
+
+/// A crouch with the arms down and bent: the hips 12 cm lower and turned, knees and elbows
+/// bent about their hinges.
+fn crouch(skeleton: &Skeleton) -> LocalPose {
+    let mut pose = skeleton.rest_pose();
+    let hips = joint(skeleton, "hips");
+    pose[hips].translation.y -= 0.12;
+    pose[hips].rotation = DQuat::from_rotation_y(0.2);
+    for side in ["left", "right"] {
+        pose[joint(skeleton, &format!("{side}UpperLeg"))].rotation = DQuat::from_rotation_x(-0.5);
+        pose[joint(skeleton, &format!("{side}LowerLeg"))].rotation = DQuat::from_rotation_x(0.9);
+        pose[joint(skeleton, &format!("{side}Foot"))].rotation = DQuat::from_rotation_x(-0.3);
+    }
+    pose[joint(skeleton, "leftUpperArm")].rotation = DQuat::from_rotation_z(-1.0);
+    pose[joint(skeleton, "rightUpperArm")].rotation = DQuat::from_rotation_z(1.0);
+    pose[joint(skeleton, "leftLowerArm")].rotation = DQuat::from_rotation_y(-0.7);
+    pose[joint(skeleton, "rightLowerArm")].rotation = DQuat::from_rotation_y(0.7);
+    assert!(skeleton.limit_violation(&pose).is_none());
+    pose
+}
+
+#[test]
+fn goals_from_a_legal_pose_are_met_exactly() {
+    let skeleton = builtin_humanoid();
+    let truth = model_of(&skeleton, &crouch(&skeleton));
+    let effectors = ["hips", "leftHand", "rightHand", "leftFoot", "rightFoot"]
+        .map(|n| held(&skeleton, &truth, n))
+        .to_vec();
+    let task = IkTask {
+        effectors,
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    let model = model_of(&skeleton, &pose);
+    for e in &task.effectors {
+        let (p, q) = (e.goal.position.unwrap(), e.goal.orientation.unwrap());
+        assert!(model.position(e.joint).distance(p) < 1e-4);
+        assert!(model.rotation(e.joint).angle_between(q) < 1e-3);
+    }
+    assert!(skeleton.limit_violation(&pose).is_none());
+}
+
+/// The feet held where they stand, the left hand 30 cm past its reach to the side.
+fn reach_task(skeleton: &Skeleton) -> (IkTask, LocalPose) {
+    let pose = skeleton.rest_pose();
+    let model = model_of(skeleton, &pose);
+    let hand = joint(skeleton, "leftHand");
+    let mut effectors = vec![
+        held(skeleton, &model, "leftFoot"),
+        held(skeleton, &model, "rightFoot"),
+    ];
+    effectors.push(Effector {
+        joint: hand,
+        goal: Goal {
+            position: Some(model.position(hand) + DVec3::new(0.3, 0.0, 0.0)),
+            orientation: None,
+        },
+        weight: 1.0,
+    });
+    (
+        IkTask {
+            effectors,
+            ..IkTask::default()
+        },
+        pose,
+    )
+}
+
+#[test]
+fn a_hand_past_reach_draws_the_pelvis_and_spine_and_the_feet_hold() {
+    let skeleton = builtin_humanoid();
+    let (task, start) = reach_task(&skeleton);
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    let model = model_of(&skeleton, &pose);
+    let before = model_of(&skeleton, &start);
+    let hips = joint(&skeleton, "hips");
+    let moved = model.position(hips).distance(before.position(hips));
+    let chest = joint(&skeleton, "upperChest");
+    let bent = model.rotation(chest).angle_between(before.rotation(chest));
+    println!("{report:?}; hips moved {moved:.3} m, upper chest turned {bent:.3} rad");
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    assert!(moved > 0.01, "the pelvis stayed");
+    assert!(bent > 0.05, "the spine stayed");
+    for foot in &task.effectors[..2] {
+        let (p, q) = (foot.goal.position.unwrap(), foot.goal.orientation.unwrap());
+        assert!(model.position(foot.joint).distance(p) < 1e-3);
+        assert!(model.rotation(foot.joint).angle_between(q) < 1e-3);
+    }
+    assert!(skeleton.limit_violation(&pose).is_none());
+}
+
+#[test]
+fn without_pull_the_body_stays_and_the_hand_falls_short() {
+    let skeleton = builtin_humanoid();
+    let (task, start) = reach_task(&skeleton);
+    let mut config = BodyConfig::default();
+    config.pull.insert("leftHand".into(), 0.0);
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(config), &mut pose);
+    assert_eq!(report.status, SolveStatus::Unreachable, "{report:?}");
+    let hips = joint(&skeleton, "hips");
+    let spine = joint(&skeleton, "spine");
+    assert!(pose[hips].translation.distance(start[hips].translation) < 1e-3);
+    assert!(pose[spine].rotation.angle_between(start[spine].rotation) < 1e-6);
+    assert!(
+        (report.position_error - 0.3).abs() < 2e-3,
+        "{}",
+        report.position_error
+    );
+}
+
+#[test]
+fn a_blend_of_zero_keeps_the_input() {
+    let skeleton = builtin_humanoid();
+    let (task, start) = reach_task(&skeleton);
+    let mut config = BodyConfig::default();
+    config.blend.insert("leftHand".into(), 0.0);
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(config), &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    let hand = joint(&skeleton, "leftHand");
+    let (a, b) = (model_of(&skeleton, &pose), model_of(&skeleton, &start));
+    assert!(a.position(hand).distance(b.position(hand)) < 1e-4);
+}
+
+#[test]
+fn bad_input_is_refused_and_the_pose_kept() {
+    let skeleton = builtin_humanoid();
+    let (task, start) = reach_task(&skeleton);
+    let run = |task: &IkTask, config: BodyConfig| {
+        let mut pose = start.clone();
+        let report = solve(&skeleton, task, &body(config), &mut pose);
+        assert_eq!(pose, start);
+        report
+    };
+    let mut nan = task.clone();
+    nan.effectors[2].goal.position = Some(DVec3::NAN);
+    assert_eq!(
+        run(&nan, BodyConfig::default()).status,
+        SolveStatus::InvalidInput
+    );
+    let mut elbow = task.clone();
+    elbow.effectors[2].joint = joint(&skeleton, "leftLowerArm");
+    let report = run(&elbow, BodyConfig::default());
+    assert_eq!(report.status, SolveStatus::InvalidInput);
+    assert!(report.message.unwrap().contains("leftLowerArm"));
+    let mut config = BodyConfig::default();
+    config.pull.insert("leftHnad".into(), 1.0);
+    let report = run(&task, config);
+    assert!(report.message.unwrap().contains("leftHnad"));
+    let config = BodyConfig {
+        spine_stiffness: f64::NAN,
+        ..BodyConfig::default()
+    };
+    assert_eq!(run(&task, config).status, SolveStatus::InvalidInput);
+    // A chain without a humanoid's names.
+    let mut builder = ikarus_core::SkeletonBuilder::new();
+    builder
+        .joint("a", None, ikarus_core::Transform::IDENTITY)
+        .joint(
+            "b",
+            Some("a"),
+            ikarus_core::Transform::from_translation(DVec3::Y),
+        );
+    let chain = builder.build().unwrap();
+    let mut pose = chain.rest_pose();
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: joint(&chain, "b"),
+            goal: Goal {
+                position: Some(DVec3::X),
+                orientation: None,
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let report = solve(&chain, &task, &body(BodyConfig::default()), &mut pose);
+    assert_eq!(report.status, SolveStatus::InvalidInput);
+}
+
+#[test]
+fn small_goal_steps_give_small_pose_steps() {
+    // The left hand's goal goes round a circle of 35 cm about the shoulder's front in 1 cm
+    // steps, in and out of reach; each frame starts from the last one's result. A joint
+    // turning by more than a few degrees for a centimetre is a flip or a pop.
+    let skeleton = builtin_humanoid();
+    let (mut task, mut pose) = reach_task(&skeleton);
+    let config = body(BodyConfig::default());
+    let centre = DVec3::new(0.45, 1.3, 0.25);
+    let mut largest = 0.0_f64;
+    for k in 0..220 {
+        let angle = f64::from(k) * 0.01 / 0.35;
+        let goal = centre + DVec3::new(angle.cos(), angle.sin(), 0.0) * 0.35;
+        task.effectors[2].goal.position = Some(goal);
+        let last = pose.clone();
+        let report = solve(&skeleton, &task, &config, &mut pose);
+        assert!(pose.is_finite() && report.position_error.is_finite());
+        // Frame 0 jumps from the rest pose to the circle.
+        for j in skeleton.joints().filter(|_| k > 0) {
+            largest = largest.max(pose[j].rotation.angle_between(last[j].rotation));
+        }
+    }
+    println!(
+        "largest joint turn in a frame: {:.2}°",
+        largest.to_degrees()
+    );
+    assert!(largest < 4f64.to_radians(), "{}", largest.to_degrees());
+}
+
+#[test]
+fn the_head_turns_to_its_goal_the_neck_taking_half() {
+    let skeleton = builtin_humanoid();
+    let start = skeleton.rest_pose();
+    let model = model_of(&skeleton, &start);
+    let head = joint(&skeleton, "head");
+    let goal = DQuat::from_rotation_y(0.6) * model.rotation(head);
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: head,
+            goal: Goal {
+                position: None,
+                orientation: Some(goal),
+            },
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    let neck = joint(&skeleton, "neck");
+    let turned = pose[neck].rotation.angle_between(start[neck].rotation);
+    assert!((turned - 0.3).abs() < 1e-6, "{turned}");
+}
