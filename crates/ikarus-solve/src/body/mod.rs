@@ -13,13 +13,15 @@
 //!
 //! 1. **Goals blended** over the animated input: each effector's goal moves from where the
 //!    input pose has the bone towards the goal by its blend weight ([`BodyConfig::blend`]).
-//! 2. **The body** by a small Levenberg–Marquardt on nine unknowns — the pelvis's translation
-//!    and rotation and one bend shared by every spine joint (each joint turns by an equal part;
+//! 2. **The body** by a small Levenberg–Marquardt on up to 18 unknowns — the pelvis's
+//!    translation and rotation and a bend for each of up to four groups of spine joints,
+//!    shared by the joints of a group (first tried: one bend shared by the whole spine, which
+//!    left held-out mocap frames 1.0 cm MPJPE off against 0.5 cm now;
 //!    [`BodyConfig::spine_stiffness`] and [`BodyConfig::pelvis_stiffness`] scale how much of a
 //!    move the spine and the pelvis take) — against: each hand and foot goal no farther from
 //!    its shoulder or hip than the limb's reach (a one-sided residual weighted by the
 //!    effector's pull: a pinned foot holds the pelvis back, a hand past reach draws it), and
-//!    the hips, chest and head goals themselves. Nine unknowns make the normal equations 9×9,
+//!    the hips, chest and head goals themselves. These few unknowns make the normal equations at most 18×18,
 //!    solved in a few iterations; the damping keeps the body where the input had it unless an
 //!    effector needs it to move. A position-based pass (FABRIK over the whole body) was the
 //!    alternative: it cannot weigh a pinned foot against a pulling hand other than by order.
@@ -27,7 +29,8 @@
 //!    (seed 000's limb without its swivel search; the elbow or knee on the side of its bend
 //!    goal, else of its current bend, so consecutive frames never flip), the hand or foot then
 //!    turned to its goal rotation, every joint put back onto its limit.
-//! 4. **The head**: a head rotation goal turned half by the neck and the rest by the head.
+//! 4. **The head**: a head rotation goal turned half by the neck and the rest by the head
+//!    (by the head alone when the head also has a position goal, which the neck would move).
 //!
 //! Bone lengths are the posed input's (the model frames of the input pose), not only the rest
 //! pose's. No state is kept between frames beyond the pose the caller passes back.

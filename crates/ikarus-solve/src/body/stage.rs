@@ -1,5 +1,5 @@
 //! The full-body solve's stages (see the [module docs](super)): goals blended, the body by
-//! Levenberg–Marquardt on nine unknowns, the limbs by the two-bone closed form, the head.
+//! Levenberg–Marquardt on the pelvis and spine, the limbs by the two-bone closed form, the head.
 
 use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
@@ -12,8 +12,11 @@ use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneSettings};
 use crate::report::residuals;
 use crate::{IkTask, SolveReport, SolveStatus};
 
-/// Unknowns of the body stage: pelvis translation (3), pelvis rotation (3), spine bend (3).
-const UNKNOWNS: usize = 9;
+/// Groups of spine joints that bend on their own (the joints are split evenly into them).
+const SPINE_GROUPS: usize = 4;
+/// Unknowns of the body stage: pelvis translation (3), pelvis rotation (3), and a bend (3)
+/// per spine group.
+const UNKNOWNS: usize = 6 + 3 * SPINE_GROUPS;
 /// The most residuals: four limbs (1 each), hips, chest and head positions (3 each), hips
 /// and chest rotations (3 each).
 const RESIDUALS: usize = 19;
@@ -71,17 +74,22 @@ impl Body<'_> {
     fn frames(&self, u: &[f64; UNKNOWNS], spine: &mut [DQuat]) -> (DAffine3, DQuat) {
         let t = DVec3::new(u[0], u[1], u[2]) * self.scales[0];
         let r = DVec3::new(u[3], u[4], u[5]) * self.scales[1];
-        let b = DVec3::new(u[6], u[7], u[8]) * self.scales[2];
         let turn = DQuat::from_scaled_axis(r);
         let origin = self.hips.translation;
         let hips = DAffine3::from_translation(origin + t)
             * DAffine3::from_quat(turn)
             * DAffine3::from_translation(-origin)
             * self.hips;
-        #[allow(clippy::cast_precision_loss)] // a handful of joints
-        let share = 1.0 / spine.len().max(1) as f64;
+        let n = spine.len();
         for (k, q) in spine.iter_mut().enumerate() {
             let j = self.rig.spine[k];
+            // Joint k bends with group k·G/n, whose bend its joints share equally.
+            let group = k * SPINE_GROUPS / n;
+            let members = (0..n).filter(|&i| i * SPINE_GROUPS / n == group).count();
+            let at = 6 + 3 * group;
+            let b = DVec3::new(u[at], u[at + 1], u[at + 2]) * self.scales[2];
+            #[allow(clippy::cast_precision_loss)] // a handful of joints
+            let share = 1.0 / members as f64;
             let axis = self.spine_rotations[k].conjugate() * b;
             let turned =
                 (self.start[j].rotation * DQuat::from_scaled_axis(axis * share)).normalize();
@@ -284,7 +292,7 @@ impl BodyRig {
             let mut jacobian = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
             let mut moved = [0.0; RESIDUALS];
             for k in 0..UNKNOWNS {
-                if body.scales[k / 3] == 0.0 {
+                if body.scales[(k / 3).min(2)] == 0.0 {
                     continue;
                 }
                 let mut v = u;
@@ -349,14 +357,23 @@ impl BodyRig {
         }
 
         // 4. The head.
-        if let (Some((head, _)), Some(goal)) = (
-            &self.head,
-            targets
-                .iter()
-                .find(|t| matches!(t.role, Role::Head))
-                .and_then(|t| t.orientation),
-        ) {
-            self.turn_head(skeleton, *head, goal, pose, &mut model, &mut active);
+        let head_target = targets.iter().find(|t| matches!(t.role, Role::Head));
+        if let (Some((head, _)), Some(goal)) = (&self.head, head_target.and_then(|t| t.orientation))
+        {
+            // The neck shares the turn only when it does not move a placed head.
+            let neck_share = if head_target.is_some_and(|t| t.position.is_some()) {
+                0.0
+            } else {
+                0.5
+            };
+            self.turn_head(
+                skeleton,
+                (*head, neck_share),
+                goal,
+                pose,
+                &mut model,
+                &mut active,
+            );
         }
 
         if !pose.is_finite() {
@@ -395,12 +412,12 @@ impl BodyRig {
             .map(|k| (Role::Limb(k), limbs[k].bones[2]))
     }
 
-    /// The head turned to `goal`: half of the turn by the neck (when mapped), the rest by
-    /// the head; both put onto their limits.
+    /// The head turned to `goal`: `neck_share` of the turn by the neck (when mapped), the rest
+    /// by the head; both put onto their limits.
     fn turn_head(
         &self,
         skeleton: &Skeleton,
-        head: JointId,
+        (head, neck_share): (JointId, f64),
         goal: DQuat,
         pose: &mut LocalPose,
         model: &mut ModelPose,
@@ -411,9 +428,9 @@ impl BodyRig {
                 .parent(j)
                 .map_or(DQuat::IDENTITY, |p| model.rotation(p))
         };
-        if let Some(neck) = self.neck {
+        if let Some(neck) = self.neck.filter(|_| neck_share > 0.0) {
             let turn = (goal * model.rotation(head).conjugate()).normalize();
-            let half = DQuat::IDENTITY.slerp(turn, 0.5);
+            let half = DQuat::IDENTITY.slerp(turn, neck_share);
             let wanted = (half * model.rotation(neck)).normalize();
             pose[neck].rotation = (parent_rotation(model, neck).conjugate() * wanted).normalize();
             enforce(skeleton, &[neck], pose, active);
