@@ -18,6 +18,8 @@ pub(crate) struct Limb {
     /// humanoid convention at rest (knees about the body's left, the left elbow about its
     /// down, the right elbow about its up).
     pub(crate) axis: DVec3,
+    /// The arm's shoulder (clavicle) joint, when mapped above the upper arm.
+    pub(crate) clavicle: Option<JointId>,
 }
 
 /// A skeleton's body for the full-body solver: the hips, the spine joints that share a bend,
@@ -25,8 +27,8 @@ pub(crate) struct Limb {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BodyRig {
     pub(crate) hips: JointId,
-    /// The joints between the hips and the neck (or head) that share the spine's bend, root
-    /// first.
+    /// The joints between the hips and the head (the neck included) that bend with the
+    /// body stage, root first.
     pub(crate) spine: Vec<JointId>,
     /// The joint a chest effector may name (upper chest, chest or spine: the highest mapped)
     /// and its path from the hips.
@@ -159,14 +161,11 @@ impl BodyRig {
         .into_iter()
         .find_map(|b| map.joint(b))
         .and_then(|j| below_hips(j).map(|p| (j, p)));
-        // The spine: from the hips up to (not including) the neck, else the head, else the
-        // chest's path.
-        let spine = match (neck, &head, &chest) {
-            (Some(n), _, _) => below_hips(n).map(|mut p| {
-                p.pop();
-                p
-            }),
-            (None, Some((_, path)), _) => Some(path[..path.len() - 1].to_vec()),
+        // The spine: from the hips up to (not including) the head, the neck included; else
+        // up to the neck; else the chest's path.
+        let spine = match (&head, neck, &chest) {
+            (Some((_, path)), _, _) => Some(path[..path.len() - 1].to_vec()),
+            (None, Some(n), _) => below_hips(n),
             (None, None, Some((_, path))) => Some(path.clone()),
             _ => None,
         }
@@ -209,12 +208,19 @@ impl BodyRig {
                 JointLimit::Hinge(h) => h.axis,
                 _ => rest.rotation(b).conjugate() * convention,
             };
+            let clavicle = match bones[0] {
+                HumanoidBone::LeftUpperArm => map.joint(HumanoidBone::LeftShoulder),
+                HumanoidBone::RightUpperArm => map.joint(HumanoidBone::RightShoulder),
+                _ => None,
+            }
+            .filter(|&j| j != a && skeleton.is_ancestor_or_self(j, a) && path.contains(&j));
             Ok(Some(Limb {
                 bones,
                 joints: [a, b, c],
                 bend_goal,
                 path,
                 axis,
+                clavicle,
             }))
         };
         Ok(Self {

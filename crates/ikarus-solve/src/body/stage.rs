@@ -477,14 +477,27 @@ fn solve_limb(
     let [a, b, c] = limb.joints;
     let mut reached = true;
     if let Some(goal) = target.position {
+        if let Some(clavicle) = limb.clavicle {
+            reach_with_clavicle(skeleton, limb, clavicle, goal, pose, model, active);
+        }
         let (s, m, e) = (model.position(a), model.position(b), model.position(c));
         // The elbow or knee keeps the side of its current bend where the bend is clear;
         // a limb too straight to show one bends about its flexion axis as it is turned
         // now, so consecutive frames never flip.
-        let axis = limb.axis;
-        let axis_model =
-            model.rotation(b) * (pose[b].rotation.conjugate() * skeleton.rest(b).rotation * axis);
+        let rest_to_model =
+            model.rotation(b) * pose[b].rotation.conjugate() * skeleton.rest(b).rotation;
         let clear = (m - s).reject_from(e - s).length() > 0.05 * m.distance(s);
+        // A hinge bends about its axis; a free mid joint about the normal of its current
+        // bend where it is clear (an axis off that normal would narrow the limb's reach),
+        // else about the limb's conventional flexion axis as the joint is turned now.
+        let bend_normal = (m - s).cross(e - m).try_normalize();
+        let axis = match (skeleton.limit(b), clear, bend_normal) {
+            (ikarus_core::JointLimit::Hinge(_), _, _) | (_, false, _) | (_, true, None) => {
+                limb.axis
+            }
+            (_, true, Some(n)) => rest_to_model.conjugate() * n,
+        };
+        let axis_model = rest_to_model * axis;
         let side = limb
             .bend_goal
             .map(|p| p - s)
@@ -492,15 +505,18 @@ fn solve_limb(
             .unwrap_or_else(|| (goal - s).cross(axis_model));
         let pole = limb.bend_goal.map_or(Pole::Vector(side), Pole::Hint);
         if let Ok(chain) = TwoBoneChain::new(skeleton, a, b, c, axis) {
-            reached = two_bone::solve_chain(
-                skeleton,
-                &chain,
-                goal,
-                pole,
-                &TwoBoneSettings::default(),
-                pose,
-                model,
-            );
+            let twist_angle = match (target.orientation, limb.bend_goal) {
+                (Some(rotation), None) => {
+                    let input = chain.input(skeleton, pose, model, goal, pole);
+                    swivel(skeleton, limb, &input, rotation, pose, model)
+                }
+                _ => 0.0,
+            };
+            let settings = TwoBoneSettings {
+                twist_angle,
+                ..TwoBoneSettings::default()
+            };
+            reached = two_bone::solve_chain(skeleton, &chain, goal, pole, &settings, pose, model);
         }
     }
     if let Some(goal) = target.orientation {
@@ -515,4 +531,113 @@ fn solve_limb(
     enforce(skeleton, &[a, b, c], pose, active);
     fk::update_subtree(skeleton, pose, model, a);
     reached
+}
+
+/// The swivel (a two-bone `twist_angle`, radians about the start→goal line) for a limb whose
+/// end also has a rotation goal: the one that leaves the end joint's local rotation nearest
+/// to what it is now, and every joint of the limb inside its limit — a wrist or ankle keeps
+/// its own turn and the elbow or knee swings to where it fits, as the 7-DOF limb's swivel
+/// (seed 000) does. 36 swivels, then three finer rounds about the best; 0 when nothing beats
+/// the current side.
+fn swivel(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    input: &two_bone::TwoBoneInput,
+    rotation: DQuat,
+    pose: &LocalPose,
+    model: &ModelPose,
+) -> f64 {
+    let [a, b, c] = limb.joints;
+    let end_parent = skeleton.parent(c).unwrap_or(b);
+    // Frames between the start and the mid joint, and the mid joint and the end's parent,
+    // stay as they are.
+    let start_to_mid = model.rotation(a).conjugate() * model.rotation(b);
+    let mid_to_parent = model.rotation(b).conjugate() * model.rotation(end_parent);
+    let violation = |j: JointId, local: DQuat| {
+        let delta = skeleton.rest(j).rotation.conjugate() * local;
+        skeleton.limit(j).violation(delta)
+    };
+    let cost = |twist_angle: f64| {
+        let settings = TwoBoneSettings {
+            twist_angle,
+            ..TwoBoneSettings::default()
+        };
+        let out = two_bone::solve(input, &settings);
+        let start = model.rotation(a) * out.start_correction;
+        let mid = start * start_to_mid * out.mid_correction;
+        let local = ((mid * mid_to_parent).conjugate() * rotation).normalize();
+        local.angle_between(pose[c].rotation)
+            + 10.0
+                * (violation(a, pose[a].rotation * out.start_correction)
+                    + violation(b, pose[b].rotation * out.mid_correction)
+                    + violation(c, local))
+    };
+    let mut best = (cost(0.0), 0.0);
+    let mut step = std::f64::consts::TAU / 36.0;
+    for k in 1..36 {
+        let angle = f64::from(k) * step - std::f64::consts::PI;
+        let c = cost(angle);
+        if c < best.0 {
+            best = (c, angle);
+        }
+    }
+    for _ in 0..3 {
+        let centre = best.1;
+        step /= 6.0;
+        for k in -5..=5 {
+            let angle = centre + f64::from(k) * step;
+            let c = cost(angle);
+            if c < best.0 {
+                best = (c, angle);
+            }
+        }
+    }
+    if best.1.is_finite() { best.1 } else { 0.0 }
+}
+
+/// An arm whose goal is beyond its reach: the clavicle turns its upper arm's start towards
+/// the goal, by the least angle that brings the goal within reach (or as far as its limit
+/// lets it).
+fn reach_with_clavicle(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    clavicle: JointId,
+    goal: DVec3,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+    active: &mut Vec<String>,
+) {
+    let [a, b, c] = limb.joints;
+    let reach = REACH
+        * (model.position(b).distance(model.position(a))
+            + model.position(c).distance(model.position(b)));
+    let pivot = model.position(clavicle);
+    let arm = model.position(a) - pivot;
+    if (goal - model.position(a)).length() <= reach {
+        return;
+    }
+    let Some(axis) = arm.cross(goal - pivot).try_normalize() else {
+        return;
+    };
+    let full = arm.angle_between(goal - pivot);
+    let off = |angle: f64| (goal - (pivot + DQuat::from_axis_angle(axis, angle) * arm)).length();
+    // The distance falls as the angle grows to `full`: bisect for where it meets the reach.
+    let (mut lo, mut hi) = (0.0, full);
+    if off(hi) > reach {
+        lo = hi;
+    } else {
+        for _ in 0..40 {
+            let mid = 0.5 * (lo + hi);
+            if off(mid) > reach { lo = mid } else { hi = mid }
+        }
+        lo = hi;
+    }
+    let turn = DQuat::from_axis_angle(axis, lo);
+    let parent = skeleton
+        .parent(clavicle)
+        .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+    let wanted = (turn * model.rotation(clavicle)).normalize();
+    pose[clavicle].rotation = (parent.conjugate() * wanted).normalize();
+    enforce(skeleton, &[clavicle], pose, active);
+    fk::update_subtree(skeleton, pose, model, clavicle);
 }
