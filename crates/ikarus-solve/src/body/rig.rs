@@ -30,6 +30,8 @@ pub struct BodyRig {
     /// The joints between the hips and the head (the neck included) that bend with the
     /// body stage, root first.
     pub(crate) spine: Vec<JointId>,
+    /// Per joint of the skeleton, its place in `spine`, if any.
+    pub(crate) spine_slot: Vec<Option<usize>>,
     /// The joint a chest effector may name (upper chest, chest or spine: the highest mapped)
     /// and its path from the hips.
     pub(crate) chest: Option<(JointId, Vec<JointId>)>,
@@ -223,9 +225,14 @@ impl BodyRig {
                 clavicle,
             }))
         };
+        let mut spine_slot = vec![None; skeleton.len()];
+        for (k, j) in spine.iter().enumerate() {
+            spine_slot[j.index()] = Some(k);
+        }
         Ok(Self {
             hips,
             spine,
+            spine_slot,
             chest,
             neck,
             head,

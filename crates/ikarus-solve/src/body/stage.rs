@@ -28,6 +28,11 @@ const REACH: f64 = 0.9995;
 /// steps its pelvis aside.
 const PELVIS_METRES: f64 = 0.2;
 const PELVIS_RADIANS: f64 = 0.5;
+/// The body stage's cost (m²) that counts as met: residuals of about 10 µm, a tenth of the
+/// default tolerance (the limbs' closed forms then meet their goals exactly).
+const MET: f64 = 1e-10;
+/// The smallest relative gain of an iteration for the body stage to go on.
+const MIN_GAIN: f64 = 1e-6;
 /// Forward-difference step of the body's unknowns.
 const STEP: f64 = 1e-7;
 
@@ -68,6 +73,12 @@ struct Body<'a> {
 }
 
 impl Body<'_> {
+    /// Whether unknown `k` moves anything: the pelvis when free, a spine group with joints.
+    fn moves(&self, k: usize) -> bool {
+        let groups = self.rig.spine.len().min(SPINE_GROUPS);
+        self.scales[(k / 3).min(2)] != 0.0 && (k < 6 || (k - 6) / 3 < groups)
+    }
+
     /// The hips' model frame and rotation and the local rotation of each spine joint for
     /// unknowns `u`: the hips turned about their own origin, then moved; the spine's bend
     /// shared equally by its joints, each put onto its limit.
@@ -116,7 +127,7 @@ impl Body<'_> {
     ) -> (DAffine3, DQuat) {
         for &j in path {
             let mut local = self.start[j];
-            if let Some(k) = self.rig.spine.iter().position(|&s| s == j) {
+            if let Some(k) = self.rig.spine_slot[j.index()] {
                 local.rotation = spine[k];
             }
             frame *= local.to_affine();
@@ -279,20 +290,37 @@ impl BodyRig {
         };
         let mut spine = vec![DQuat::IDENTITY; self.spine.len()];
         let mut u = [0.0; UNKNOWNS];
+        // A hips goal places the pelvis outright: the descent starts there.
+        if let Some(hips) = targets
+            .iter()
+            .find(|t| matches!(t.role, Role::Hips) && t.strength > 0.0)
+            .filter(|_| body.moves(0))
+        {
+            if let Some(p) = hips.position {
+                let t = (p - body.hips.translation) / body.scales[0];
+                u[..3].copy_from_slice(&t.to_array());
+            }
+            if let Some(q) = hips.orientation {
+                let turn = (q * body.hips_rotation.conjugate()).normalize();
+                let turn = if turn.w < 0.0 { -turn } else { turn };
+                let r = turn.to_scaled_axis() / body.scales[1];
+                u[3..6].copy_from_slice(&r.to_array());
+            }
+        }
         let mut r = [0.0; RESIDUALS];
         body.residuals(&u, &targets, &mut spine, &mut r);
         let mut c = cost(&r);
-        let mut mu = 1e-3;
+        let mut mu = 1e-4;
         let mut iterations = 0;
         for _ in 0..config.iterations {
-            if c < 1e-18 {
+            if c < MET {
                 break;
             }
             iterations += 1;
             let mut jacobian = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
             let mut moved = [0.0; RESIDUALS];
             for k in 0..UNKNOWNS {
-                if body.scales[(k / 3).min(2)] == 0.0 {
+                if !body.moves(k) {
                     continue;
                 }
                 let mut v = u;
@@ -320,9 +348,9 @@ impl BodyRig {
                 body.residuals(&trial, &targets, &mut spine, &mut trial_r);
                 let trial_c = cost(&trial_r);
                 if trial_c < c && trial.iter().all(|x| x.is_finite()) {
-                    improved = c - trial_c > 1e-12 * c;
+                    improved = c - trial_c > MIN_GAIN * c;
                     (u, r, c) = (trial, trial_r, trial_c);
-                    mu = (mu / 3.0).max(1e-12);
+                    mu = (mu / 10.0).max(1e-12);
                     break;
                 }
                 mu *= 4.0;
@@ -537,8 +565,7 @@ fn solve_limb(
 /// end also has a rotation goal: the one that leaves the end joint's local rotation nearest
 /// to what it is now, and every joint of the limb inside its limit — a wrist or ankle keeps
 /// its own turn and the elbow or knee swings to where it fits, as the 7-DOF limb's swivel
-/// (seed 000) does. 36 swivels, then three finer rounds about the best; 0 when nothing beats
-/// the current side.
+/// (seed 000) does; 0 when nothing beats the current side.
 fn swivel(
     skeleton: &Skeleton,
     limb: &Limb,
@@ -572,24 +599,35 @@ fn swivel(
                     + violation(b, pose[b].rotation * out.mid_correction)
                     + violation(c, local))
     };
-    let mut best = (cost(0.0), 0.0);
-    let mut step = std::f64::consts::TAU / 36.0;
-    for k in 1..36 {
-        let angle = f64::from(k) * step - std::f64::consts::PI;
-        let c = cost(angle);
-        if c < best.0 {
-            best = (c, angle);
-        }
-    }
-    for _ in 0..3 {
-        let centre = best.1;
-        step /= 6.0;
-        for k in -5..=5 {
-            let angle = centre + f64::from(k) * step;
-            let c = cost(angle);
-            if c < best.0 {
-                best = (c, angle);
+    // From the current side first (tracking: the last frame's swivel is nearly right), a
+    // pattern search down to 0.06°; the whole circle only when that ends in a joint past
+    // its limit or a wrist turned by more than half a radian.
+    let descend = |mut best: (f64, f64), mut step: f64| {
+        while step > 1e-3 {
+            let (left, right) = (cost(best.1 - step), cost(best.1 + step));
+            if left < best.0 && left <= right {
+                best = (left, best.1 - step);
+            } else if right < best.0 {
+                best = (right, best.1 + step);
+            } else {
+                step *= 0.5;
             }
+        }
+        best
+    };
+    let mut best = descend((cost(0.0), 0.0), 0.25);
+    if best.0 > 0.5 {
+        let step = std::f64::consts::TAU / 24.0;
+        let mut scan = best;
+        for k in 0..24 {
+            let angle = f64::from(k) * step - std::f64::consts::PI;
+            let c = cost(angle);
+            if c < scan.0 {
+                scan = (c, angle);
+            }
+        }
+        if scan.1 != best.1 {
+            best = descend(scan, step / 2.0);
         }
     }
     if best.1.is_finite() { best.1 } else { 0.0 }
