@@ -1,7 +1,8 @@
 //! The full-body solver per frame: the built-in humanoid, six 6-D effectors (hips, head,
 //! hands, feet) on a crouching, reaching motion of 32 frames, each frame solved from the
 //! last one's result (as a game or a tracker runs it), through `solve` with
-//! `{"kind": "body"}`; Levenberg–Marquardt (default settings) on the same tasks beside it.
+//! `{"kind": "body"}` and through a `PreparedTask`; Levenberg–Marquardt (default settings) on
+//! the same tasks beside it.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_core::glam::DQuat;
@@ -9,7 +10,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
-use ikarus_solve::{Effector, Goal, IkTask, SolverConfig, solve};
+use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig, solve};
 use std::hint::black_box;
 
 const FRAMES: usize = 32;
@@ -95,6 +96,21 @@ fn bench(c: &mut Criterion) {
             });
         });
     }
+    // As a game runs it: the task prepared once (the body found once), the goals set each
+    // frame.
+    let config = SolverConfig::Body(BodyConfig::default());
+    let mut prepared = PreparedTask::new(&skeleton, &tasks[0], &config).expect("a body task");
+    let mut pose = frame(&skeleton, FRAMES - 1);
+    let mut k = 0;
+    c.bench_function("body_frame/body_prepared", |b| {
+        b.iter(|| {
+            for (goal, e) in prepared.goals_mut().zip(&tasks[k % FRAMES].effectors) {
+                *goal = e.goal;
+            }
+            k += 1;
+            black_box(prepared.solve(&mut pose))
+        });
+    });
 }
 
 criterion_group!(benches, bench);

@@ -91,6 +91,9 @@ pub enum FitError {
     /// A parameter is out of range.
     #[error(transparent)]
     Parameter(#[from] ParameterError),
+    /// The skeleton or the settings do not fit the full-body solver.
+    #[error(transparent)]
+    Body(#[from] crate::body::BodyRigError),
     /// The start pose has NaN or infinite values, or another joint count than the skeleton.
     #[error("the start pose is not a finite pose of this skeleton")]
     StartPose,

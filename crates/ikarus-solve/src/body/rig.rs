@@ -67,6 +67,17 @@ pub enum BodyRigError {
         /// The bone's VRM name.
         name: String,
     },
+    /// An effector is on a bone the body solver does not drive.
+    #[error(
+        "the body solver drives effectors on the hips, chest, head, hands and feet; `{joint}` is none of them"
+    )]
+    Effector {
+        /// The effector's joint.
+        joint: String,
+    },
+    /// The task has a base joint: the body solver moves the pelvis itself.
+    #[error("the body solver moves the pelvis itself: give no base joint")]
+    Base,
     /// A stiffness is not a positive finite number.
     #[error("body solver: `{setting}` must be a positive finite number, got {value}")]
     Stiffness {
@@ -239,6 +250,32 @@ impl BodyRig {
             arms: [limb(ARMS[0])?, limb(ARMS[1])?],
             legs: [limb(LEGS[0])?, limb(LEGS[1])?],
         })
+    }
+
+    /// Whether every effector of `task` is on a bone this body drives, and the task has no
+    /// base.
+    ///
+    /// # Errors
+    /// The first effector on another joint; a base joint.
+    pub fn check_task(
+        &self,
+        skeleton: &Skeleton,
+        task: &crate::IkTask,
+    ) -> Result<(), BodyRigError> {
+        if task.base.is_some() {
+            return Err(BodyRigError::Base);
+        }
+        let limbs: Vec<&Limb> = self.limbs().collect();
+        match task
+            .effectors
+            .iter()
+            .find(|e| self.role_of(e.joint, &limbs).is_none())
+        {
+            Some(e) => Err(BodyRigError::Effector {
+                joint: skeleton.name(e.joint).to_owned(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The limbs (arms, then legs) that were found.

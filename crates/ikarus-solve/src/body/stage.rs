@@ -38,7 +38,7 @@ const STEP: f64 = 1e-7;
 
 /// What the body stage pulls on: the role of an effector and its blended goal.
 #[derive(Clone, Copy, Debug)]
-enum Role {
+pub(crate) enum Role {
     Hips,
     Chest,
     Head,
@@ -222,9 +222,7 @@ impl BodyRig {
             return SolveReport::invalid(reason);
         }
         if task.base.is_some() {
-            return SolveReport::invalid(
-                "the body solver moves the pelvis itself: give no base joint",
-            );
+            return SolveReport::invalid(super::BodyRigError::Base);
         }
         let limbs: Vec<&Limb> = self.limbs().collect();
         let mut model = ModelPose::new(skeleton);
@@ -235,10 +233,9 @@ impl BodyRig {
         let mut targets: Vec<Target> = Vec::with_capacity(task.effectors.len());
         for e in &mut blended.effectors {
             let Some((role, bone)) = self.role_of(e.joint, &limbs) else {
-                return SolveReport::invalid(format!(
-                    "the body solver drives effectors on the hips, chest, head, hands and feet; `{}` is none of them",
-                    skeleton.name(e.joint)
-                ));
+                return SolveReport::invalid(super::BodyRigError::Effector {
+                    joint: skeleton.name(e.joint).to_owned(),
+                });
             };
             let w = config.blend_of(bone);
             e.goal.position = e.goal.position.map(|p| model.position(e.joint).lerp(p, w));
@@ -424,7 +421,7 @@ impl BodyRig {
     }
 
     /// The role and humanoid bone of an effector joint, if the body solver drives it.
-    fn role_of(&self, joint: JointId, limbs: &[&Limb]) -> Option<(Role, HumanoidBone)> {
+    pub(crate) fn role_of(&self, joint: JointId, limbs: &[&Limb]) -> Option<(Role, HumanoidBone)> {
         if joint == self.hips {
             return Some((Role::Hips, HumanoidBone::Hips));
         }

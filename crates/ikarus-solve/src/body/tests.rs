@@ -271,3 +271,26 @@ fn the_head_turns_to_its_goal_the_neck_taking_half() {
     let turned = pose[neck].rotation.angle_between(start[neck].rotation);
     assert!((turned - 0.3).abs() < 1e-6, "{turned}");
 }
+
+#[test]
+fn a_prepared_body_task_solves_as_solve_does() {
+    // The same frames through `PreparedTask` (the body found once) and through `solve`:
+    // the same bits, frame after frame, each frame from the last one's result.
+    let skeleton = builtin_humanoid();
+    let (mut task, start) = reach_task(&skeleton);
+    let config = body(BodyConfig::default());
+    let mut prepared = crate::PreparedTask::new(&skeleton, &task, &config).unwrap();
+    let (mut a, mut b) = (start.clone(), start);
+    for k in 0..20 {
+        let goal = DVec3::new(0.9 - 0.02 * f64::from(k), 1.2, 0.2);
+        task.effectors[2].goal.position = Some(goal);
+        prepared.goal_mut(2).position = Some(goal);
+        let one = solve(&skeleton, &task, &config, &mut a);
+        let two = prepared.solve(&mut b);
+        assert_eq!(one, two);
+        assert_eq!(a, b);
+    }
+    let mut bad = task.clone();
+    bad.effectors[0].joint = joint(&skeleton, "leftLowerArm");
+    assert!(crate::PreparedTask::new(&skeleton, &bad, &config).is_err());
+}

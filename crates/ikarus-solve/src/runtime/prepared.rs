@@ -59,6 +59,7 @@ use crate::analytic::crowd;
 use crate::analytic::limb7::{Limb7Lanes, Limb7Task};
 use crate::analytic::two_bone::{TwoBoneLanes, TwoBoneTask};
 use crate::analytic::{self, ChainEngine};
+use crate::body::{BodyConfig, BodyRig};
 use crate::{
     FitError, Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with,
 };
@@ -83,6 +84,8 @@ enum Engine {
     /// The closed-form 7-DOF limb on the chain's frames only, its limb kept between solves,
     /// and its lane path for [`PreparedTask::solve_many_in`] when the shape has one.
     Limb7(Box<Limb7Task>, Option<Box<Limb7Lanes>>),
+    /// The full-body solver with the skeleton's body found once.
+    Body(Box<(BodyRig, BodyConfig)>),
     /// [`solve_with`] on the task's own buffers.
     General(Box<SolverWorkspace>),
 }
@@ -124,6 +127,12 @@ impl<'s> PreparedTask<'s> {
                 let engine = Limb7Task::new(skeleton, task, c).map_err(PrepareError::Solver)?;
                 let lanes = Limb7Lanes::new(&engine, skeleton, task).map(Box::new);
                 Engine::Limb7(Box::new(engine), lanes)
+            }
+            SolverConfig::Body(c) => {
+                let rig = BodyRig::new(skeleton, c).map_err(|e| PrepareError::Solver(e.into()))?;
+                rig.check_task(skeleton, task)
+                    .map_err(|e| PrepareError::Solver(e.into()))?;
+                Engine::Body(Box::new((rig, c.clone())))
             }
             _ => {
                 if let Some(settings) = config.clone().iteration_mut() {
@@ -190,6 +199,7 @@ impl<'s> PreparedTask<'s> {
                 engine.update_frames(skeleton, pose, &mut self.model);
                 engine.solve_chain(skeleton, task, pose, &mut self.model)
             }
+            Engine::Body(body) => body.0.solve(skeleton, task, &body.1, pose),
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
         }
     }
@@ -217,6 +227,11 @@ impl<'s> PreparedTask<'s> {
             }
             Engine::Limb7(engine, _) => {
                 analytic::solve_in(&mut **engine, skeleton, task, pose, model)
+            }
+            Engine::Body(body) => {
+                let report = body.0.solve(skeleton, task, &body.1, pose);
+                fk::forward_kinematics(skeleton, pose, model);
+                report
             }
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
