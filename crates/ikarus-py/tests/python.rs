@@ -244,6 +244,11 @@ fn solve_reference() -> Value {
         json!({"effectors": [{"joint": "rightHand", "position": [-0.6, 1.0, 0.2]}],
                "solver": {"kind": "jacobian", "method": "dls"}, "tolerance": {"position": 1e-3, "rotation": 1e-3}}),
         json!({"effectors": [{"joint": "leftHand", "position": [0.5, 1.2, 0.3]}], "solver": {"kind": "fabrik"}}),
+        // The full-body solver: a hand past its reach, the feet held.
+        json!({"effectors": [{"joint": "leftHand", "position": [1.0, 1.38, 0.0]},
+                             {"joint": "leftFoot", "position": [0.09, 0.07, 0.0], "orientation": [0.0, 0.0, 0.0, 1.0]},
+                             {"joint": "rightFoot", "position": [-0.09, 0.07, 0.0], "orientation": [0.0, 0.0, 0.0, 1.0]}],
+               "solver": {"kind": "body", "pull": {"leftHand": 1.0}}}),
     ];
     let results: Vec<Value> = tasks
         .iter()

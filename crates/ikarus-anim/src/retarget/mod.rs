@@ -244,7 +244,7 @@ pub fn retarget(
     target: Character<'_>,
     config: &RetargetConfig,
 ) -> Result<Retargeted, RetargetError> {
-    check(source, motion)?;
+    check_clip(source, motion)?;
     let alignment = Alignment::new(
         source.skeleton,
         source.map,
@@ -270,11 +270,12 @@ pub fn plant_feet(
     motion: &Motion,
     config: &RetargetConfig,
 ) -> Result<Retargeted, RetargetError> {
-    check(character, motion)?;
+    check_clip(character, motion)?;
     run(character, motion, character, config, None)
 }
 
-fn check(source: Character<'_>, motion: &Motion) -> Result<(), RetargetError> {
+/// Whether `motion` is a clip of `source`'s skeleton with finite frames and a frame time.
+pub(crate) fn check_clip(source: Character<'_>, motion: &Motion) -> Result<(), RetargetError> {
     if motion.joint_count() != source.skeleton.len() {
         return Err(RetargetError::MotionMismatch {
             expected: source.skeleton.len(),

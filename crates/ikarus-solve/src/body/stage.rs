@@ -369,6 +369,7 @@ impl BodyRig {
         fk::forward_kinematics(skeleton, pose, &mut model);
 
         // 3. The limbs, exactly.
+        let axes = self.body_axes(&model);
         let mut active: Vec<String> = Vec::new();
         let mut reached = true;
         for (k, limb) in limbs.iter().enumerate() {
@@ -378,7 +379,14 @@ impl BodyRig {
             else {
                 continue;
             };
-            reached &= solve_limb(skeleton, limb, target, pose, &mut model, &mut active);
+            reached &= solve_limb(
+                skeleton,
+                (limb, axes),
+                target,
+                pose,
+                &mut model,
+                &mut active,
+            );
         }
 
         // 4. The head.
@@ -418,6 +426,24 @@ impl BodyRig {
         }
         report.active_limits = active;
         report
+    }
+
+    /// The body's up (hips to head) and left (right hip to left hip, square to up) in model
+    /// space as `model` poses it; +Y and +X where those joints are missing.
+    fn body_axes(&self, model: &ModelPose) -> (DVec3, DVec3) {
+        let up = self
+            .head
+            .as_ref()
+            .and_then(|(h, _)| (model.position(*h) - model.position(self.hips)).try_normalize())
+            .unwrap_or(DVec3::Y);
+        let left = match &self.legs {
+            [Some(l), Some(r)] => (model.position(l.joints[0]) - model.position(r.joints[0]))
+                .reject_from(up)
+                .try_normalize(),
+            _ => None,
+        }
+        .unwrap_or(DVec3::X);
+        (up, left)
     }
 
     /// The role and humanoid bone of an effector joint, if the body solver drives it.
@@ -493,7 +519,7 @@ fn enforce(
 #[allow(clippy::too_many_arguments)] // the solve's state, passed down once
 fn solve_limb(
     skeleton: &Skeleton,
-    limb: &Limb,
+    (limb, body_axes): (&Limb, (DVec3, DVec3)),
     target: &Target,
     pose: &mut LocalPose,
     model: &mut ModelPose,
@@ -511,16 +537,22 @@ fn solve_limb(
         // now, so consecutive frames never flip.
         let rest_to_model =
             model.rotation(b) * pose[b].rotation.conjugate() * skeleton.rest(b).rotation;
-        let clear = (m - s).reject_from(e - s).length() > 0.05 * m.distance(s);
+        let clear = (m - s).reject_from(e - s).length() > 0.01 * m.distance(s);
         // A hinge bends about its axis; a free mid joint about the normal of its current
         // bend where it is clear (an axis off that normal would narrow the limb's reach),
-        // else about the limb's conventional flexion axis as the joint is turned now.
+        // else about the humanoid's convention in the body as it stands now (knees about
+        // its left, the left elbow about its down, the right about its up).
         let bend_normal = (m - s).cross(e - m).try_normalize();
+        let (up, left) = body_axes;
+        let convention = match limb.bones[1] {
+            HumanoidBone::LeftLowerArm => -up,
+            HumanoidBone::RightLowerArm => up,
+            _ => left,
+        };
         let axis = match (skeleton.limit(b), clear, bend_normal) {
-            (ikarus_core::JointLimit::Hinge(_), _, _) | (_, false, _) | (_, true, None) => {
-                limb.axis
-            }
+            (ikarus_core::JointLimit::Hinge(_), _, _) => limb.axis,
             (_, true, Some(n)) => rest_to_model.conjugate() * n,
+            _ => rest_to_model.conjugate() * convention,
         };
         let axis_model = rest_to_model * axis;
         let side = limb

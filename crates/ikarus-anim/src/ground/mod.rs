@@ -1,0 +1,423 @@
+//! Grounding: a humanoid's animation made to stand on uneven ground — a slope, stairs, bumps,
+//! any [`Ground`] — the way Final IK's Grounder does it in a game, over a whole clip.
+//!
+//! Per frame, for each foot:
+//! 1. the foot's contact weight, from contacts detected on the clip's own feet (height above
+//!    the clip's own floor and speed, with hysteresis: the retargeting's detector), blended in
+//!    and out over a few frames;
+//! 2. the foot turned towards the ground's normal under the ankle, by the contact weight (a
+//!    foot in the air keeps the animation's turn), at most [`GroundConfig::max_tilt`];
+//! 3. the foot lifted so that every sole point (the ankle, the ball of the foot when the toes
+//!    are mapped, the toe tip) is as high above the ground under it as the animation had it
+//!    above its own floor: a planted foot lands on the ground, a lifted one clears it by what
+//!    the animation lifted it, so nothing crosses the ground between contacts. A foot the
+//!    animation plants across the edge of a step stands on the higher part (its heel above
+//!    the lower step); the toes do not yet bend over the edge;
+//!
+//! then the pelvis moves by the lower foot's lift, smoothed by a critically damped spring
+//! ([`GroundConfig::time_constant`]) run forwards and backwards over the clip (the lower of
+//! the two: the pelvis goes down before a lower step needs it) and never higher than the
+//! legs can reach from, and the
+//! full-body solver ([`ikarus_solve::body`]) places the pelvis and both feet exactly (the
+//! legs by their closed form, every limit kept); the spine, arms and head keep the animation.
+
+mod terrain;
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, ModelPose, Motion, fk};
+use ikarus_solve::body::{BodyConfig, BodyRig};
+use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
+
+pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
+
+use crate::retarget::contacts::{self, ContactConfig};
+use crate::retarget::{Character, RetargetError};
+
+/// Options of [`ground_motion`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroundConfig {
+    /// Contact detection on the clip's own feet (the retargeting's settings by default).
+    pub contacts: ContactConfig,
+    /// The time constant (seconds) of the pelvis's critically damped smoothing. Default 0.1:
+    /// larger lowers and raises the pelvis more slowly (never above what the legs reach).
+    pub time_constant: f64,
+    /// The largest turn (radians) of a planted foot towards the ground's normal. Default 30°;
+    /// the ankle's limit bounds it further.
+    pub max_tilt: f64,
+}
+
+impl Default for GroundConfig {
+    fn default() -> Self {
+        Self {
+            contacts: ContactConfig::default(),
+            time_constant: 0.1,
+            max_tilt: 30f64.to_radians(),
+        }
+    }
+}
+
+/// A grounded clip.
+#[derive(Clone, Debug)]
+pub struct Grounded {
+    /// The motion on the same skeleton.
+    pub motion: Motion,
+    /// Per foot (left, right), the contact intervals `(start, end)` detected.
+    pub contacts: [Vec<(usize, usize)>; 2],
+    /// Per frame, the pelvis's move along +Y (metres).
+    pub pelvis_offsets: Vec<f64>,
+    /// Per frame and foot, the contact weight used.
+    pub weights: Vec<[f64; 2]>,
+    /// Frames where the solver could not meet a foot's goal within its tolerance.
+    pub unreached: usize,
+    /// The clip's own floor (+Y, metres): its lower ankle's ground level (the 5th
+    /// percentile) less the ankle's height in an upright reference pose.
+    pub floor: f64,
+    /// Per foot with mapped toes: the toes joint and the toe tip in its frame, the third sole
+    /// point (with the ankle and the toes joint) kept above the ground.
+    pub toe_tips: [Option<(JointId, DVec3)>; 2],
+}
+
+/// Why a clip cannot be grounded: the same reasons as a retarget's (a map lacking a leg bone,
+/// a motion of another skeleton, bad frames), or the solver's body not found.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GroundError {
+    /// The clip or the map does not fit (see [`RetargetError`]).
+    #[error(transparent)]
+    Clip(#[from] RetargetError),
+    /// The full-body solver does not find the character's body.
+    #[error(transparent)]
+    Body(#[from] ikarus_solve::body::BodyRigError),
+    /// The time constant or the largest tilt is not a finite number ≥ 0.
+    #[error("grounding: `{0}` must be a finite number ≥ 0")]
+    Setting(&'static str),
+}
+
+/// One foot: its joints and the rest heights of its sole points above the rest's lowest
+/// joint.
+struct Foot {
+    ankle: JointId,
+    toes: Option<JointId>,
+    /// The toe tip in the toes' frame (the toes' first child, else half a foot ahead).
+    tip: Option<DVec3>,
+}
+
+const LEGS: [[HumanoidBone; 3]; 2] = [
+    [
+        HumanoidBone::LeftUpperLeg,
+        HumanoidBone::LeftLowerLeg,
+        HumanoidBone::LeftFoot,
+    ],
+    [
+        HumanoidBone::RightUpperLeg,
+        HumanoidBone::RightLowerLeg,
+        HumanoidBone::RightFoot,
+    ],
+];
+const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
+
+/// Grounds every frame of `motion` (frames of `character`) on `ground` (see the module docs).
+/// Model space is the character's, +Y up, metres as the skeleton has them.
+///
+/// # Errors
+/// [`GroundError`] when the map lacks the hips, legs or feet, the motion does not fit, or a
+/// setting is out of range.
+#[allow(clippy::too_many_lines)] // the per-frame steps in order, each a few lines
+pub fn ground_motion(
+    character: Character<'_>,
+    motion: &Motion,
+    ground: &dyn Ground,
+    config: &GroundConfig,
+) -> Result<Grounded, GroundError> {
+    crate::retarget::check_clip(character, motion)?;
+    for (name, value) in [
+        ("time_constant", config.time_constant),
+        ("max_tilt", config.max_tilt),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(GroundError::Setting(name));
+        }
+    }
+    let skeleton = character.skeleton;
+    let map = character.map;
+    let joint = |b: HumanoidBone| {
+        map.joint(b).ok_or(RetargetError::MissingBone {
+            side: "source",
+            bone: b.vrm_name(),
+        })
+    };
+    let hips = joint(HumanoidBone::Hips)?;
+    let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
+        Ok([joint(a)?, joint(b)?, joint(c)?])
+    };
+    let legs = [leg(LEGS[0])?, leg(LEGS[1])?];
+    let rig = BodyRig::from_map(skeleton, map, &BodyConfig::default())?;
+    // An upright reference (the rest pose, or a T-pose made from it when the rest lays the
+    // bones along one axis): where the feet's rest heights and the legs' lengths come from.
+    let (_, rest) = crate::retarget::align::reference(skeleton, map, Some(motion));
+    let feet = [0, 1].map(|s| {
+        let toes = map.joint(TOES[s]);
+        let tip = toes.map(|t| {
+            let child = skeleton
+                .children(t)
+                .next()
+                .map(|c| rest.position(c))
+                .filter(|p| p.distance(rest.position(t)) > 1e-6);
+            let at = child.unwrap_or_else(|| {
+                let foot = rest.position(t) - rest.position(legs[s][2]);
+                rest.position(t) + foot.reject_from(DVec3::Y) * 0.5
+            });
+            rest.rotation(t).conjugate() * (at - rest.position(t))
+        });
+        Foot {
+            ankle: legs[s][2],
+            toes,
+            tip,
+        }
+    });
+    let frames = motion.len();
+    let dt = motion.frame_time();
+    let mut model = ModelPose::new(skeleton);
+    let models: Vec<ModelPose> = motion
+        .frames()
+        .iter()
+        .map(|pose| {
+            fk::forward_kinematics(skeleton, pose, &mut model);
+            model.clone()
+        })
+        .collect();
+    // The clip's own floor: the lower ankle's ground level less its height above the
+    // reference's lowest joint.
+    let lowest_rest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let ankle_clearance =
+        0.5 * (rest.position(feet[0].ankle).y + rest.position(feet[1].ankle).y) - lowest_rest;
+    let lower_ankle: Vec<f64> = models
+        .iter()
+        .map(|m| m.position(feet[0].ankle).y.min(m.position(feet[1].ankle).y))
+        .collect();
+    let floor = contacts::low_level(&lower_ankle) - ankle_clearance;
+    // Contacts and their weights per foot.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
+    let blend = (config.contacts.blend_seconds / dt).round().max(1.0) as usize;
+    let intervals = feet.each_ref().map(|foot| {
+        let track: Vec<DVec3> = models.iter().map(|m| m.position(foot.ankle)).collect();
+        let speeds = contacts::speeds(&track, dt);
+        let heights: Vec<f64> = track
+            .iter()
+            .map(|p| p.y - floor - ankle_clearance)
+            .collect();
+        contacts::detect_foot(&heights, &speeds, dt, &config.contacts)
+    });
+    let weights: Vec<[f64; 2]> = (0..frames)
+        .map(|f| {
+            [0, 1].map(|s| {
+                intervals[s]
+                    .iter()
+                    .map(|&(a, b)| {
+                        let distance = if f < a { a - f } else { f.saturating_sub(b) };
+                        contacts::blend_weight(distance, blend)
+                    })
+                    .fold(0.0, f64::max)
+            })
+        })
+        .collect();
+    // Per frame, each foot's goal and lift.
+    let mut goals: Vec<[(DVec3, DQuat, f64); 2]> = Vec::with_capacity(frames);
+    for (f, m) in models.iter().enumerate() {
+        goals.push([0, 1].map(|s| foot_goal(&feet[s], m, weights[f][s], (ground, floor), config)));
+    }
+    // The pelvis: the lower foot's lift, smoothed, never above what both legs reach from.
+    // Each leg's reach as the frame poses it (bone lengths may change over a clip).
+    let reach = |m: &ModelPose, [a, b, c]: [JointId; 3]| {
+        0.999 * (m.position(b).distance(m.position(a)) + m.position(c).distance(m.position(b)))
+    };
+    let omega = if config.time_constant > 0.0 {
+        1.0 / config.time_constant
+    } else {
+        f64::INFINITY
+    };
+    // Per frame the lower foot's lift, never above what both legs reach from.
+    let mut highest = Vec::with_capacity(frames);
+    let targets: Vec<f64> = models
+        .iter()
+        .enumerate()
+        .map(|(f, m)| {
+            let limit = (0..2)
+                .map(|s| {
+                    let hip = m.position(legs[s][0]);
+                    let goal = goals[f][s].0;
+                    let across = (hip - goal).reject_from(DVec3::Y).length_squared();
+                    let r = reach(m, legs[s]);
+                    let room = r * r - across;
+                    if room > 0.0 {
+                        goal.y + room.sqrt() - hip.y
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                })
+                .fold(f64::INFINITY, f64::min);
+            highest.push(limit);
+            let target = goals[f][0].2.min(goals[f][1].2);
+            if limit.is_finite() {
+                target.min(limit)
+            } else {
+                target
+            }
+        })
+        .collect();
+    // Smoothed by a critically damped spring run forwards and backwards over the clip, the
+    // lower of the two taken: the pelvis goes down before a lower step needs it and comes up
+    // after, never in a jump; then never above the legs' reach.
+    let forward = spring(targets.iter().copied(), omega, dt);
+    let mut backward = spring(targets.iter().rev().copied(), omega, dt);
+    backward.reverse();
+    let offsets: Vec<f64> = forward
+        .iter()
+        .zip(&backward)
+        .zip(&highest)
+        .map(|((a, b), h)| {
+            let x = a.min(*b);
+            if h.is_finite() { x.min(*h) } else { x }
+        })
+        .collect();
+    // The full-body solve of each frame: the pelvis moved, both feet placed.
+    let mut out = Motion::for_skeleton(skeleton, dt).map_err(|_| RetargetError::FrameTime(dt))?;
+    let mut unreached = 0;
+    let body = BodyConfig::default();
+    let mut task = IkTask {
+        effectors: vec![
+            Effector {
+                joint: hips,
+                goal: Goal::default(),
+                weight: 1.0,
+            },
+            Effector {
+                joint: feet[0].ankle,
+                goal: Goal::default(),
+                weight: 1.0,
+            },
+            Effector {
+                joint: feet[1].ankle,
+                goal: Goal::default(),
+                weight: 1.0,
+            },
+        ],
+        ..IkTask::default()
+    };
+    for (f, m) in models.iter().enumerate() {
+        task.effectors[0].goal = Goal {
+            position: Some(m.position(hips) + DVec3::Y * offsets[f]),
+            orientation: Some(m.rotation(hips)),
+        };
+        for (effector, (position, rotation, _)) in task.effectors[1..].iter_mut().zip(goals[f]) {
+            effector.goal = Goal {
+                position: Some(position),
+                orientation: Some(rotation),
+            };
+        }
+        let mut pose = motion.frames()[f].clone();
+        let report = rig.solve(skeleton, &task, &body, &mut pose);
+        if report.status != SolveStatus::Converged {
+            unreached += 1;
+        }
+
+        // The motion was sized for this skeleton.
+        let _ = out.push(pose);
+    }
+    Ok(Grounded {
+        motion: out,
+        contacts: intervals,
+        pelvis_offsets: offsets,
+        weights,
+        unreached,
+        toe_tips: feet.each_ref().map(|f| f.toes.zip(f.tip)),
+        floor,
+    })
+}
+
+/// A foot's goal in one frame: the ankle's position and the foot's rotation, turned towards
+/// the ground's normal by the contact `weight` and lifted so that each sole point is as high
+/// above the ground under it as the animation had it above `floor`; and the lift.
+fn foot_goal(
+    foot: &Foot,
+    model: &ModelPose,
+    weight: f64,
+    (ground, floor): (&dyn Ground, f64),
+    config: &GroundConfig,
+) -> (DVec3, DQuat, f64) {
+    let ankle = model.position(foot.ankle);
+    let rotation = model.rotation(foot.ankle);
+    let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
+        return (ankle, rotation, 0.0);
+    };
+    let full = DQuat::from_rotation_arc(DVec3::Y, normal);
+    let angle = full.angle_between(DQuat::IDENTITY);
+    let limited = if angle > config.max_tilt && angle > 0.0 {
+        DQuat::IDENTITY.slerp(full, config.max_tilt / angle)
+    } else {
+        full
+    };
+    let tilt = DQuat::IDENTITY.slerp(limited, weight.clamp(0.0, 1.0));
+    // The sole points in the animation, and where the turn takes them about the ankle.
+    let mut points: Vec<DVec3> = Vec::with_capacity(3);
+    points.push(ankle);
+    if let Some(toes) = foot.toes {
+        points.push(model.position(toes));
+        if let Some(tip) = foot.tip {
+            points.push(model.position(toes) + model.rotation(toes) * tip);
+        }
+    }
+    let lift = points
+        .iter()
+        .filter_map(|&p| {
+            let turned = ankle + tilt * (p - ankle);
+            let (height, _) = ground.sample(turned.x, turned.z)?;
+            Some(height + (p.y - floor) - turned.y)
+        })
+        .fold(f64::NEG_INFINITY, f64::max);
+    let lift = if lift.is_finite() { lift } else { 0.0 };
+    (ankle + DVec3::Y * lift, (tilt * rotation).normalize(), lift)
+}
+
+/// A critically damped spring of angular frequency `omega` following `targets` frame by
+/// frame (`dt` seconds apart), from rest at the first target; the exact step of the spring's
+/// equation each frame.
+fn spring(targets: impl Iterator<Item = f64>, omega: f64, dt: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let (mut x, mut v) = (f64::NAN, 0.0);
+    for target in targets {
+        if x.is_nan() || omega.is_infinite() {
+            (x, v) = (target, 0.0);
+        } else {
+            let delta = x - target;
+            let temp = (v + omega * delta) * dt;
+            let decay = (-omega * dt).exp();
+            v = (v - omega * temp) * decay;
+            x = target + (delta + temp) * decay;
+        }
+        out.push(x);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spring_follows_a_step_without_overshoot() {
+        // A critically damped spring's step response: 1 − (1 + ωt)·e^(−ωt), never above the
+        // step; checked against that closed form at every frame.
+        let (omega, dt) = (10.0, 1.0 / 60.0);
+        let targets = std::iter::once(0.0).chain(std::iter::repeat_n(1.0, 120));
+        let out = spring(targets, omega, dt);
+        for (k, x) in out.iter().enumerate().skip(1) {
+            #[allow(clippy::cast_precision_loss)] // frame counts
+            let t = k as f64 * dt;
+            let exact = 1.0 - (1.0 + omega * t) * (-omega * t).exp();
+            assert!((x - exact).abs() < 1e-12, "{k}: {x} vs {exact}");
+            assert!(*x <= 1.0);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Grounding on the shared walks and runs over a 15° slope, 18 cm stairs and a bumpy
+//! heightfield, each laid along the clip's own direction of travel. Every number by FK on the
+//! output against the ground and against the animation's own feet above its own floor.
+
+use glam::DVec3;
+use ikarus_anim::ground::{Ground, GroundConfig, GroundFn, Heightfield, ground_motion};
+use ikarus_anim::retarget::Character;
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, ModelPose, Motion, Skeleton, fk};
+
+/// Each clip scaled so that its upper plus lower leg is 0.85 m, since BVH units vary.
+const LEG: f64 = 0.85;
+
+fn open(file: &str) -> Option<(Skeleton, HumanoidMap, Motion)> {
+    let dir = ikarus_testdata::require("bvh", "grounding")?;
+    let path = dir.join(file);
+    let unscaled = ikarus_formats::open(path.to_str()?, 1.0).unwrap();
+    let map = HumanoidMap::recognise(&unscaled.skeleton);
+    let mut rest = ModelPose::new(&unscaled.skeleton);
+    fk::forward_kinematics(
+        &unscaled.skeleton,
+        &unscaled.skeleton.rest_pose(),
+        &mut rest,
+    );
+    let at = |b| rest.position(map.joint(b).unwrap());
+    let leg = at(HumanoidBone::LeftUpperLeg).distance(at(HumanoidBone::LeftLowerLeg))
+        + at(HumanoidBone::LeftLowerLeg).distance(at(HumanoidBone::LeftFoot));
+    let document = ikarus_formats::open(path.to_str()?, LEG / leg).unwrap();
+    let map = HumanoidMap::recognise(&document.skeleton);
+    Some((document.skeleton, map, document.motion.unwrap()))
+}
+
+fn models(skeleton: &Skeleton, motion: &Motion) -> Vec<ModelPose> {
+    let mut model = ModelPose::new(skeleton);
+    motion
+        .frames()
+        .iter()
+        .map(|p| {
+            fk::forward_kinematics(skeleton, p, &mut model);
+            model.clone()
+        })
+        .collect()
+}
+
+/// The sole points of a foot: the ankle and, when mapped, the toes joint.
+fn soles(map: &HumanoidMap) -> [Vec<JointId>; 2] {
+    [
+        [HumanoidBone::LeftFoot, HumanoidBone::LeftToes],
+        [HumanoidBone::RightFoot, HumanoidBone::RightToes],
+    ]
+    .map(|bones| bones.iter().filter_map(|&b| map.joint(b)).collect())
+}
+
+struct Measured {
+    /// During full contacts, the lowest sole point's height above the ground less the
+    /// animation's above its floor: how far from sitting on the ground (min, max).
+    contact: (f64, f64),
+    /// Over every frame, the most a sole point went lower above the ground than the
+    /// animation had it above its floor.
+    below: f64,
+    /// The largest slide of a planted ankle in a frame beyond the animation's own.
+    slide: f64,
+    /// The largest vertical acceleration of the hips (m/s²), ours and the animation's.
+    acceleration: (f64, f64),
+    /// Planted frames of a foot across the edge of a step (the ground under its heel, ball
+    /// and toe tip more than 1 cm apart): it stands on the higher part.
+    across: usize,
+}
+
+#[allow(clippy::too_many_lines)] // one measurement pass over every frame
+fn measure(
+    skeleton: &Skeleton,
+    map: &HumanoidMap,
+    input: &Motion,
+    output: &ikarus_anim::ground::Grounded,
+    (ground, stepped): (&dyn Ground, bool),
+) -> Measured {
+    let (a, b) = (models(skeleton, input), models(skeleton, &output.motion));
+    let soles = soles(map);
+    let hips = map.joint(HumanoidBone::Hips).unwrap();
+    // The animation's floor, as the grounding finds it: its lowest ankle level, by the same
+    // 5th percentile, less the ankle's height above the lowest joint of the upright
+    // reference pose.
+    let (_, rest) = ikarus_anim::retarget::align::reference(skeleton, map, Some(input));
+    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let ankles = [soles[0][0], soles[1][0]];
+    let clearance = 0.5 * (rest.position(ankles[0]).y + rest.position(ankles[1]).y) - lowest;
+    let mut lower: Vec<f64> = a
+        .iter()
+        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
+        .collect();
+    lower.sort_by(f64::total_cmp);
+    let floor = lower[lower.len() / 20] - clearance;
+    let above = |m: &ModelPose, j: JointId| {
+        let p = m.position(j);
+        p.y - ground.sample(p.x, p.z).unwrap().0
+    };
+    let mut measured = Measured {
+        contact: (f64::INFINITY, f64::NEG_INFINITY),
+        below: 0.0,
+        slide: 0.0,
+        acceleration: (0.0, 0.0),
+        across: 0,
+    };
+    for f in 0..a.len() {
+        #[allow(clippy::needless_range_loop)] // one index into soles, weights and tips
+        for s in 0..2 {
+            let mut excess: Vec<f64> = soles[s]
+                .iter()
+                .map(|&j| above(&b[f], j) - (a[f].position(j).y - floor))
+                .collect();
+            // The toe tip: the third sole point.
+            let tip = output.toe_tips[s].map(|(toes, tip)| {
+                [&b[f], &a[f]].map(|m| m.position(toes) + m.rotation(toes) * tip)
+            });
+            if let Some([t, u]) = tip {
+                excess.push(t.y - ground.sample(t.x, t.z).unwrap().0 - (u.y - floor));
+            }
+            // A foot across an edge (the ground under its points more than 1 cm apart)
+            // stands on the higher part: left out of the on-the-ground check, counted.
+            let mut points: Vec<DVec3> = soles[s].iter().map(|&j| b[f].position(j)).collect();
+            points.extend(tip.map(|[t, _]| t));
+            let heights: Vec<f64> = points
+                .iter()
+                .map(|p| ground.sample(p.x, p.z).unwrap().0)
+                .collect();
+            let spread = if stepped {
+                heights.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                    - heights.iter().copied().fold(f64::INFINITY, f64::min)
+            } else {
+                0.0
+            };
+            let lowest = excess.iter().copied().fold(f64::INFINITY, f64::min);
+            measured.below = measured.below.max(-lowest);
+            if output.weights[f][s] >= 1.0 && spread > 0.01 {
+                measured.across += 1;
+            }
+            if output.weights[f][s] >= 1.0 && spread <= 0.01 {
+                measured.contact.0 = measured.contact.0.min(lowest);
+                measured.contact.1 = measured.contact.1.max(lowest);
+                if f > 0 && output.weights[f - 1][s] >= 1.0 {
+                    let ankle = soles[s][0];
+                    let moved = |m: &[ModelPose]| {
+                        (m[f].position(ankle) - m[f - 1].position(ankle))
+                            .reject_from(DVec3::Y)
+                            .length()
+                    };
+                    measured.slide = measured.slide.max(moved(&b) - moved(&a));
+                }
+            }
+        }
+        // The clip's own jumps (a T-pose first frame) are left out.
+        let jumped = |g: usize| {
+            soles.iter().flatten().any(|&j| {
+                a[g].position(j).distance(a[g - 1].position(j)) > 6.0 * input.frame_time()
+            })
+        };
+        if f >= 2 && !jumped(f) && !jumped(f - 1) {
+            let dt2 = input.frame_time() * input.frame_time();
+            let accel = |m: &[ModelPose]| {
+                (m[f].position(hips).y - 2.0 * m[f - 1].position(hips).y
+                    + m[f - 2].position(hips).y)
+                    .abs()
+                    / dt2
+            };
+            measured.acceleration.0 = measured.acceleration.0.max(accel(&b));
+            measured.acceleration.1 = measured.acceleration.1.max(accel(&a));
+        }
+    }
+    measured
+}
+
+#[test]
+#[allow(clippy::too_many_lines)] // one table: every clip × terrain, measured and checked
+fn walks_and_runs_stand_on_slopes_stairs_and_bumps() {
+    let mut failures = Vec::new();
+    println!(
+        "| clip | terrain | contacts | sole on ground mm (min, max) | planted across an edge | below mm | slide mm | hips accel m/s² (ours / clip) | unreached |"
+    );
+    println!("|---|---|---:|---|---:|---:|---:|---|---:|");
+    for file in [
+        "cmu_02_01_walk_cgspeed_crlf.bvh",
+        "bandainamco_ds1_walk_normal_002.bvh",
+        "bandainamco_ds1_run_normal_001.bvh",
+    ] {
+        let Some((skeleton, map, motion)) = open(file) else {
+            return;
+        };
+        let frames = models(&skeleton, &motion);
+        let hips = map.joint(HumanoidBone::Hips).unwrap();
+        let start = frames[0].position(hips);
+        let travel = (frames[frames.len() - 1].position(hips) - start)
+            .reject_from(DVec3::Y)
+            .try_normalize()
+            .unwrap_or(DVec3::X);
+        let along = move |x: f64, z: f64| (DVec3::new(x, 0.0, z) - start).dot(travel);
+        let slope = GroundFn(move |x, z| {
+            let t = 15f64.to_radians().tan();
+            Some((
+                along(x, z) * t,
+                DVec3::new(-travel.x * t, 1.0, -travel.z * t),
+            ))
+        });
+        let stairs =
+            GroundFn(move |x, z| Some((0.18 * (along(x, z) / 0.3).floor().max(0.0), DVec3::Y)));
+        let cells = 121;
+        let bumps = Heightfield::new(
+            [start.x - 3.0, start.z - 3.0],
+            0.05,
+            (0..cells)
+                .map(|i| {
+                    (0..cells)
+                        .map(|j| {
+                            let (x, z) = (f64::from(j) * 0.05, f64::from(i) * 0.05);
+                            0.04 * ((x * 5.7).sin() + (z * 7.0).sin())
+                        })
+                        .collect()
+                })
+                .collect(),
+        )
+        .unwrap();
+        let terrains: [(&str, &dyn Ground); 3] = [
+            ("slope 15°", &slope),
+            ("stairs 18 cm", &stairs),
+            ("bumps ±8 cm", &bumps),
+        ];
+        for (name, ground) in terrains {
+            let stepped = name.starts_with("stairs");
+            let character = Character {
+                skeleton: &skeleton,
+                map: &map,
+            };
+            let out = ground_motion(character, &motion, ground, &GroundConfig::default()).unwrap();
+            assert_eq!(out.motion.len(), motion.len());
+            assert!(
+                out.motion
+                    .frames()
+                    .iter()
+                    .all(ikarus_core::LocalPose::is_finite)
+            );
+            let m = measure(&skeleton, &map, &motion, &out, (ground, stepped));
+            let contacts = out.contacts[0].len() + out.contacts[1].len();
+            println!(
+                "| {file} | {name} | {contacts} | {:.1}, {:.1} | {} | {:.1} | {:.1} | {:.1} / {:.1} | {} |",
+                m.contact.0 * 1e3,
+                m.contact.1 * 1e3,
+                m.across,
+                m.below * 1e3,
+                m.slide * 1e3,
+                m.acceleration.0,
+                m.acceleration.1,
+                out.unreached
+            );
+            let what = format!("{file} on {name}");
+            let mut check = |ok: bool, message: String| {
+                if !ok {
+                    failures.push(format!("{what}: {message}"));
+                }
+            };
+            check(contacts > 0, "no contact".into());
+            check(
+                m.contact.0 > -1e-3 && m.contact.1 < 5e-3,
+                format!("soles {:?}", m.contact),
+            );
+            check(m.below < 1e-3, format!("{} m below", m.below));
+            check(m.slide < 1e-2, format!("slide {} m", m.slide));
+            check(
+                out.unreached == 0,
+                format!("{} frames unreached", out.unreached),
+            );
+            // The hips' vertical acceleration is reported, not asserted: at 120 fps the
+            // clip's own noise is 60 m/s², and ours follows the ground on top of it.
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Ground where the clip's own floor is: nothing to change. Every joint of every frame stays
+/// where the animation has it, but for the slack fully straight legs get.
+#[test]
+fn the_clips_own_floor_changes_nothing() {
+    let Some((skeleton, map, motion)) = open("bandainamco_ds1_walk_normal_002.bvh") else {
+        return;
+    };
+    let character = Character {
+        skeleton: &skeleton,
+        map: &map,
+    };
+    // The floor the grounding finds (reported), from a first run on any ground.
+    let flat = ikarus_anim::ground::Plane {
+        point: DVec3::ZERO,
+        normal: DVec3::Y,
+    };
+    let floor = ground_motion(character, &motion, &flat, &GroundConfig::default())
+        .unwrap()
+        .floor;
+    let own = ikarus_anim::ground::Plane {
+        point: DVec3::new(0.0, floor, 0.0),
+        normal: DVec3::Y,
+    };
+    let out = ground_motion(character, &motion, &own, &GroundConfig::default()).unwrap();
+    // The pelvis stays, but for frames whose legs the clip has fully straight: they get a
+    // thousandth of the leg's length of slack (the closed form's singular pose), < 1 mm.
+    let lowest = out.pelvis_offsets.iter().copied().fold(0.0_f64, f64::min);
+    assert!(out.pelvis_offsets.iter().all(|&o| o <= 1e-12), "{lowest}");
+    assert!(lowest > -1e-3, "{lowest}");
+    let (a, b) = (models(&skeleton, &motion), models(&skeleton, &out.motion));
+    let worst = a
+        .iter()
+        .zip(&b)
+        .flat_map(|(p, q)| p.positions().zip(q.positions()).map(|(x, y)| x.distance(y)))
+        .fold(0.0_f64, f64::max);
+    // A fully straight leg bent to 0.999 of its reach brings the knee forward by up to
+    // √(2 · 0.001) of the thigh, about 1.3 cm here; every other joint stays.
+    assert!(worst < 1.2e-2, "{worst} m");
+}
