@@ -41,7 +41,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
 use ikarus_core::{Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::fabrik::{self, FabrikConfig, FabrikWorkspace};
-use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_solve::{Goal, IkTask, IterationSettings, Tolerance};
 use ikarus_testdata::Rng;
 
 /// One run of the paper's kind of experiment: a straight chain of `points` joint points
@@ -235,23 +235,10 @@ fn line(x: &[f64], y: &[f64]) -> (f64, f64) {
 }
 
 fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint: skeleton
-                .joint("tip")
-                .unwrap_or(ikarus_core::JointId::from_index(0)),
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        base: None,
-        tolerance: Tolerance {
-            position: 0.01,
-            rotation: 1e-3,
-        },
-    }
+    let tip = skeleton
+        .joint("tip")
+        .unwrap_or(ikarus_core::JointId::from_index(0));
+    IkTask::from_goal(tip, Goal::from_position(target)).with_tolerance(Tolerance::new(0.01, 1e-3))
 }
 
 /// The paper's solver: plain FABRIK, no restarts, budget large enough never to bind.

@@ -33,7 +33,7 @@ use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::limb7::Limb7Chain;
 use ikarus_solve::two_bone::{Pole, TwoBoneChain, TwoBoneSettings};
-use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolveReport, SolverConfig, solve};
+use ikarus_solve::{Goal, IkTask, PreparedTask, SolveReport, SolverConfig, solve};
 use std::hint::black_box;
 
 const CHARACTERS: usize = 1000;
@@ -116,17 +116,6 @@ fn scene() -> Scene {
     }
 }
 
-fn task(joint: JointId, goal: Goal) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint,
-            goal,
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    }
-}
-
 fn config(json: &str) -> SolverConfig {
     serde_json::from_str(json).expect("solver JSON")
 }
@@ -136,7 +125,7 @@ fn limbs<'s>(scene: &'s Scene, arms: &SolverConfig, legs: &SolverConfig) -> Vec<
     (0..4)
         .map(|k| {
             let solver = if k < 2 { arms } else { legs };
-            let shape = task(scene.joints[k], scene.goals[0][0][k]);
+            let shape = IkTask::from_goal(scene.joints[k], scene.goals[0][0][k]);
             PreparedTask::new(&scene.skeleton, &shape, solver).expect("the limbs fit")
         })
         .collect()
@@ -209,8 +198,12 @@ fn bench_prepared(c: &mut Criterion) {
             for (pose, goals) in poses.iter_mut().zip(&scene.goals[f]).take(100) {
                 for (k, goal) in goals.iter().enumerate() {
                     let solver = if k < 2 { &closed.0 } else { &closed.1 };
-                    let report =
-                        solve(&scene.skeleton, &task(scene.joints[k], *goal), solver, pose);
+                    let report = solve(
+                        &scene.skeleton,
+                        &IkTask::from_goal(scene.joints[k], *goal),
+                        solver,
+                        pose,
+                    );
                     converged += usize::from(report.converged());
                 }
             }

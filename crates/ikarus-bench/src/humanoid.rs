@@ -10,8 +10,7 @@ use glam::DVec3;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolverConfig, SolverWorkspace,
-    Tolerance,
+    CcdConfig, CcdDamping, CcdVariant, Goal, IkTask, SolverConfig, SolverWorkspace,
 };
 
 use ikarus_testdata::Rng;
@@ -62,18 +61,8 @@ pub fn targets(skeleton: &Skeleton, count: usize, seed: u64) -> Vec<DVec3> {
 /// # Panics
 /// When `skeleton` has no [`EFFECTOR`] joint.
 pub fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint: skeleton.joint(EFFECTOR).expect("humanoid left hand"),
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        base: None,
-        tolerance: Tolerance::default(),
-    }
+    let hand = skeleton.joint(EFFECTOR).expect("humanoid left hand");
+    IkTask::from_goal(hand, Goal::from_position(target))
 }
 
 /// The solvers of the protocol, each at its defaults: the reference (Levenberg–Marquardt)

@@ -3,7 +3,7 @@
 
 use glam::DVec3;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
-use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
+use ikarus_solve::{Goal, IkTask, Tolerance};
 
 pub use ikarus_testdata::rigs::iiwa::{AXES, LIMITS_DEG, joints, samples, set_q, skeleton};
 
@@ -12,21 +12,9 @@ pub use ikarus_testdata::rigs::iiwa::{AXES, LIMITS_DEG, joints, samples, set_q, 
 /// # Panics
 /// When `skeleton` is not [`skeleton()`].
 pub fn task(skeleton: &Skeleton, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint: skeleton.joint("flange").expect("iiwa flange"),
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        base: None,
-        tolerance: Tolerance {
-            position: 1e-5,
-            rotation: 1e-3,
-        },
-    }
+    let flange = skeleton.joint("flange").expect("iiwa flange");
+    IkTask::from_goal(flange, Goal::from_position(target))
+        .with_tolerance(Tolerance::new(1e-5, 1e-3))
 }
 
 /// The jitter path: frame `k` of 1,000, a smooth closed loop in front of the arm that stays

@@ -5,6 +5,7 @@ use std::f64::consts::{FRAC_PI_2, PI};
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{EulerLimit, EulerOrder, HingeLimit, JointLimit, MmdLimit, SwingTwistLimit};
+use ikarus_testdata::limits::{hinge, swing_twist_y};
 use proptest::prelude::*;
 
 use ikarus_testdata::limits::EULER_ORDERS as ORDERS;
@@ -212,11 +213,7 @@ fn mmd_limit_follows_seed_001() {
 
 #[test]
 fn hinge_and_swing_twist_projection_examples() {
-    let elbow = JointLimit::Hinge(HingeLimit {
-        axis: DVec3::Y,
-        min: 0.0,
-        max: 2.6,
-    });
+    let elbow = hinge(DVec3::Y, 0.0, 2.6);
     // Off-axis part dropped, angle kept.
     let p = elbow.project(DQuat::from_rotation_y(1.0) * DQuat::from_rotation_x(0.3));
     assert!(angle_between(p, DQuat::from_rotation_y(1.0)) < 1e-12);
@@ -229,13 +226,7 @@ fn hinge_and_swing_twist_projection_examples() {
     );
     // At -0.5 the nearer bound is 0.
     assert!(angle_between(elbow.project(DQuat::from_rotation_y(-0.5)), DQuat::IDENTITY) < 1e-12);
-    let cone = JointLimit::SwingTwist(SwingTwistLimit {
-        twist_axis: DVec3::Y,
-        swing_axis: DVec3::X,
-        swing_u: (-0.5, 0.5),
-        swing_v: (-0.5, 0.5),
-        twist: (-0.2, 0.2),
-    });
+    let cone = swing_twist_y((-0.5, 0.5), (-0.5, 0.5), (-0.2, 0.2));
     let p = cone.project(DQuat::from_rotation_x(0.9) * DQuat::from_rotation_y(0.5));
     assert!(angle_between(p, DQuat::from_rotation_x(0.5) * DQuat::from_rotation_y(0.2)) < 1e-12);
 }

@@ -2,9 +2,8 @@
 #![allow(clippy::match_same_arms)] // one arm per corruption class, even where two check the same field
 
 use glam::{DQuat, DVec3};
-use ikarus_core::{
-    HingeLimit, JointLimit, MAX_JOINTS, RawJoint, SkeletonBuilder, SkeletonError, Transform,
-};
+use ikarus_core::{JointLimit, MAX_JOINTS, RawJoint, SkeletonBuilder, SkeletonError, Transform};
+use ikarus_testdata::limits::hinge;
 use proptest::prelude::*;
 
 fn chain(n: usize) -> Vec<RawJoint> {
@@ -69,7 +68,7 @@ proptest! {
                 joints[k].name.clear();
                 if k + 1 < n { joints[k + 1].parent = Some(String::new()); }
             }
-            Corruption::BadLimit => joints[k].limit = JointLimit::Hinge(HingeLimit { axis: DVec3::ZERO, min: 0.0, max: 1.0 }),
+            Corruption::BadLimit => joints[k].limit = hinge(DVec3::ZERO, 0.0, 1.0),
         }
         let err = build(joints).unwrap_err();
         let ok = match (&err, corruption) {

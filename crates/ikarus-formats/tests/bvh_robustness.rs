@@ -3,6 +3,10 @@
 //! as single tokens).
 //! Inputs the fuzzer ever finds crashing go into `REGRESSIONS`.
 
+#[path = "common/bvh_round_trip.rs"]
+mod bvh_round_trip;
+
+use bvh_round_trip::check;
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use proptest::prelude::*;
 use std::fmt::Write as _;
@@ -23,30 +27,6 @@ const REGRESSIONS: &[&[u8]] = &[
     b"HIERARCHY\nROOT a {\nOFFSET 0 0 0\nEnd Site {\nOFFSET 0 0 0\nEnd Site\n",
     b"HIERARCHY\nROOT a\x0b {\nOFFSET 0 0 0\n}\nMOTION\nFrames: 0\nFrame Time: 1\n",
 ];
-
-fn check(data: &[u8]) {
-    let Ok(bvh) = Bvh::parse(data, &BvhReadOptions::default()) else {
-        return;
-    };
-    let Ok(motion) = bvh.to_motion() else {
-        return;
-    };
-    let text = Bvh::from_motion(&bvh.skeleton, &motion, bvh.layout.clone())
-        .expect("a parsed layout fits its skeleton")
-        .to_bvh_string();
-    let again = Bvh::parse(text.as_bytes(), &BvhReadOptions::default())
-        .unwrap_or_else(|e| panic!("written BVH does not parse: {e}\n{text}"));
-    // Names are written as single tokens (`token_names`), several roots under one shared
-    // root (`shared_root`), the hierarchy otherwise as it was.
-    let expected: Vec<String> = ikarus_formats::bvh::shared_root(&bvh.skeleton)
-        .into_iter()
-        .chain(ikarus_formats::bvh::token_names(&bvh.skeleton))
-        .collect();
-    assert_eq!(again.skeleton.names(), expected);
-    let skip = usize::from(ikarus_formats::bvh::shared_root(&bvh.skeleton).is_some());
-    assert_eq!(again.layout.joints[skip..], bvh.layout.joints[..]);
-    assert_eq!(again.frame_count, bvh.frame_count);
-}
 
 #[test]
 fn regressions_do_not_panic() {

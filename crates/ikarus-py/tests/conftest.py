@@ -55,29 +55,20 @@ def data_dir() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def posture_ref(reference) -> dict:
-    if reference.get("posture") is None:
-        _missing("shared BVH data")
-    return reference["posture"]
+def _reference_part(key: str, needs: str):
+    """A session fixture `<key>_ref`: the reference's `key` part, or a skip (a failure in CI)
+    naming the shared data it `needs` when the reference has none."""
+
+    @pytest.fixture(scope="session", name=f"{key}_ref")
+    def part(reference) -> dict:
+        if reference.get(key) is None:
+            _missing(needs)
+        return reference[key]
+
+    return part
 
 
-@pytest.fixture(scope="session")
-def retarget_ref(reference) -> dict:
-    if reference.get("retarget") is None:
-        _missing("shared BVH, glTF and MMD data")
-    return reference["retarget"]
-
-
-@pytest.fixture(scope="session")
-def mmd_ref(reference) -> dict:
-    if reference.get("mmd") is None:
-        _missing("shared MMD data")
-    return reference["mmd"]
-
-
-@pytest.fixture(scope="session")
-def convert_ref(reference) -> dict:
-    if reference.get("convert") is None:
-        _missing("shared BVH and glTF data")
-    return reference["convert"]
+posture_ref = _reference_part("posture", "shared BVH data")
+retarget_ref = _reference_part("retarget", "shared BVH, glTF and MMD data")
+mmd_ref = _reference_part("mmd", "shared MMD data")
+convert_ref = _reference_part("convert", "shared BVH and glTF data")

@@ -166,7 +166,7 @@ pub(crate) fn residuals(task: &IkTask, model: &ModelPose) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Effector, Goal, SolverConfig, solve};
+    use crate::{Goal, SolverConfig, solve};
     use glam::{DQuat, DVec3};
     use ikarus_core::humanoid::builtin_humanoid;
 
@@ -175,17 +175,13 @@ mod tests {
         let s = builtin_humanoid();
         let hand = s.joint("leftHand").unwrap();
         let mut pose = s.rest_pose();
-        let mut task = IkTask {
-            effectors: vec![Effector {
-                joint: hand,
-                goal: Goal {
-                    position: Some(DVec3::new(0.70, 1.38, 0.3)),
-                    orientation: Some(DQuat::from_rotation_y(0.5)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let mut task = IkTask::from_goal(
+            hand,
+            Goal::from_position_orientation(
+                DVec3::new(0.70, 1.38, 0.3),
+                DQuat::from_rotation_y(0.5),
+            ),
+        );
         let report = solve(&s, &task, &SolverConfig::None, &mut pose);
         assert_eq!(report.status, SolveStatus::MaxIterations);
         assert!((report.position_error - 0.3).abs() < 1e-12);
@@ -206,18 +202,8 @@ mod tests {
     fn a_base_that_is_an_effector_is_invalid_input_for_every_solver() {
         let s = builtin_humanoid();
         let hand = s.joint("leftHand").unwrap();
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: hand,
-                goal: Goal {
-                    position: Some(DVec3::new(0.6, 1.2, 0.2)),
-                    orientation: None,
-                },
-                weight: 1.0,
-            }],
-            base: Some(hand),
-            ..IkTask::default()
-        };
+        let task =
+            IkTask::from_goal(hand, Goal::from_position(DVec3::new(0.6, 1.2, 0.2))).with_base(hand);
         for kind in ["ccd", "lm", "fabrik", "jacobian", "limb7", "two_bone"] {
             let config: SolverConfig =
                 serde_json::from_str(&format!(r#"{{"kind":"{kind}"}}"#)).unwrap();

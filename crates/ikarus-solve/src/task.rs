@@ -13,6 +13,26 @@ pub struct Goal {
     pub orientation: Option<DQuat>,
 }
 
+impl Goal {
+    /// A position goal only (model space): the orientation is free.
+    #[must_use]
+    pub const fn from_position(position: DVec3) -> Self {
+        Self {
+            position: Some(position),
+            orientation: None,
+        }
+    }
+
+    /// A 6-D goal: a position and an orientation, both model space.
+    #[must_use]
+    pub const fn from_position_orientation(position: DVec3, orientation: DQuat) -> Self {
+        Self {
+            position: Some(position),
+            orientation: Some(orientation),
+        }
+    }
+}
+
 /// The largest effector weight a task accepts. Weights are relative importances (1 is
 /// normal); least-squares solvers square them, and a weight near `f64::MAX`'s square root would
 /// overflow every step (the soak runner found 1e300 doing so).
@@ -30,6 +50,18 @@ pub struct Effector {
     pub weight: f64,
 }
 
+impl Effector {
+    /// `joint` to `goal` at the normal weight, 1.
+    #[must_use]
+    pub const fn new(joint: JointId, goal: Goal) -> Self {
+        Self {
+            joint,
+            goal,
+            weight: 1.0,
+        }
+    }
+}
+
 /// When a residual counts as reached.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -39,6 +71,14 @@ pub struct Tolerance {
     pub position: f64,
     /// Largest orientation error that counts as reached, radians. Default 1e-3.
     pub rotation: f64,
+}
+
+impl Tolerance {
+    /// The thresholds `position` (length unit) and `rotation` (radians).
+    #[must_use]
+    pub const fn new(position: f64, rotation: f64) -> Self {
+        Self { position, rotation }
+    }
 }
 
 impl Default for Tolerance {
@@ -64,6 +104,36 @@ pub struct IkTask {
 }
 
 impl IkTask {
+    /// A task of these effectors, the root fixed, the default [`Tolerance`].
+    #[must_use]
+    pub fn from_effectors(effectors: Vec<Effector>) -> Self {
+        Self {
+            effectors,
+            ..Self::default()
+        }
+    }
+
+    /// A task of one effector, `joint` to `goal` at weight 1, the root fixed, the default
+    /// [`Tolerance`].
+    #[must_use]
+    pub fn from_goal(joint: JointId, goal: Goal) -> Self {
+        Self::from_effectors(vec![Effector::new(joint, goal)])
+    }
+
+    /// This task with `base` fixed in model space instead of the root.
+    #[must_use]
+    pub fn with_base(mut self, base: JointId) -> Self {
+        self.base = Some(base);
+        self
+    }
+
+    /// This task with these convergence thresholds.
+    #[must_use]
+    pub fn with_tolerance(mut self, tolerance: Tolerance) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
     /// Checks joints exist in `skeleton`, the base is not an effector, goals and weights are
     /// finite, and orientations are unit quaternions.
     ///

@@ -14,14 +14,12 @@ use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{
-    JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, SwingTwistLimit,
-    Transform,
-};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::aim::{
     AimChain, AimChainError, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve,
     solve_chain, solve_chain_multi, solve_slice,
 };
+use ikarus_testdata::limits::swing_twist_y;
 
 const TOLERANCE: f64 = 1e-9;
 
@@ -93,6 +91,24 @@ impl Rig {
     /// The eye's distance from the joint in the turning frame.
     fn eye_radius(&self, pose: &LocalPose) -> f64 {
         (pose[self.chain.joint].scale * self.chain.offset).length()
+    }
+
+    /// A random rig under `parent` (with an eye offset when `offset`), a random pose of it, the
+    /// pose's model, and a target outside the eye's sphere (0.1 to 2 beyond its radius in the
+    /// turning frame), drawn in that order.
+    fn random_case(
+        rng: &mut Rng,
+        parent: Transform,
+        offset: bool,
+    ) -> (Self, LocalPose, ModelPose, DVec3) {
+        let rig = Self::random(rng, parent, offset);
+        let pose = rig.random_pose(rng);
+        let model = model_of(&rig.skeleton, &pose);
+        let radius = rig.eye_radius(&pose);
+        let target = rig
+            .turning_frame(&model, &pose)
+            .transform_point3(rng.direction() * (radius + rng.range(0.1, 2.0)));
+        (rig, pose, model, target)
     }
 }
 
@@ -220,13 +236,7 @@ fn twist_turns_the_up_axis_by_the_twist_angle_about_the_aim_line() {
     let mut rng = Rng(7);
     for (name, parent) in parent_transforms() {
         for n in 0..500 {
-            let rig = Rig::random(&mut rng, parent, n % 2 == 0);
-            let pose = rig.random_pose(&mut rng);
-            let before = model_of(&rig.skeleton, &pose);
-            let radius = rig.eye_radius(&pose);
-            let target = rig
-                .turning_frame(&before, &pose)
-                .transform_point3(rng.direction() * (radius + rng.range(0.1, 2.0)));
+            let (rig, pose, before, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
             let joint = before.position(rig.chain.joint);
             let pole = Pole::Vector(rng.direction());
             let twist = rng.range(-3.0, 3.0);
@@ -270,13 +280,7 @@ fn weight_blends_the_correction_from_identity() {
     let mut rng = Rng(8);
     for (name, parent) in parent_transforms() {
         for n in 0..2000 {
-            let rig = Rig::random(&mut rng, parent, n % 2 == 0);
-            let pose = rig.random_pose(&mut rng);
-            let model = model_of(&rig.skeleton, &pose);
-            let radius = rig.eye_radius(&pose);
-            let target = rig
-                .turning_frame(&model, &pose)
-                .transform_point3(rng.direction() * (radius + rng.range(0.1, 2.0)));
+            let (rig, pose, model, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
             let input = rig.chain.input(
                 &rig.skeleton,
                 &pose,
@@ -343,13 +347,7 @@ fn cone_limit_keeps_forward_within_the_angle_of_its_rest_direction() {
     let (mut limited_count, mut free_count) = (0, 0);
     for (name, parent) in parent_transforms() {
         for n in 0..2000 {
-            let rig = Rig::random(&mut rng, parent, n % 2 == 0);
-            let mut pose = rig.random_pose(&mut rng);
-            let before = model_of(&rig.skeleton, &pose);
-            let radius = rig.eye_radius(&pose);
-            let target = rig
-                .turning_frame(&before, &pose)
-                .transform_point3(rng.direction() * (radius + rng.range(0.1, 2.0)));
+            let (rig, mut pose, before, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
             let pole = Pole::Vector(rng.direction());
             let max_angle = rng.range(0.05, 2.5);
             let j = rig.chain.joint;
@@ -420,13 +418,7 @@ fn limited_head(parent: Transform) -> (Skeleton, AimChain) {
             DVec3::new(0.0, 1.5, 0.0),
             DQuat::from_rotation_x(0.1),
         ),
-        JointLimit::SwingTwist(SwingTwistLimit {
-            twist_axis: DVec3::Y,
-            swing_axis: DVec3::X,
-            swing_u: (-0.5, 0.6),
-            swing_v: (-0.4, 0.4),
-            twist: (-0.7, 0.7),
-        }),
+        swing_twist_y((-0.5, 0.6), (-0.4, 0.4), (-0.7, 0.7)),
     );
     let skeleton = builder.build().unwrap();
     let head = skeleton.joint("head").unwrap();
@@ -1250,17 +1242,7 @@ fn aim_kind_solves_a_look_at_task() {
         ikarus_core::glam::DVec3::new(-0.5, -0.3, 0.8),
     ] {
         let target = model.position(head) + target_offset;
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: head,
-                goal: Goal {
-                    position: Some(target),
-                    orientation: None,
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = IkTask::from_goal(head, Goal::from_position(target));
         let mut pose = skeleton.rest_pose();
         let report = solve(&skeleton, &task, &config, &mut pose);
         assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
@@ -1274,20 +1256,13 @@ fn aim_kind_solves_a_look_at_task() {
         assert!((report.rotation_error - angle).abs() < 1e-9);
         assert!(skeleton.limit_violation(&pose).is_none());
     }
-    let both = IkTask {
-        effectors: vec![
-            Effector {
-                joint: head,
-                goal: Goal {
-                    position: Some(ikarus_core::glam::DVec3::Z),
-                    orientation: None,
-                },
-                weight: 1.0,
-            };
-            2
-        ],
-        ..IkTask::default()
-    };
+    let both = IkTask::from_effectors(vec![
+        Effector::new(
+            head,
+            Goal::from_position(ikarus_core::glam::DVec3::Z)
+        );
+        2
+    ]);
     let mut pose = skeleton.rest_pose();
     assert_eq!(
         solve(&skeleton, &both, &config, &mut pose).status,

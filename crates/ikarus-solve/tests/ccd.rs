@@ -3,10 +3,13 @@
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{HingeLimit, JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
+use ikarus_testdata::limits::hinge;
 mod common;
 
-use common::{Draw, Rng, assert_legal, joints, model, position_task, random_pose};
+use common::{
+    Draw, Rng, assert_legal, cmu_jump, joints, model, pose_task, position_task, random_pose,
+};
 use ikarus_solve::{
     CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, Tolerance, ccd, measure,
 };
@@ -50,17 +53,7 @@ fn position_and_orientation_goals_are_met() {
     for _ in 0..100 {
         let truth = random_pose(&s, &arm, &mut rng, 1.2);
         let m = model(&s, &truth);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: hand,
-                goal: Goal {
-                    position: Some(m.position(hand)),
-                    orientation: Some(m.rotation(hand)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = pose_task(&m, hand);
         let mut pose = s.rest_pose();
         let report = ccd::solve(
             &s,
@@ -259,24 +252,13 @@ fn two_hands_at_once() {
     for _ in 0..50 {
         let truth = random_pose(&s, &movers, &mut rng, 0.7);
         let m = model(&s, &truth);
-        let task = IkTask {
-            effectors: hands
+        let task = IkTask::from_effectors(
+            hands
                 .iter()
-                .map(|&h| Effector {
-                    joint: h,
-                    goal: Goal {
-                        position: Some(m.position(h)),
-                        orientation: None,
-                    },
-                    weight: 1.0,
-                })
+                .map(|&h| Effector::new(h, Goal::from_position(m.position(h))))
                 .collect(),
-            tolerance: Tolerance {
-                position: 1e-3,
-                rotation: 1e-3,
-            },
-            ..IkTask::default()
-        };
+        )
+        .with_tolerance(Tolerance::new(1e-3, 1e-3));
         let mut pose = s.rest_pose();
         let report = ccd::solve(
             &s,
@@ -356,21 +338,13 @@ fn hinge_limits_hold_and_are_reported_active() {
             "a",
             Some("root"),
             Transform::IDENTITY,
-            JointLimit::Hinge(HingeLimit {
-                axis: DVec3::Z,
-                min: -0.3,
-                max: 0.3,
-            }),
+            hinge(DVec3::Z, -0.3, 0.3),
         )
         .limited_joint(
             "b",
             Some("a"),
             Transform::from_translation(DVec3::X),
-            JointLimit::Hinge(HingeLimit {
-                axis: DVec3::Z,
-                min: 0.0,
-                max: 0.5,
-            }),
+            hinge(DVec3::Z, 0.0, 0.5),
         )
         .joint("tip", Some("b"), Transform::from_translation(DVec3::X));
     let s = b.build().unwrap();
@@ -399,16 +373,12 @@ fn hinge_limits_hold_and_are_reported_active() {
 
 #[test]
 fn real_cmu_skeleton_reaches_poses_of_its_own_motion() {
-    let Some(dir) =
-        ikarus_testdata::require("bvh", "real_cmu_skeleton_reaches_poses_of_its_own_motion")
-    else {
+    let Some(doc) = cmu_jump(
+        "real_cmu_skeleton_reaches_poses_of_its_own_motion",
+        0.056_444,
+    ) else {
         return;
     };
-    let doc = ikarus_formats::open(
-        dir.join("cmu_01_01_jump_cgspeed.bvh").to_str().unwrap(),
-        0.056_444,
-    )
-    .unwrap();
     let s = &doc.skeleton;
     let motion = doc.motion.as_ref().unwrap();
     let hand = s

@@ -19,8 +19,7 @@ use ikarus_core::{
 };
 use ikarus_solve::jacobian::{JacobianConfig, JacobianMethod};
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, SolverConfig, measure,
-    solve,
+    CcdConfig, CcdDamping, CcdVariant, Goal, IkTask, SolveStatus, SolverConfig, measure, solve,
 };
 use ikarus_testdata::limits::LIMIT_KINDS;
 
@@ -242,16 +241,8 @@ fn every_iterative_solver_keeps_limits_reports_honestly_and_never_nans() {
                 for (target_name, target) in [("reachable", reachable), ("unreachable", far)] {
                     for base in [None, Some(movers[n / 2])] {
                         let task = IkTask {
-                            effectors: vec![Effector {
-                                joint: tip,
-                                goal: Goal {
-                                    position: Some(target),
-                                    orientation: None,
-                                },
-                                weight: 1.0,
-                            }],
                             base,
-                            ..IkTask::default()
+                            ..IkTask::from_goal(tip, Goal::from_position(target))
                         };
                         let scenario = format!(
                             "{n} joints, {kind} limits, {parent_name} parent, {target_name} target, base {}",

@@ -8,22 +8,17 @@ mod common;
 
 use common::model;
 use glam::{DQuat, DVec3};
-use ikarus_core::{JointId, JointLimit, Skeleton, SkeletonBuilder, SwingTwistLimit, Transform};
+use ikarus_core::{JointId, JointLimit, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::driver::{self, Iteration, IterativeStep, Workspace};
 use ikarus_solve::path::Side;
-use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_solve::{Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_testdata::limits::swing_twist_y;
 
 /// `root` with two arms: `l1` → `l2` (the base side) and `r1` (a swing–twist cone of 0.3
 /// rad swing, ±0.2 twist) → `r2` → `tip` (the effector side); every joint sits off its
 /// parent along a different direction, rotated at rest.
 fn skeleton() -> Skeleton {
-    let cone = JointLimit::SwingTwist(SwingTwistLimit {
-        twist_axis: DVec3::Y,
-        swing_axis: DVec3::X,
-        swing_u: (-0.3, 0.3),
-        swing_v: (-0.3, 0.3),
-        twist: (-0.2, 0.2),
-    });
+    let cone = swing_twist_y((-0.3, 0.3), (-0.3, 0.3), (-0.2, 0.2));
     let at = |x: f64, y: f64, z: f64| {
         Transform::from_translation_rotation(
             DVec3::new(x, y, z),
@@ -46,19 +41,12 @@ fn skeleton() -> Skeleton {
 
 fn task(s: &Skeleton, base: Option<JointId>) -> IkTask {
     IkTask {
-        effectors: vec![Effector {
-            joint: s.joint("tip").unwrap(),
-            goal: Goal {
-                position: Some(DVec3::new(5.0, 5.0, 5.0)),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
         base,
-        tolerance: Tolerance {
-            position: 1e-9,
-            rotation: 1e-9,
-        },
+        ..IkTask::from_goal(
+            s.joint("tip").unwrap(),
+            Goal::from_position(DVec3::new(5.0, 5.0, 5.0)),
+        )
+        .with_tolerance(Tolerance::new(1e-9, 1e-9))
     }
 }
 
@@ -209,17 +197,10 @@ fn non_finite_requests_leave_the_joint_as_it_was() {
         .joint("tip", Some("a"), Transform::from_translation(DVec3::X));
     let s = b.build().unwrap();
     let a = s.joint("a").unwrap();
-    let task = IkTask {
-        effectors: vec![Effector {
-            joint: s.joint("tip").unwrap(),
-            goal: Goal {
-                position: Some(DVec3::new(1.5, 0.8, 0.0)),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    };
+    let task = IkTask::from_goal(
+        s.joint("tip").unwrap(),
+        Goal::from_position(DVec3::new(1.5, 0.8, 0.0)),
+    );
     let mut pose = s.rest_pose();
     // Start legal: the joint turned into its range (third angle inside [-1.14, -0.57]).
     pose[a].rotation = s.limit(a).project(DQuat::IDENTITY);

@@ -5,14 +5,13 @@
 
 mod common;
 
-use common::{Rng, assert_legal, joints, model, position_task, random_pose};
+use common::{Rng, assert_legal, joints, model, pose_task, position_task, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{
-    HingeLimit, JointId, JointLimit, Skeleton, SkeletonBuilder, SwingTwistLimit, Transform,
-};
+use ikarus_core::{JointId, JointLimit, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::fabrik::{self, FabrikConfig, FabrikWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, measure, solve};
+use ikarus_testdata::limits::{hinge, swing_twist_y};
 
 /// A fixed `base`, then `j0` … `j{n-1}` (all turning, `j0` at the base) and `tip`: n unit
 /// links along +Y, every joint with `limit(i)`.
@@ -152,12 +151,8 @@ fn a_free_chain_moves_its_points_as_textbook_fabrik_does() {
         task.tolerance.position = 1e-6;
         if k % 2 == 1 {
             task.effectors.push(Effector {
-                joint: s.joint("base").unwrap(),
-                goal: Goal {
-                    position: Some(DVec3::ZERO),
-                    orientation: None,
-                },
                 weight: 0.0,
+                ..Effector::new(s.joint("base").unwrap(), Goal::from_position(DVec3::ZERO))
             });
         }
         let fk = model(&s, &start);
@@ -227,20 +222,12 @@ fn both_hands_with_the_upper_chest_as_sub_base() {
     for _ in 0..100 {
         let truth = random_pose(&s, &body, &mut rng, 1.0);
         let fk = model(&s, &truth);
-        let task = IkTask {
-            effectors: hands
+        let task = IkTask::from_effectors(
+            hands
                 .iter()
-                .map(|&joint| Effector {
-                    joint,
-                    goal: Goal {
-                        position: Some(fk.position(joint)),
-                        orientation: None,
-                    },
-                    weight: 1.0,
-                })
+                .map(|&joint| Effector::new(joint, Goal::from_position(fk.position(joint))))
                 .collect(),
-            ..IkTask::default()
-        };
+        );
         let mut pose = s.rest_pose();
         let report = fabrik::solve(&s, &task, &FabrikConfig::new(300), &mut pose);
         check(&s, &task, &pose, &report);
@@ -256,19 +243,9 @@ fn both_hands_with_the_upper_chest_as_sub_base() {
 fn hinge_and_cone_limits_hold_and_legal_targets_are_reached() {
     let s = chain(6, |i| {
         if i % 2 == 1 {
-            JointLimit::Hinge(HingeLimit {
-                axis: DVec3::X,
-                min: -0.2,
-                max: 2.0,
-            })
+            hinge(DVec3::X, -0.2, 2.0)
         } else {
-            JointLimit::SwingTwist(SwingTwistLimit {
-                twist_axis: DVec3::Y,
-                swing_axis: DVec3::X,
-                swing_u: (-0.6, 0.6),
-                swing_v: (-0.6, 0.6),
-                twist: (-0.3, 0.3),
-            })
+            swing_twist_y((-0.6, 0.6), (-0.6, 0.6), (-0.3, 0.3))
         }
     });
     let m = movers(&s, 6);
@@ -348,28 +325,14 @@ fn a_base_in_the_middle_of_a_chain_keeps_its_frame_over_many_sweeps() {
     let config = FabrikConfig::new(200);
     for _ in 0..20 {
         let truth = model(&s, &random_pose(&s, &m, &mut rng, 2.0));
-        let task = IkTask {
-            effectors: vec![
-                Effector {
-                    joint: upper,
-                    goal: Goal {
-                        position: Some(truth.position(upper)),
-                        orientation: Some(truth.rotation(upper)),
-                    },
-                    weight: 1.0,
-                },
-                Effector {
-                    joint: tip,
-                    goal: Goal {
-                        position: Some(truth.position(tip)),
-                        orientation: None,
-                    },
-                    weight: 1.0,
-                },
-            ],
-            base: Some(base),
-            ..IkTask::default()
-        };
+        let task = IkTask::from_effectors(vec![
+            Effector::new(
+                upper,
+                Goal::from_position_orientation(truth.position(upper), truth.rotation(upper)),
+            ),
+            Effector::new(tip, Goal::from_position(truth.position(tip))),
+        ])
+        .with_base(base);
         let mut pose = random_pose(&s, &m, &mut rng, 2.0);
         let before = model(&s, &pose)[base];
         let report = fabrik::solve_with(&s, &task, &config, &mut workspace, &mut pose);
@@ -405,17 +368,7 @@ fn position_and_orientation_goals_are_met() {
     for _ in 0..50 {
         let truth = random_pose(&s, &arm, &mut rng, 1.0);
         let fk = model(&s, &truth);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: hand,
-                goal: Goal {
-                    position: Some(fk.position(hand)),
-                    orientation: Some(fk.rotation(hand)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = pose_task(&fk, hand);
         let mut pose = s.rest_pose();
         let report = fabrik::solve(&s, &task, &FabrikConfig::new(300), &mut pose);
         check(&s, &task, &pose, &report);

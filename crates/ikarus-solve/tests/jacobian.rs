@@ -7,16 +7,16 @@ mod common;
 
 use std::f64::consts::PI;
 
-use common::{Draw, Rng, random_pose};
+use common::{Draw, Rng, pose_task, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{
-    EulerLimit, EulerOrder, HingeLimit, JointLimit, LocalPose, MmdLimit, Skeleton, SkeletonBuilder,
-    SwingTwistLimit, Transform,
+    EulerLimit, EulerOrder, JointLimit, LocalPose, MmdLimit, Skeleton, SkeletonBuilder, Transform,
 };
 use ikarus_solve::dofs::{Dofs, rotation_vector};
 use ikarus_solve::driver::{self, Iteration, IterativeStep, Workspace};
 use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_testdata::limits::{hinge, swing_twist_y};
 
 /// One sweep that compares the assembled Jacobian with central differences of the effectors'
 /// FK poses, moving each column by ±h through `Dofs::apply` and undoing it.
@@ -124,18 +124,8 @@ fn check_fd(s: &Skeleton, task: &IkTask, pose: &LocalPose, orientation_rows: boo
 fn mixed_tree(parent: Transform, rng: &mut Rng) -> Skeleton {
     let limits = [
         JointLimit::Free,
-        JointLimit::Hinge(HingeLimit {
-            axis: DVec3::new(0.3, 1.0, -0.2).normalize(),
-            min: -2.0,
-            max: 2.0,
-        }),
-        JointLimit::SwingTwist(SwingTwistLimit {
-            twist_axis: DVec3::Y,
-            swing_axis: DVec3::X,
-            swing_u: (-1.0, 1.0),
-            swing_v: (-0.9, 1.1),
-            twist: (-1.0, 1.0),
-        }),
+        hinge(DVec3::new(0.3, 1.0, -0.2).normalize(), -2.0, 2.0),
+        swing_twist_y((-1.0, 1.0), (-0.9, 1.1), (-1.0, 1.0)),
         JointLimit::Locked,
         JointLimit::Euler(EulerLimit {
             order: EulerOrder::Zxy,
@@ -146,11 +136,7 @@ fn mixed_tree(parent: Transform, rng: &mut Rng) -> Skeleton {
             min: DVec3::splat(-PI),
             max: DVec3::splat(PI),
         }),
-        JointLimit::Hinge(HingeLimit {
-            axis: DVec3::X,
-            min: -PI,
-            max: PI,
-        }),
+        hinge(DVec3::X, -PI, PI),
     ];
     let mut b = SkeletonBuilder::new();
     b.joint("parent", None, parent);
@@ -216,12 +202,11 @@ fn parents() -> [(&'static str, Transform, bool); 5] {
 
 fn both_goals(joint: ikarus_core::JointId, weight: f64) -> Effector {
     Effector {
-        joint,
-        goal: Goal {
-            position: Some(DVec3::new(0.1, 0.2, 0.3)),
-            orientation: Some(DQuat::from_rotation_x(0.4)),
-        },
         weight,
+        ..Effector::new(
+            joint,
+            Goal::from_position_orientation(DVec3::new(0.1, 0.2, 0.3), DQuat::from_rotation_x(0.4)),
+        )
     }
 }
 
@@ -294,21 +279,18 @@ fn humanoid_jacobian_through_the_root_matches_finite_differences() {
         assert_eq!(s.limit(j).project(delta), delta);
         pose[j].rotation = s.rest(j).rotation * delta;
     }
-    let task = IkTask {
-        effectors: vec![
-            both_goals(s.joint("leftHand").unwrap(), 1.0),
-            Effector {
-                joint: s.joint("head").unwrap(),
-                goal: Goal {
-                    position: Some(DVec3::new(0.0, 1.5, 0.2)),
-                    orientation: None,
-                },
-                weight: 0.3,
-            },
-        ],
-        base: Some(s.joint("rightFoot").unwrap()),
-        ..IkTask::default()
-    };
+    let head = Effector::new(
+        s.joint("head").unwrap(),
+        Goal::from_position(DVec3::new(0.0, 1.5, 0.2)),
+    );
+    let task = IkTask::from_effectors(vec![
+        both_goals(s.joint("leftHand").unwrap(), 1.0),
+        Effector {
+            weight: 0.3,
+            ..head
+        },
+    ])
+    .with_base(s.joint("rightFoot").unwrap());
     let (p, r) = check_fd(&s, &task, &pose, true);
     eprintln!("FD humanoid through the root: position rows {p:.1e}, orientation rows {r:.1e}");
     assert!(p < 1e-6 && r < 1e-6, "position {p:e}, orientation {r:e}");
@@ -359,17 +341,11 @@ fn converge_count(
     for _ in 0..count {
         let truth = random_pose(s, movers, &mut rng, 1.5);
         let m = common::model(s, &truth);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: effector,
-                goal: Goal {
-                    position: Some(m.position(effector)),
-                    orientation: orientation.then(|| m.rotation(effector)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
+        let goal = Goal {
+            orientation: orientation.then(|| m.rotation(effector)),
+            ..Goal::from_position(m.position(effector))
         };
+        let task = IkTask::from_goal(effector, goal);
         let mut pose = s.rest_pose();
         let report = jacobian::solve_with(s, &task, &config, &mut workspace, &mut pose);
         common::assert_legal(s, &pose);
@@ -578,17 +554,10 @@ fn two_weighted_effectors_with_both_goals_converge_together() {
             let truth = random_pose(&s, &movers, &mut rng, 1.2);
             let m = common::model(&s, &truth);
             let effector = |joint, weight| Effector {
-                joint,
-                goal: Goal {
-                    position: Some(m.position(joint)),
-                    orientation: Some(m.rotation(joint)),
-                },
                 weight,
+                ..pose_task(&m, joint).effectors[0]
             };
-            let task = IkTask {
-                effectors: vec![effector(left, 2.0), effector(right, 0.5)],
-                ..IkTask::default()
-            };
+            let task = IkTask::from_effectors(vec![effector(left, 2.0), effector(right, 0.5)]);
             let mut pose = s.rest_pose();
             let report = jacobian::solve(&s, &task, &config(method), &mut pose);
             common::assert_legal(&s, &pose);

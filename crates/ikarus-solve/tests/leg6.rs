@@ -10,17 +10,21 @@
 // value, not π/6), so that they can be checked against them.
 #![allow(clippy::unreadable_literal, clippy::approx_constant)]
 
+mod common;
+
+use common::pose_task;
 use ikarus_testdata::assert::rotation_angle;
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DMat3, DQuat, DVec3};
-use ikarus_core::{HingeLimit, JointLimit, ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
+use ikarus_core::{ModelPose, Skeleton, SkeletonBuilder, Transform, fk};
 use ikarus_solve::leg6::{
     Contact, HipOrder, Leg6Angles, Leg6Chain, Leg6ChainError, Leg6Joints, Leg6Limits, Leg6Output,
     Leg6Params, Leg6Status, Leg6Target, Y_UP_FROM_LEG, forward, solve, solve_chain, solve_contact,
     solve_level, solve_pose, solve_slice,
 };
+use ikarus_testdata::limits::hinge;
 
 const TOLERANCE: f64 = 1e-9;
 
@@ -594,11 +598,7 @@ fn leg_skeleton(pelvis: Transform, joints: &[LegJoint]) -> Skeleton {
             j.name,
             Some(parent),
             Transform::from_translation_rotation(m * j.origin, q * j.rest * q.inverse()),
-            JointLimit::Hinge(HingeLimit {
-                axis: m * j.axis,
-                min: j.range.0,
-                max: j.range.1,
-            }),
+            hinge(m * j.axis, j.range.0, j.range.1),
         );
         parent = j.name;
     }
@@ -1061,7 +1061,7 @@ fn y_up_from_leg_is_the_humanoid_convention() {
 /// leg (swing–twist joints, not six hinges) is refused with a reason.
 #[test]
 fn leg6_kind_solves_tasks_on_a_hinge_leg() {
-    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+    use ikarus_solve::{Goal, IkTask, SolveStatus, SolverConfig, solve};
     let skeleton =
         simple_humanoid_skeleton(Transform::from_translation(DVec3::new(0.0, 0.79, 0.0)));
     let foot = skeleton.joint("RLEG_ANKLE_R").expect("foot");
@@ -1080,17 +1080,7 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
             }
         }
         fk::forward_kinematics(&skeleton, &source, &mut model);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: foot,
-                goal: Goal {
-                    position: Some(model.position(foot)),
-                    orientation: Some(model.rotation(foot)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = pose_task(&model, foot);
         let mut pose = skeleton.rest_pose();
         let report = solve(&skeleton, &task, &config, &mut pose);
         assert!(skeleton.limit_violation(&pose).is_none());
@@ -1128,17 +1118,7 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
             rotation_angle(model.rotation(foot), rest.rotation(foot)) < 1e-12,
             "level source"
         );
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: foot,
-                goal: Goal {
-                    position: Some(model.position(foot)),
-                    orientation: None,
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = IkTask::from_goal(foot, Goal::from_position(model.position(foot)));
         let mut pose = skeleton.rest_pose();
         let report = solve(&skeleton, &task, &config, &mut pose);
         assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
@@ -1150,17 +1130,10 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
     }
 
     let humanoid = ikarus_core::humanoid::builtin_humanoid();
-    let task = IkTask {
-        effectors: vec![Effector {
-            joint: humanoid.joint("leftFoot").unwrap(),
-            goal: Goal {
-                position: Some(DVec3::new(0.1, 0.1, 0.1)),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    };
+    let task = IkTask::from_goal(
+        humanoid.joint("leftFoot").unwrap(),
+        Goal::from_position(DVec3::new(0.1, 0.1, 0.1)),
+    );
     let mut pose = humanoid.rest_pose();
     let report = solve(&humanoid, &task, &config, &mut pose);
     assert_eq!(report.status, SolveStatus::InvalidInput);
@@ -1174,7 +1147,7 @@ fn leg6_kind_solves_tasks_on_a_hinge_leg() {
 #[test]
 fn leg6_kind_solves_the_urdf_simple_humanoid_leg_like_lm() {
     use ikarus_formats::urdf::Urdf;
-    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, measure, solve};
+    use ikarus_solve::{SolveStatus, SolverConfig, measure, solve};
     let Some(dir) = ikarus_testdata::require("urdf", "leg6_kind_on_urdf") else {
         return;
     };
@@ -1199,17 +1172,7 @@ fn leg6_kind_solves_the_urdf_simple_humanoid_leg_like_lm() {
         let mut source = s.rest_pose();
         chain.set_q(s, &q, &mut source).unwrap();
         fk::forward_kinematics(s, &source, &mut model);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: foot,
-                goal: Goal {
-                    position: Some(model.position(foot)),
-                    orientation: Some(model.rotation(foot)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = pose_task(&model, foot);
         for (config, count) in [(&leg6, &mut closed), (&lm, &mut numeric)] {
             let mut pose = s.rest_pose();
             let report = solve(s, &task, config, &mut pose);

@@ -1,6 +1,9 @@
 //! 7-DOF limb IK (seed 000) against ground truth: an independent forward kinematics written
 //! here from affine products, the skeleton's own FK for chains, and the seed's formulas.
 
+mod common;
+
+use common::{CMU_TO_METRES, cmu_jump};
 use ikarus_testdata::assert::{model_of, rotation_angle};
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
@@ -755,20 +758,17 @@ fn chain_works_under_any_parent_transform() {
     }
 }
 
-const CMU_TO_METRES: f64 = 0.0254 / 0.45;
-
 /// A real BVH arm (CMU, no limits in the file): elbow axis from a bent frame, the motion's own
 /// wrist positions reached with the motion's own swivel, which puts the elbow back where the
 /// motion had it.
 #[test]
 fn cmu_arm_reaches_its_motion_with_its_own_swivel() {
-    let Some(dir) =
-        ikarus_testdata::require("bvh", "cmu_arm_reaches_its_motion_with_its_own_swivel")
-    else {
+    let Some(document) = cmu_jump(
+        "cmu_arm_reaches_its_motion_with_its_own_swivel",
+        CMU_TO_METRES,
+    ) else {
         return;
     };
-    let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
-    let document = ikarus_formats::open(path.to_str().unwrap(), CMU_TO_METRES).unwrap();
     let skeleton = &document.skeleton;
     let motion = document.motion.as_ref().unwrap();
     let [s, e, w] = ["LeftArm", "LeftForeArm", "LeftHand"].map(|n| skeleton.joint(n).unwrap());
@@ -951,14 +951,7 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
         position: Some(rest.position(hand) + DVec3::new(-0.1, -0.15, 0.25)),
         orientation: Some(DQuat::from_rotation_x(FRAC_PI_2)),
     };
-    let task = IkTask {
-        effectors: vec![Effector {
-            joint: hand,
-            goal,
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    };
+    let task = IkTask::from_goal(hand, goal);
     let middle: SolverConfig =
         serde_json::from_str(r#"{"kind": "limb7", "swivel": "middle_of_feasible"}"#).unwrap();
     let mut pose = skeleton.rest_pose();
@@ -978,16 +971,13 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
 
     let fixed: SolverConfig =
         serde_json::from_str(r#"{"kind": "limb7", "swivel": {"fixed": 0.25}}"#).unwrap();
-    let position_only = IkTask {
-        effectors: vec![Effector {
-            goal: Goal {
-                orientation: None,
-                ..goal
-            },
-            ..task.effectors[0]
-        }],
-        ..IkTask::default()
-    };
+    let position_only = IkTask::from_goal(
+        hand,
+        Goal {
+            orientation: None,
+            ..goal
+        },
+    );
     let mut pose = skeleton.rest_pose();
     let report = solve(&skeleton, &position_only, &fixed, &mut pose);
     assert_eq!(report.swivel, Some(0.25));
@@ -1012,30 +1002,12 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
     assert!(report.position_error < TOLERANCE);
 
     // Tasks that do not fit a closed form, and bad goals: refused, pose untouched.
-    let two_hands = IkTask {
-        effectors: vec![
-            task.effectors[0],
-            Effector {
-                joint: skeleton.joint("rightHand").unwrap(),
-                ..task.effectors[0]
-            },
-        ],
-        ..IkTask::default()
-    };
-    let with_base = IkTask {
-        base: Some(skeleton.joint("rightFoot").unwrap()),
-        ..task.clone()
-    };
-    let nan = IkTask {
-        effectors: vec![Effector {
-            goal: Goal {
-                position: Some(DVec3::new(f64::NAN, 0.0, 0.0)),
-                orientation: None,
-            },
-            ..task.effectors[0]
-        }],
-        ..IkTask::default()
-    };
+    let two_hands = IkTask::from_effectors(vec![
+        task.effectors[0],
+        Effector::new(skeleton.joint("rightHand").unwrap(), goal),
+    ]);
+    let with_base = task.clone().with_base(skeleton.joint("rightFoot").unwrap());
+    let nan = IkTask::from_goal(hand, Goal::from_position(DVec3::new(f64::NAN, 0.0, 0.0)));
     for config in [&middle, &fixed, &two_bone] {
         for bad in [&two_hands, &with_base, &nan] {
             let mut pose = skeleton.rest_pose();
@@ -1055,7 +1027,7 @@ fn solver_config_kinds_solve_tasks_and_refuse_what_does_not_fit() {
 #[test]
 fn default_policy_says_unreachable_only_where_no_swivel_reaches() {
     use ikarus_solve::lm::LmConfig;
-    use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+    use ikarus_solve::{Goal, IkTask, SolveStatus, SolverConfig, solve};
     let skeleton = builtin_humanoid();
     let limb7 = SolverConfig::Limb7(ikarus_solve::limb7::Limb7Config::default());
     let lm = SolverConfig::Lm(LmConfig::default());
@@ -1092,16 +1064,8 @@ fn default_policy_says_unreachable_only_where_no_swivel_reaches() {
                 model_of(&skeleton, &source).position(w)
             };
             let task = |base: Option<JointId>| IkTask {
-                effectors: vec![Effector {
-                    joint: w,
-                    goal: Goal {
-                        position: Some(target),
-                        orientation: None,
-                    },
-                    weight: 1.0,
-                }],
                 base,
-                ..IkTask::default()
+                ..IkTask::from_goal(w, Goal::from_position(target))
             };
             let mut pose = skeleton.rest_pose();
             let analytic = solve(&skeleton, &task(None), &limb7, &mut pose);

@@ -4,12 +4,13 @@
 
 mod common;
 
-use common::{Rng, assert_legal, joints, model, position_task, random_pose};
+use common::{Rng, assert_legal, joints, model, pose_task, position_task, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{HingeLimit, JointLimit, SkeletonBuilder, Transform};
+use ikarus_core::{SkeletonBuilder, Transform};
 use ikarus_solve::lm::{self, LmConfig, LmWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance, measure, solve};
+use ikarus_testdata::limits::hinge;
 
 const ARM: [&str; 4] = ["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"];
 
@@ -27,21 +28,7 @@ fn humanoid_hand_reaches_six_d_goals_from_random_legal_poses() {
     for _ in 0..200 {
         let goal_pose = random_pose(&s, &arm, &mut rng, 1.2);
         let m = model(&s, &goal_pose);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: hand,
-                goal: Goal {
-                    position: Some(m.position(hand)),
-                    orientation: Some(m.rotation(hand)),
-                },
-                weight: 1.0,
-            }],
-            tolerance: Tolerance {
-                position: 1e-6,
-                rotation: 1e-6,
-            },
-            ..IkTask::default()
-        };
+        let task = pose_task(&m, hand).with_tolerance(Tolerance::new(1e-6, 1e-6));
         let mut pose = s.rest_pose();
         let report = lm::solve_with(&s, &task, &config, &mut workspace, &mut pose);
         assert_legal(&s, &pose);
@@ -92,21 +79,18 @@ fn several_effectors_through_the_root_meet_their_goals() {
         // the start pose has it.
         let (mg, ms) = (model(&s, &goal_pose), model(&s, &start));
         let align = ms[base] * mg[base].inverse();
-        let task = IkTask {
-            effectors: effectors
+        let task = IkTask::from_effectors(
+            effectors
                 .iter()
-                .map(|&e| Effector {
-                    joint: e,
-                    goal: Goal {
-                        position: Some(align.transform_point3(mg.position(e))),
-                        orientation: None,
-                    },
-                    weight: 1.0,
+                .map(|&e| {
+                    Effector::new(
+                        e,
+                        Goal::from_position(align.transform_point3(mg.position(e))),
+                    )
                 })
                 .collect(),
-            base: Some(base),
-            ..IkTask::default()
-        };
+        )
+        .with_base(base);
         let mut pose = start.clone();
         let mut config = LmConfig::default();
         config.iteration.max_iterations = 1000;
@@ -126,13 +110,7 @@ fn several_effectors_through_the_root_meet_their_goals() {
 #[test]
 fn hinge_boxes_hold_and_the_binding_stop_is_reported() {
     let mut b = SkeletonBuilder::new();
-    let hinge = |min, max| {
-        JointLimit::Hinge(HingeLimit {
-            axis: DVec3::Z,
-            min,
-            max,
-        })
-    };
+    let hinge = |min, max| hinge(DVec3::Z, min, max);
     b.joint("base", None, Transform::IDENTITY);
     b.limited_joint(
         "shoulder",
@@ -261,11 +239,7 @@ fn sweeps_allocate_nothing_once_warm() {
             &name,
             Some(&parent),
             Transform::from_translation(DVec3::Z * 0.3),
-            JointLimit::Hinge(HingeLimit {
-                axis: if i % 2 == 0 { DVec3::Z } else { DVec3::Y },
-                min: -2.9,
-                max: 2.9,
-            }),
+            hinge(if i % 2 == 0 { DVec3::Z } else { DVec3::Y }, -2.9, 2.9),
         );
         parent = name;
     }

@@ -10,23 +10,12 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, Skeleton};
 use ikarus_solve::{
-    Effector, FitError, Goal, IkTask, ParameterError, PrepareError, PreparedTask, SolveReport,
-    SolveStatus, SolverConfig, solve,
+    FitError, Goal, IkTask, ParameterError, PrepareError, PreparedTask, SolveReport, SolveStatus,
+    SolverConfig, solve,
 };
 
 fn config(json: &str) -> SolverConfig {
     serde_json::from_str(json).unwrap()
-}
-
-fn one_effector(joint: JointId, goal: Goal) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint,
-            goal,
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    }
 }
 
 /// Goals around the effector's rest frame: `reach` metres and up to 0.8 rad away.
@@ -72,7 +61,8 @@ fn prepared_tasks_give_the_one_shot_pose_and_report_frame_after_frame() {
     for (json, joint) in kinds {
         let solver = config(json);
         for orientation in [false, true] {
-            let shape = one_effector(joint, random_goal(&mut rng, &skeleton, joint, orientation));
+            let shape =
+                IkTask::from_goal(joint, random_goal(&mut rng, &skeleton, joint, orientation));
             let mut prepared = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
             let mut pose = skeleton.rest_pose();
             let mut reference = skeleton.rest_pose();
@@ -118,7 +108,7 @@ fn limb7_rebuilds_its_limb_when_the_bones_change() {
         ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| skeleton.joint(n).unwrap());
     let solver = config(r#"{"kind": "limb7"}"#);
     let mut rng = Rng(7);
-    let shape = one_effector(hand, random_goal(&mut rng, &skeleton, hand, true));
+    let shape = IkTask::from_goal(hand, random_goal(&mut rng, &skeleton, hand, true));
     let mut prepared = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
     let mut pose = skeleton.rest_pose();
     let mut reference = skeleton.rest_pose();
@@ -157,7 +147,7 @@ fn shapes_that_do_not_fit_are_refused_once() {
     };
     let with_base = IkTask {
         base: Some(skeleton.joint("hips").unwrap()),
-        ..one_effector(hand, goal)
+        ..IkTask::from_goal(hand, goal)
     };
     for json in [r#"{"kind": "limb7"}"#, r#"{"kind": "two_bone"}"#] {
         let error = PreparedTask::new(&skeleton, &with_base, &config(json)).unwrap_err();
@@ -168,12 +158,12 @@ fn shapes_that_do_not_fit_are_refused_once() {
     }
     let own_base = IkTask {
         base: Some(hand),
-        ..one_effector(hand, goal)
+        ..IkTask::from_goal(hand, goal)
     };
     let error = PreparedTask::new(&skeleton, &own_base, &config(r#"{"kind": "ccd"}"#));
     assert!(matches!(error, Err(PrepareError::Task(_))));
     let bad_settings = config(r#"{"kind": "ccd", "iteration": {"blend": 2}}"#);
-    let error = PreparedTask::new(&skeleton, &one_effector(hand, goal), &bad_settings);
+    let error = PreparedTask::new(&skeleton, &IkTask::from_goal(hand, goal), &bad_settings);
     assert!(
         matches!(
             error,
@@ -201,7 +191,7 @@ fn warm_prepared_closed_forms_allocate_nothing() {
             orientation: Some(DQuat::IDENTITY),
         };
         let mut prepared =
-            PreparedTask::new(&skeleton, &one_effector(joint, goal), &config(json)).unwrap();
+            PreparedTask::new(&skeleton, &IkTask::from_goal(joint, goal), &config(json)).unwrap();
         let mut pose = skeleton.rest_pose();
         prepared.solve(&mut pose);
         let mut kept_model = model(&skeleton, &pose);
@@ -280,7 +270,7 @@ fn solve_in_keeps_side_branches_of_the_chain_current() {
             ),
             orientation: None,
         };
-        let shape = one_effector(ankle, goal(&mut rng));
+        let shape = IkTask::from_goal(ankle, goal(&mut rng));
         let mut prepared = PreparedTask::new(&skeleton, &shape, &config(json)).unwrap();
         let mut pose = skeleton.rest_pose();
         let mut kept = model(&skeleton, &pose);
@@ -322,7 +312,7 @@ fn solve_many_in_gives_every_character_its_solve_in_result() {
     let mut converged = 0;
     for (json, joint) in kinds {
         let solver = config(json);
-        let shape = one_effector(joint, random_goal(&mut rng, &skeleton, joint, true));
+        let shape = IkTask::from_goal(joint, random_goal(&mut rng, &skeleton, joint, true));
         let mut many = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
         let mut each = PreparedTask::new(&skeleton, &shape, &solver).unwrap();
         let mut poses: Vec<_> = (0..characters)
@@ -407,7 +397,7 @@ fn warm_solve_many_in_allocates_nothing() {
             position: Some(models_rest(&skeleton, joint) + bend * step + DVec3::X * float(c)),
             orientation: None,
         };
-        let shape = one_effector(joint, goal(0, 1.0));
+        let shape = IkTask::from_goal(joint, goal(0, 1.0));
         let mut prepared = PreparedTask::new(&skeleton, &shape, &config(json)).unwrap();
         let mut reports = vec![SolveReport::invalid(String::new()); characters];
         let mut goals: Vec<Goal> = (0..characters).map(|c| goal(c, 1.0)).collect();

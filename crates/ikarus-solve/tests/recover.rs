@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Draw, Rng, model};
+use common::{Draw, Rng, cmu_jump, model};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, Skeleton, SkeletonBuilder, Transform};
@@ -148,14 +148,9 @@ fn scaled_and_mirrored_roots_recover_exactly() {
 
 #[test]
 fn cmu_motion_frames_come_back_from_their_joint_points() {
-    let Some(dir) = ikarus_testdata::require("bvh", "cmu_motion_frames_come_back") else {
+    let Some(doc) = cmu_jump("cmu_motion_frames_come_back", 0.056_444) else {
         return;
     };
-    let doc = ikarus_formats::open(
-        dir.join("cmu_01_01_jump_cgspeed.bvh").to_str().unwrap(),
-        0.056_444,
-    )
-    .unwrap();
     let s = &doc.skeleton;
     let frames = doc.motion.as_ref().unwrap().frames();
     let hips = s.joint("Hips").unwrap();

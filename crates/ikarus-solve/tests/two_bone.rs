@@ -7,6 +7,9 @@
 //! the full reach are those of the start joint's space (model space seen through the inverse of
 //! `model_from_start`), where the bones keep their lengths.
 
+mod common;
+
+use common::{CMU_TO_METRES, cmu_jump};
 use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
 use ikarus_testdata::transforms::parent_transforms;
 use ikarus_testdata::{Draw, Rng};
@@ -841,17 +844,11 @@ fn builtin_humanoid_arm_and_leg_bend_the_anatomical_way() {
     }
 }
 
-/// CMU units to metres: (1 / 0.45) inch.
-const CMU_TO_METRES: f64 = 0.0254 / 0.45;
-
 #[test]
 fn cmu_bvh_left_arm_round_trips_and_reaches() {
-    let Some(dir) = ikarus_testdata::require("bvh", "cmu_bvh_left_arm_round_trips_and_reaches")
-    else {
+    let Some(document) = cmu_jump("cmu_bvh_left_arm_round_trips_and_reaches", CMU_TO_METRES) else {
         return;
     };
-    let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
-    let document = ikarus_formats::open(path.to_str().unwrap(), CMU_TO_METRES).unwrap();
     let skeleton = &document.skeleton;
     let motion = document.motion.as_ref().unwrap();
     let [start, mid, end] =

@@ -8,20 +8,11 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{Socket, of, send, start, until};
+use common::{Socket, joint_index, of, send, start, until};
 
 async fn ask(socket: &mut Socket, request: &Value, kind: &str) -> Value {
     send(socket, request).await;
     until(socket, kind).await.pop().unwrap()
-}
-
-fn index(skeleton: &Value, name: &str) -> usize {
-    skeleton["joints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|j| j["name"] == name)
-        .unwrap_or_else(|| panic!("no joint {name}"))
 }
 
 fn position(pose: &Value, i: usize) -> [f64; 3] {
@@ -75,8 +66,8 @@ async fn mmd_model_plays_its_vmd_with_ik_and_ik_bones_drag_live() {
     assert_eq!(mesh["materials"].as_array().unwrap().len(), 17);
     assert_eq!(mesh["inverse_bind"].as_array().unwrap().len(), 140);
 
-    let goal = index(skeleton, "左足ＩＫ");
-    let ankle = index(skeleton, "左足首");
+    let goal = joint_index(skeleton, "左足ＩＫ");
+    let ankle = joint_index(skeleton, "左足首");
     let mut previous: Option<[f64; 3]> = None;
     for frame in [0, 150, 300] {
         let pose = ask(

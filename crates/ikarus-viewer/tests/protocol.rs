@@ -1,7 +1,7 @@
 //! The viewer's WebSocket protocol against a running server on an ephemeral port, with a real
 //! WebSocket client.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
@@ -10,15 +10,13 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+mod common;
+use common::{Socket, joint_index, next};
 
-/// A server on 127.0.0.1 with a free port, serving until the test's runtime ends.
+/// A server on 127.0.0.1 with a free port and an empty catalog, serving until the test's
+/// runtime ends.
 async fn start() -> String {
-    let (listener, address) = ikarus_viewer::bind(0).await.unwrap();
-    let catalog = Catalog::open(&[]).unwrap();
-    tokio::spawn(ikarus_viewer::serve(listener, catalog));
-    format!("ws://{address}/ws")
+    common::start(Catalog::open(&[]).unwrap()).await
 }
 
 /// A client after the greeting (welcome, skeleton, pose), which it returns.
@@ -29,19 +27,6 @@ async fn connect(url: &str) -> (Socket, Vec<Value>) {
         greeting.push(next(&mut socket).await);
     }
     (socket, greeting)
-}
-
-async fn next(socket: &mut Socket) -> Value {
-    loop {
-        let message = tokio::time::timeout(std::time::Duration::from_secs(30), socket.next())
-            .await
-            .expect("a reply within 30 s")
-            .expect("the connection stays open")
-            .unwrap();
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
 }
 
 /// Sends `request` and returns the reply of type `until` (collecting the ones before it).
@@ -84,15 +69,6 @@ fn assert_converged_at(pose: &Value, kind: &str, index: usize, target: [f64; 3])
 
 fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-}
-
-fn joint_index(skeleton: &Value, name: &str) -> usize {
-    skeleton["joints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|j| j["name"] == name)
-        .unwrap()
 }
 
 /// Every bone keeps its rest length in the reply's positions (an FK check independent of the

@@ -92,67 +92,43 @@ fn tasks(skeleton: &Skeleton) -> Result<Vec<(&'static str, IkTask)>> {
     };
     let reach = |name: &str, offset: DVec3| -> Result<Effector> {
         let (joint, p) = at(name)?;
-        Ok(Effector {
-            joint,
-            goal: Goal {
-                position: Some(p + offset),
-                orientation: None,
-            },
-            weight: 1.0,
-        })
+        Ok(Effector::new(joint, Goal::from_position(p + offset)))
+    };
+    let palm_down = Effector {
+        goal: Goal {
+            orientation: Some(DQuat::from_rotation_x(FRAC_PI_2)),
+            ..reach("leftHand", DVec3::new(-0.1, -0.15, 0.25))?.goal
+        },
+        ..reach("leftHand", DVec3::ZERO)?
     };
     Ok(vec![
         (
             "leftHand holds its rest position",
-            IkTask {
-                effectors: vec![reach("leftHand", DVec3::ZERO)?],
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![reach("leftHand", DVec3::ZERO)?]),
         ),
         (
             "leftHand reaches 30 cm forward, 20 cm down",
-            IkTask {
-                effectors: vec![reach("leftHand", DVec3::new(-0.15, -0.2, 0.3))?],
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![reach("leftHand", DVec3::new(-0.15, -0.2, 0.3))?]),
         ),
         (
             "leftHand 25 cm forward, palm down (+rotation)",
-            IkTask {
-                effectors: vec![Effector {
-                    goal: Goal {
-                        orientation: Some(DQuat::from_rotation_x(FRAC_PI_2)),
-                        ..reach("leftHand", DVec3::new(-0.1, -0.15, 0.25))?.goal
-                    },
-                    ..reach("leftHand", DVec3::ZERO)?
-                }],
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![palm_down]),
         ),
         (
             "rightFoot steps 25 cm forward, 10 cm up",
-            IkTask {
-                effectors: vec![reach("rightFoot", DVec3::new(0.0, 0.1, 0.25))?],
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![reach("rightFoot", DVec3::new(0.0, 0.1, 0.25))?]),
         ),
         (
             "leftHand down 40 cm, rightFoot planted (base)",
-            IkTask {
-                effectors: vec![reach("leftHand", DVec3::new(0.0, -0.4, 0.2))?],
-                base: Some(skeleton.try_joint("rightFoot")?),
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![reach("leftHand", DVec3::new(0.0, -0.4, 0.2))?])
+                .with_base(skeleton.try_joint("rightFoot")?),
         ),
         (
             "both hands meet in front of the chest",
-            IkTask {
-                effectors: vec![
-                    reach("leftHand", DVec3::new(-0.62, -0.1, 0.35))?,
-                    reach("rightHand", DVec3::new(0.62, -0.1, 0.35))?,
-                ],
-                ..IkTask::default()
-            },
+            IkTask::from_effectors(vec![
+                reach("leftHand", DVec3::new(-0.62, -0.1, 0.35))?,
+                reach("rightHand", DVec3::new(0.62, -0.1, 0.35))?,
+            ]),
         ),
     ])
 }
@@ -352,17 +328,10 @@ fn robot_leg() -> Result<Vec<Row>> {
         }
         let mut model = ModelPose::new(&leg);
         fk::forward_kinematics(&leg, &source, &mut model);
-        let task = IkTask {
-            effectors: vec![Effector {
-                joint: foot,
-                goal: Goal {
-                    position: Some(model.position(foot)),
-                    orientation: Some(model.rotation(foot)),
-                },
-                weight: 1.0,
-            }],
-            ..IkTask::default()
-        };
+        let task = IkTask::from_goal(
+            foot,
+            Goal::from_position_orientation(model.position(foot), model.rotation(foot)),
+        );
         for (label, config) in [
             ("leg6", SolverConfig::Leg6(Leg6Config::default())),
             ("lm", SolverConfig::Lm(LmConfig::default())),
@@ -401,17 +370,7 @@ fn look_at(skeleton: &Skeleton) -> Result<Row> {
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut model);
     let target = model.position(head) + DVec3::new(0.4, 0.15, 1.0);
-    let task = IkTask {
-        effectors: vec![Effector {
-            joint: head,
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    };
+    let task = IkTask::from_goal(head, Goal::from_position(target));
     let mut pose = skeleton.rest_pose();
     let start = Instant::now();
     let report = ikarus_solve::solve(

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use glam::{DAffine3, DQuat, DVec3};
-use ikarus_core::{JointId, LocalPose, Skeleton};
-use ikarus_solve::{Effector, Goal, IkTask};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton};
+use ikarus_solve::{Goal, IkTask};
 
 #[allow(unused_imports)] // not every test file asserts legality
 pub use ikarus_testdata::assert::{assert_legal, model_of as model};
@@ -27,18 +27,18 @@ pub fn random_pose(
     pose
 }
 
+/// A task of one position goal: `joint` to `target` (model space), weight 1.
 pub fn position_task(joint: JointId, target: DVec3) -> IkTask {
-    IkTask {
-        effectors: vec![Effector {
-            joint,
-            goal: Goal {
-                position: Some(target),
-                orientation: None,
-            },
-            weight: 1.0,
-        }],
-        ..IkTask::default()
-    }
+    IkTask::from_goal(joint, Goal::from_position(target))
+}
+
+/// A task of one 6-D goal: `joint` to where and how it is in `model` (weight 1), so that the
+/// pose `model` came from meets it exactly.
+pub fn pose_task(model: &ModelPose, joint: JointId) -> IkTask {
+    IkTask::from_goal(
+        joint,
+        Goal::from_position_orientation(model.position(joint), model.rotation(joint)),
+    )
 }
 
 /// The joints with these names.
@@ -88,4 +88,15 @@ impl Robot {
 pub fn pose_of(frame: &DAffine3) -> (DVec3, DQuat) {
     let (_, r, t) = frame.to_scale_rotation_translation();
     (t, r.normalize())
+}
+
+/// CMU units to metres: (1 / 0.45) inch.
+pub const CMU_TO_METRES: f64 = 0.0254 / 0.45;
+
+/// The CMU jump (`bvh/cmu_01_01_jump_cgspeed.bvh` of the shared data, 38 joints, no limits)
+/// opened at `scale`; `None` without the shared data (see [`ikarus_testdata::require`]).
+pub fn cmu_jump(test: &str, scale: f64) -> Option<ikarus_formats::Document> {
+    let dir = ikarus_testdata::require("bvh", test)?;
+    let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
+    Some(ikarus_formats::open(path.to_str().unwrap(), scale).unwrap())
 }

@@ -67,3 +67,16 @@ pub async fn send(socket: &mut Socket, request: &Value) {
 pub fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
     replies.iter().find(|r| r["type"] == kind).unwrap()
 }
+
+/// The index of the joint called `name` in a `skeleton` reply.
+///
+/// # Panics
+/// When the skeleton has no such joint.
+pub fn joint_index(skeleton: &Value, name: &str) -> usize {
+    skeleton["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|j| j["name"] == name)
+        .unwrap_or_else(|| panic!("no joint {name}"))
+}
