@@ -38,6 +38,8 @@ enum Command {
     Learn(cmd::learn::Args),
     /// Motions onto another humanoid (BVH, glTF/VRM, VRMA, VMD → any humanoid) with planted feet.
     Retarget(cmd::retarget::Args),
+    /// Humanoid motions made to stand on a slope, stairs or a heightfield (JSON terrain).
+    Ground(cmd::ground::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Mocap(args) => cmd::mocap::run(&args),
         Command::Learn(args) => cmd::learn::run(&args),
         Command::Retarget(args) => cmd::retarget::run(&args),
+        Command::Ground(args) => cmd::ground::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -27,6 +27,7 @@
 pub mod convert;
 pub mod mmd;
 pub mod source;
+pub mod terrain;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ use std::path::{Path, PathBuf};
 pub use convert::{ConvertOptions, Converted, convert};
 pub use mmd::MmdPlayer;
 pub use source::{ReadOptions, Source, read_source};
+pub use terrain::{Terrain, TerrainError};
 pub use write::{VmdBytesError, WriteOptions, vmd_bytes, write_motion};
 
 pub use ikarus_anim::mmd::IkMode;

@@ -17,6 +17,7 @@
 //! - [`mocap`]: keypoints → motion.
 //! - [`posture`]: `PostureModel` and `learn` (example-based IK).
 //! - [`retarget`]: a motion onto another humanoid.
+//! - [`ground`](mod@ground): a humanoid motion on uneven ground.
 //! - [`pool`]: the package's own rayon pools (long calls release the GIL and run there).
 //! - [`arrays`]: argument checks and numpy conversions.
 
@@ -24,6 +25,7 @@
 
 pub mod arrays;
 pub mod convert;
+pub mod ground;
 pub mod mocap;
 pub mod model;
 pub mod pool;
@@ -77,6 +79,7 @@ fn _ikarus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mocap::read_keypoints, m)?)?;
     m.add_function(wrap_pyfunction!(posture::learn, m)?)?;
     m.add_function(wrap_pyfunction!(retarget::retarget, m)?)?;
+    m.add_function(wrap_pyfunction!(ground::ground, m)?)?;
     m.add_function(wrap_pyfunction!(pool::pool_info, m)?)?;
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod demo;
 pub mod fk;
 pub mod gltf_info;
+pub mod ground;
 pub mod info;
 pub mod learn;
 pub mod mocap;

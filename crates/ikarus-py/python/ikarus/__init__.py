@@ -16,6 +16,7 @@ passes arguments on.
 - ``learn`` a ``PostureModel`` from motions, for the example-based solver
   (``solve(..., solver={"kind": "example", "model": model_or_path})``).
 - ``retarget``: a humanoid motion onto another humanoid, feet planted.
+- ``ground``: a humanoid motion on a slope, stairs or a heightfield.
 - ``ikarus.jobs.process_file``: one file in, one file out, for Dask or Ray over a dataset.
 
 Wrong shapes, dtypes or NaN raise ``ValueError`` naming the argument; errors from Rust keep
@@ -42,6 +43,7 @@ from ._ikarus import (
     read,
     read_keypoints,
     retarget,
+    ground,
     write,
 )
 
@@ -60,6 +62,7 @@ __all__ = [
     "read",
     "read_keypoints",
     "retarget",
+    "ground",
     "solve",
     "solve_batch",
     "write",

@@ -227,6 +227,13 @@ def retarget(
 ) -> Tuple[Skeleton, Motion, Dict[str, Any]]:
     """``source``: a file (BVH, glTF/GLB/VRM, VRMA, or a .vmd played with IK on
     ``source_model``) or a ``(Skeleton, Motion)`` pair; ``target``: a file or a Skeleton."""
+def ground(
+    motion: Tuple[Skeleton, Motion],
+    terrain: Union[str, Mapping[str, Any]],
+    time_constant: float = 0.1,
+) -> Tuple[Motion, Dict[str, Any]]:
+    """``motion`` in metres; ``terrain`` a JSON file or a ``{"plane": ...}`` /
+    ``{"heightfield": ...}`` dict."""
 def fk(skeleton: Skeleton, pose: Union[Pose, Motion]) -> Tuple[F64, F64]: ...
 def solve(
     skeleton: Skeleton,

@@ -1,0 +1,120 @@
+//! `ikarus ground`: humanoid motions made to stand on uneven ground
+//! ([`ikarus_anim::ground`]). Motions: BVH, glTF/GLB/VRM with an animation, VRMA. Terrain: a
+//! JSON heightfield or plane ([`ikarus_jobs::terrain`]). Output by extension: `.bvh` (the
+//! source's layout when it is a BVH), `.glb`, `.vrma`.
+//!
+//! Several motions run in parallel, one thread per core, each to `--out-dir/NAME.EXT`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use ikarus_anim::ground::{GroundConfig, ground_motion};
+use ikarus_anim::retarget::Character;
+use ikarus_jobs::{Terrain, WriteOptions};
+
+use crate::many;
+
+/// Arguments of `ikarus ground`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Motions: `.bvh`, `.gltf`/`.glb`/`.vrm` with an animation, or `.vrma`.
+    #[arg(required = true)]
+    motions: Vec<PathBuf>,
+    /// The ground: JSON, metres, +Y up: `{"heightfield": {"origin": [x0, z0], "cell": c,
+    /// "heights": [[...], ...]}}` (heights[i][j] at x0 + j·c, z0 + i·c) or `{"plane":
+    /// {"point": [x, y, z], "normal": [x, y, z]}}`.
+    #[arg(long)]
+    terrain: PathBuf,
+    /// Multiplies the motions' lengths on reading, to metres (the terrain's unit): e.g. 0.01
+    /// for a BVH in centimetres. Default 1.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Time constant (seconds) of the pelvis's smoothing.
+    #[arg(long, default_value_t = 0.1)]
+    time_constant: f64,
+    /// Output file (one motion); its extension picks the format: bvh, glb or vrma.
+    #[arg(long, conflicts_with = "out_dir")]
+    out: Option<PathBuf>,
+    /// Output directory (any number of motions; `NAME.FORMAT` each).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// Output format with `--out-dir`.
+    #[arg(long, value_parser = ["bvh", "glb", "vrma"], default_value = "bvh")]
+    format: String,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> Result<()> {
+    if !(args.scale.is_finite() && args.scale > 0.0) {
+        bail!("--scale must be a positive number, got {}", args.scale);
+    }
+    let terrain = Terrain::read(&args.terrain)?;
+    let extension = args
+        .out
+        .as_deref()
+        .and_then(|o| o.extension())
+        .and_then(|e| e.to_str())
+        .unwrap_or(&args.format)
+        .to_ascii_lowercase();
+    let outputs = many::outputs(
+        &args.motions,
+        args.out.as_deref(),
+        args.out_dir.as_deref(),
+        &extension,
+        "motion",
+    )?;
+    many::run_each(
+        &args.motions,
+        &outputs,
+        format!("grounding on {}", args.terrain.display()),
+        "motion",
+        |i| ground_one(args, &args.motions[i], &outputs[i], &terrain),
+    )
+}
+
+fn ground_one(args: &Args, source: &Path, output: &Path, terrain: &Terrain) -> Result<String> {
+    let name = source.to_string_lossy();
+    let document = ikarus_formats::open(&name, args.scale)?;
+    let motion = document
+        .motion
+        .as_ref()
+        .with_context(|| format!("{name}: no animation to ground"))?;
+    let map = ikarus_formats::humanoid_map(&name, &document.skeleton)?;
+    let character = Character {
+        skeleton: &document.skeleton,
+        map: &map,
+    };
+    let config = GroundConfig {
+        time_constant: args.time_constant,
+        ..GroundConfig::default()
+    };
+    let grounded = ground_motion(character, motion, terrain, &config)?;
+    let extension = output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let options = WriteOptions {
+        layout: document
+            .layout
+            .clone()
+            .filter(|_| extension.as_deref() == Some("bvh")),
+        animation: "grounded",
+        humanoid: (extension.as_deref() == Some("vrma")).then(|| map.clone()),
+        ..WriteOptions::default()
+    };
+    ikarus_jobs::write_motion(output, &document.skeleton, &grounded.motion, &options)?;
+    let (low, high) = grounded
+        .pelvis_offsets
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &o| {
+            (l.min(o), h.max(o))
+        });
+    Ok(format!(
+        "{} frames, {} contacts, pelvis moved {:+.1} to {:+.1} cm, {} frames with a foot out of reach",
+        grounded.motion.len(),
+        grounded.contacts[0].len() + grounded.contacts[1].len(),
+        low * 100.0,
+        high * 100.0,
+        grounded.unreached
+    ))
+}

@@ -1,0 +1,98 @@
+//! `ikarus ground` end to end: a walk grounded on two flat planes 10 cm apart comes out 10 cm
+//! apart in every joint of every frame (read back from the written BVH files), and bad
+//! terrain files are refused naming the file.
+
+use ikarus_core::{ModelPose, fk};
+
+mod common;
+
+use common::{fails, ok, temp_dir};
+
+#[test]
+fn a_raised_plane_raises_the_whole_walk() {
+    let Some(dir) = ikarus_testdata::require("bvh", "ground_raises_the_walk") else {
+        return;
+    };
+    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
+    let out = temp_dir("ground");
+    let mut read = Vec::new();
+    for (name, height) in [("low", 0.0), ("high", 0.1)] {
+        let terrain = out.join(format!("{name}.json"));
+        std::fs::write(
+            &terrain,
+            format!(r#"{{"plane": {{"point": [0, {height}, 0], "normal": [0, 1, 0]}}}}"#),
+        )
+        .unwrap();
+        let bvh = out.join(format!("{name}.bvh"));
+        let text = ok(&[
+            "ground",
+            walk.to_str().unwrap(),
+            "--terrain",
+            terrain.to_str().unwrap(),
+            "--scale",
+            "0.01",
+            "--out",
+            bvh.to_str().unwrap(),
+        ]);
+        assert!(
+            text.contains("contacts") && text.contains("0 frames with a foot out of reach"),
+            "{text}"
+        );
+        read.push(ikarus_formats::open(bvh.to_str().unwrap(), 1.0).unwrap());
+    }
+    let (low, high) = (&read[0], &read[1]);
+    let (a, b) = (low.motion.as_ref().unwrap(), high.motion.as_ref().unwrap());
+    assert_eq!(a.len(), b.len());
+    let mut ma = ModelPose::new(&low.skeleton);
+    let mut mb = ModelPose::new(&high.skeleton);
+    let mut worst = 0.0_f64;
+    for (p, q) in a.frames().iter().zip(b.frames()) {
+        fk::forward_kinematics(&low.skeleton, p, &mut ma);
+        fk::forward_kinematics(&high.skeleton, q, &mut mb);
+        // Every joint but the ground-projected root above the hips.
+        for (x, y) in ma.positions().zip(mb.positions()).skip(1) {
+            worst = worst.max((y - x - glam::DVec3::Y * 0.1).length());
+        }
+    }
+    // The BVH text keeps six decimals of centimetres.
+    assert!(worst < 1e-5, "{worst} m");
+}
+
+#[test]
+fn bad_terrain_files_are_refused() {
+    let Some(dir) = ikarus_testdata::require("bvh", "ground_bad_terrain") else {
+        return;
+    };
+    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
+    let out = temp_dir("ground_bad");
+    for (body, expected) in [
+        (
+            r#"{"plane": {"point": [0, 0], "normal": [0, 1, 0]}}"#,
+            "line 1",
+        ),
+        (
+            r#"{"heightfield": {"origin": [0, 0], "cell": 0.1, "heights": [[0, 1], [0]]}}"#,
+            "row 1",
+        ),
+        (
+            r#"{"plane": {"point": [0, 0, 0], "normal": [0, -1, 0]}}"#,
+            "normal point up",
+        ),
+        (r#"{"hill": 3}"#, "expected"),
+    ] {
+        let terrain = out.join("terrain.json");
+        std::fs::write(&terrain, body).unwrap();
+        let error = fails(&[
+            "ground",
+            walk.to_str().unwrap(),
+            "--terrain",
+            terrain.to_str().unwrap(),
+            "--out",
+            out.join("x.bvh").to_str().unwrap(),
+        ]);
+        assert!(
+            error.contains("terrain.json") && error.contains(expected),
+            "{body}: {error}"
+        );
+    }
+}
