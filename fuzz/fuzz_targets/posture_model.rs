@@ -4,7 +4,7 @@
 #![no_main]
 
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_solve::example::PostureModel;
+use ikarus_solve::example_based::PostureModel;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -160,8 +160,9 @@ impl Ground for Heightfield {
         } else {
             0.0
         };
-        let normal = DVec3::new(-dx, 1.0, -dz).normalize();
-        Some((height, normal))
+        // Heights far apart can overflow the slopes: no ground there rather than a NaN.
+        let normal = DVec3::new(-dx, 1.0, -dz).try_normalize()?;
+        height.is_finite().then_some((height, normal))
     }
 }
 
