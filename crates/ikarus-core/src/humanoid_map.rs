@@ -94,6 +94,37 @@ impl HumanoidBone {
         HumanoidBone::RightFoot,
     ];
 
+    /// The legs, left then right: upper leg, lower leg, foot.
+    pub const LEGS: [[HumanoidBone; 3]; 2] = [
+        [
+            HumanoidBone::LeftUpperLeg,
+            HumanoidBone::LeftLowerLeg,
+            HumanoidBone::LeftFoot,
+        ],
+        [
+            HumanoidBone::RightUpperLeg,
+            HumanoidBone::RightLowerLeg,
+            HumanoidBone::RightFoot,
+        ],
+    ];
+
+    /// The arms, left then right: upper arm, lower arm, hand.
+    pub const ARMS: [[HumanoidBone; 3]; 2] = [
+        [
+            HumanoidBone::LeftUpperArm,
+            HumanoidBone::LeftLowerArm,
+            HumanoidBone::LeftHand,
+        ],
+        [
+            HumanoidBone::RightUpperArm,
+            HumanoidBone::RightLowerArm,
+            HumanoidBone::RightHand,
+        ],
+    ];
+
+    /// The toes, left then right.
+    pub const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
+
     /// True for the bones in [`REQUIRED`](Self::REQUIRED).
     pub fn is_required(self) -> bool {
         Self::REQUIRED.contains(&self)

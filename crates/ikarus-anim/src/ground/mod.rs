@@ -103,20 +103,6 @@ struct Foot {
     tip: Option<DVec3>,
 }
 
-const LEGS: [[HumanoidBone; 3]; 2] = [
-    [
-        HumanoidBone::LeftUpperLeg,
-        HumanoidBone::LeftLowerLeg,
-        HumanoidBone::LeftFoot,
-    ],
-    [
-        HumanoidBone::RightUpperLeg,
-        HumanoidBone::RightLowerLeg,
-        HumanoidBone::RightFoot,
-    ],
-];
-const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
-
 /// Grounds every frame of `motion` (frames of `character`) on `ground` (see the module docs).
 /// Model space is the character's, +Y up, metres as the skeleton has them.
 ///
@@ -151,13 +137,13 @@ pub fn ground_motion(
     let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
         Ok([joint(a)?, joint(b)?, joint(c)?])
     };
-    let legs = [leg(LEGS[0])?, leg(LEGS[1])?];
+    let legs = [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?];
     let rig = BodyRig::from_map(skeleton, map, &BodyConfig::default())?;
     // An upright reference (the rest pose, or a T-pose made from it when the rest lays the
     // bones along one axis): where the feet's rest heights and the legs' lengths come from.
     let (_, rest) = crate::retarget::align::reference(skeleton, map, Some(motion));
     let feet = [0, 1].map(|s| {
-        let toes = map.joint(TOES[s]);
+        let toes = map.joint(HumanoidBone::TOES[s]);
         let tip = toes.map(|t| {
             let child = skeleton
                 .children(t)

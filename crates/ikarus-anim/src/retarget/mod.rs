@@ -197,32 +197,6 @@ fn limb_joints(
     Ok([get(bones[0])?, get(bones[1])?, get(bones[2])?])
 }
 
-const LEGS: [[HumanoidBone; 3]; 2] = [
-    [
-        HumanoidBone::LeftUpperLeg,
-        HumanoidBone::LeftLowerLeg,
-        HumanoidBone::LeftFoot,
-    ],
-    [
-        HumanoidBone::RightUpperLeg,
-        HumanoidBone::RightLowerLeg,
-        HumanoidBone::RightFoot,
-    ],
-];
-const ARMS: [[HumanoidBone; 3]; 2] = [
-    [
-        HumanoidBone::LeftUpperArm,
-        HumanoidBone::LeftLowerArm,
-        HumanoidBone::LeftHand,
-    ],
-    [
-        HumanoidBone::RightUpperArm,
-        HumanoidBone::RightLowerArm,
-        HumanoidBone::RightHand,
-    ],
-];
-const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
-
 /// Upper plus lower leg at rest, averaged over both legs.
 fn leg_length(rest: &ModelPose, legs: &[[JointId; 3]; 2]) -> f64 {
     legs.iter()

@@ -14,10 +14,7 @@ use super::hold::{self, FootHold};
 use super::repair::{self, Limb, LimbGoal, LimbState};
 use super::stages::{self, HeelEase};
 use super::target_rest::TargetRest;
-use super::{
-    ARMS, Character, Feet, LEGS, RetargetConfig, RetargetError, Retargeted, TOES, leg_length,
-    limb_joints,
-};
+use super::{Character, Feet, RetargetConfig, RetargetError, Retargeted, leg_length, limb_joints};
 
 /// A contact's hold on a point per frame, per channel (in [`Channel::ALL`]'s order): its
 /// weight and anchor (model space), if any.
@@ -100,12 +97,12 @@ impl<'a> Clip<'a> {
         alignment: Option<&Alignment>,
     ) -> Result<Self, RetargetError> {
         let source_legs = [
-            limb_joints(source.map, "source", LEGS[0])?,
-            limb_joints(source.map, "source", LEGS[1])?,
+            limb_joints(source.map, "source", HumanoidBone::LEGS[0])?,
+            limb_joints(source.map, "source", HumanoidBone::LEGS[1])?,
         ];
         let target_legs = [
-            limb_joints(target.map, "target", LEGS[0])?,
-            limb_joints(target.map, "target", LEGS[1])?,
+            limb_joints(target.map, "target", HumanoidBone::LEGS[0])?,
+            limb_joints(target.map, "target", HumanoidBone::LEGS[1])?,
         ];
         let (_, source_rest) = align::reference(source.skeleton, source.map, Some(motion));
         let (_, target_rest) = align::reference(target.skeleton, target.map, None);
@@ -156,8 +153,8 @@ impl<'a> Clip<'a> {
             None => (motion.frames().to_vec(), source_frames.clone()),
         };
         let target_arms = [
-            limb_joints(target.map, "target", ARMS[0]).ok(),
-            limb_joints(target.map, "target", ARMS[1]).ok(),
+            limb_joints(target.map, "target", HumanoidBone::ARMS[0]).ok(),
+            limb_joints(target.map, "target", HumanoidBone::ARMS[1]).ok(),
         ];
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
         let blend = config.contacts.map_or(0, |c| {
@@ -166,7 +163,7 @@ impl<'a> Clip<'a> {
         let legs = [0, 1].map(|side| {
             rest.limb(
                 target_legs[side],
-                target.map.joint(TOES[side]),
+                target.map.joint(HumanoidBone::TOES[side]),
                 DVec3::X,
                 DVec3::Z,
             )
@@ -211,7 +208,11 @@ impl<'a> Clip<'a> {
     /// hands when hand contacts are asked for.
     pub(super) fn channels(&self, source: Character<'_>) -> Vec<ChannelJoints> {
         let mut channels: Vec<ChannelJoints> = Vec::new();
-        for (side, ([heel, ball], toes)) in Channel::FEET.into_iter().zip(TOES).enumerate() {
+        for (side, ([heel, ball], toes)) in Channel::FEET
+            .into_iter()
+            .zip(HumanoidBone::TOES)
+            .enumerate()
+        {
             channels.push((heel, self.source_feet[side], self.target_legs[side][2]));
             if let (Some(s), Some(t)) = (source.map.joint(toes), self.target.map.joint(toes)) {
                 channels.push((ball, s, t));
@@ -219,9 +220,10 @@ impl<'a> Clip<'a> {
         }
         if self.config.contacts.is_some_and(|c| c.hands) {
             for (side, channel) in [(0, Channel::LeftHand), (1, Channel::RightHand)] {
-                if let (Some(s), Some(t)) =
-                    (source.map.joint(ARMS[side][2]), self.target_arms[side])
-                {
+                if let (Some(s), Some(t)) = (
+                    source.map.joint(HumanoidBone::ARMS[side][2]),
+                    self.target_arms[side],
+                ) {
                     channels.push((channel, s, t[2]));
                 }
             }
@@ -291,7 +293,8 @@ impl<'a> Clip<'a> {
                 Channel::RightBall => (1, true),
                 _ => (0, false),
             };
-            let (Some(toes), true) = (self.target.map.joint(TOES[side]), is_ball) else {
+            let (Some(toes), true) = (self.target.map.joint(HumanoidBone::TOES[side]), is_ball)
+            else {
                 continue;
             };
             let heel_channel = Channel::FEET[side][0];

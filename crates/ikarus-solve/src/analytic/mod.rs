@@ -100,6 +100,18 @@ pub(crate) fn update_around_chain(
 /// Projects each of `joints` onto its limit; the names of those that had to be.
 fn enforce_limits(skeleton: &Skeleton, joints: &[JointId], pose: &mut LocalPose) -> Vec<String> {
     let mut active = Vec::new();
+    enforce_limits_into(skeleton, joints, pose, &mut active);
+    active
+}
+
+/// Projects each of `joints` onto its limit, adding the names of those that had to be to
+/// `active`.
+pub(crate) fn enforce_limits_into(
+    skeleton: &Skeleton,
+    joints: &[JointId],
+    pose: &mut LocalPose,
+    active: &mut Vec<String>,
+) {
     for &joint in joints {
         let rest = skeleton.rest(joint).rotation;
         let limit = skeleton.limit(joint);
@@ -109,7 +121,6 @@ fn enforce_limits(skeleton: &Skeleton, joints: &[JointId], pose: &mut LocalPose)
             active.push(skeleton.name(joint).to_owned());
         }
     }
-    active
 }
 
 /// The report of a closed form: the residuals read from `model`; not converged is

@@ -88,32 +88,6 @@ pub enum BodyRigError {
     },
 }
 
-const ARMS: [[HumanoidBone; 3]; 2] = [
-    [
-        HumanoidBone::LeftUpperArm,
-        HumanoidBone::LeftLowerArm,
-        HumanoidBone::LeftHand,
-    ],
-    [
-        HumanoidBone::RightUpperArm,
-        HumanoidBone::RightLowerArm,
-        HumanoidBone::RightHand,
-    ],
-];
-
-const LEGS: [[HumanoidBone; 3]; 2] = [
-    [
-        HumanoidBone::LeftUpperLeg,
-        HumanoidBone::LeftLowerLeg,
-        HumanoidBone::LeftFoot,
-    ],
-    [
-        HumanoidBone::RightUpperLeg,
-        HumanoidBone::RightLowerLeg,
-        HumanoidBone::RightFoot,
-    ],
-];
-
 impl BodyRig {
     /// Finds the body of `skeleton` through the humanoid map its joint names give, and checks
     /// `config` against it.
@@ -247,8 +221,8 @@ impl BodyRig {
             chest,
             neck,
             head,
-            arms: [limb(ARMS[0])?, limb(ARMS[1])?],
-            legs: [limb(LEGS[0])?, limb(LEGS[1])?],
+            arms: [limb(HumanoidBone::ARMS[0])?, limb(HumanoidBone::ARMS[1])?],
+            legs: [limb(HumanoidBone::LEGS[0])?, limb(HumanoidBone::LEGS[1])?],
         })
     }
 

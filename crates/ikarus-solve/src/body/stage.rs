@@ -8,6 +8,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::rig::{BodyRig, Limb};
 use super::{BodyConfig, RootMode};
+use crate::analytic::enforce_limits_into;
 use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneSettings};
 use crate::report::residuals;
 use crate::{IkTask, SolveReport, SolveStatus};
@@ -484,33 +485,12 @@ impl BodyRig {
             let half = DQuat::IDENTITY.slerp(turn, neck_share);
             let wanted = (half * model.rotation(neck)).normalize();
             pose[neck].rotation = (parent_rotation(model, neck).conjugate() * wanted).normalize();
-            enforce(skeleton, &[neck], pose, active);
+            enforce_limits_into(skeleton, &[neck], pose, active);
             fk::update_subtree(skeleton, pose, model, neck);
         }
         pose[head].rotation = (parent_rotation(model, head).conjugate() * goal).normalize();
-        enforce(skeleton, &[head], pose, active);
+        enforce_limits_into(skeleton, &[head], pose, active);
         fk::update_subtree(skeleton, pose, model, self.neck.unwrap_or(head));
-    }
-}
-
-/// Puts each of `joints` onto its limit; names those that had to be in `active`.
-fn enforce(
-    skeleton: &Skeleton,
-    joints: &[JointId],
-    pose: &mut LocalPose,
-    active: &mut Vec<String>,
-) {
-    for &joint in joints {
-        let rest = skeleton.rest(joint).rotation;
-        let limit = skeleton.limit(joint);
-        let delta = rest.conjugate() * pose[joint].rotation;
-        if !limit.contains(delta) {
-            pose[joint].rotation = (rest * limit.project(delta)).normalize();
-            let name = skeleton.name(joint);
-            if !active.iter().any(|n| n == name) {
-                active.push(name.to_owned());
-            }
-        }
     }
 }
 
@@ -585,7 +565,7 @@ fn solve_limb(
             pose[c].rotation = local;
         }
     }
-    enforce(skeleton, &[a, b, c], pose, active);
+    enforce_limits_into(skeleton, &[a, b, c], pose, active);
     fk::update_subtree(skeleton, pose, model, a);
     reached
 }
@@ -705,6 +685,6 @@ fn reach_with_clavicle(
         .map_or(DQuat::IDENTITY, |p| model.rotation(p));
     let wanted = (turn * model.rotation(clavicle)).normalize();
     pose[clavicle].rotation = (parent.conjugate() * wanted).normalize();
-    enforce(skeleton, &[clavicle], pose, active);
+    enforce_limits_into(skeleton, &[clavicle], pose, active);
     fk::update_subtree(skeleton, pose, model, clavicle);
 }
