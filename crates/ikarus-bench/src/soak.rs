@@ -4,7 +4,9 @@
 //! Each case is drawn from `(seed, task index)` alone ([`draw::case`]), so any failure is
 //! reproduced by running one index (`soak --seed S --start I --tasks 1 --show`), whatever
 //! the thread count. The cases:
-//! - skeletons: chains and trees of 2–60 joints (smaller ones more often), one limit family
+//! - skeletons: 8% the built-in humanoid (effectors on one to six of its hips, head, hands
+//!   and feet, no base: the full-body solver's tasks), else chains and trees of 2–60 joints
+//!   (smaller ones more often), one limit family
 //!   per skeleton (free, locked, hinge, swing–twist, Euler ranges, MMD, or mixed per joint;
 //!   some ranges exclude the rest rotation, some hinges are full circles), zero-length and
 //!   1e-7 m bones, rest rotations up to π, the root under one of the conformance suite's
@@ -21,8 +23,8 @@
 //!
 //! Every solver kind runs on every case from the same start ([`solvers`]): `none`, the three
 //! CCD variants, Levenberg–Marquardt, FABRIK, the four Jacobian methods, and the closed forms
-//! `two_bone`, `limb7`, `aim` and `leg6` (which answer `invalid_input` when the task does not
-//! fit them). Counted per solver ([`Counts`]):
+//! `two_bone`, `limb7`, `aim` and `leg6`, and the full-body solver `body` (which answer
+//! `invalid_input` when the task does not fit them). Counted per solver ([`Counts`]):
 //! - `panics`: the solve panicked (caught per solve);
 //! - `non_finite`: a NaN or infinite pose, or a NaN residual;
 //! - `limit_violations`: a joint the solver turned ends outside its limit by more than
@@ -142,6 +144,10 @@ pub fn solvers() -> Vec<(&'static str, SolverConfig)> {
         (
             "leg6",
             SolverConfig::Leg6(ikarus_solve::leg6::Leg6Config::default()),
+        ),
+        (
+            "body",
+            SolverConfig::Body(ikarus_solve::body::BodyConfig::default()),
         ),
     ]
 }

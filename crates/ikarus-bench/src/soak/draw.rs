@@ -92,6 +92,13 @@ pub fn case(seed: u64, index: u64) -> Case {
     let roll = rng.unit();
     let (shape, skeleton, fit) = if roll < 0.08 {
         ("leg6 rig".to_owned(), leg_rig(&mut rng), true)
+    } else if roll >= 0.92 {
+        // The built-in humanoid, whose body bones the full-body solver drives.
+        (
+            "humanoid".to_owned(),
+            ikarus_core::humanoid::builtin_humanoid(),
+            false,
+        )
     } else {
         // A quarter of the general skeletons get a task that fits the closed forms.
         let fit = roll < 0.3;
@@ -355,15 +362,28 @@ fn leg_rig(rng: &mut Rng) -> Skeleton {
 
 /// Fills `case.task`: effectors, base, goals, tolerance and perhaps one corruption.
 #[allow(clippy::too_many_lines)] // one draw after another
-fn draw_task(case: &mut Case, fit: bool, rng: &mut Rng) {
-    let s = &case.skeleton;
+/// The effectors of a task on `s`: one to six distinct body bones on a humanoid; one joint
+/// with 2–5 ancestors (or the leg rig's ankle) when the task should `fit` the closed forms;
+/// else one to four joints, mostly leaves.
+fn draw_effectors(s: &Skeleton, fit: bool, rng: &mut Rng) -> Vec<JointId> {
     let joints: Vec<JointId> = s.joints().collect();
     let leaves: Vec<JointId> = joints
         .iter()
         .copied()
         .filter(|&j| s.children(j).next().is_none())
         .collect();
-    let effectors: Vec<JointId> = if fit {
+    let body = BODY.map(|name| s.joint(name));
+    if body.iter().all(Option::is_some) {
+        // One to six distinct body bones (the full-body solver's effectors).
+        let mut bones: Vec<JointId> = body.iter().flatten().copied().collect();
+        let count = rng.int(1, bones.len());
+        for i in 0..count {
+            let j = rng.int(i, bones.len() - 1);
+            bones.swap(i, j);
+        }
+        bones.truncate(count);
+        bones
+    } else if fit {
         let fitting: Vec<JointId> = if s.joint("ankle_roll").is_some() && rng.chance(0.8) {
             vec![s.joint("ankle_roll").expect("the leg rig has an ankle")]
         } else {
@@ -395,8 +415,25 @@ fn draw_task(case: &mut Case, fit: bool, rng: &mut Rng) {
                 }
             })
             .collect()
-    };
-    let base = if !fit && rng.chance(0.5) {
+    }
+}
+
+/// The body bones a humanoid case's effectors are drawn from.
+const BODY: [&str; 6] = [
+    "hips",
+    "head",
+    "leftHand",
+    "rightHand",
+    "leftFoot",
+    "rightFoot",
+];
+
+fn draw_task(case: &mut Case, fit: bool, rng: &mut Rng) {
+    let s = &case.skeleton;
+    let joints: Vec<JointId> = s.joints().collect();
+    let humanoid = BODY.iter().all(|name| s.joint(name).is_some());
+    let effectors = draw_effectors(s, fit, rng);
+    let base = if !fit && !humanoid && rng.chance(0.5) {
         Some(joints[rng.int(0, joints.len() - 1)])
     } else {
         None

@@ -238,12 +238,15 @@ impl BodyRig {
                     joint: skeleton.name(e.joint).to_owned(),
                 });
             };
+            // A full weight keeps the goal to the bit (the report is measured against it).
             let w = config.blend_of(bone);
-            e.goal.position = e.goal.position.map(|p| model.position(e.joint).lerp(p, w));
-            e.goal.orientation = e
-                .goal
-                .orientation
-                .map(|q| model.rotation(e.joint).slerp(q, w).normalize());
+            if w < 1.0 {
+                e.goal.position = e.goal.position.map(|p| model.position(e.joint).lerp(p, w));
+                e.goal.orientation = e
+                    .goal
+                    .orientation
+                    .map(|q| model.rotation(e.joint).slerp(q, w).normalize());
+            }
             if e.weight > 0.0 {
                 targets.push(Target {
                     role,
