@@ -34,8 +34,6 @@ const PELVIS_RADIANS: f64 = 0.5;
 const MET: f64 = 1e-10;
 /// The smallest relative gain of an iteration for the body stage to go on.
 const MIN_GAIN: f64 = 1e-6;
-/// Forward-difference step of the body's unknowns.
-const STEP: f64 = 1e-7;
 
 /// What the body stage pulls on: the role of an effector and its blended goal.
 #[derive(Clone, Copy, Debug)]
@@ -61,10 +59,13 @@ struct Body<'a> {
     skeleton: &'a Skeleton,
     rig: &'a BodyRig,
     start: &'a LocalPose,
-    /// The hips' model frame and rotation at the start.
+    /// The hips' model frame and rotation the unknowns move from (the start, then each
+    /// accepted step: the descent linearises about where it stands).
     hips: DAffine3,
     hips_rotation: DQuat,
-    /// Each spine joint's model rotation at the start.
+    /// Each spine joint's local rotation and model origin and rotation there.
+    spine_local: Vec<DQuat>,
+    spine_origins: Vec<DVec3>,
     spine_rotations: Vec<DQuat>,
     /// Per unknown block, metres or radians per unit (the stiffnesses' inverses; 0 pins).
     scales: [f64; 3],
@@ -80,6 +81,126 @@ impl Body<'_> {
         self.scales[(k / 3).min(2)] != 0.0 && (k < 6 || (k - 6) / 3 < groups)
     }
 
+    /// The spine group of spine joint `k` and its share of the group's bend.
+    fn group(&self, k: usize) -> (usize, f64) {
+        let n = self.rig.spine.len();
+        let group = k * SPINE_GROUPS / n;
+        let members = (0..n).filter(|&i| i * SPINE_GROUPS / n == group).count();
+        #[allow(clippy::cast_precision_loss)] // a handful of joints
+        (group, 1.0 / members as f64)
+    }
+
+    /// Moves the state the unknowns start from to where `u` takes it (`u` is then zero
+    /// again): the hips, the spine's local rotations, and the spine's model frames.
+    fn fold(&mut self, u: &[f64; UNKNOWNS], spine: &mut [DQuat]) {
+        let (hips, rotation) = self.frames(u, spine);
+        self.hips = hips;
+        self.hips_rotation = rotation;
+        self.spine_local.copy_from_slice(spine);
+        let (mut frame, mut model_rotation) = (hips, rotation);
+        for (k, &j) in self.rig.spine.iter().enumerate() {
+            let mut local = self.start[j];
+            local.rotation = self.spine_local[k];
+            frame *= local.to_affine();
+            model_rotation *= local.rotation;
+            self.spine_origins[k] = frame.translation;
+            self.spine_rotations[k] = model_rotation;
+        }
+    }
+
+    /// The Jacobian of the residuals `r` (for `u` = 0) by the unknowns: each point's motion
+    /// under the pelvis's move and turn (about its origin) and each spine joint's turn about
+    /// its own origin, shared within its group; rotation residuals turn with the frames.
+    fn jacobian(
+        &self,
+        targets: &[Target],
+        spine: &[DQuat],
+        r: &[f64; RESIDUALS],
+    ) -> SMatrix<f64, RESIDUALS, UNKNOWNS> {
+        let mut j = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
+        let hips = (self.hips, self.hips_rotation);
+        let origin = self.hips.translation;
+        // Columns of a point `p` whose path passes the first `m` spine joints, for a row
+        // functional `row(v)` of the point's velocity `v`.
+        let point = |j: &mut SMatrix<f64, RESIDUALS, UNKNOWNS>,
+                     row: usize,
+                     p: DVec3,
+                     m: usize,
+                     weights: DVec3| {
+            for i in 0..3 {
+                let e = DVec3::AXES[i];
+                j[(row, i)] += self.scales[0] * weights.dot(e);
+                j[(row, 3 + i)] += self.scales[1] * weights.dot(e.cross(p - origin));
+                for k in 0..m {
+                    let (group, share) = self.group(k);
+                    let v = e.cross(p - self.spine_origins[k]) * share * self.scales[2];
+                    j[(row, 6 + 3 * group + i)] += weights.dot(v);
+                }
+            }
+        };
+        let spine_before = |path: &[JointId]| {
+            path.iter()
+                .take_while(|p| self.rig.spine_slot[p.index()].is_some())
+                .count()
+        };
+        for t in targets {
+            match t.role {
+                Role::Limb(k) => {
+                    let (Some(goal), Some(limb)) = (t.position, self.limbs.get(k)) else {
+                        continue;
+                    };
+                    if r[k] <= 0.0 {
+                        continue;
+                    }
+                    let start = self.walk(hips, spine, &limb.path).0.translation;
+                    let away = (goal - start).normalize_or_zero();
+                    point(
+                        &mut j,
+                        k,
+                        start,
+                        spine_before(&limb.path),
+                        -away * t.strength,
+                    );
+                }
+                Role::Hips => {
+                    for i in 0..3 {
+                        if t.position.is_some() {
+                            j[(4 + i, i)] = self.scales[0] * t.strength;
+                        }
+                        if t.orientation.is_some() {
+                            j[(7 + i, 3 + i)] = self.scales[1] * t.strength;
+                        }
+                    }
+                }
+                Role::Chest | Role::Head => {
+                    let (path, at) = match t.role {
+                        Role::Chest => (self.rig.chest.as_ref().map(|c| &c.1), 10),
+                        _ => (self.rig.head.as_ref().map(|h| &h.1), 16),
+                    };
+                    let Some(path) = path else { continue };
+                    let m = spine_before(path);
+                    if t.position.is_some() {
+                        let p = self.walk(hips, spine, path).0.translation;
+                        for i in 0..3 {
+                            point(&mut j, at + i, p, m, DVec3::AXES[i] * t.strength);
+                        }
+                    }
+                    if let (Some(_), Role::Chest) = (t.orientation, t.role) {
+                        for i in 0..3 {
+                            j[(13 + i, 3 + i)] = self.scales[1] * t.strength;
+                            for k in 0..m {
+                                let (group, share) = self.group(k);
+                                j[(13 + i, 6 + 3 * group + i)] +=
+                                    self.scales[2] * share * t.strength;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        j
+    }
+
     /// The hips' model frame and rotation and the local rotation of each spine joint for
     /// unknowns `u`: the hips turned about their own origin, then moved; the spine's bend
     /// shared equally by its joints, each put onto its limit.
@@ -92,19 +213,14 @@ impl Body<'_> {
             * DAffine3::from_quat(turn)
             * DAffine3::from_translation(-origin)
             * self.hips;
-        let n = spine.len();
         for (k, q) in spine.iter_mut().enumerate() {
             let j = self.rig.spine[k];
             // Joint k bends with group k·G/n, whose bend its joints share equally.
-            let group = k * SPINE_GROUPS / n;
-            let members = (0..n).filter(|&i| i * SPINE_GROUPS / n == group).count();
+            let (group, share) = self.group(k);
             let at = 6 + 3 * group;
             let b = DVec3::new(u[at], u[at + 1], u[at + 2]) * self.scales[2];
-            #[allow(clippy::cast_precision_loss)] // a handful of joints
-            let share = 1.0 / members as f64;
             let axis = self.spine_rotations[k].conjugate() * b;
-            let turned =
-                (self.start[j].rotation * DQuat::from_scaled_axis(axis * share)).normalize();
+            let turned = (self.spine_local[k] * DQuat::from_scaled_axis(axis * share)).normalize();
             // Onto the joint's limit: the descent sees the spine as it can bend.
             let rest = self.skeleton.rest(j).rotation;
             let limit = self.skeleton.limit(j);
@@ -262,12 +378,14 @@ impl BodyRig {
             .parent(self.hips)
             .map_or(DAffine3::IDENTITY, |p| model[p]);
         let free = f64::from(u8::from(config.root == RootMode::Free));
-        let body = Body {
+        let mut body = Body {
             skeleton,
             rig: self,
             start: pose,
             hips: model[self.hips],
             hips_rotation: model.rotation(self.hips),
+            spine_local: self.spine.iter().map(|&j| pose[j].rotation).collect(),
+            spine_origins: self.spine.iter().map(|&j| model.position(j)).collect(),
             spine_rotations: self.spine.iter().map(|&j| model.rotation(j)).collect(),
             scales: [
                 PELVIS_METRES * free / config.pelvis_stiffness,
@@ -318,18 +436,12 @@ impl BodyRig {
                 break;
             }
             iterations += 1;
-            let mut jacobian = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
-            let mut moved = [0.0; RESIDUALS];
-            for k in 0..UNKNOWNS {
-                if !body.moves(k) {
-                    continue;
-                }
-                let mut v = u;
-                v[k] += STEP;
-                body.residuals(&v, &targets, &mut spine, &mut moved);
-                for i in 0..RESIDUALS {
-                    jacobian[(i, k)] = (moved[i] - r[i]) / STEP;
-                }
+            // Linearised where the descent stands: the last accepted step folded in.
+            body.fold(&u, &mut spine);
+            u = [0.0; UNKNOWNS];
+            let mut jacobian = body.jacobian(&targets, &spine, &r);
+            for k in (0..UNKNOWNS).filter(|&k| !body.moves(k)) {
+                jacobian.set_column(k, &SVector::zeros());
             }
             let residual = SVector::<f64, RESIDUALS>::from_column_slice(&r);
             let normal = jacobian.transpose() * jacobian;
@@ -612,10 +724,10 @@ fn swivel(
                     + violation(c, local))
     };
     // From the current side first (tracking: the last frame's swivel is nearly right), a
-    // pattern search down to 0.06°; the whole circle only when that ends in a joint past
+    // pattern search down to 0.2°; the whole circle only when that ends in a joint past
     // its limit or a wrist turned by more than half a radian.
     let descend = |mut best: (f64, f64), mut step: f64| {
-        while step > 1e-3 {
+        while step > 4e-3 {
             let (left, right) = (cost(best.1 - step), cost(best.1 + step));
             if left < best.0 && left <= right {
                 best = (left, best.1 - step);
@@ -627,7 +739,7 @@ fn swivel(
         }
         best
     };
-    let mut best = descend((cost(0.0), 0.0), 0.25);
+    let mut best = descend((cost(0.0), 0.0), 0.125);
     if best.0 > 0.5 {
         let step = std::f64::consts::TAU / 24.0;
         let mut scan = best;
@@ -690,4 +802,103 @@ fn reach_with_clavicle(
     pose[clavicle].rotation = (parent.conjugate() * wanted).normalize();
     enforce_limits_into(skeleton, &[clavicle], pose, active);
     fk::update_subtree(skeleton, pose, model, clavicle);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ikarus_core::humanoid::builtin_humanoid;
+
+    #[test]
+    fn the_jacobian_is_the_residuals_derivative() {
+        // Against central differences of the residuals themselves, on a bent pose of the
+        // built-in humanoid with every kind of residual active: hands and feet past their
+        // reach, the hips, chest and head placed, the hips and chest turned (rotation goals at
+        // the current rotations, where the rotation rows are exact).
+        let skeleton = builtin_humanoid();
+        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
+        let mut pose = skeleton.rest_pose();
+        for (name, turn) in [
+            ("spine", 0.2),
+            ("chest", -0.15),
+            ("upperChest", 0.1),
+            ("neck", 0.3),
+        ] {
+            let j = skeleton.joint(name).unwrap();
+            pose[j].rotation = DQuat::from_euler(glam::EulerRot::XYZ, turn, 0.5 * turn, -turn);
+        }
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let limbs: Vec<&Limb> = rig.limbs().collect();
+        let at = |name: &str| model.position(skeleton.joint(name).unwrap());
+        let turn_of = |name: &str| model.rotation(skeleton.joint(name).unwrap());
+        let mut targets: Vec<Target> = ["leftHand", "rightHand", "leftFoot", "rightFoot"]
+            .iter()
+            .enumerate()
+            .map(|(k, n)| Target {
+                role: Role::Limb(k),
+                position: Some(at(n) + DVec3::new(0.3, -0.2, 0.4)),
+                orientation: None,
+                strength: 1.0,
+            })
+            .collect();
+        let chest = skeleton.name(rig.chest.as_ref().unwrap().0).to_owned();
+        targets.push(Target {
+            role: Role::Hips,
+            position: Some(at("hips") + DVec3::new(0.05, 0.02, -0.03)),
+            orientation: Some(turn_of("hips")),
+            strength: 1.0,
+        });
+        targets.push(Target {
+            role: Role::Chest,
+            position: Some(at(&chest) + DVec3::new(-0.04, 0.0, 0.05)),
+            orientation: Some(turn_of(&chest)),
+            strength: 0.7,
+        });
+        targets.push(Target {
+            role: Role::Head,
+            position: Some(at("head") + DVec3::new(0.0, -0.05, 0.1)),
+            orientation: None,
+            strength: 1.0,
+        });
+        let body = Body {
+            skeleton: &skeleton,
+            rig: &rig,
+            start: &pose,
+            hips: model[rig.hips],
+            hips_rotation: model.rotation(rig.hips),
+            spine_local: rig.spine.iter().map(|&j| pose[j].rotation).collect(),
+            spine_origins: rig.spine.iter().map(|&j| model.position(j)).collect(),
+            spine_rotations: rig.spine.iter().map(|&j| model.rotation(j)).collect(),
+            scales: [PELVIS_METRES, PELVIS_RADIANS, 1.0],
+            reaches: limbs.iter().map(|_| 0.3).collect(),
+            limbs: limbs.clone(),
+        };
+        let mut spine = vec![DQuat::IDENTITY; rig.spine.len()];
+        let zero = [0.0; UNKNOWNS];
+        let mut r = [0.0; RESIDUALS];
+        body.residuals(&zero, &targets, &mut spine, &mut r);
+        assert!(
+            r[..4].iter().all(|&d| d > 0.0),
+            "every limb past its reach: {r:?}"
+        );
+        let analytic = body.jacobian(&targets, &spine, &r);
+        let h = 1e-6;
+        for k in (0..UNKNOWNS).filter(|&k| body.moves(k)) {
+            let (mut plus, mut minus) = (zero, zero);
+            plus[k] = h;
+            minus[k] = -h;
+            let (mut rp, mut rm) = ([0.0; RESIDUALS], [0.0; RESIDUALS]);
+            body.residuals(&plus, &targets, &mut spine, &mut rp);
+            body.residuals(&minus, &targets, &mut spine, &mut rm);
+            for i in 0..RESIDUALS {
+                let numeric = (rp[i] - rm[i]) / (2.0 * h);
+                assert!(
+                    (analytic[(i, k)] - numeric).abs() < 1e-6,
+                    "row {i}, unknown {k}: {} vs {numeric}",
+                    analytic[(i, k)]
+                );
+            }
+        }
+    }
 }
