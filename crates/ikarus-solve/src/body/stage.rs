@@ -708,7 +708,9 @@ fn swivel(
         let delta = skeleton.rest(j).rotation.conjugate() * local;
         skeleton.limit(j).violation(delta)
     };
-    let cost = |twist_angle: f64| {
+    // The wrist's or ankle's turn from its own, and how far the limb's joints are past their
+    // limits (radians each).
+    let parts = |twist_angle: f64| {
         let settings = TwoBoneSettings {
             twist_angle,
             ..TwoBoneSettings::default()
@@ -717,11 +719,16 @@ fn swivel(
         let start = model.rotation(a) * out.start_correction;
         let mid = start * start_to_mid * out.mid_correction;
         let local = ((mid * mid_to_parent).conjugate() * rotation).normalize();
-        local.angle_between(pose[c].rotation)
-            + 10.0
-                * (violation(a, pose[a].rotation * out.start_correction)
-                    + violation(b, pose[b].rotation * out.mid_correction)
-                    + violation(c, local))
+        (
+            local.angle_between(pose[c].rotation),
+            violation(a, pose[a].rotation * out.start_correction)
+                + violation(b, pose[b].rotation * out.mid_correction)
+                + violation(c, local),
+        )
+    };
+    let cost = |twist_angle: f64| {
+        let (turn, past) = parts(twist_angle);
+        turn + 10.0 * past
     };
     // From the current side first (tracking: the last frame's swivel is nearly right), a
     // pattern search down to 0.2°; the whole circle only when that ends in a joint past
@@ -740,7 +747,7 @@ fn swivel(
         best
     };
     let mut best = descend((cost(0.0), 0.0), 0.125);
-    if best.0 > 0.5 {
+    if best.0 > 0.5 || parts(best.1).1 > 0.0 {
         let step = std::f64::consts::TAU / 24.0;
         let mut scan = best;
         for k in 0..24 {

@@ -1,0 +1,122 @@
+//! The full-body solver on held-out frames of clips retargeted onto the built-in humanoid (every
+//! joint limited) and a VRM: six 6-D effectors (hips, head, hands, feet) set to a frame of the
+//! retargeted clip, solved from its pose 10 frames earlier. Measured by FK against the frame:
+//! every body joint's position error (MPJPE) and whether each solve met its goals.
+
+use ikarus_anim::retarget::{self, Character, RetargetConfig};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
+use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+use ikarus_solve::body::BodyConfig;
+use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
+
+fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    model
+}
+
+/// `clip` retargeted onto `target` with the default settings.
+fn retargeted(file: &str, target: (&Skeleton, &HumanoidMap)) -> Option<Motion> {
+    let dir = ikarus_testdata::require("bvh", "body on retargeted clips")?;
+    let document = ikarus_formats::open(dir.join(file).to_str()?, 1.0).unwrap();
+    let map = HumanoidMap::recognise(&document.skeleton);
+    let source = Character {
+        skeleton: &document.skeleton,
+        map: &map,
+    };
+    let to = Character {
+        skeleton: target.0,
+        map: target.1,
+    };
+    let motion = document.motion.as_ref().unwrap();
+    Some(
+        retarget::retarget(source, motion, to, &RetargetConfig::default())
+            .unwrap()
+            .motion,
+    )
+}
+
+#[test]
+fn held_out_frames_of_retargeted_clips() {
+    let builtin = ikarus_core::humanoid::builtin_humanoid();
+    let builtin_map = HumanoidMap::recognise(&builtin);
+    let mut targets = vec![("builtin", builtin, builtin_map)];
+    if let Some(dir) = ikarus_testdata::require("gltf", "body on retargeted clips") {
+        let gltf = GltfFile::read(&dir.join("Godette_vrm_v4.vrm")).unwrap();
+        let skeleton = gltf.skeleton(&SkeletonSource::Auto).unwrap();
+        let map = gltf.vrm_humanoid().unwrap().unwrap().map(&skeleton);
+        targets.push(("Godette.vrm", skeleton.skeleton, map));
+    }
+    let config = SolverConfig::Body(BodyConfig::default());
+    for file in [
+        "cmu_02_01_walk_cgspeed_crlf.bvh",
+        "bandainamco_ds1_walk_normal_002.bvh",
+    ] {
+        for (name, skeleton, map) in &targets {
+            let Some(motion) = retargeted(file, (skeleton, map)) else {
+                return;
+            };
+            let hips = map.joint(HumanoidBone::Hips).unwrap();
+            let body = skeleton.subtree(hips);
+            let (mut solves, mut converged, mut sum, mut worst) = (0_u32, 0, 0.0, 0.0_f64);
+            for f in (10..motion.len()).step_by(motion.len() / 12) {
+                let truth = model_of(skeleton, &motion.frames()[f]);
+                let effectors = [
+                    HumanoidBone::Hips,
+                    HumanoidBone::Head,
+                    HumanoidBone::LeftHand,
+                    HumanoidBone::RightHand,
+                    HumanoidBone::LeftFoot,
+                    HumanoidBone::RightFoot,
+                ]
+                .iter()
+                .map(|&b| {
+                    let j = map.joint(b).unwrap();
+                    Effector::new(
+                        j,
+                        Goal::from_position_orientation(truth.position(j), truth.rotation(j)),
+                    )
+                })
+                .collect();
+                let task = IkTask::from_effectors(effectors);
+                let mut pose = motion.frames()[f - 10].clone();
+                let report = solve(skeleton, &task, &config, &mut pose);
+                assert!(pose.is_finite());
+                assert!(
+                    skeleton
+                        .limit_violation(&pose)
+                        .is_none_or(|(_, v)| v < 1e-6)
+                );
+                let model = model_of(skeleton, &pose);
+                #[allow(clippy::cast_precision_loss)] // joint counts
+                let error = body
+                    .clone()
+                    .map(|i| {
+                        let j = JointId::from_index(i);
+                        model.position(j).distance(truth.position(j))
+                    })
+                    .sum::<f64>()
+                    / body.len() as f64;
+                solves += 1;
+                converged += usize::from(report.status == SolveStatus::Converged);
+                sum += error;
+                worst = worst.max(error);
+            }
+            let mean = sum / f64::from(solves);
+            println!(
+                "{file} → {name}: {converged}/{solves} converged, MPJPE mean {:.2} cm, worst {:.2} cm",
+                mean * 100.0,
+                worst * 100.0
+            );
+            // Every body joint within 1 cm on average. On the VRM (no limits) every solve
+            // meets its goals; on the built-in humanoid, when the solve started (CMU walk
+            // 3/12, Bandai walk 8/11), the arms' and ankles' limits hold some goals off (by up
+            // to 11 cm on the CMU clip's first frames, from its T-pose): the open gap.
+            assert!(mean < 0.01, "{file} → {name}: MPJPE mean {mean} m");
+            if *name != "builtin" {
+                assert_eq!(converged, solves as usize, "{file} → {name}");
+            }
+        }
+    }
+}
