@@ -726,9 +726,10 @@ fn swivel(
                 + violation(c, local),
         )
     };
+    // Inside the limits first (a radian past a limit outweighs any turn), then the turn.
     let cost = |twist_angle: f64| {
         let (turn, past) = parts(twist_angle);
-        turn + 10.0 * past
+        turn + 1000.0 * past
     };
     // From the current side first (tracking: the last frame's swivel is nearly right), a
     // pattern search down to 0.2°; the whole circle only when that ends in a joint past
