@@ -110,9 +110,9 @@ fn held_out_frames_of_retargeted_clips() {
                 worst * 100.0
             );
             // Every body joint within 1 cm on average. On the VRM (no limits) every solve
-            // meets its goals; on the built-in humanoid, (CMU walk 5/12, Bandai walk 9/11
-            // converged), the arms' and ankles' limits hold some goals off (by up
-            // to 11 cm on the CMU clip's first frames, from its T-pose): the open gap.
+            // meets its goals; on the built-in humanoid (CMU walk 5/12, Bandai walk 9/11
+            // converged) the arms' and ankles' limits hold some goals off, by up to 11 cm on
+            // the CMU clip's first frames from its T-pose: the open gap.
             assert!(mean < 0.01, "{file} → {name}: MPJPE mean {mean} m");
             if *name != "builtin" {
                 assert_eq!(converged, solves as usize, "{file} → {name}");
