@@ -3,7 +3,7 @@
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointLimit, LocalPose, MmdLimit, Skeleton, SkeletonBuilder, Transform};
 use ikarus_testdata::limits::hinge;
 mod common;
 
@@ -11,8 +11,26 @@ use common::{
     Draw, Rng, assert_legal, cmu_jump, joints, model, pose_task, position_task, random_pose,
 };
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, Tolerance, ccd, measure,
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveReport, SolveStatus, Tolerance,
+    ccd, measure,
 };
+
+/// CCD from the rest pose under `cfg`; the result is checked legal.
+fn solve_legal(s: &Skeleton, task: &IkTask, cfg: &CcdConfig) -> (LocalPose, SolveReport) {
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(s, task, cfg, &mut pose);
+    assert_legal(s, &pose);
+    (pose, report)
+}
+
+/// Classic undamped CCD from the rest pose, at most `iterations` sweeps; checked legal.
+fn classic(s: &Skeleton, task: &IkTask, iterations: u32) -> (LocalPose, SolveReport) {
+    solve_legal(
+        s,
+        task,
+        &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, iterations),
+    )
+}
 
 #[test]
 fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
@@ -26,14 +44,7 @@ fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
         let truth = random_pose(&s, &arm, &mut rng, 1.5);
         let target = model(&s, &truth).position(hand);
         let task = position_task(hand, target);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 200),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 200);
         let (measured, _) = measure(&s, &task, &pose);
         assert_eq!(report.position_error, measured);
         assert_eq!(report.converged(), measured <= task.tolerance.position);
@@ -54,14 +65,7 @@ fn position_and_orientation_goals_are_met() {
         let truth = random_pose(&s, &arm, &mut rng, 1.2);
         let m = model(&s, &truth);
         let task = pose_task(&m, hand);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 500);
         let (p, r) = measure(&s, &task, &pose);
         assert_eq!((report.position_error, report.rotation_error), (p, r));
         if report.converged() {
@@ -115,14 +119,11 @@ fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
         truth[knee].rotation = DQuat::from_rotation_x(rng.range(0.2, 2.5));
         let target = model(&s, &truth).position(ankle);
         let task = position_task(ankle, target);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
+        let (pose, report) = solve_legal(
             &s,
             &task,
             &CcdConfig::new(CcdVariant::Mmd, CcdDamping::None, 200),
-            &mut pose,
         );
-        assert_legal(&s, &pose);
         // The knee only ever turns about x, positively.
         let q = pose[knee].rotation;
         assert!(q.y.abs() < 1e-12 && q.z.abs() < 1e-12 && q.x >= 0.0, "{q}");
@@ -208,14 +209,7 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
             position: 1e-4,
             rotation: 1e-3,
         };
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 300),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 300);
         let after = model(&s, &pose);
         assert!((after.position(foot) - rest.position(foot)).length() < 1e-9);
         let d = after.rotation(foot).conjugate() * rest.rotation(foot);
@@ -259,14 +253,7 @@ fn two_hands_at_once() {
                 .collect(),
         )
         .with_tolerance(Tolerance::new(1e-3, 1e-3));
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (_, report) = classic(&s, &task, 500);
         converged += usize::from(report.converged());
     }
     assert!(converged >= 40, "{converged}/50 converged");
@@ -281,10 +268,8 @@ fn unreachable_and_invalid_targets() {
     // 3 m out along the arm and up: the arm points at it, the report says unreachable.
     let target = rest.position(shoulder) + DVec3::new(2.0, 2.0, 1.0);
     let task = position_task(hand, target);
-    let mut pose = s.rest_pose();
-    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    let (mut pose, report) = solve_legal(&s, &task, &CcdConfig::default());
     assert_eq!(report.status, SolveStatus::Unreachable);
-    assert_legal(&s, &pose);
     let m = model(&s, &pose);
     let reach = (rest.position(hand) - rest.position(shoulder)).length();
     let best = (target - m.position(shoulder)).length() - reach;
@@ -351,10 +336,8 @@ fn hinge_limits_hold_and_are_reported_active() {
     let tip = s.joint("tip").unwrap();
     // Straight up is far outside the limits: best effort, both hinges at their upper bounds.
     let task = position_task(tip, DVec3::new(0.0, 2.0, 0.0));
-    let mut pose = s.rest_pose();
-    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    let (pose, report) = solve_legal(&s, &task, &CcdConfig::default());
     assert!(!report.converged());
-    assert_legal(&s, &pose);
     assert!(
         (pose[s.joint("a").unwrap()]
             .rotation

@@ -7,19 +7,25 @@ mod common;
 use common::{Rng, assert_legal, joints, model, pose_task, position_task, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{SkeletonBuilder, Transform};
+use ikarus_core::{JointId, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::lm::{self, LmConfig, LmWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance, measure, solve};
 use ikarus_testdata::limits::hinge;
 
 const ARM: [&str; 4] = ["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"];
 
-/// The humanoid's left hand to 6-D goals made by random legal arm poses.
-#[test]
-fn humanoid_hand_reaches_six_d_goals_from_random_legal_poses() {
+/// The built-in humanoid, its left arm's joints ([`ARM`]) and the last of them, the hand.
+fn left_arm() -> (Skeleton, Vec<JointId>, JointId) {
     let s = builtin_humanoid();
     let arm = joints(&s, &ARM);
     let hand = *arm.last().unwrap();
+    (s, arm, hand)
+}
+
+/// The humanoid's left hand to 6-D goals made by random legal arm poses.
+#[test]
+fn humanoid_hand_reaches_six_d_goals_from_random_legal_poses() {
+    let (s, arm, hand) = left_arm();
     let mut rng = Rng(11);
     let mut workspace = LmWorkspace::new();
     let mut config = LmConfig::default();
@@ -208,9 +214,7 @@ fn restarts_are_counted_and_the_time_budget_stops_the_solve() {
 
 #[test]
 fn a_warm_workspace_gives_the_same_answer_as_a_fresh_one() {
-    let s = builtin_humanoid();
-    let arm = joints(&s, &ARM);
-    let hand = *arm.last().unwrap();
+    let (s, arm, hand) = left_arm();
     let mut rng = Rng(3);
     let mut warm = LmWorkspace::new();
     let config = LmConfig::default();
