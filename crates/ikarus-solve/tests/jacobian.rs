@@ -763,11 +763,7 @@ fn limit_centering_moves_hinges_toward_the_middle_of_their_range() {
             start[j].rotation = DQuat::from_axis_angle(h.axis, side * rng.range(0.6, 0.9));
         }
         let at = common::model(&s, &start).position(flange);
-        let offset = DVec3::new(
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-        );
+        let offset = DVec3::from_array(rng.in_cube());
         let task = common::position_task(flange, at + offset.normalize() * 0.05);
         for (k, objective) in [NullSpaceObjective::LimitCenter, NullSpaceObjective::None]
             .into_iter()
