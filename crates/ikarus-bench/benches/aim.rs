@@ -12,12 +12,13 @@
 //! - Scaling joint space by `|det|` instead of dividing the adjugate by the determinant removed the
 //!   division at the head of the dependency chain: 56 ns.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ikarus_bench::{bench_from_pose, bench_slice};
 use ikarus_core::glam::DVec3;
 use ikarus_core::{ModelPose, fk};
 use ikarus_solve::aim::{
-    AimChain, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve, solve_chain,
-    solve_chain_multi, solve_slice,
+    AimChain, AimInput, AimSettings, MultiAimChain, Pole, solve, solve_chain, solve_chain_multi,
+    solve_slice,
 };
 use ikarus_testdata::{Draw, Rng};
 use std::hint::black_box;
@@ -76,47 +77,49 @@ fn bench_aim(c: &mut Criterion) {
         b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
     });
 
-    let mut outputs = vec![AimOutput::default(); BATCH];
-    group.throughput(Throughput::Elements(BATCH as u64));
-    group.bench_function("solve_slice_1024_cmu_frames", |b| {
-        b.iter(|| solve_slice(black_box(&inputs), black_box(&settings), &mut outputs));
-    });
+    bench_slice(
+        &mut group,
+        "solve_slice_1024_cmu_frames",
+        &inputs,
+        &settings,
+        solve_slice,
+    );
 
     // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
-    group.throughput(Throughput::Elements(1));
     let target = input_1000.target;
     let pole = input_1000.pole;
-    let mut pose = pose_1000.clone();
-    group.bench_function("solve_chain_cmu_head_with_fk", |b| {
-        b.iter(|| {
-            pose.transforms_mut()
-                .copy_from_slice(pose_1000.transforms());
+    bench_from_pose(
+        &mut group,
+        "solve_chain_cmu_head_with_fk",
+        &pose_1000,
+        |pose| {
             solve_chain(
                 skeleton,
                 &eye,
                 black_box(target),
                 pole,
                 &settings,
-                &mut pose,
+                pose,
                 &mut model,
             )
-        });
-    });
-    group.bench_function("solve_chain_multi_cmu_spine_neck_head_with_fk", |b| {
-        b.iter(|| {
-            pose.transforms_mut()
-                .copy_from_slice(pose_1000.transforms());
+        },
+    );
+    bench_from_pose(
+        &mut group,
+        "solve_chain_multi_cmu_spine_neck_head_with_fk",
+        &pose_1000,
+        |pose| {
             solve_chain_multi(
                 skeleton,
                 &multi,
                 black_box(target),
                 pole,
                 &settings,
-                &mut pose,
+                pose,
                 &mut model,
             )
-        });
-    });
+        },
+    );
     group.finish();
 }
 

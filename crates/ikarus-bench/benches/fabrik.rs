@@ -39,7 +39,7 @@ use std::time::Instant;
 use cpu_time::ThreadTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
-use ikarus_core::{Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointLimit, Skeleton};
 use ikarus_solve::fabrik::{self, FabrikConfig, FabrikWorkspace};
 use ikarus_solve::{Goal, IkTask, IterationSettings, Tolerance};
 use ikarus_testdata::Rng;
@@ -124,25 +124,14 @@ fn random_direction(rng: &mut Rng) -> DVec3 {
 impl Protocol {
     /// A fixed `base`, then `j0` … (every one turning, `j0` at the base) and `tip`.
     fn chain(&self) -> Skeleton {
-        let mut b = SkeletonBuilder::new();
-        b.joint("base", None, Transform::IDENTITY);
-        let mut previous = "base".to_owned();
-        for i in 0..self.points - 1 {
-            let name = format!("j{i}");
-            let offset = if i == 0 {
-                DVec3::ZERO
-            } else {
-                DVec3::Y * self.link
-            };
-            b.joint(&name, Some(&previous), Transform::from_translation(offset));
-            previous = name;
-        }
-        b.joint(
-            "tip",
-            Some(&previous),
-            Transform::from_translation(DVec3::Y * self.link),
-        );
-        b.build().expect("a valid chain")
+        let link = self.link;
+        let offset = |i| if i == 0 { DVec3::ZERO } else { DVec3::Y * link };
+        ikarus_testdata::rigs::chain(
+            self.points - 1,
+            offset,
+            |_| JointLimit::Free,
+            DVec3::Y * link,
+        )
     }
 
     fn reach(&self) -> f64 {

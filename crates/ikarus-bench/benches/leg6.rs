@@ -267,11 +267,8 @@ fn bench_chain(c: &mut Criterion) {
         rotation: model.rotation(joints.ankle_roll),
     };
     let rest = skeleton.rest_pose();
-    group.bench_function("solve_chain_g1_with_fk", |b| {
-        b.iter(|| {
-            pose.transforms_mut().copy_from_slice(rest.transforms());
-            solve_chain(&skeleton, &chain, black_box(&target), &mut pose, &mut model)
-        });
+    ikarus_bench::bench_from_pose(&mut group, "solve_chain_g1_with_fk", &rest, |pose| {
+        solve_chain(&skeleton, &chain, black_box(&target), pose, &mut model)
     });
     group.finish();
 }

@@ -96,12 +96,7 @@ fn humanoid_problems() -> (Limb7, Vec<(DVec3, DQuat, f64)>) {
     let mut rng = Rng(2026);
     let problems = (0..BATCH)
         .map(|_| {
-            let axis = DVec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-            )
-            .normalize_or(DVec3::X);
+            let axis = DVec3::from_array(rng.in_cube()).normalize_or(DVec3::X);
             let q = skeleton
                 .limit(s)
                 .project(DQuat::from_axis_angle(axis, rng.range(0.0, 1.5)));

@@ -39,20 +39,13 @@ const SEED: u64 = 42;
 /// Targets solved untimed before each chain's protocol pass.
 const WARM_UP: usize = 1_000;
 
-fn count() -> usize {
-    std::env::var("IKARUS_TRAC_IK_TARGETS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000)
-}
-
 fn bench_robot(c: &mut Criterion) {
     let config = ikarus_bench::trac_ik_auto_config();
     let mut loaded = Vec::new();
     for (file, base, tip) in ikarus_bench::ROBOT_CHAINS {
         let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
         let targets: Vec<BatchTarget> = robot
-            .samples(count(), SEED)
+            .samples(ikarus_bench::trac_ik::target_count(), SEED)
             .into_iter()
             .map(|(_, t)| t)
             .collect();

@@ -53,13 +53,6 @@ use k::prelude::*;
 
 const SEED: u64 = 42;
 
-fn count() -> usize {
-    std::env::var("IKARUS_TRAC_IK_TARGETS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000)
-}
-
 /// Every iterative solver on the same targets: Levenberg–Marquardt with the protocol's restart
 /// budget, the Jacobian family as `benches/jacobian.rs` sets it up (500 sweeps, 8 restarts),
 /// CCD with its defaults and the same budget, FABRIK with its defaults (500 sweeps). `IKARUS_TRAC_IK_SOLVERS=lm,dls`
@@ -161,7 +154,7 @@ fn protocol() -> Vec<(Robot, Vec<BatchTarget>)> {
     let mut loaded = Vec::new();
     for (file, base, tip) in ROBOTS {
         let robot = Robot::load(file, base, tip).expect("benchmarks need ../shared/data/urdf");
-        let samples = robot.samples(count(), SEED);
+        let samples = robot.samples(ikarus_bench::trac_ik::target_count(), SEED);
         let targets: Vec<BatchTarget> = samples
             .iter()
             .map(|(_, t)| BatchTarget {

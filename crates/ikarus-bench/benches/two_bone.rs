@@ -11,11 +11,11 @@
 //! - A single call cannot reach 40 ns: ~650 instructions (210 multiplications, two pipes: ≥ 105
 //!   cycles) and a chain through three square roots and three divisions (≈ 160 cycles ≈ 42 ns).
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ikarus_bench::{bench_from_pose, bench_slice};
 use ikarus_core::{ModelPose, fk};
 use ikarus_solve::two_bone::{
-    Pole, TwoBoneChain, TwoBoneInput, TwoBoneOutput, TwoBoneSettings, solve, solve_chain,
-    solve_slice,
+    Pole, TwoBoneChain, TwoBoneInput, TwoBoneSettings, solve, solve_chain, solve_slice,
 };
 use ikarus_testdata::{Draw, Rng};
 use std::hint::black_box;
@@ -77,32 +77,33 @@ fn bench_two_bone(c: &mut Criterion) {
         b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
     });
 
-    let mut outputs = vec![TwoBoneOutput::default(); BATCH];
-    group.throughput(Throughput::Elements(BATCH as u64));
-    group.bench_function("solve_slice_1024_cmu_frames", |b| {
-        b.iter(|| solve_slice(black_box(&inputs), black_box(&settings), &mut outputs));
-    });
+    bench_slice(
+        &mut group,
+        "solve_slice_1024_cmu_frames",
+        &inputs,
+        &settings,
+        solve_slice,
+    );
 
     // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
-    group.throughput(Throughput::Elements(1));
     let target = input_1000.target;
     let pole = input_1000.pole;
-    let mut pose = pose_1000.clone();
-    group.bench_function("solve_chain_cmu_left_arm_with_fk", |b| {
-        b.iter(|| {
-            pose.transforms_mut()
-                .copy_from_slice(pose_1000.transforms());
+    bench_from_pose(
+        &mut group,
+        "solve_chain_cmu_left_arm_with_fk",
+        &pose_1000,
+        |pose| {
             solve_chain(
                 skeleton,
                 &chain_1000,
                 black_box(target),
                 pole,
                 &settings,
-                &mut pose,
+                pose,
                 &mut model,
             )
-        });
-    });
+        },
+    );
     group.finish();
 }
 

@@ -111,6 +111,47 @@ pub const ROBOT_CHAINS: [(&str, &str, &str); 8] = [
     ("universalUR5e.urdf", "base_link", "tool0"),
 ];
 
+/// Criterion's time per `solve` of a whole batch as `<group>/<name>`: `solve(inputs,
+/// settings, outputs)` into outputs allocated once, the throughput counted in inputs (set back
+/// to one element after). The shape of every closed form's `solve_slice` row.
+pub fn bench_slice<I, S, O: Clone + Default>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    inputs: &[I],
+    settings: &S,
+    solve: impl Fn(&[I], &S, &mut [O]),
+) {
+    let mut outputs = vec![O::default(); inputs.len()];
+    group.throughput(criterion::Throughput::Elements(inputs.len() as u64));
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            solve(
+                std::hint::black_box(inputs),
+                std::hint::black_box(settings),
+                &mut outputs,
+            );
+        });
+    });
+    group.throughput(criterion::Throughput::Elements(1));
+}
+
+/// Criterion's time per `solve` as `<group>/<name>`, each run on a pose first reset to `start`
+/// (a copy, no allocation): the shape of the skeleton-level "FK + solve + apply" rows.
+pub fn bench_from_pose<R>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    start: &ikarus_core::LocalPose,
+    mut solve: impl FnMut(&mut ikarus_core::LocalPose) -> R,
+) {
+    let mut pose = start.clone();
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            pose.transforms_mut().copy_from_slice(start.transforms());
+            solve(&mut pose)
+        });
+    });
+}
+
 /// Criterion's time per solve over `tasks` cycled, each from the rest pose, as
 /// `<group>/<name>`: the shape of every solver bench's "N targets per solve" row.
 pub fn bench_cycling(

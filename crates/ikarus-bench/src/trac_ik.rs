@@ -126,6 +126,28 @@ impl Robot {
         self.chain.tip_in_base(&model)
     }
 
+    /// [`check`](Self::check), asserting that `q` is legal and the reported position error is
+    /// the one forward kinematics measures (`file` names the robot in the messages): the
+    /// position and rotation errors.
+    ///
+    /// # Panics
+    /// When either does not hold.
+    pub fn assert_checked(
+        &self,
+        file: &str,
+        target: &BatchTarget,
+        result: &BatchResult,
+    ) -> (f64, f64) {
+        let (p, r, legal) = self.check(target, result);
+        assert!(legal, "{file}: q outside the limits: {result:?}");
+        assert!(
+            (p - result.position_error).abs() < 1e-12,
+            "{file}: FK {p:e} vs reported {:e}",
+            result.position_error
+        );
+        (p, r)
+    }
+
     /// Checks a result independently of the solver's report: forward kinematics of its `q`
     /// against the target, and the limits. Returns (position error, rotation error, legal).
     pub fn check(&self, target: &BatchTarget, result: &BatchResult) -> (f64, f64, bool) {
@@ -146,6 +168,15 @@ impl Robot {
             self.chain.within_limits(&result.q, 1e-9),
         )
     }
+}
+
+/// How many protocol targets a run solves: `IKARUS_TRAC_IK_TARGETS`, else the protocol's
+/// 10,000.
+pub fn target_count() -> usize {
+    std::env::var("IKARUS_TRAC_IK_TARGETS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
 }
 
 /// Protocol figures over one solver's results on one robot.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{fails, ikarus, ok, temp_dir};
+use common::{data_file, fails, ikarus, ok, temp_dir};
 
 /// World positions by an independent walk: channel values straight to 4×4 matrices.
 fn naive_positions(bvh: &Bvh, frame: usize) -> Vec<DVec3> {
@@ -63,8 +63,8 @@ fn json_positions(json: &Value) -> Vec<(String, DVec3)> {
 fn info_and_fk_work_on_every_shared_file() {
     for path in ikarus_testdata::files("bvh", "bvh", "info_and_fk_work_on_every_shared_file") {
         let file = path.to_str().unwrap();
-        let bvh = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
-        let info: Value = serde_json::from_str(&ok(&["info", file, "--json"])).unwrap();
+        let bvh = read_bvh(&path);
+        let info = json(&["info", file, "--json"]);
         assert_eq!(
             info["frames"].as_u64().unwrap() as usize,
             bvh.frame_count,
@@ -98,20 +98,14 @@ fn info_and_fk_work_on_every_shared_file() {
 
 #[test]
 fn fk_scale_scales_positions() {
-    let Some(dir) = ikarus_testdata::require("bvh", "fk_scale_scales_positions") else {
+    let Some(file) = data_file("bvh", "fk_scale_scales_positions", "mocapbank_zxy_crlf.bvh") else {
         return;
     };
-    let file = dir.join("mocapbank_zxy_crlf.bvh");
-    let file = file.to_str().unwrap();
-    let cm = json_positions(
-        &serde_json::from_str(&ok(&["fk", file, "--frame", "7", "--json"])).unwrap(),
-    );
-    let m = json_positions(
-        &serde_json::from_str(&ok(&[
-            "fk", file, "--frame", "7", "--json", "--scale", "0.01",
-        ]))
-        .unwrap(),
-    );
+    let file = file.as_str();
+    let cm = json_positions(&json(&["fk", file, "--frame", "7", "--json"]));
+    let m = json_positions(&json(&[
+        "fk", file, "--frame", "7", "--json", "--scale", "0.01",
+    ]));
     for ((_, a), (_, b)) in cm.iter().zip(&m) {
         assert!((*a * 0.01 - *b).length() < 1e-12);
     }
@@ -119,22 +113,25 @@ fn fk_scale_scales_positions() {
 
 #[test]
 fn convert_resamples_and_rescales() {
-    let Some(dir) = ikarus_testdata::require("bvh", "convert_resamples_and_rescales") else {
+    let Some(input) = data_file(
+        "bvh",
+        "convert_resamples_and_rescales",
+        "cmu_02_01_walk_cgspeed_crlf.bvh",
+    ) else {
         return;
     };
-    let input = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
     let out = temp_dir("convert").join("walk30.bvh");
     ok(&[
         "convert",
-        input.to_str().unwrap(),
+        &input,
         out.to_str().unwrap(),
         "--fps",
         "30",
         "--scale",
         "0.056444",
     ]);
-    let original = Bvh::read(&input, &BvhReadOptions::default()).unwrap();
-    let converted = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    let original = read_bvh(&input);
+    let converted = read_bvh(&out);
     // 344 frames at 120 fps span 343/120 s; at 30 fps that is 86 steps (the last one clamped).
     assert_eq!(converted.frame_count, 87);
     assert!((converted.frame_time - 1.0 / 30.0).abs() < 1e-12);
@@ -157,7 +154,7 @@ fn convert_resamples_and_rescales() {
             );
         }
     }
-    let err = fails(&["convert", input.to_str().unwrap(), "out.xyz"]);
+    let err = fails(&["convert", &input, "out.xyz"]);
     assert!(err.contains("unknown output format"), "{err}");
 }
 
@@ -201,7 +198,7 @@ fn up_axis_guess_follows_a_z_up_file() {
     };
     // Rotate the whole figure +90° about X (Y up becomes Z up) through the root's channels.
     let input = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
-    let bvh = Bvh::read(&input, &BvhReadOptions::default()).unwrap();
+    let bvh = read_bvh(&input);
     let mut motion = bvh.to_motion().unwrap();
     let turn = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
     let root = bvh.skeleton.roots().next().unwrap();
@@ -214,8 +211,7 @@ fn up_axis_guess_follows_a_z_up_file() {
         .unwrap()
         .write(&out)
         .unwrap();
-    let info: Value =
-        serde_json::from_str(&ok(&["info", out.to_str().unwrap(), "--json"])).unwrap();
+    let info = json(&["info", out.to_str().unwrap(), "--json"]);
     assert_eq!(info["up_axis"], "+Z");
 }
 
@@ -245,6 +241,31 @@ fn malformed_files_give_one_line_with_file_line_and_column() {
     assert!(err.trim_end().chars().all(|c| !c.is_control()), "{err:?}");
 }
 
+/// Runs `ikarus` with `args` (asserting success) and parses the JSON it prints.
+fn json(args: &[&str]) -> Value {
+    serde_json::from_str(&ok(args)).unwrap()
+}
+
+/// Reads a BVH file with the default options.
+fn read_bvh(path: impl AsRef<Path>) -> Bvh {
+    Bvh::read(path.as_ref(), &BvhReadOptions::default()).unwrap()
+}
+
+/// Where the joint `name` is in a list from [`json_positions`].
+fn position_of(joints: &[(String, DVec3)], name: &str) -> DVec3 {
+    joints.iter().find(|(n, _)| n == name).unwrap().1
+}
+
+/// Writes `task` to `dir/name`, runs `ikarus solve` on it and parses the JSON it prints.
+fn solve_task(dir: &Path, name: &str, task: &str) -> Value {
+    json(&["solve", &write_task(dir, name, task)])
+}
+
+/// Writes `task` to `dir/name`, runs `ikarus solve` on it expecting a one-line error, returns it.
+fn solve_error(dir: &Path, name: &str, task: &str) -> String {
+    fails(&["solve", &write_task(dir, name, task)])
+}
+
 fn write_task(dir: &Path, name: &str, task: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, task).unwrap();
@@ -269,32 +290,33 @@ fn solve_reports_fk_residuals_and_rejects_bad_tasks() {
     assert_eq!(result["report"]["rotation_error"].as_f64().unwrap(), 0.0);
     assert!(result["report"]["time_ns"].as_u64().is_some());
     let joints = json_positions(&result);
-    let fk: Value = serde_json::from_str(&ok(&["fk", "builtin:humanoid", "--json"])).unwrap();
+    let fk = json(&["fk", "builtin:humanoid", "--json"]);
     assert_eq!(joints, json_positions(&fk));
     assert_eq!(
         result["joints"][0]["rotation"],
         serde_json::json!([0.0, 0.0, 0.0, 1.0])
     );
 
-    let unknown = write_task(
-        &dir,
-        "unknown.json",
-        r#"{"skeleton": "builtin:humanoid", "effectors": [{"joint": "tail", "position": [0, 0, 0]}]}"#,
-    );
-    assert!(fails(&["solve", &unknown]).contains("no joint named `tail`"));
-    let syntax = write_task(
-        &dir,
-        "syntax.json",
-        "{\"skeleton\": \"builtin:humanoid\",\n \"effectors\": [}",
-    );
-    let err = fails(&["solve", &syntax]);
-    assert!(err.contains("syntax.json:2:"), "{err}");
-    let kind = write_task(
-        &dir,
-        "kind.json",
-        r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "magic"}, "effectors": []}"#,
-    );
-    assert!(fails(&["solve", &kind]).contains("magic"));
+    for (name, task, expected) in [
+        (
+            "unknown.json",
+            r#"{"skeleton": "builtin:humanoid", "effectors": [{"joint": "tail", "position": [0, 0, 0]}]}"#,
+            "no joint named `tail`",
+        ),
+        (
+            "syntax.json",
+            "{\"skeleton\": \"builtin:humanoid\",\n \"effectors\": [}",
+            "syntax.json:2:",
+        ),
+        (
+            "kind.json",
+            r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "magic"}, "effectors": []}"#,
+            "magic",
+        ),
+    ] {
+        let err = solve_error(&dir, name, task);
+        assert!(err.contains(expected), "{err}");
+    }
     let huge = write_task(
         &dir,
         "huge.json",
@@ -313,37 +335,31 @@ fn solve_reports_fk_residuals_and_rejects_bad_tasks() {
         "empty.json",
         r#"{"skeleton": "builtin:humanoid", "effectors": []}"#,
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &empty])).unwrap();
+    let result = json(&["solve", &empty]);
     assert_eq!(result["report"]["status"], "invalid_input");
     assert!(result["report"]["position_error"].is_null());
 }
 
 #[test]
 fn solve_starts_from_a_bvh_frame_relative_to_the_task() {
-    let Some(dir) =
-        ikarus_testdata::require("bvh", "solve_starts_from_a_bvh_frame_relative_to_the_task")
-    else {
+    let Some(file) = data_file(
+        "bvh",
+        "solve_starts_from_a_bvh_frame_relative_to_the_task",
+        "pfnn_hierarchy_30fps_crlf.bvh",
+    ) else {
         return;
     };
-    let file = dir.join("pfnn_hierarchy_30fps_crlf.bvh");
     let tmp = temp_dir("solve-bvh");
     let task = write_task(
         &tmp,
         "task.json",
         &format!(
             r#"{{"skeleton": "{}", "frame": 12, "effectors": [{{"joint": "LeftHand", "position": [0, 0, 0]}}]}}"#,
-            file.to_str().unwrap()
+            &file
         ),
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
-    let fk: Value = serde_json::from_str(&ok(&[
-        "fk",
-        file.to_str().unwrap(),
-        "--frame",
-        "12",
-        "--json",
-    ]))
-    .unwrap();
+    let result = json(&["solve", &task]);
+    let fk = json(&["fk", &file, "--frame", "12", "--json"]);
     assert_eq!(json_positions(&result), json_positions(&fk));
 }
 
@@ -352,7 +368,7 @@ fn solve_runs_ccd_with_a_base_joint_and_checks_it_against_fk() {
     let dir = temp_dir("solve-ccd");
     // The left hand 30 cm lower and 20 cm forward with the right foot planted: the path runs
     // through the hips, which move.
-    let task = write_task(
+    let result = solve_task(
         &dir,
         "ccd.json",
         r#"{"skeleton": "builtin:humanoid",
@@ -361,33 +377,32 @@ fn solve_runs_ccd_with_a_base_joint_and_checks_it_against_fk() {
         "base": "rightFoot",
         "effectors": [{"joint": "leftHand", "position": [0.7, 1.08, 0.2]}]}"#,
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
     assert_eq!(result["report"]["solver"], "ccd");
     assert_eq!(result["report"]["status"], "converged", "{result}");
     let joints = json_positions(&result);
-    let at = |name: &str| joints.iter().find(|(n, _)| n == name).unwrap().1;
+    let at = |name: &str| position_of(&joints, name);
     assert!((at("leftHand") - DVec3::new(0.7, 1.08, 0.2)).length() <= 1e-4);
-    let fk: Value = serde_json::from_str(&ok(&["fk", "builtin:humanoid", "--json"])).unwrap();
+    let fk = json(&["fk", "builtin:humanoid", "--json"]);
     let rest = json_positions(&fk);
-    let rest_at = |name: &str| rest.iter().find(|(n, _)| n == name).unwrap().1;
+    let rest_at = |name: &str| position_of(&rest, name);
     assert!((at("rightFoot") - rest_at("rightFoot")).length() < 1e-9);
     assert!(
         (at("hips") - rest_at("hips")).length() > 1e-3,
         "the root moved"
     );
-    let unknown_field = write_task(
+    let typo = solve_error(
         &dir,
         "typo.json",
         r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "ccd", "varient": "mmd"},
         "effectors": [{"joint": "leftHand", "position": [0.7, 1.08, 0.2]}]}"#,
     );
-    assert!(fails(&["solve", &unknown_field]).contains("varient"));
+    assert!(typo.contains("varient"), "{typo}");
 }
 
 #[test]
 fn solve_runs_the_closed_form_kinds_and_reports_the_swivel() {
     let dir = temp_dir("solve-limb7");
-    let task = write_task(
+    let result = solve_task(
         &dir,
         "limb7.json",
         r#"{"skeleton": "builtin:humanoid",
@@ -395,7 +410,6 @@ fn solve_runs_the_closed_form_kinds_and_reports_the_swivel() {
         "effectors": [{"joint": "leftHand", "position": [0.6, 1.25, 0.25],
                        "orientation": [0.7071067811865476, 0, 0, 0.7071067811865476]}]}"#,
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &task])).unwrap();
     assert_eq!(result["report"]["solver"], "limb7");
     assert_eq!(result["report"]["status"], "converged", "{result}");
     assert!(result["report"]["position_error"].as_f64().unwrap() < 1e-9);
@@ -405,27 +419,25 @@ fn solve_runs_the_closed_form_kinds_and_reports_the_swivel() {
     assert!(!ranges.is_empty(), "{result}");
     assert!(swivel.is_finite());
     let joints = json_positions(&result);
-    let at = |name: &str| joints.iter().find(|(n, _)| n == name).unwrap().1;
+    let at = |name: &str| position_of(&joints, name);
     assert!((at("leftHand") - DVec3::new(0.6, 1.25, 0.25)).length() < 1e-9);
 
-    let two_bone = write_task(
+    let result = solve_task(
         &dir,
         "two_bone.json",
         r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "two_bone", "pole": [0, 0, 1]},
         "effectors": [{"joint": "rightFoot", "position": [-0.09, 0.2, 0.25]}]}"#,
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &two_bone])).unwrap();
     assert_eq!(result["report"]["status"], "converged", "{result}");
 
     // Two effectors do not fit a closed form: refused with a reason.
-    let two = write_task(
+    let result = solve_task(
         &dir,
         "two.json",
         r#"{"skeleton": "builtin:humanoid", "solver": {"kind": "limb7"},
         "effectors": [{"joint": "leftHand", "position": [0.6, 1.25, 0.25]},
                       {"joint": "rightHand", "position": [-0.6, 1.25, 0.25]}]}"#,
     );
-    let result: Value = serde_json::from_str(&ok(&["solve", &two])).unwrap();
     assert_eq!(result["report"]["status"], "invalid_input");
     assert!(
         result["report"]["message"]
@@ -472,18 +484,21 @@ fn demo_prints_the_table_and_writes_a_bvh_that_reads_back() {
             "{text}"
         );
     }
-    let bvh = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    let bvh = read_bvh(&out);
     assert_eq!(bvh.frame_count, 20);
     assert_eq!(bvh.skeleton.len(), 26);
 }
 
 #[test]
 fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
-    let Some(dir) = ikarus_testdata::require("bvh", "motion_passes_through_its_postures") else {
+    let Some(file) = data_file(
+        "bvh",
+        "motion_passes_through_its_postures",
+        "cmu_01_01_jump_cgspeed.bvh",
+    ) else {
         return;
     };
-    let file = dir.join("cmu_01_01_jump_cgspeed.bvh");
-    let file = file.to_str().unwrap();
+    let file = file.as_str();
     let out = temp_dir("motion").join("m.bvh");
     ok(&[
         "motion",
@@ -497,8 +512,8 @@ fn motion_passes_through_its_postures_and_starts_and_ends_at_rest() {
         "2",
         out.to_str().unwrap(),
     ]);
-    let source = Bvh::read(std::path::Path::new(file), &BvhReadOptions::default()).unwrap();
-    let made = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    let source = read_bvh(std::path::Path::new(file));
+    let made = read_bvh(&out);
     assert_eq!(made.frame_count, 61);
     // The source's layout is kept: 31 joints + 7 end sites, 96 channels, as in the source.
     assert_eq!(made.layout, source.layout);
@@ -601,7 +616,7 @@ fn motion_takes_pose_json_postures_and_squad_keyframes() {
         "1",
         to.to_str().unwrap(),
     ]);
-    let made = Bvh::read(&to, &BvhReadOptions::default()).unwrap();
+    let made = read_bvh(&to);
     assert_eq!(made.frame_count, 31);
     let hips_moved = naive_positions(&made, 30)[0] - naive_positions(&made, 0)[0];
     assert!(hips_moved.length() > 1e-3, "the root translation is kept");
@@ -623,7 +638,7 @@ fn motion_takes_pose_json_postures_and_squad_keyframes() {
         "1",
     ];
     ok(&[&args[..], &["--keyframes", keyed.to_str().unwrap()]].concat());
-    let made = Bvh::read(&keyed, &BvhReadOptions::default()).unwrap();
+    let made = read_bvh(&keyed);
     assert!(
         gap_to_solved(&made, 12) < 1e-6,
         "{}",
@@ -639,7 +654,7 @@ fn motion_takes_pose_json_postures_and_squad_keyframes() {
     };
     let smooth = dir.join("smooth.bvh");
     ok(&[&args[..], &[smooth.to_str().unwrap()]].concat());
-    let smooth = Bvh::read(&smooth, &BvhReadOptions::default()).unwrap();
+    let smooth = read_bvh(&smooth);
     assert!(
         step(&smooth) < 0.2 * step(&made),
         "{} {}",
@@ -673,7 +688,7 @@ fn motion_pose_json_keeps_rest_for_missing_joints_and_names_unknown_ones() {
         "1",
         out.to_str().unwrap(),
     ]);
-    let made = Bvh::read(&out, &BvhReadOptions::default()).unwrap();
+    let made = read_bvh(&out);
     let (first, last) = (naive_positions(&made, 0), naive_positions(&made, 30));
     let moved: Vec<&str> = made
         .skeleton
@@ -715,10 +730,9 @@ fn motion_pose_json_keeps_rest_for_missing_joints_and_names_unknown_ones() {
 fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
     use ikarus_core::{ModelPose, fk};
     use ikarus_formats::urdf::Urdf;
-    let Some(dir) = ikarus_testdata::require("urdf", "batch_solves_urdf_targets") else {
+    let Some(urdf) = data_file("urdf", "batch_solves_urdf_targets", "panda.urdf") else {
         return;
     };
-    let urdf = dir.join("panda.urdf");
     let robot = Urdf::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
     let chain = robot.chain("panda_link0", "panda_link8").unwrap();
     let s = &robot.skeleton;
@@ -756,7 +770,7 @@ fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
         vec![
             "batch".to_owned(),
             "--urdf".into(),
-            urdf.to_str().unwrap().into(),
+            urdf.clone(),
             "--from".into(),
             "panda_link0".into(),
             "--to".into(),
@@ -805,10 +819,9 @@ fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
 /// positive or for a closed form; unknown solvers and links are errors.
 #[test]
 fn batch_budget_and_bad_arguments() {
-    let Some(dir) = ikarus_testdata::require("urdf", "batch_budget_and_bad_arguments") else {
+    let Some(urdf) = data_file("urdf", "batch_budget_and_bad_arguments", "panda.urdf") else {
         return;
     };
-    let urdf = dir.join("panda.urdf");
     let out = temp_dir("batch_args");
     let (t, r) = (out.join("t.json"), out.join("r.json"));
     std::fs::write(&t, r#"{"targets": [{"position": [0.4, 0.1, 0.5]}]}"#).unwrap();
@@ -816,7 +829,7 @@ fn batch_budget_and_bad_arguments() {
         [
             "batch",
             "--urdf",
-            urdf.to_str().unwrap(),
+            &urdf,
             "--from",
             "panda_link0",
             "--to",

@@ -6,14 +6,17 @@ use ikarus_core::{ModelPose, fk};
 
 mod common;
 
-use common::{fails, ok, temp_dir};
+use common::{data_file, fails, ok, temp_dir};
 
 #[test]
 fn a_raised_plane_raises_the_whole_walk() {
-    let Some(dir) = ikarus_testdata::require("bvh", "ground_raises_the_walk") else {
+    let Some(walk) = data_file(
+        "bvh",
+        "ground_raises_the_walk",
+        "bandainamco_ds1_walk_normal_002.bvh",
+    ) else {
         return;
     };
-    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
     let out = temp_dir("ground");
     let mut read = Vec::new();
     for (name, height) in [("low", 0.0), ("high", 0.1)] {
@@ -26,7 +29,7 @@ fn a_raised_plane_raises_the_whole_walk() {
         let bvh = out.join(format!("{name}.bvh"));
         let text = ok(&[
             "ground",
-            walk.to_str().unwrap(),
+            &walk,
             "--terrain",
             terrain.to_str().unwrap(),
             "--scale",
@@ -60,10 +63,13 @@ fn a_raised_plane_raises_the_whole_walk() {
 
 #[test]
 fn bad_terrain_files_are_refused() {
-    let Some(dir) = ikarus_testdata::require("bvh", "ground_bad_terrain") else {
+    let Some(walk) = data_file(
+        "bvh",
+        "ground_bad_terrain",
+        "bandainamco_ds1_walk_normal_002.bvh",
+    ) else {
         return;
     };
-    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
     let out = temp_dir("ground_bad");
     for (body, expected) in [
         (
@@ -84,7 +90,7 @@ fn bad_terrain_files_are_refused() {
         std::fs::write(&terrain, body).unwrap();
         let error = fails(&[
             "ground",
-            walk.to_str().unwrap(),
+            &walk,
             "--terrain",
             terrain.to_str().unwrap(),
             "--out",

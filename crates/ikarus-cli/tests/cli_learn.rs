@@ -4,20 +4,19 @@
 
 mod common;
 
-use common::{fails, ok, temp_dir};
+use common::{data_file, fails, ok, temp_dir};
 use serde_json::Value;
 
 #[test]
 fn a_learned_model_solves_a_task_file() {
-    let Some(bvh) = ikarus_testdata::require("bvh", "cli_learn") else {
+    let Some(walk) = data_file("bvh", "cli_learn", "cmu_02_01_walk_cgspeed_crlf.bvh") else {
         return;
     };
-    let walk = bvh.join("cmu_02_01_walk_cgspeed_crlf.bvh");
     let dir = temp_dir("learn");
     let model = dir.join("walk.json");
     let printed = ok(&[
         "learn",
-        walk.to_str().unwrap(),
+        &walk,
         "--skeleton",
         "builtin:humanoid",
         "--dims",

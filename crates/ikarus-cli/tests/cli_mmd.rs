@@ -6,7 +6,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{ikarus, ok};
+use common::{data_file, ikarus, ok};
 
 #[test]
 fn info_lists_ik_chains_and_keyed_bones() {
@@ -89,12 +89,15 @@ fn a_reader_closing_the_pipe_early_is_not_a_crash() {
     use std::process::{Command, Stdio};
     // `ikarus fk MODEL | head -0`: the reader is gone before the first line, so every one of
     // the 140 lines `fk` prints meets a closed pipe.
-    let Some(dir) = ikarus_testdata::require("mmd", "a_reader_closing_the_pipe_early") else {
+    let Some(model) = data_file(
+        "mmd",
+        "a_reader_closing_the_pipe_early",
+        "Miku_Hatsune_Ver2.pmd",
+    ) else {
         return;
     };
-    let model = dir.join("Miku_Hatsune_Ver2.pmd");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ikarus"))
-        .args(["fk", model.to_str().unwrap()])
+        .args(["fk", &model])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -155,12 +158,11 @@ fn convert_a_vmd_with_its_model_is_the_model_with_the_motion() {
 
 #[test]
 fn convert_into_adds_the_animation_to_the_file() {
-    let Some(dir) = ikarus_testdata::require("gltf", "convert_into_adds_the_animation") else {
+    let Some(input) = data_file("gltf", "convert_into_adds_the_animation", "CesiumMan.glb") else {
         return;
     };
-    let input = dir.join("CesiumMan.glb");
     let out = common::temp_dir("into").join("cesium_twice.glb");
-    let input_name = input.to_str().unwrap();
+    let input_name = &input;
     ok(&[
         "convert",
         input_name,

@@ -9,8 +9,48 @@ use glam::DVec3;
 use ikarus_anim::mocap::{Binding, KeypointClip, Layout, MocapConfig, UpAxis, solve_positions};
 use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
-use ikarus_core::{ModelPose, fk};
+use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_formats::keypoints::{KeypointFile, to_json, to_npy};
+
+/// `ikarus mocap --layout h36m --units mm --up z`: the arguments of the points written here.
+fn h36m_mm_z() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ikarus"));
+    command.args(["mocap", "--layout", "h36m", "--units", "mm", "--up", "z"]);
+    command
+}
+
+/// Runs `command`, asserts it succeeded, returns its standard output.
+fn succeed(command: &mut Command) -> String {
+    let run = command.output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    String::from_utf8_lossy(&run.stdout).into_owned()
+}
+
+/// The mean distance (metres) of `binding`'s 17 keypoints, by FK of each of `frames`, from
+/// the frame's 17 points of `truth`.
+fn mean_keypoint_error(
+    skeleton: &Skeleton,
+    binding: &Binding,
+    frames: &[LocalPose],
+    truth: &[DVec3],
+) -> f64 {
+    let mut model = ModelPose::new(skeleton);
+    let mut frame = vec![DVec3::ZERO; 17];
+    let (mut sum, mut n) = (0.0, 0.0);
+    for (pose, want) in frames.iter().zip(truth.chunks_exact(17)) {
+        fk::forward_kinematics(skeleton, pose, &mut model);
+        binding.keypoints(&model, &mut frame);
+        for (got, want) in frame.iter().zip(want) {
+            sum += (*got - *want).length();
+            n += 1.0;
+        }
+    }
+    sum / n
+}
 
 #[test]
 fn mocap_keypoint_files_to_bvh() {
@@ -47,21 +87,14 @@ fn mocap_keypoint_files_to_bvh() {
     std::fs::write(tmp.join("walk.json"), to_json(&file)).unwrap();
     std::fs::write(tmp.join("walk.npy"), to_npy(&file)).unwrap();
     let out_dir = tmp.join("out");
-    let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
-        .args([
-            "mocap", "--layout", "h36m", "--units", "mm", "--up", "z", "--to",
-        ])
-        .arg(&source)
-        .arg("--out-dir")
-        .arg(&out_dir)
-        .arg(tmp.join("walk.json"))
-        .arg(tmp.join("walk.npy"))
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    succeed(
+        h36m_mm_z()
+            .arg("--to")
+            .arg(&source)
+            .arg("--out-dir")
+            .arg(&out_dir)
+            .arg(tmp.join("walk.json"))
+            .arg(tmp.join("walk.npy")),
     );
     for name in ["walk.json.bvh", "walk.npy.bvh"] {
         let path: PathBuf = out_dir.join(name);
@@ -70,17 +103,7 @@ fn mocap_keypoint_files_to_bvh() {
         assert_eq!(solved.len(), motion.len());
         let map = HumanoidMap::recognise(&back.skeleton);
         let binding = Binding::new(&back.skeleton, &map, &layout, &[true; 17]);
-        let mut model = ModelPose::new(&back.skeleton);
-        let (mut sum, mut n) = (0.0, 0.0);
-        for (pose, want) in solved.frames().iter().zip(truth.chunks_exact(17)) {
-            fk::forward_kinematics(&back.skeleton, pose, &mut model);
-            binding.keypoints(&model, &mut frame);
-            for (got, want) in frame.iter().zip(want) {
-                sum += (*got - *want).length();
-                n += 1.0;
-            }
-        }
-        let mean = sum / n;
+        let mean = mean_keypoint_error(&back.skeleton, &binding, solved.frames(), &truth);
         println!("{name}: MPJPE {:.2} mm through the BVH file", mean * 1e3);
         assert!(mean < 5e-3, "{name}: {mean}");
     }
@@ -113,27 +136,12 @@ fn mocap_keypoint_files_to_bvh() {
 /// `--contacts` onto the built-in humanoid: the CLI's BVH carries the library's cleaned motion
 /// (FK of both agree to BVH precision) and says what it held.
 fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], frame_time: f64) {
-    let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
-        .args([
-            "mocap",
-            "--layout",
-            "h36m",
-            "--units",
-            "mm",
-            "--up",
-            "z",
-            "--contacts",
-        ])
-        .arg(tmp.join("walk.json"))
-        .arg("--out")
-        .arg(tmp.join("walk-contacts.bvh"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let stdout = succeed(
+        h36m_mm_z()
+            .arg("--contacts")
+            .arg(tmp.join("walk.json"))
+            .arg("--out")
+            .arg(tmp.join("walk-contacts.bvh")),
     );
     assert!(stdout.contains("foot contacts held"), "{stdout}");
     let target = ikarus_core::humanoid::builtin_humanoid();
@@ -171,17 +179,7 @@ fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], fram
 /// humanoid joints' FK matches the BVH output's (the same solve) within glTF's `f32` storage.
 fn other_formats_match_the_bvh(tmp: &Path) {
     let mocap = |extra: &[&str]| {
-        let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
-            .args(["mocap", "--layout", "h36m", "--units", "mm", "--up", "z"])
-            .arg(tmp.join("walk.json"))
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        succeed(h36m_mm_z().arg(tmp.join("walk.json")).args(extra));
     };
     let bvh = tmp.join("builtin.bvh");
     let glb = tmp.join("builtin.glb");
@@ -255,21 +253,13 @@ fn onto_avatars(tmp: &Path, truth: &[DVec3]) {
         mmd.join("Miku_Hatsune_Ver2.pmd"),
     ] {
         let out = tmp.join("avatar.bvh");
-        let run = Command::new(env!("CARGO_BIN_EXE_ikarus"))
-            .args([
-                "mocap", "--layout", "h36m", "--units", "mm", "--up", "z", "--to",
-            ])
-            .arg(&target)
-            .arg(tmp.join("walk.json"))
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
+        let stdout = succeed(
+            h36m_mm_z()
+                .arg("--to")
+                .arg(&target)
+                .arg(tmp.join("walk.json"))
+                .arg("--out")
+                .arg(&out),
         );
         assert!(
             stdout.contains("17/17 points used"),
@@ -296,24 +286,8 @@ fn onto_avatars(tmp: &Path, truth: &[DVec3]) {
             map.set(bone, written.skeleton.joint(&tokens[joint.index()]));
         }
         let binding = Binding::new(&written.skeleton, &map, &layout, &[true; 17]);
-        let mut model = ModelPose::new(&written.skeleton);
-        let mut frame = vec![DVec3::ZERO; 17];
-        let (mut sum, mut n) = (0.0, 0.0);
-        for (pose, want) in written
-            .motion
-            .unwrap()
-            .frames()
-            .iter()
-            .zip(truth.chunks_exact(17))
-        {
-            fk::forward_kinematics(&written.skeleton, pose, &mut model);
-            binding.keypoints(&model, &mut frame);
-            for (got, want) in frame.iter().zip(want) {
-                sum += (*got - *want).length();
-                n += 1.0;
-            }
-        }
-        let mean = sum / n;
+        let frames = written.motion.unwrap();
+        let mean = mean_keypoint_error(&written.skeleton, &binding, frames.frames(), truth);
         println!("onto {}: MPJPE {:.1} mm", target.display(), mean * 1e3);
         assert!(mean < 0.1, "{}: MPJPE {mean}", target.display());
     }

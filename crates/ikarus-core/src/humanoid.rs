@@ -127,6 +127,23 @@ mod tests {
     use crate::{ModelPose, fk};
     use glam::DQuat;
 
+    /// The hinge `joint` bent 90° about its axis from rest: its limit and the model-space vector
+    /// from it to `child`.
+    fn bent_90(s: &Skeleton, joint: &str, child: &str) -> (HingeLimit, DVec3) {
+        let j = s.joint(joint).unwrap();
+        let JointLimit::Hinge(h) = s.limit(j) else {
+            panic!("{joint} is a hinge")
+        };
+        let mut pose = s.rest_pose();
+        pose[j].rotation = DQuat::from_axis_angle(h.axis, deg(90.0));
+        let mut model = ModelPose::new(s);
+        fk::forward_kinematics(s, &pose, &mut model);
+        (
+            *h,
+            model.position(s.joint(child).unwrap()) - model.position(j),
+        )
+    }
+
     #[test]
     fn builtin_humanoid_is_a_t_pose_with_legal_rest() {
         let s = builtin_humanoid();
@@ -152,30 +169,14 @@ mod tests {
             ("leftLowerArm", "leftHand", -1.0),
             ("rightLowerArm", "rightHand", 1.0),
         ] {
-            let e = s.joint(elbow).unwrap();
-            let JointLimit::Hinge(h) = s.limit(e) else {
-                panic!("{elbow} is a hinge")
-            };
-            let mut pose = s.rest_pose();
-            pose[e].rotation = DQuat::from_axis_angle(h.axis, deg(90.0));
-            let mut model = ModelPose::new(&s);
-            fk::forward_kinematics(&s, &pose, &mut model);
-            let forearm = model.position(s.joint(hand).unwrap()) - model.position(e);
+            let (h, forearm) = bent_90(&s, elbow, hand);
             assert!(
                 forearm.z > 0.24,
                 "{elbow}: forearm bends forward, got {forearm}"
             );
             assert_eq!(h.axis.y, sign);
         }
-        let knee = s.joint("leftLowerLeg").unwrap();
-        let JointLimit::Hinge(h) = s.limit(knee) else {
-            panic!("knee is a hinge")
-        };
-        let mut pose = s.rest_pose();
-        pose[knee].rotation = DQuat::from_axis_angle(h.axis, deg(90.0));
-        let mut model = ModelPose::new(&s);
-        fk::forward_kinematics(&s, &pose, &mut model);
-        let shin = model.position(s.joint("leftFoot").unwrap()) - model.position(knee);
+        let (_, shin) = bent_90(&s, "leftLowerLeg", "leftFoot");
         assert!(shin.z < -0.39, "shin bends backward, got {shin}");
     }
 }

@@ -92,26 +92,10 @@ impl Keyframes {
         interpolation: Interpolation,
     ) -> Result<Self, TrajectoryError> {
         let times: Vec<f64> = keys.iter().map(|k| k.0).collect();
-        if times.len() < 2 {
-            return Err(TrajectoryError::TooFewKeys(times.len()));
-        }
-        for (index, pair) in times.windows(2).enumerate() {
-            if !(pair[0].is_finite() && pair[1].is_finite() && pair[1] > pair[0]) {
-                return Err(TrajectoryError::BadTime {
-                    index: index + 1,
-                    time: pair[1],
-                });
-            }
-        }
+        crate::trajectory::check_times(&times)?;
         let joint_count = keys[0].1.len();
         for (index, (_, pose)) in keys.iter().enumerate() {
-            if pose.len() != joint_count {
-                return Err(TrajectoryError::JointCount {
-                    index,
-                    expected: joint_count,
-                    found: pose.len(),
-                });
-            }
+            crate::trajectory::check_joint_count(index, pose, joint_count)?;
             let zero_rotation = pose.transforms().iter().any(|t| t.rotation.length() == 0.0);
             if !pose.is_finite() || zero_rotation {
                 return Err(TrajectoryError::NonFinite { index });

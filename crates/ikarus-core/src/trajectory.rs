@@ -226,7 +226,24 @@ impl Curve {
     }
 }
 
-fn check_times(times: &[f64]) -> Result<(), TrajectoryError> {
+/// `pose` (key `index`) has the `expected` number of joints; else the error saying so.
+pub(crate) fn check_joint_count(
+    index: usize,
+    pose: &LocalPose,
+    expected: usize,
+) -> Result<(), TrajectoryError> {
+    if pose.len() != expected {
+        return Err(TrajectoryError::JointCount {
+            index,
+            expected,
+            found: pose.len(),
+        });
+    }
+    Ok(())
+}
+
+/// At least two times, finite and strictly increasing; else the error naming the first bad one.
+pub(crate) fn check_times(times: &[f64]) -> Result<(), TrajectoryError> {
     if times.len() < 2 {
         return Err(TrajectoryError::TooFewKeys(times.len()));
     }
@@ -326,13 +343,7 @@ impl PoseTrajectory {
         check_times(&times)?;
         let joints = keys[0].1.len();
         for (index, (_, pose)) in keys.iter().enumerate() {
-            if pose.len() != joints {
-                return Err(TrajectoryError::JointCount {
-                    index,
-                    expected: joints,
-                    found: pose.len(),
-                });
-            }
+            check_joint_count(index, pose, joints)?;
             if !pose.is_finite() {
                 return Err(TrajectoryError::NonFinite { index });
             }

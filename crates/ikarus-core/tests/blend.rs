@@ -190,6 +190,16 @@ fn blended_hinge_chain_lies_between_its_inputs() {
     }
 }
 
+/// `frames` humanoid poses `humanoid_pose(start + step · k)` as a clip at `frame_time`.
+fn humanoid_clip(frame_time: f64, frames: u32, start: f64, step: f64) -> Motion {
+    clip(
+        frame_time,
+        (0..frames)
+            .map(|k| humanoid_pose(start + step * f64::from(k)))
+            .collect(),
+    )
+}
+
 fn clip(frame_time: f64, poses: Vec<LocalPose>) -> Motion {
     let mut m = Motion::new(frame_time, poses[0].len()).unwrap();
     for p in poses {
@@ -251,18 +261,8 @@ fn theta_curve(s: f64) -> f64 {
 #[test]
 fn crossfade_of_moving_clips_is_continuous() {
     let dt = 1.0 / 60.0;
-    let a = clip(
-        dt,
-        (0..61)
-            .map(|k| humanoid_pose(0.01 * f64::from(k)))
-            .collect(),
-    );
-    let b = clip(
-        dt,
-        (0..91)
-            .map(|k| humanoid_pose(2.0 + 0.012 * f64::from(k)))
-            .collect(),
-    );
+    let a = humanoid_clip(dt, 61, 0.0, 0.01);
+    let b = humanoid_clip(dt, 91, 2.0, 0.012);
     let fade = Crossfade {
         start: 0.5,
         duration: 0.4,
@@ -320,18 +320,8 @@ fn crossfade_of_moving_clips_is_continuous() {
 #[test]
 fn blended_motions_blend_frame_by_frame() {
     let dt = 0.02;
-    let a = clip(
-        dt,
-        (0..21)
-            .map(|k| humanoid_pose(0.02 * f64::from(k)))
-            .collect(),
-    );
-    let b = clip(
-        dt,
-        (0..31)
-            .map(|k| humanoid_pose(1.0 + 0.02 * f64::from(k)))
-            .collect(),
-    );
+    let a = humanoid_clip(dt, 21, 0.0, 0.02);
+    let b = humanoid_clip(dt, 31, 1.0, 0.02);
     let out = blend_motions(&a, &b, 0.3, None, RotationBlend::Nlerp).unwrap();
     assert_eq!(out.len(), 31);
     for k in 0..31 {

@@ -28,6 +28,39 @@ pub struct Document {
 }
 
 impl Document {
+    /// A skeleton alone: no motion, layout, mesh or rig.
+    fn from_skeleton(skeleton: Skeleton) -> Self {
+        Self {
+            skeleton,
+            motion: None,
+            layout: None,
+            mesh: None,
+            rig: None,
+        }
+    }
+
+    /// A BVH file's skeleton and layout with `motion`, its frames.
+    fn from_bvh(bvh: Bvh, motion: Motion) -> Self {
+        Self {
+            motion: Some(motion),
+            layout: Some(bvh.layout),
+            ..Self::from_skeleton(bvh.skeleton)
+        }
+    }
+
+    /// An MMD model (read from `path`) built into a skeleton, its mesh and its rig.
+    fn from_mmd(path: &Path, model: &crate::mmd::MmdModel) -> Result<Self, FormatError> {
+        let built = model.build().map_err(|source| FormatError::Model {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            mesh: Some(built.mesh),
+            rig: Some(built.rig),
+            ..Self::from_skeleton(built.skeleton)
+        })
+    }
+
     /// The BVH layout of the source, or the default layout for the skeleton and motion.
     pub fn layout_or_default(&self) -> BvhLayout {
         self.layout
@@ -66,10 +99,7 @@ pub fn open_animation(
         return Ok(open_builtin(scale));
     }
     let path = Path::new(source);
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let extension = lowercase_extension(path);
     match extension.as_deref() {
         Some("bvh") => {
             let bvh = Bvh::read(path, &BvhReadOptions { scale })?;
@@ -77,13 +107,7 @@ pub fn open_animation(
                 path: path.to_owned(),
                 source,
             })?;
-            Ok(Document {
-                motion: Some(motion),
-                layout: Some(bvh.layout.clone()),
-                mesh: None,
-                rig: None,
-                skeleton: bvh.skeleton,
-            })
+            Ok(Document::from_bvh(bvh, motion))
         }
         Some("urdf") => {
             let text = std::fs::read_to_string(path).map_err(|source| FormatError::Io {
@@ -94,27 +118,11 @@ pub fn open_animation(
                 path: path.to_owned(),
                 source,
             })?;
-            Ok(Document {
-                skeleton: robot.skeleton.scaled(scale),
-                motion: None,
-                layout: None,
-                mesh: None,
-                rig: None,
-            })
+            Ok(Document::from_skeleton(robot.skeleton.scaled(scale)))
         }
         Some("pmx" | "pmd") => {
             let model = read_mmd_model(path, scale)?;
-            let built = model.build().map_err(|source| FormatError::Model {
-                path: path.to_owned(),
-                source,
-            })?;
-            Ok(Document {
-                skeleton: built.skeleton,
-                motion: None,
-                layout: None,
-                mesh: Some(built.mesh),
-                rig: Some(built.rig),
-            })
+            Document::from_mmd(path, &model)
         }
         Some("vmd") => Err(FormatError::Invalid {
             path: path.to_owned(),
@@ -137,10 +145,7 @@ pub fn open_animation(
 /// [`FormatError`] naming `name` and, for parse errors, line and column or byte offset.
 pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, FormatError> {
     let path = Path::new(name);
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let extension = lowercase_extension(path);
     let invalid = |message: String| FormatError::Invalid {
         path: path.to_owned(),
         message,
@@ -153,13 +158,7 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
             };
             let bvh = Bvh::parse(bytes, &BvhReadOptions { scale }).map_err(located)?;
             let motion = bvh.to_motion().map_err(located)?;
-            Ok(Document {
-                motion: Some(motion),
-                layout: Some(bvh.layout.clone()),
-                mesh: None,
-                rig: None,
-                skeleton: bvh.skeleton,
-            })
+            Ok(Document::from_bvh(bvh, motion))
         }
         Some("urdf") => {
             let text =
@@ -168,35 +167,11 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
                 path: path.to_owned(),
                 source,
             })?;
-            Ok(Document {
-                skeleton: robot.skeleton.scaled(scale),
-                motion: None,
-                layout: None,
-                mesh: None,
-                rig: None,
-            })
+            Ok(Document::from_skeleton(robot.skeleton.scaled(scale)))
         }
         Some(kind @ ("pmx" | "pmd")) => {
-            let parsed = if kind == "pmd" {
-                crate::mmd::pmd::parse(bytes, scale)
-            } else {
-                crate::mmd::pmx::parse(bytes, scale)
-            };
-            let model = parsed.map_err(|source| FormatError::Mmd {
-                path: path.to_owned(),
-                source,
-            })?;
-            let built = model.build().map_err(|source| FormatError::Model {
-                path: path.to_owned(),
-                source,
-            })?;
-            Ok(Document {
-                skeleton: built.skeleton,
-                motion: None,
-                layout: None,
-                mesh: Some(built.mesh),
-                rig: Some(built.rig),
-            })
+            let model = parse_mmd(path, bytes, kind == "pmd", scale)?;
+            Document::from_mmd(path, &model)
         }
         Some(kind @ ("gltf" | "glb" | "vrm" | "vrma")) => {
             let gltf_error = |source| FormatError::Gltf {
@@ -225,10 +200,7 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
 /// [`FormatError::Io`] or [`FormatError::Gltf`] when the glTF file cannot be read again.
 pub fn humanoid_map(source: &str, skeleton: &Skeleton) -> Result<HumanoidMap, FormatError> {
     let path = Path::new(source);
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let extension = lowercase_extension(path);
     let declared = match extension.as_deref() {
         Some(kind @ ("gltf" | "glb" | "vrm" | "vrma")) if source != BUILTIN_HUMANOID => {
             let gltf_error = |source| FormatError::Gltf {
@@ -264,15 +236,32 @@ pub fn read_mmd_model(path: &Path, scale: f64) -> Result<crate::mmd::MmdModel, F
     let is_pmd = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("pmd"));
+    parse_mmd(path, &bytes, is_pmd, scale)
+}
+
+/// Parses PMD (`is_pmd`) or PMX bytes read from `path`; errors name `path`.
+fn parse_mmd(
+    path: &Path,
+    bytes: &[u8],
+    is_pmd: bool,
+    scale: f64,
+) -> Result<crate::mmd::MmdModel, FormatError> {
     let parsed = if is_pmd {
-        crate::mmd::pmd::parse(&bytes, scale)
+        crate::mmd::pmd::parse(bytes, scale)
     } else {
-        crate::mmd::pmx::parse(&bytes, scale)
+        crate::mmd::pmx::parse(bytes, scale)
     };
     parsed.map_err(|source| FormatError::Mmd {
         path: path.to_owned(),
         source,
     })
+}
+
+/// The extension of `path` in lower case; `None` when it has none or it is not UTF-8.
+fn lowercase_extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
 }
 
 /// Reads a VMD motion; lengths in metres times `scale`.
@@ -288,13 +277,7 @@ pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatE
 }
 
 fn open_builtin(scale: f64) -> Document {
-    Document {
-        skeleton: builtin_humanoid().scaled(scale),
-        motion: None,
-        layout: None,
-        mesh: None,
-        rig: None,
-    }
+    Document::from_skeleton(builtin_humanoid().scaled(scale))
 }
 
 /// The file's bytes, or [`FormatError::Io`] naming it.

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use ikarus_jobs::{ConvertOptions, ReadOptions};
+use ikarus_jobs::ConvertOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::model::{bone_map_json, ik_mode};
+use crate::model::{bone_map_json, read_options};
 use crate::{no_panic, value_error};
 
 /// Converts `source` to `destination` by their extensions, as `ikarus convert` does, and returns
@@ -43,14 +43,7 @@ pub fn convert<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let map = bone_map_json(map, "map")?;
     let options = ConvertOptions {
-        read: ReadOptions {
-            scale,
-            fps,
-            animation,
-            model: model.map(Path::new),
-            motion: motion.map(Path::new),
-            mode: ik_mode(mode)?,
-        },
+        read: read_options(scale, fps, animation, model, motion, mode)?,
         into: into.map(Path::new),
         map_json: map.as_deref(),
     };

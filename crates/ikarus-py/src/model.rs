@@ -596,14 +596,7 @@ pub fn read(
     mode: &str,
     fps: Option<f64>,
 ) -> PyResult<(Skeleton, Option<Motion>)> {
-    let options = ReadOptions {
-        scale,
-        fps,
-        animation,
-        model: model.map(Path::new),
-        motion: motion.map(Path::new),
-        mode: ik_mode(mode)?,
-    };
+    let options = read_options(scale, fps, animation, model, motion, mode)?;
     let read = py.detach(|| no_panic(|| read_source(source, &options).map_err(value_error)))?;
     if !read.unmatched.is_empty() {
         let message = format!(
@@ -620,6 +613,29 @@ pub fn read(
         layout: read.layout.clone(),
     });
     Ok((Skeleton::new(read.skeleton), motion))
+}
+
+/// The [`ReadOptions`] of the Python `read` / `convert` keyword arguments (paths as strings, the
+/// IK mode by name).
+///
+/// # Errors
+/// As [`ik_mode`].
+pub fn read_options<'a>(
+    scale: f64,
+    fps: Option<f64>,
+    animation: Option<&'a str>,
+    model: Option<&'a str>,
+    motion: Option<&'a str>,
+    mode: &str,
+) -> PyResult<ReadOptions<'a>> {
+    Ok(ReadOptions {
+        scale,
+        fps,
+        animation,
+        model: model.map(Path::new),
+        motion: motion.map(Path::new),
+        mode: ik_mode(mode)?,
+    })
 }
 
 /// The MMD IK mode named `mode` (`"compatible"`, `"exact"`).

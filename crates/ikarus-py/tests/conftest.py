@@ -44,6 +44,28 @@ def bvh_ref(reference) -> dict:
 
 
 @pytest.fixture(scope="session")
+def assert_same_humanoid_fk():
+    """A check that a skeleton and motion read back (`back`, `back_motion`: a VRMA's own
+    humanoid nodes) put at least 15 joints named as in `skeleton` where FK of `motion` puts
+    them, to f32."""
+
+    import numpy as np
+
+    import ikarus
+
+    def check(skeleton, motion, back, back_motion):
+        expected, _ = ikarus.fk(skeleton, motion)
+        found, _ = ikarus.fk(back, back_motion)
+        common = [n for n in back.names if n in skeleton.names]
+        assert len(common) >= 15
+        a = expected[:, [skeleton.joint(n) for n in common]]
+        b = found[:, [back.joint(n) for n in common]]
+        assert np.abs(a - b).max() < 1e-4
+
+    return check
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     """``IKARUS_SHARED_DATA`` (or ``IKARUS_TEST_DATA``), else ``../shared/data`` beside the
     repository, as the ikarus-testdata crate finds it."""

@@ -289,6 +289,27 @@ fn solve_reference() -> Value {
     json!(results)
 }
 
+/// A VRM file read as glTF, its skin and the humanoid map it declares (read as the CLI test
+/// reads it).
+fn declared_vrm(
+    path: &std::path::Path,
+) -> (
+    ikarus_formats::gltf::GltfFile,
+    ikarus_formats::gltf::GltfSkeleton,
+    ikarus_core::humanoid_map::HumanoidMap,
+) {
+    let file = ikarus_formats::gltf::GltfFile::read(path).expect("VRM reads");
+    let skin = file
+        .skeleton(&ikarus_formats::gltf::SkeletonSource::Auto)
+        .expect("VRM skin");
+    let map = file
+        .vrm_humanoid()
+        .expect("VRM humanoid")
+        .expect("declared")
+        .map(&skin);
+    (file, skin, map)
+}
+
 fn rotations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 4]>> {
     motion
         .frames()
@@ -415,15 +436,7 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
     // Onto a VRM: its declared map, read here as the CLI test reads it.
     let avatar_path = gltf.join("Godette_vrm_v4.vrm");
     let avatar = open(&avatar_path);
-    let file = ikarus_formats::gltf::GltfFile::read(&avatar_path).expect("VRM reads");
-    let skin = file
-        .skeleton(&ikarus_formats::gltf::SkeletonSource::Auto)
-        .expect("VRM skin");
-    let avatar_map = file
-        .vrm_humanoid()
-        .expect("VRM humanoid")
-        .expect("declared")
-        .map(&skin);
+    let (_, _, avatar_map) = declared_vrm(&avatar_path);
     let onto_avatar = retarget(
         from,
         walk_motion,
@@ -646,15 +659,7 @@ fn convert_reference(out_dir: &Path) -> Option<Value> {
     // The walk retargeted onto the VRM (as the retarget reference) added into the VRM file.
     let avatar_path = gltf.join("Godette_vrm_v4.vrm");
     let avatar = ikarus_formats::open(avatar_path.to_str()?, 1.0).expect("VRM opens");
-    let file = ikarus_formats::gltf::GltfFile::read(&avatar_path).expect("VRM reads");
-    let skin = file
-        .skeleton(&ikarus_formats::gltf::SkeletonSource::Auto)
-        .expect("VRM skin");
-    let avatar_map = file
-        .vrm_humanoid()
-        .expect("VRM humanoid")
-        .expect("declared")
-        .map(&skin);
+    let (file, skin, avatar_map) = declared_vrm(&avatar_path);
     let walk1 = ikarus_formats::open(walk_path.to_str()?, 1.0).expect("walk opens");
     let walk_map = HumanoidMap::recognise(&walk1.skeleton);
     let onto_avatar = retarget(

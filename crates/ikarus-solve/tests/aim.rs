@@ -16,8 +16,8 @@ use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
 use ikarus_solve::aim::{
-    AimChain, AimChainError, AimInput, AimOutput, AimSettings, MultiAimChain, Pole, solve,
-    solve_chain, solve_chain_multi, solve_slice,
+    AimChain, AimChainError, AimInput, AimOutput, AimSettings, AimStatus, MultiAimChain, Pole,
+    solve, solve_chain, solve_chain_multi, solve_slice,
 };
 use ikarus_testdata::limits::swing_twist_y;
 
@@ -700,6 +700,28 @@ fn humanoid_spine_neck_head(offset: DVec3, weights: [f64; 3]) -> (Skeleton, Mult
     (skeleton, chain)
 }
 
+/// `solve_chain_multi` from the rest pose with default settings: the pose it writes and the
+/// status (`model` is left at the pose's FK).
+fn multi_from_rest(
+    skeleton: &Skeleton,
+    chain: &MultiAimChain,
+    target: DVec3,
+    pole: Pole,
+    model: &mut ModelPose,
+) -> (LocalPose, AimStatus) {
+    let mut pose = skeleton.rest_pose();
+    let status = solve_chain_multi(
+        skeleton,
+        chain,
+        target,
+        pole,
+        &AimSettings::default(),
+        &mut pose,
+        model,
+    );
+    (pose, status)
+}
+
 #[test]
 fn humanoid_spine_neck_head_share_a_turn_by_their_weights() {
     // Eye on the spine's vertical axis, target level with it: every joint turns about +Y.
@@ -710,14 +732,11 @@ fn humanoid_spine_neck_head_share_a_turn_by_their_weights() {
     let mut model = ModelPose::new(&skeleton);
     for yaw in [-1.0_f64, -0.3, 0.2, 1.0] {
         let target = eye + DVec3::new(yaw.sin(), 0.0, yaw.cos()) * 2.0;
-        let mut pose = skeleton.rest_pose();
-        let status = solve_chain_multi(
+        let (pose, status) = multi_from_rest(
             &skeleton,
             &chain,
             target,
             Pole::Vector(DVec3::Y),
-            &AimSettings::default(),
-            &mut pose,
             &mut model,
         );
         assert!(status.reached && !status.limited, "{status:?}");
@@ -750,16 +769,7 @@ fn humanoid_spine_neck_head_end_on_target_within_limits() {
                 rng.range(if wide { -2.0 } else { 0.8 }, 3.0),
             );
         let pole = Pole::Vector(DVec3::Y);
-        let mut pose = skeleton.rest_pose();
-        let status = solve_chain_multi(
-            &skeleton,
-            &chain,
-            target,
-            pole,
-            &AimSettings::default(),
-            &mut pose,
-            &mut model,
-        );
+        let (pose, status) = multi_from_rest(&skeleton, &chain, target, pole, &mut model);
         let after = model_of(&skeleton, &pose);
         assert_eq!(after, model);
         assert!(skeleton.limit_violation(&pose).is_none(), "{target}");
@@ -794,15 +804,12 @@ fn multi_chain_with_partial_last_weight_falls_short() {
     let (skeleton, chain) = humanoid_spine_neck_head(DVec3::new(0.0, 0.07, 0.08), [0.2, 0.4, 0.5]);
     let rest = model_of(&skeleton, &skeleton.rest_pose());
     let target = rest.position(chain.eye().joint) + DVec3::new(0.5, 0.1, 1.0);
-    let mut pose = skeleton.rest_pose();
     let mut model = ModelPose::new(&skeleton);
-    let status = solve_chain_multi(
+    let (_, status) = multi_from_rest(
         &skeleton,
         &chain,
         target,
         Pole::Vector(DVec3::Y),
-        &AimSettings::default(),
-        &mut pose,
         &mut model,
     );
     assert!(!status.reached);
@@ -973,35 +980,41 @@ fn degenerate_poles_and_axes_still_aim() {
         assert_unit(&out, "up");
         assert!(out.reached && eye_ray_hits(&input, &out));
     }
-    // Target straight behind: half a turn.
-    let input = AimInput {
-        target: -DVec3::Z * 2.0,
-        offset: DVec3::ZERO,
-        ..base
-    };
-    let out = solve(&input, &settings);
-    assert_unit(&out, "behind");
-    assert!(out.reached && eye_ray_hits(&input, &out));
-    // A ray through the joint crosses every sphere about it: any target is reachable, even
-    // one nearer than the eye.
-    let input = AimInput {
-        target: DVec3::X * 0.05,
-        offset: -DVec3::Z * 0.2,
-        ..base
-    };
-    let out = solve(&input, &settings);
-    assert_unit(&out, "through the joint");
-    assert!(out.reached && eye_ray_hits(&input, &out));
-    // An eye looking sideways cannot see a target nearer the joint than its ray passes.
-    let input = AimInput {
-        target: DVec3::X * 0.05,
-        offset: -DVec3::Z * 0.2,
-        forward: DVec3::X,
-        ..base
-    };
-    let out = solve(&input, &settings);
-    assert_unit(&out, "sideways");
-    assert!(!out.reached);
+    for (what, target, offset, forward, reached) in [
+        // Target straight behind: half a turn.
+        ("behind", -DVec3::Z * 2.0, DVec3::ZERO, base.forward, true),
+        // A ray through the joint crosses every sphere about it: any target is reachable,
+        // even one nearer than the eye.
+        (
+            "through the joint",
+            DVec3::X * 0.05,
+            -DVec3::Z * 0.2,
+            base.forward,
+            true,
+        ),
+        // An eye looking sideways cannot see a target nearer the joint than its ray passes.
+        (
+            "sideways",
+            DVec3::X * 0.05,
+            -DVec3::Z * 0.2,
+            DVec3::X,
+            false,
+        ),
+    ] {
+        let input = AimInput {
+            target,
+            offset,
+            forward,
+            ..base
+        };
+        let out = solve(&input, &settings);
+        assert_unit(&out, what);
+        if reached {
+            assert!(out.reached && eye_ray_hits(&input, &out), "{what}");
+        } else {
+            assert!(!out.reached, "{what}");
+        }
+    }
     // Tiny and huge scales.
     for scale in [1e-150, 1e150] {
         let input = AimInput {
@@ -1208,14 +1221,11 @@ fn multi_chain_with_the_eye_below_the_last_joint_aims_the_eye() {
                 rng.range(-0.3, 0.3),
                 rng.range(0.8, 2.0),
             );
-        let mut pose = skeleton.rest_pose();
-        let status = solve_chain_multi(
+        let (pose, status) = multi_from_rest(
             &skeleton,
             &chain,
             target,
             Pole::Vector(DVec3::Y),
-            &AimSettings::default(),
-            &mut pose,
             &mut model,
         );
         assert!(status.reached && !status.limited, "{target}");

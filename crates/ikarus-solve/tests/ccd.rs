@@ -3,65 +3,62 @@
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointLimit, MmdLimit, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointLimit, LocalPose, MmdLimit, Skeleton, SkeletonBuilder, Transform};
 use ikarus_testdata::limits::hinge;
 mod common;
 
 use common::{
-    Draw, Rng, assert_legal, cmu_jump, joints, model, pose_task, position_task, random_pose,
+    Draw, Rng, assert_legal, cmu_jump, count_converged, humanoid_left_hand, joint_array, joints,
+    model, pose_task, position_task, random_pose,
 };
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveStatus, Tolerance, ccd, measure,
+    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveReport, SolveStatus, Tolerance,
+    ccd, measure,
 };
+
+/// CCD from the rest pose under `cfg`; the result is checked legal.
+fn solve_legal(s: &Skeleton, task: &IkTask, cfg: &CcdConfig) -> (LocalPose, SolveReport) {
+    let mut pose = s.rest_pose();
+    let report = ccd::solve(s, task, cfg, &mut pose);
+    assert_legal(s, &pose);
+    (pose, report)
+}
+
+/// Classic undamped CCD from the rest pose, at most `iterations` sweeps; checked legal.
+fn classic(s: &Skeleton, task: &IkTask, iterations: u32) -> (LocalPose, SolveReport) {
+    solve_legal(
+        s,
+        task,
+        &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, iterations),
+    )
+}
 
 #[test]
 fn classic_reaches_targets_made_by_fk_of_legal_arm_poses() {
-    let s = builtin_humanoid();
-    let names = ["leftShoulder", "leftUpperArm", "leftLowerArm"];
-    let arm = joints(&s, &names);
-    let hand = s.joint("leftHand").unwrap();
-    let mut rng = Rng(7);
-    let mut converged = 0;
-    for _ in 0..200 {
-        let truth = random_pose(&s, &arm, &mut rng, 1.5);
+    let (s, arm, hand) = humanoid_left_hand(&["leftShoulder", "leftUpperArm", "leftLowerArm"]);
+    let converged = count_converged(7, 200, |rng| {
+        let truth = random_pose(&s, &arm, rng, 1.5);
         let target = model(&s, &truth).position(hand);
         let task = position_task(hand, target);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 200),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 200);
         let (measured, _) = measure(&s, &task, &pose);
         assert_eq!(report.position_error, measured);
         assert_eq!(report.converged(), measured <= task.tolerance.position);
-        converged += usize::from(report.converged());
-    }
+        report.converged()
+    });
     assert!(converged >= 190, "{converged}/200 converged");
 }
 
 #[test]
 fn position_and_orientation_goals_are_met() {
-    let s = builtin_humanoid();
-    let names = ["leftUpperArm", "leftLowerArm", "leftHand"];
-    let arm = joints(&s, &names);
-    let hand = s.joint("leftHand").unwrap();
+    let (s, arm, hand) = humanoid_left_hand(&["leftUpperArm", "leftLowerArm", "leftHand"]);
     let mut rng = Rng(11);
     let mut converged = 0;
     for _ in 0..100 {
         let truth = random_pose(&s, &arm, &mut rng, 1.2);
         let m = model(&s, &truth);
         let task = pose_task(&m, hand);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 500);
         let (p, r) = measure(&s, &task, &pose);
         assert_eq!((report.position_error, report.rotation_error), (p, r));
         if report.converged() {
@@ -102,11 +99,7 @@ fn mmd_leg() -> Skeleton {
 #[test]
 fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
     let s = mmd_leg();
-    let (thigh, knee, ankle) = (
-        s.joint("thigh").unwrap(),
-        s.joint("knee").unwrap(),
-        s.joint("ankle").unwrap(),
-    );
+    let [thigh, knee, ankle] = joint_array(&s, ["thigh", "knee", "ankle"]);
     let mut rng = Rng(3);
     let mut converged = 0;
     for _ in 0..200 {
@@ -115,14 +108,11 @@ fn mmd_variant_bends_the_knee_the_legal_way_and_converges() {
         truth[knee].rotation = DQuat::from_rotation_x(rng.range(0.2, 2.5));
         let target = model(&s, &truth).position(ankle);
         let task = position_task(ankle, target);
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
+        let (pose, report) = solve_legal(
             &s,
             &task,
             &CcdConfig::new(CcdVariant::Mmd, CcdDamping::None, 200),
-            &mut pose,
         );
-        assert_legal(&s, &pose);
         // The knee only ever turns about x, positively.
         let q = pose[knee].rotation;
         assert!(q.y.abs() < 1e-12 && q.z.abs() < 1e-12 && q.x >= 0.0, "{q}");
@@ -172,15 +162,9 @@ fn length_damping_scales_the_first_step_by_the_remaining_length() {
 #[test]
 fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
     let s = builtin_humanoid();
-    let (hand, foot, hips) = (
-        s.joint("leftHand").unwrap(),
-        s.joint("rightFoot").unwrap(),
-        s.joint("hips").unwrap(),
-    );
+    let [hand, foot, hips] = joint_array(&s, ["leftHand", "rightFoot", "hips"]);
     let rest = model(&s, &s.rest_pose());
-    let mut rng = Rng(5);
-    let mut converged = 0;
-    for _ in 0..50 {
+    let converged = count_converged(5, 50, |rng| {
         // Reachable: a random legal pose of the leg, spine and arm, re-rooted so the foot is
         // where it is at rest.
         let movers = joints(
@@ -195,7 +179,7 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
                 "leftLowerArm",
             ],
         );
-        let mut truth = random_pose(&s, &movers, &mut rng, 0.5);
+        let mut truth = random_pose(&s, &movers, rng, 0.5);
         let m = model(&s, &truth);
         let fix = rest[foot] * m[foot].inverse();
         let (_, r, _) = fix.to_scale_rotation_translation();
@@ -208,21 +192,14 @@ fn base_joint_through_the_root_stays_fixed_while_the_hand_reaches() {
             position: 1e-4,
             rotation: 1e-3,
         };
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 300),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
+        let (pose, report) = classic(&s, &task, 300);
         let after = model(&s, &pose);
         assert!((after.position(foot) - rest.position(foot)).length() < 1e-9);
         let d = after.rotation(foot).conjugate() * rest.rotation(foot);
         let turned = 2.0 * d.xyz().length().atan2(d.w.abs());
         assert!(turned < 1e-9, "foot turned by {turned}");
-        converged += usize::from(report.converged());
-    }
+        report.converged()
+    });
     assert!(converged >= 45, "{converged}/50 converged");
     // The root really moves: reaching far down with the foot planted bends the body.
     let mut task = position_task(hand, rest.position(hand) + DVec3::new(0.0, -0.6, 0.3));
@@ -247,10 +224,8 @@ fn two_hands_at_once() {
         ],
     );
     let hands = [s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap()];
-    let mut rng = Rng(9);
-    let mut converged = 0;
-    for _ in 0..50 {
-        let truth = random_pose(&s, &movers, &mut rng, 0.7);
+    let converged = count_converged(9, 50, |rng| {
+        let truth = random_pose(&s, &movers, rng, 0.7);
         let m = model(&s, &truth);
         let task = IkTask::from_effectors(
             hands
@@ -259,16 +234,9 @@ fn two_hands_at_once() {
                 .collect(),
         )
         .with_tolerance(Tolerance::new(1e-3, 1e-3));
-        let mut pose = s.rest_pose();
-        let report = ccd::solve(
-            &s,
-            &task,
-            &CcdConfig::new(CcdVariant::Classic, CcdDamping::None, 500),
-            &mut pose,
-        );
-        assert_legal(&s, &pose);
-        converged += usize::from(report.converged());
-    }
+        let (_, report) = classic(&s, &task, 500);
+        report.converged()
+    });
     assert!(converged >= 40, "{converged}/50 converged");
 }
 
@@ -281,10 +249,8 @@ fn unreachable_and_invalid_targets() {
     // 3 m out along the arm and up: the arm points at it, the report says unreachable.
     let target = rest.position(shoulder) + DVec3::new(2.0, 2.0, 1.0);
     let task = position_task(hand, target);
-    let mut pose = s.rest_pose();
-    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    let (mut pose, report) = solve_legal(&s, &task, &CcdConfig::default());
     assert_eq!(report.status, SolveStatus::Unreachable);
-    assert_legal(&s, &pose);
     let m = model(&s, &pose);
     let reach = (rest.position(hand) - rest.position(shoulder)).length();
     let best = (target - m.position(shoulder)).length() - reach;
@@ -351,10 +317,8 @@ fn hinge_limits_hold_and_are_reported_active() {
     let tip = s.joint("tip").unwrap();
     // Straight up is far outside the limits: best effort, both hinges at their upper bounds.
     let task = position_task(tip, DVec3::new(0.0, 2.0, 0.0));
-    let mut pose = s.rest_pose();
-    let report = ccd::solve(&s, &task, &CcdConfig::default(), &mut pose);
+    let (pose, report) = solve_legal(&s, &task, &CcdConfig::default());
     assert!(!report.converged());
-    assert_legal(&s, &pose);
     assert!(
         (pose[s.joint("a").unwrap()]
             .rotation

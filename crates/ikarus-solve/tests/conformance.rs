@@ -72,22 +72,10 @@ fn parents() -> [(&'static str, Transform); 6] {
 }
 
 fn limit(kind: &str, index: usize, rng: &mut Rng) -> JointLimit {
-    let axis = DVec3::new(
-        rng.range(-1.0, 1.0),
-        rng.range(-1.0, 1.0),
-        rng.range(-1.0, 1.0),
-    )
-    .normalize();
+    let axis = DVec3::from_array(rng.in_cube()).normalize();
     match kind {
         "free" => JointLimit::Free,
-        // Every third joint locked, the others free.
-        "locked" => {
-            if index % 3 == 1 {
-                JointLimit::Locked
-            } else {
-                JointLimit::Free
-            }
-        }
+        "locked" => ikarus_testdata::limits::locked_every_third(index),
         "hinge" => JointLimit::Hinge(HingeLimit {
             axis,
             min: rng.range(-2.5, 0.0),

@@ -118,11 +118,7 @@ fn run<'a>(s: &'a Skeleton, task: &IkTask) -> (Deferred<'a>, ikarus_solve::Solve
         checked_effector_side: 0,
         checked_base_side: 0,
     };
-    let settings = IterationSettings {
-        max_iterations: 2,
-        restarts: 0,
-        ..IterationSettings::default()
-    };
+    let settings = common::sweeps(2);
     let mut pose = s.rest_pose();
     let report = driver::run(
         s,

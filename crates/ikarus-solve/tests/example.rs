@@ -5,12 +5,14 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Rng, assert_legal, model};
+use common::{Rng, assert_legal, count_converged, model};
 use glam::DQuat;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{LocalPose, Skeleton};
 use ikarus_solve::example_based::{self, ExampleConfig, ModelRef, PostureModel};
-use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, measure, solve};
+use ikarus_solve::{
+    Effector, Goal, IkTask, SolveReport, SolveStatus, SolverConfig, measure, solve,
+};
 
 fn builtin_model() -> &'static PostureModel {
     example_based::builtin_humanoid().expect("the shipped model parses")
@@ -36,6 +38,27 @@ fn sampled_pose(skeleton: &Skeleton, m: &PostureModel, rng: &mut Rng, spread: f6
 }
 
 /// The model's mean posture on the skeleton, legal.
+/// `solve` under `config` from `start`: the pose, checked legal, and the report.
+fn solve_legal(
+    skeleton: &Skeleton,
+    task: &IkTask,
+    config: &SolverConfig,
+    start: &LocalPose,
+) -> (LocalPose, SolveReport) {
+    let mut pose = start.clone();
+    let report = solve(skeleton, task, config, &mut pose);
+    assert_legal(skeleton, &pose);
+    (pose, report)
+}
+
+/// The built-in humanoid, the built-in posture model and the model's mean pose on it.
+fn humanoid_at_mean() -> (Skeleton, &'static PostureModel, LocalPose) {
+    let skeleton = builtin_humanoid();
+    let m = builtin_model();
+    let start = mean_pose(&skeleton, m);
+    (skeleton, m, start)
+}
+
 fn mean_pose(skeleton: &Skeleton, m: &PostureModel) -> LocalPose {
     let joints = m.bind(skeleton).unwrap();
     let mut pose = skeleton.rest_pose();
@@ -121,10 +144,8 @@ fn the_shipped_model_fits_the_builtin_humanoid() {
 
 #[test]
 fn goals_of_likely_postures_are_met_from_the_mean_inside_the_limits() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
+    let (skeleton, m, start) = humanoid_at_mean();
     let config = SolverConfig::Example(ExampleConfig::default());
-    let start = mean_pose(&skeleton, m);
     let mut rng = Rng(17);
     let sets: [&[&str]; 3] = [
         &["leftHand", "rightHand"],
@@ -136,9 +157,7 @@ fn goals_of_likely_postures_are_met_from_the_mean_inside_the_limits() {
         let truth = sampled_pose(&skeleton, m, &mut rng, 1.0);
         for names in sets {
             let task = goals_of(&skeleton, &truth, names, false);
-            let mut pose = start.clone();
-            let report = solve(&skeleton, &task, &config, &mut pose);
-            assert_legal(&skeleton, &pose);
+            let (pose, report) = solve_legal(&skeleton, &task, &config, &start);
             // The report's residual is the FK residual of the returned pose.
             let (position_error, _) = measure(&skeleton, &task, &pose);
             assert_eq!(report.position_error, position_error);
@@ -158,22 +177,16 @@ fn goals_of_likely_postures_are_met_from_the_mean_inside_the_limits() {
 
 #[test]
 fn orientation_goals_are_met_too() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
+    let (skeleton, m, start) = humanoid_at_mean();
     let config = SolverConfig::Example(ExampleConfig::default());
-    let start = mean_pose(&skeleton, m);
-    let mut rng = Rng(5);
-    let mut converged = 0;
-    for _ in 0..10 {
-        let truth = sampled_pose(&skeleton, m, &mut rng, 0.7);
+    let converged = count_converged(5, 10, |rng| {
+        let truth = sampled_pose(&skeleton, m, rng, 0.7);
         let task = goals_of(&skeleton, &truth, &["leftHand", "head"], true);
-        let mut pose = start.clone();
-        let report = solve(&skeleton, &task, &config, &mut pose);
-        assert_legal(&skeleton, &pose);
+        let (pose, report) = solve_legal(&skeleton, &task, &config, &start);
         let (p, r) = measure(&skeleton, &task, &pose);
         assert_eq!((report.position_error, report.rotation_error), (p, r));
-        converged += usize::from(report.converged());
-    }
+        report.converged()
+    });
     assert!(converged >= 9, "{converged} of 10 converged");
 }
 
@@ -217,9 +230,7 @@ fn the_latent_stage_alone_lands_near_the_sampled_posture() {
 
 #[test]
 fn bad_input_is_reported_and_leaves_the_pose() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
-    let start = mean_pose(&skeleton, m);
+    let (skeleton, m, start) = humanoid_at_mean();
     let truth = sampled_pose(&skeleton, m, &mut Rng(1), 1.0);
     let task = goals_of(&skeleton, &truth, &["leftHand"], false);
     let check = |config: &SolverConfig, task: &IkTask, skeleton: &Skeleton, pose: &LocalPose| {
@@ -269,54 +280,44 @@ fn bad_input_is_reported_and_leaves_the_pose() {
 
 #[test]
 fn a_base_joint_stays_where_it_was_while_the_root_moves() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
-    let start = mean_pose(&skeleton, m);
+    let (skeleton, m, start) = humanoid_at_mean();
     let foot = skeleton.joint("rightFoot").unwrap();
     let before = model(&skeleton, &start);
-    let mut rng = Rng(41);
-    let mut converged = 0;
-    for _ in 0..5 {
-        let truth = sampled_pose(&skeleton, m, &mut rng, 0.8);
+    let converged = count_converged(41, 5, |rng| {
+        let truth = sampled_pose(&skeleton, m, rng, 0.8);
         let mut task = goals_of(&skeleton, &truth, &["leftHand"], false);
         // Lift the goal 10 cm: the hips must move to reach it.
         let goal = task.effectors[0].goal.position.unwrap() + glam::DVec3::new(0.0, 0.1, 0.05);
         task.effectors[0].goal.position = Some(goal);
         task.base = Some(foot);
-        let mut pose = start.clone();
-        let report = solve(
+        let (pose, report) = solve_legal(
             &skeleton,
             &task,
             &SolverConfig::Example(ExampleConfig::default()),
-            &mut pose,
+            &start,
         );
-        assert_legal(&skeleton, &pose);
         let after = model(&skeleton, &pose);
         assert!(after.position(foot).distance(before.position(foot)) < 1e-9);
         assert!(after.rotation(foot).dot(before.rotation(foot)).abs() > 1.0 - 1e-12);
         let hips = skeleton.joint("hips").unwrap();
         assert!(after.position(hips).distance(before.position(hips)) > 1e-4);
-        converged += usize::from(report.converged());
-    }
+        report.converged()
+    });
     assert!(converged >= 4, "{converged} of 5");
 }
 
 #[test]
 fn unreachable_goals_give_the_closest_pose_not_a_nan() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
-    let start = mean_pose(&skeleton, m);
+    let (skeleton, _, start) = humanoid_at_mean();
     let mut task = goals_of(&skeleton, &start, &["leftHand"], false);
     task.effectors[0].goal.position = Some(glam::DVec3::new(5.0, 1.0, 0.0));
-    let mut pose = start.clone();
-    let report = solve(
+    let (pose, report) = solve_legal(
         &skeleton,
         &task,
         &SolverConfig::Example(ExampleConfig::default()),
-        &mut pose,
+        &start,
     );
     assert!(pose.is_finite());
-    assert_legal(&skeleton, &pose);
     assert!(!report.converged());
     let (before, _) = measure(&skeleton, &task, &start);
     assert!(
@@ -347,9 +348,7 @@ fn a_loaded_model_is_used_and_serialises_by_name() {
 
 #[test]
 fn a_free_root_moves_the_body_to_goals_out_of_reach_from_where_it_stands() {
-    let skeleton = builtin_humanoid();
-    let m = builtin_model();
-    let start = mean_pose(&skeleton, m);
+    let (skeleton, m, start) = humanoid_at_mean();
     let hips = skeleton.joint("hips").unwrap();
     let free = SolverConfig::Example(ExampleConfig {
         move_root: true,
@@ -369,9 +368,7 @@ fn a_free_root_moves_the_body_to_goals_out_of_reach_from_where_it_stands() {
             &["leftHand", "rightHand", "leftFoot", "rightFoot", "head"],
             false,
         );
-        let mut pose = start.clone();
-        let report = solve(&skeleton, &task, &free, &mut pose);
-        assert_legal(&skeleton, &pose);
+        let (pose, report) = solve_legal(&skeleton, &task, &free, &start);
         let (p, _) = measure(&skeleton, &task, &pose);
         assert_eq!(report.position_error, p);
         if report.converged() {

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{Rng, assert_legal, joints, model, pose_task, position_task, random_pose};
+use common::{
+    Rng, assert_legal, count_converged, humanoid_left_hand, joint_array, joints, model, pose_task,
+    position_task, random_pose,
+};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{JointId, JointLimit, Skeleton, SkeletonBuilder, Transform};
@@ -16,30 +19,25 @@ use ikarus_testdata::limits::{hinge, swing_twist_y};
 /// A fixed `base`, then `j0` … `j{n-1}` (all turning, `j0` at the base) and `tip`: n unit
 /// links along +Y, every joint with `limit(i)`.
 fn chain(n: usize, limit: impl Fn(usize) -> JointLimit) -> Skeleton {
-    let mut b = SkeletonBuilder::new();
-    b.joint("base", None, Transform::IDENTITY);
-    let mut previous = Some("base".to_owned());
-    for i in 0..n {
-        let name = format!("j{i}");
-        let offset = if i == 0 { DVec3::ZERO } else { DVec3::Y };
-        b.limited_joint(
-            &name,
-            previous.as_deref(),
-            Transform::from_translation(offset),
-            limit(i),
-        );
-        previous = Some(name);
-    }
-    b.joint(
-        "tip",
-        previous.as_deref(),
-        Transform::from_translation(DVec3::Y),
-    );
-    b.build().unwrap()
+    let offset = |i| if i == 0 { DVec3::ZERO } else { DVec3::Y };
+    ikarus_testdata::rigs::chain(n, offset, limit, DVec3::Y)
 }
 
 fn movers(s: &Skeleton, n: usize) -> Vec<JointId> {
     (0..n).map(|i| s.joint(&format!("j{i}")).unwrap()).collect()
+}
+
+/// FABRIK under `config` from `start`, checked as every solve must be ([`check`]).
+fn solve_checked(
+    s: &Skeleton,
+    task: &IkTask,
+    config: &FabrikConfig,
+    start: ikarus_core::LocalPose,
+) -> (ikarus_core::LocalPose, ikarus_solve::SolveReport) {
+    let mut pose = start;
+    let report = fabrik::solve(s, task, config, &mut pose);
+    check(s, task, &pose, &report);
+    (pose, report)
 }
 
 /// Checks what every solve must give: a finite legal pose and residuals equal to FK's.
@@ -117,31 +115,14 @@ fn a_free_chain_moves_its_points_as_textbook_fabrik_does() {
     // points, measured by forward kinematics, follow the textbook algorithm on points
     // sweep for sweep (same iteration count, same points), on the free-chain fast path and
     // on the general plan (which a second, weightless effector at the root selects).
-    let mut b = SkeletonBuilder::new();
-    b.joint("base", None, Transform::IDENTITY);
-    let mut previous = "base".to_owned();
-    for i in 0..9 {
-        let offset = if i == 0 { DVec3::ZERO } else { DVec3::Y * 0.1 };
-        let name = format!("j{i}");
-        b.joint(&name, Some(&previous), Transform::from_translation(offset));
-        previous = name;
-    }
-    b.joint(
-        "tip",
-        Some(&previous),
-        Transform::from_translation(DVec3::Y * 0.1),
-    );
-    let s = b.build().unwrap();
+    let offset = |i| if i == 0 { DVec3::ZERO } else { DVec3::Y * 0.1 };
+    let s = ikarus_testdata::rigs::chain(9, offset, |_| JointLimit::Free, DVec3::Y * 0.1);
     let m = movers(&s, 9);
     let tip = s.joint("tip").unwrap();
     let mut rng = Rng(5);
     let mut workspace = FabrikWorkspace::new();
     let config = FabrikConfig {
-        iteration: ikarus_solve::IterationSettings {
-            max_iterations: 10_000,
-            restarts: 0,
-            ..Default::default()
-        },
+        iteration: common::sweeps(10_000),
     };
     let mut sweeps = 0;
     for k in 0..200 {
@@ -174,13 +155,9 @@ fn a_free_chain_moves_its_points_as_textbook_fabrik_does() {
 
 #[test]
 fn humanoid_arm_reaches_targets_made_by_fk_of_legal_poses() {
-    let s = builtin_humanoid();
-    let arm = joints(&s, &["leftShoulder", "leftUpperArm", "leftLowerArm"]);
-    let hand = s.joint("leftHand").unwrap();
-    let mut rng = Rng(7);
-    let mut converged = 0;
-    for _ in 0..200 {
-        let truth = random_pose(&s, &arm, &mut rng, 1.5);
+    let (s, arm, hand) = humanoid_left_hand(&["leftShoulder", "leftUpperArm", "leftLowerArm"]);
+    let converged = count_converged(7, 200, |rng| {
+        let truth = random_pose(&s, &arm, rng, 1.5);
         let task = position_task(hand, model(&s, &truth).position(hand));
         let mut pose = s.rest_pose();
         let report = solve(
@@ -190,8 +167,8 @@ fn humanoid_arm_reaches_targets_made_by_fk_of_legal_poses() {
             &mut pose,
         );
         check(&s, &task, &pose, &report);
-        converged += usize::from(report.converged());
-    }
+        report.converged()
+    });
     // The spine's narrow swing-twist ranges stop FABRIK short on some targets (the passes
     // spread the turn over the whole path, the spine hits its limits and the passes do not
     // move that share elsewhere): measured 185/200 within 1e-4 m (CCD: 190+).
@@ -217,10 +194,8 @@ fn both_hands_with_the_upper_chest_as_sub_base() {
         ],
     );
     let hands = joints(&s, &["leftHand", "rightHand"]);
-    let mut rng = Rng(12);
-    let mut converged = 0;
-    for _ in 0..100 {
-        let truth = random_pose(&s, &body, &mut rng, 1.0);
+    let converged = count_converged(12, 100, |rng| {
+        let truth = random_pose(&s, &body, rng, 1.0);
         let fk = model(&s, &truth);
         let task = IkTask::from_effectors(
             hands
@@ -228,11 +203,9 @@ fn both_hands_with_the_upper_chest_as_sub_base() {
                 .map(|&joint| Effector::new(joint, Goal::from_position(fk.position(joint))))
                 .collect(),
         );
-        let mut pose = s.rest_pose();
-        let report = fabrik::solve(&s, &task, &FabrikConfig::new(300), &mut pose);
-        check(&s, &task, &pose, &report);
-        converged += usize::from(report.converged());
-    }
+        let (_, report) = solve_checked(&s, &task, &FabrikConfig::new(300), s.rest_pose());
+        report.converged()
+    });
     // Measured 71/100 within 1e-4 m (the spine's limits, as for one arm, and both arms pull
     // on it); every run keeps the limits and reports what FK measures.
     eprintln!("both hands: {converged}/100 converged");
@@ -250,16 +223,12 @@ fn hinge_and_cone_limits_hold_and_legal_targets_are_reached() {
     });
     let m = movers(&s, 6);
     let tip = s.joint("tip").unwrap();
-    let mut rng = Rng(5);
-    let mut converged = 0;
-    for _ in 0..100 {
-        let truth = random_pose(&s, &m, &mut rng, 1.5);
+    let converged = count_converged(5, 100, |rng| {
+        let truth = random_pose(&s, &m, rng, 1.5);
         let task = position_task(tip, model(&s, &truth).position(tip));
-        let mut pose = s.rest_pose();
-        let report = fabrik::solve(&s, &task, &FabrikConfig::new(300), &mut pose);
-        check(&s, &task, &pose, &report);
-        converged += usize::from(report.converged());
-    }
+        let (_, report) = solve_checked(&s, &task, &FabrikConfig::new(300), s.rest_pose());
+        report.converged()
+    });
     // Measured 84/100 (88 before hinges fitted every point below them, 83 earlier): hinges
     // at their stops and cones on their rims can stall the passes.
     eprintln!("hinge and cone chain: {converged}/100 converged");
@@ -274,8 +243,7 @@ fn unreachable_targets_stretch_the_chain_toward_them() {
     let task = position_task(tip, target);
     let mut pose = s.rest_pose();
     pose[s.joint("j3").unwrap()].rotation = DQuat::from_rotation_z(0.8);
-    let report = fabrik::solve(&s, &task, &FabrikConfig::new(100), &mut pose);
-    check(&s, &task, &pose, &report);
+    let (pose, report) = solve_checked(&s, &task, &FabrikConfig::new(100), pose);
     assert_eq!(report.status, SolveStatus::Unreachable);
     // Stretched straight at the target: the tip is 10 from the root, on the line to it.
     let reach = 10.0;
@@ -295,9 +263,7 @@ fn a_base_joint_through_the_root_stays_put() {
     let rest = model(&s, &s.rest_pose());
     let mut task = position_task(hand, rest.position(hand) + DVec3::new(0.0, -0.4, 0.2));
     task.base = Some(foot);
-    let mut pose = s.rest_pose();
-    let report = fabrik::solve(&s, &task, &FabrikConfig::new(200), &mut pose);
-    check(&s, &task, &pose, &report);
+    let (pose, report) = solve_checked(&s, &task, &FabrikConfig::new(200), s.rest_pose());
     let after = model(&s, &pose);
     assert!((after.position(foot) - rest.position(foot)).length() < 1e-9);
     assert!(after.rotation(foot).angle_between(rest.rotation(foot)) < 1e-6);
@@ -315,11 +281,7 @@ fn a_base_joint_through_the_root_stays_put() {
 fn a_base_in_the_middle_of_a_chain_keeps_its_frame_over_many_sweeps() {
     let s = chain(12, |_| JointLimit::Free);
     let m = movers(&s, 12);
-    let (base, upper, tip) = (
-        s.joint("j6").unwrap(),
-        s.joint("j2").unwrap(),
-        s.joint("tip").unwrap(),
-    );
+    let [base, upper, tip] = joint_array(&s, ["j6", "j2", "tip"]);
     let mut rng = Rng(186);
     let mut workspace = FabrikWorkspace::new();
     let config = FabrikConfig::new(200);
@@ -360,20 +322,14 @@ fn a_base_in_the_middle_of_a_chain_keeps_its_frame_over_many_sweeps() {
 
 #[test]
 fn position_and_orientation_goals_are_met() {
-    let s = builtin_humanoid();
-    let arm = joints(&s, &["leftUpperArm", "leftLowerArm", "leftHand"]);
-    let hand = s.joint("leftHand").unwrap();
-    let mut rng = Rng(11);
-    let mut converged = 0;
-    for _ in 0..50 {
-        let truth = random_pose(&s, &arm, &mut rng, 1.0);
+    let (s, arm, hand) = humanoid_left_hand(&["leftUpperArm", "leftLowerArm", "leftHand"]);
+    let converged = count_converged(11, 50, |rng| {
+        let truth = random_pose(&s, &arm, rng, 1.0);
         let fk = model(&s, &truth);
         let task = pose_task(&fk, hand);
-        let mut pose = s.rest_pose();
-        let report = fabrik::solve(&s, &task, &FabrikConfig::new(300), &mut pose);
-        check(&s, &task, &pose, &report);
-        converged += usize::from(report.converged());
-    }
+        let (_, report) = solve_checked(&s, &task, &FabrikConfig::new(300), s.rest_pose());
+        report.converged()
+    });
     assert!(converged >= 40, "{converged}/50 converged");
 }
 
@@ -396,9 +352,7 @@ fn zero_length_bones_and_bad_targets_give_a_status() {
         DVec3::ZERO,
     ] {
         let task = position_task(d, target);
-        let mut pose = s.rest_pose();
-        let report = fabrik::solve(&s, &task, &FabrikConfig::default(), &mut pose);
-        check(&s, &task, &pose, &report);
+        let (_, report) = solve_checked(&s, &task, &FabrikConfig::default(), s.rest_pose());
         assert_eq!(
             report.converged(),
             target != DVec3::ZERO,

@@ -7,7 +7,7 @@ mod common;
 
 use std::f64::consts::PI;
 
-use common::{Draw, Rng, pose_task, random_pose};
+use common::{Draw, Rng, count_converged, pose_task, random_pose};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{
@@ -15,7 +15,7 @@ use ikarus_core::{
 };
 use ikarus_solve::dofs::{Dofs, rotation_vector};
 use ikarus_solve::driver::{self, Iteration, IterativeStep, Workspace};
-use ikarus_solve::{Effector, Goal, IkTask, IterationSettings, Tolerance};
+use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
 use ikarus_testdata::limits::{hinge, swing_twist_y};
 
 /// One sweep that compares the assembled Jacobian with central differences of the effectors'
@@ -96,11 +96,7 @@ fn check_fd(s: &Skeleton, task: &IkTask, pose: &LocalPose, orientation_rows: boo
         columns: 0,
         orientation_rows,
     };
-    let settings = IterationSettings {
-        max_iterations: 1,
-        restarts: 0,
-        ..IterationSettings::default()
-    };
+    let settings = common::sweeps(1);
     let mut pose = pose.clone();
     let mut task = task.clone();
     task.tolerance = Tolerance {
@@ -362,12 +358,7 @@ fn converge_count(
 
 #[test]
 fn every_method_reaches_fk_made_targets_of_the_humanoid_arm() {
-    let s = builtin_humanoid();
-    let arm = common::joints(
-        &s,
-        &["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"],
-    );
-    let hand = s.joint("leftHand").unwrap();
+    let (s, arm, hand) = common::humanoid_left_hand(&common::LEFT_ARM);
     let wrist = s.joint("leftMiddleProximal").unwrap();
     for method in METHODS {
         let position = converge_count(&s, &arm[..3], hand, false, method, 100, 7);
@@ -387,9 +378,7 @@ fn every_method_reaches_fk_made_targets_of_the_humanoid_arm() {
 #[test]
 fn every_method_reaches_fk_made_targets_of_the_iiwa_arm() {
     let s = ikarus_testdata::rigs::iiwa::skeleton();
-    let joints: Vec<_> = (1..=7)
-        .map(|i| s.joint(&format!("j{i}")).unwrap())
-        .collect();
+    let joints = ikarus_testdata::rigs::iiwa::joints(&s);
     let flange = s.joint("flange").unwrap();
     let counts: Vec<_> = METHODS
         .iter()
@@ -548,10 +537,8 @@ fn two_weighted_effectors_with_both_goals_converge_together() {
     let (left, right) = (s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap());
     let mut counts = Vec::new();
     for method in METHODS {
-        let mut rng = Rng(21);
-        let mut converged = 0;
-        for _ in 0..40 {
-            let truth = random_pose(&s, &movers, &mut rng, 1.2);
+        let converged = count_converged(21, 40, |rng| {
+            let truth = random_pose(&s, &movers, rng, 1.2);
             let m = common::model(&s, &truth);
             let effector = |joint, weight| Effector {
                 weight,
@@ -565,8 +552,8 @@ fn two_weighted_effectors_with_both_goals_converge_together() {
                 measure(&s, &task, &pose),
                 (report.position_error, report.rotation_error)
             );
-            converged += usize::from(report.converged());
-        }
+            report.converged()
+        });
         eprintln!("two hands {method:?}: {converged}/40");
         counts.push((method, converged));
     }
@@ -634,10 +621,7 @@ impl IterativeStep for NullSpaceProbe {
 #[test]
 fn null_space_motion_leaves_the_goals_still_to_first_order() {
     let s = builtin_humanoid();
-    let arm = common::joints(
-        &s,
-        &["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"],
-    );
+    let arm = common::joints(&s, &common::LEFT_ARM);
     let mut rng = Rng(3);
     // Inside the limits: at a bound the projection would cut the null-space motion.
     let pose = interior_pose(&s, &arm, &mut rng, 0.5, 0.8);
@@ -646,11 +630,7 @@ fn null_space_motion_leaves_the_goals_still_to_first_order() {
         raw: 0.0,
         projected: 0.0,
     };
-    let settings = IterationSettings {
-        max_iterations: 1,
-        restarts: 0,
-        ..IterationSettings::default()
-    };
+    let settings = common::sweeps(1);
     let mut pose = pose;
     driver::run(
         &s,
@@ -682,9 +662,8 @@ fn rest_attraction_in_the_null_space_ends_closer_to_rest_at_equal_residual() {
     // The hand's position only: three joints, nine columns, three rows — a six-dimensional
     // null space. A start pose far from rest; the rest objective must leave the result closer
     // to rest than without it, with the goal met in both.
-    let s = builtin_humanoid();
-    let arm = common::joints(&s, &["leftShoulder", "leftUpperArm", "leftLowerArm"]);
-    let hand = s.joint("leftHand").unwrap();
+    let (s, arm, hand) =
+        common::humanoid_left_hand(&["leftShoulder", "leftUpperArm", "leftLowerArm"]);
     let mut rng = Rng(17);
     // Not the transpose: its slow primary convergence cannot keep up with the null-space
     // motion's second-order drift at this tolerance (10 of 20 within 10,000 sweeps).
@@ -735,9 +714,7 @@ fn limit_centering_moves_hinges_toward_the_middle_of_their_range() {
     // of their half-ranges; the goal is 5 cm away. With the objective the hinges end nearer
     // the middle of their ranges than without, both converged.
     let s = ikarus_testdata::rigs::iiwa::skeleton();
-    let joints: Vec<_> = (1..=7)
-        .map(|i| s.joint(&format!("j{i}")).unwrap())
-        .collect();
+    let joints = ikarus_testdata::rigs::iiwa::joints(&s);
     let flange = s.joint("flange").unwrap();
     let mut rng = Rng(23);
     let mut distance = [0.0; 2];
@@ -763,11 +740,7 @@ fn limit_centering_moves_hinges_toward_the_middle_of_their_range() {
             start[j].rotation = DQuat::from_axis_angle(h.axis, side * rng.range(0.6, 0.9));
         }
         let at = common::model(&s, &start).position(flange);
-        let offset = DVec3::new(
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-        );
+        let offset = DVec3::from_array(rng.in_cube());
         let task = common::position_task(flange, at + offset.normalize() * 0.05);
         for (k, objective) in [NullSpaceObjective::LimitCenter, NullSpaceObjective::None]
             .into_iter()

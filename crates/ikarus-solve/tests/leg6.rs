@@ -653,32 +653,17 @@ const G1_NAMES: [&str; 6] = [
 fn simple_humanoid_skeleton(pelvis: Transform) -> Skeleton {
     let l = simple_humanoid_limits();
     let range = |i: usize| (l.min.to_array()[i], l.max.to_array()[i]);
-    leg_skeleton(
-        pelvis,
-        &[
-            joint(
-                "RLEG_HIP_R",
-                DVec3::new(0.0, -0.09, 0.0),
-                DVec3::X,
-                range(1),
-            ),
-            joint("RLEG_HIP_P", DVec3::ZERO, DVec3::Y, range(2)),
-            joint(
-                "RLEG_HIP_Y",
-                DVec3::new(0.0, 0.0, -0.3535),
-                DVec3::Z,
-                range(0),
-            ),
-            joint("RLEG_KNEE", DVec3::ZERO, DVec3::Y, range(3)),
-            joint(
-                "RLEG_ANKLE_P",
-                DVec3::new(0.0, 0.0, -0.3),
-                DVec3::Y,
-                range(4),
-            ),
-            joint("RLEG_ANKLE_R", DVec3::ZERO, DVec3::X, range(5)),
-        ],
-    )
+    // Name, origin in the parent, axis, index of the range in the limits.
+    let joints = [
+        ("RLEG_HIP_R", DVec3::new(0.0, -0.09, 0.0), DVec3::X, 1),
+        ("RLEG_HIP_P", DVec3::ZERO, DVec3::Y, 2),
+        ("RLEG_HIP_Y", DVec3::new(0.0, 0.0, -0.3535), DVec3::Z, 0),
+        ("RLEG_KNEE", DVec3::ZERO, DVec3::Y, 3),
+        ("RLEG_ANKLE_P", DVec3::new(0.0, 0.0, -0.3), DVec3::Y, 4),
+        ("RLEG_ANKLE_R", DVec3::ZERO, DVec3::X, 5),
+    ]
+    .map(|(name, origin, axis, i)| joint(name, origin, axis, range(i)));
+    leg_skeleton(pelvis, &joints)
 }
 
 const SIMPLE_NAMES: [&str; 6] = [
@@ -996,32 +981,24 @@ fn chain_rejects_wrong_roles_order_and_missing_hinges() {
     let pelvis = Transform::from_translation(DVec3::new(0.0, 0.8, 0.0));
     let skeleton = g1_skeleton(pelvis);
     let j = Leg6Joints::from_names(&skeleton, G1_NAMES).expect("names");
-    let swapped = Leg6Joints {
+    let refused = |joints: Leg6Joints| Leg6Chain::new(&skeleton, &joints, DVec3::ZERO).unwrap_err();
+    let swapped = refused(Leg6Joints {
         hip_yaw: j.hip_roll,
         hip_roll: j.hip_yaw,
         ..j
-    };
-    assert!(matches!(
-        Leg6Chain::new(&skeleton, &swapped, DVec3::ZERO),
-        Err(Leg6ChainError::Misaligned { .. })
-    ));
-    let out_of_order = Leg6Joints {
+    });
+    assert!(matches!(swapped, Leg6ChainError::Misaligned { .. }));
+    let out_of_order = refused(Leg6Joints {
         knee: j.ankle_pitch,
         ankle_pitch: j.knee,
         ..j
-    };
-    assert!(matches!(
-        Leg6Chain::new(&skeleton, &out_of_order, DVec3::ZERO),
-        Err(Leg6ChainError::NotAChain { .. })
-    ));
-    let with_pelvis = Leg6Joints {
+    });
+    assert!(matches!(out_of_order, Leg6ChainError::NotAChain { .. }));
+    let with_pelvis = refused(Leg6Joints {
         hip_yaw: skeleton.joint("pelvis").expect("pelvis"),
         ..j
-    };
-    assert!(matches!(
-        Leg6Chain::new(&skeleton, &with_pelvis, DVec3::ZERO),
-        Err(Leg6ChainError::NotAChain { .. })
-    ));
+    });
+    assert!(matches!(with_pelvis, Leg6ChainError::NotAChain { .. }));
     assert!(matches!(
         Leg6Joints::from_names(&skeleton, ["nope"; 6]),
         Err(Leg6ChainError::UnknownName { .. })

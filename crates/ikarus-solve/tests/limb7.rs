@@ -276,48 +276,36 @@ fn target_at_the_shoulder_and_non_finite_input_never_give_nan() {
 #[test]
 fn degenerate_geometry_is_refused_with_a_reason() {
     let seed = Limb7Geometry::seed(0.3, 0.3);
-    let zero_upper = Limb7Geometry {
+    let refused = |geometry: Limb7Geometry| Limb7::new(geometry).unwrap_err();
+    let zero_upper = refused(Limb7Geometry {
         upper: DVec3::ZERO,
         ..seed
-    };
-    assert_eq!(
-        Limb7::new(zero_upper),
-        Err(Limb7Error::ZeroLengthBone { bone: "upper" })
-    );
-    let zero_lower = Limb7Geometry {
+    });
+    assert_eq!(zero_upper, Limb7Error::ZeroLengthBone { bone: "upper" });
+    let zero_lower = refused(Limb7Geometry {
         lower: DVec3::ZERO,
         ..seed
-    };
-    assert_eq!(
-        Limb7::new(zero_lower),
-        Err(Limb7Error::ZeroLengthBone { bone: "lower" })
-    );
-    let along_axis = Limb7Geometry {
+    });
+    assert_eq!(zero_lower, Limb7Error::ZeroLengthBone { bone: "lower" });
+    let along_axis = refused(Limb7Geometry {
         elbow_axis: DVec3::Z,
         ..seed
-    };
-    assert_eq!(Limb7::new(along_axis), Err(Limb7Error::NoReach));
-    let no_axis = Limb7Geometry {
+    });
+    assert_eq!(along_axis, Limb7Error::NoReach);
+    let no_axis = refused(Limb7Geometry {
         elbow_axis: DVec3::ZERO,
         ..seed
-    };
-    assert!(matches!(
-        Limb7::new(no_axis),
-        Err(Limb7Error::BadDirection { .. })
-    ));
-    let reversed = Limb7Geometry {
+    });
+    assert!(matches!(no_axis, Limb7Error::BadDirection { .. }));
+    let reversed = refused(Limb7Geometry {
         elbow_range: [1.0, 0.0],
         ..seed
-    };
-    assert!(matches!(
-        Limb7::new(reversed),
-        Err(Limb7Error::BadRange { .. })
-    ));
-    let nan = Limb7Geometry {
+    });
+    assert!(matches!(reversed, Limb7Error::BadRange { .. }));
+    refused(Limb7Geometry {
         upper: DVec3::new(f64::NAN, 0.0, 1.0),
         ..seed
-    };
-    assert!(Limb7::new(nan).is_err());
+    });
 }
 
 /// The swivel reference's degenerate direction: the secondary reference takes over, and the

@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{Rng, assert_legal, joints, model, pose_task, position_task, random_pose};
+use common::{
+    LEFT_ARM, Rng, assert_legal, humanoid_left_hand, joints, model, pose_task, position_task,
+    random_pose,
+};
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{SkeletonBuilder, Transform};
@@ -12,14 +15,10 @@ use ikarus_solve::lm::{self, LmConfig, LmWorkspace};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance, measure, solve};
 use ikarus_testdata::limits::hinge;
 
-const ARM: [&str; 4] = ["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"];
-
 /// The humanoid's left hand to 6-D goals made by random legal arm poses.
 #[test]
 fn humanoid_hand_reaches_six_d_goals_from_random_legal_poses() {
-    let s = builtin_humanoid();
-    let arm = joints(&s, &ARM);
-    let hand = *arm.last().unwrap();
+    let (s, arm, hand) = humanoid_left_hand(&LEFT_ARM);
     let mut rng = Rng(11);
     let mut workspace = LmWorkspace::new();
     let mut config = LmConfig::default();
@@ -208,9 +207,7 @@ fn restarts_are_counted_and_the_time_budget_stops_the_solve() {
 
 #[test]
 fn a_warm_workspace_gives_the_same_answer_as_a_fresh_one() {
-    let s = builtin_humanoid();
-    let arm = joints(&s, &ARM);
-    let hand = *arm.last().unwrap();
+    let (s, arm, hand) = humanoid_left_hand(&LEFT_ARM);
     let mut rng = Rng(3);
     let mut warm = LmWorkspace::new();
     let config = LmConfig::default();
@@ -230,25 +227,12 @@ fn a_warm_workspace_gives_the_same_answer_as_a_fresh_one() {
 /// arm's ball joints) allocate the same for 1 sweep as for 60.
 #[test]
 fn sweeps_allocate_nothing_once_warm() {
-    let mut hinges = SkeletonBuilder::new();
-    hinges.joint("base", None, Transform::IDENTITY);
-    let mut parent = "base".to_owned();
-    for i in 0..7 {
-        let name = format!("j{i}");
-        hinges.limited_joint(
-            &name,
-            Some(&parent),
-            Transform::from_translation(DVec3::Z * 0.3),
-            hinge(if i % 2 == 0 { DVec3::Z } else { DVec3::Y }, -2.9, 2.9),
-        );
-        parent = name;
-    }
-    hinges.joint(
-        "tip",
-        Some(&parent),
-        Transform::from_translation(DVec3::Z * 0.1),
+    let arm = ikarus_testdata::rigs::chain(
+        7,
+        |_| DVec3::Z * 0.3,
+        |i| hinge(if i % 2 == 0 { DVec3::Z } else { DVec3::Y }, -2.9, 2.9),
+        DVec3::Z * 0.1,
     );
-    let arm = hinges.build().unwrap();
     let humanoid = builtin_humanoid();
     for (s, tip) in [(&arm, "tip"), (&humanoid, "leftHand")] {
         let joint = s.joint(tip).unwrap();

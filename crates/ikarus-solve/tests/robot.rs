@@ -6,7 +6,7 @@
 use ikarus_core::Skeleton;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_solve::limb7::SwivelPolicy;
-use ikarus_solve::robot::{AutoConfig, ClosedForm, Screws};
+use ikarus_solve::robot::{AutoConfig, ClosedForm, RobotOutcome, Screws};
 use ikarus_solve::threaded::{BatchTarget, solve_threaded};
 use ikarus_solve::{SolveStatus, SolverConfig, Tolerance};
 
@@ -16,6 +16,22 @@ use common::{Rng, Robot, load_robot as load, pose_of};
 impl Robot {
     fn skeleton(&self) -> &Skeleton {
         &self.urdf.skeleton
+    }
+
+    /// A random legal joint vector (`random_q`), and `form` solving for its tip's pose from
+    /// `seed`, keeping the swivel, into `q`: the vector, the outcome and `q`'s errors.
+    fn solve_random(
+        &self,
+        form: &ClosedForm,
+        seed: &[f64],
+        rng: &mut Rng,
+        q: &mut [f64],
+    ) -> (Vec<f64>, RobotOutcome, (f64, f64)) {
+        let sample = self.random_q(rng);
+        let target = self.tip(&sample);
+        let (position, rotation) = pose_of(&target);
+        let outcome = form.solve(position, rotation, seed, SwivelPolicy::KeepCurrent, q);
+        (sample, outcome, self.errors(q, &target))
     }
 
     /// Position and rotation errors of `q` against `target`.
@@ -165,11 +181,7 @@ fn iiwa_closed_form_solves_the_trac_ik_slice() {
         let mut solved = 0;
         let mut q = vec![0.0; 7];
         for _ in 0..1000 {
-            let sample = robot.random_q(&mut rng);
-            let target = robot.tip(&sample);
-            let (position, rotation) = pose_of(&target);
-            let outcome = form.solve(position, rotation, &seed, SwivelPolicy::KeepCurrent, &mut q);
-            let (p, r) = robot.errors(&q, &target);
+            let (_, outcome, (p, r)) = robot.solve_random(&form, &seed, &mut rng, &mut q);
             let legal = robot.chain.within_limits(&q, 1e-9);
             assert!(legal, "{file}: {q:?} outside the limits");
             let ok = p < 1e-5 && r < 1e-5;
@@ -195,11 +207,7 @@ fn legs_solve_every_legal_target() {
         let mut rng = Rng(11);
         let mut q = vec![0.0; 6];
         for _ in 0..1000 {
-            let sample = robot.random_q(&mut rng);
-            let target = robot.tip(&sample);
-            let (position, rotation) = pose_of(&target);
-            let outcome = form.solve(position, rotation, &seed, SwivelPolicy::KeepCurrent, &mut q);
-            let (p, r) = robot.errors(&q, &target);
+            let (sample, outcome, (p, r)) = robot.solve_random(&form, &seed, &mut rng, &mut q);
             assert!(
                 outcome.reached && p < 1e-9 && r < 1e-9 && robot.chain.within_limits(&q, 1e-9),
                 "{file} {tip}: {sample:?} → {q:?}: {p:e} m, {r:e} rad, {outcome:?}"

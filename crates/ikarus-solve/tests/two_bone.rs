@@ -34,6 +34,27 @@ struct Rig {
 }
 
 impl Rig {
+    /// `solve_chain` on this rig under `settings`, writing `pose`: whether the target was
+    /// reached.
+    fn solve(
+        &self,
+        target: DVec3,
+        pole: Pole,
+        settings: &TwoBoneSettings,
+        pose: &mut LocalPose,
+    ) -> bool {
+        let mut model = ModelPose::new(&self.skeleton);
+        solve_chain(
+            &self.skeleton,
+            &self.chain,
+            target,
+            pole,
+            settings,
+            pose,
+            &mut model,
+        )
+    }
+
     fn random(rng: &mut Rng, parent: Transform, l1: f64, l2: f64) -> Self {
         let mid_rotation = rng.rotation();
         let to_mid = rng.direction();
@@ -207,20 +228,11 @@ fn twist_turns_the_bend_plane_by_the_twist_angle_in_model_space() {
             let twist = rng.range(-3.0, 3.0);
             let bend_with = |twist_angle: f64| {
                 let mut p = pose.clone();
-                let mut model = ModelPose::new(&rig.skeleton);
                 let settings = TwoBoneSettings {
                     twist_angle,
                     ..TwoBoneSettings::default()
                 };
-                assert!(solve_chain(
-                    &rig.skeleton,
-                    &rig.chain,
-                    target,
-                    pole,
-                    &settings,
-                    &mut p,
-                    &mut model
-                ));
+                assert!(rig.solve(target, pole, &settings, &mut p));
                 let after = model_of(&rig.skeleton, &p);
                 assert!((after.position(rig.chain.end) - target).length() < TOLERANCE);
                 normal_part(after.position(rig.chain.mid) - start, target - start)
@@ -249,17 +261,8 @@ fn far_targets_extend_the_arm_straight_at_the_target() {
             let distance = full * rng.range(1.0001, 5.0);
             let direction = rng.direction();
             let target = before[rig.chain.start].transform_point3(direction * distance);
-            let mut model = ModelPose::new(&rig.skeleton);
             let pole = Pole::Vector(rng.direction());
-            let reached = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
-                target,
-                pole,
-                &TwoBoneSettings::default(),
-                &mut pose,
-                &mut model,
-            );
+            let reached = rig.solve(target, pole, &TwoBoneSettings::default(), &mut pose);
             assert!(!reached, "{name}: unreachable target reported reached");
             let after = model_of(&rig.skeleton, &pose);
             let (s, m, e) = joint_positions(&rig, &after);
@@ -305,15 +308,11 @@ fn near_targets_fold_the_arm_as_far_as_it_goes() {
             let direction = rng.direction();
             let distance = closest * rng.range(0.01, 0.999);
             let target = before[rig.chain.start].transform_point3(direction * distance);
-            let mut model = ModelPose::new(&rig.skeleton);
-            let reached = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
+            let reached = rig.solve(
                 target,
                 Pole::Vector(rng.direction()),
                 &TwoBoneSettings::default(),
                 &mut pose,
-                &mut model,
             );
             assert!(!reached, "{name}: too-close target reported reached");
             let after = model_of(&rig.skeleton, &pose);
@@ -567,20 +566,11 @@ fn softened_reach(rig: &Rig, soften: f64, direction: DVec3, distance: f64) -> (f
     let before = model_of(&rig.skeleton, &pose);
     let model_from_start = before[rig.chain.start];
     let target = model_from_start.transform_point3(direction * distance);
-    let mut model = ModelPose::new(&rig.skeleton);
     let settings = TwoBoneSettings {
         soften,
         ..TwoBoneSettings::default()
     };
-    let reached = solve_chain(
-        &rig.skeleton,
-        &rig.chain,
-        target,
-        Pole::Vector(DVec3::Y),
-        &settings,
-        &mut pose,
-        &mut model,
-    );
+    let reached = rig.solve(target, Pole::Vector(DVec3::Y), &settings, &mut pose);
     let after = model_of(&rig.skeleton, &pose);
     let end = model_from_start
         .inverse()
@@ -676,18 +666,9 @@ fn recover_pole_reproduces_the_solved_bend_plane() {
             if pole.cross((target - start).normalize()).length() < 0.1 {
                 continue;
             }
-            let mut model = ModelPose::new(&rig.skeleton);
             let settings = TwoBoneSettings::default();
             let chain = &rig.chain;
-            assert!(solve_chain(
-                &rig.skeleton,
-                chain,
-                target,
-                Pole::Vector(pole),
-                &settings,
-                &mut pose,
-                &mut model
-            ));
+            assert!(rig.solve(target, Pole::Vector(pole), &settings, &mut pose));
             let (s, m, e) = joint_positions(&rig, &model_of(&rig.skeleton, &pose));
             let recovered = recover_pole(s, m, e).expect("a bent arm has a plane");
             let expected = normal_part(pole, target - start).normalize();
@@ -698,15 +679,7 @@ fn recover_pole_reproduces_the_solved_bend_plane() {
             // Solving again with the recovered pole (vector or hint) leaves the pose alone.
             for pole in [Pole::Vector(recovered), Pole::Hint(s + recovered * 0.7)] {
                 let mut again = pose.clone();
-                assert!(solve_chain(
-                    &rig.skeleton,
-                    chain,
-                    e,
-                    pole,
-                    &settings,
-                    &mut again,
-                    &mut model
-                ));
+                assert!(rig.solve(e, pole, &settings, &mut again));
                 for j in [chain.start, chain.mid] {
                     let turn = rotation_gap(again[j].rotation, pose[j].rotation);
                     assert!(

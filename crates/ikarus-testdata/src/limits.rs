@@ -16,6 +16,16 @@ pub const LIMIT_KINDS: [&str; 7] = [
     "mixed",
 ];
 
+/// The `locked` family of [`LIMIT_KINDS`]: every third joint (index 1, 4, 7, …) locked, the
+/// others free.
+pub fn locked_every_third(index: usize) -> JointLimit {
+    if index % 3 == 1 {
+        JointLimit::Locked
+    } else {
+        JointLimit::Free
+    }
+}
+
 /// The six Euler orders, in this order (tests and the soak pick them by index).
 pub const EULER_ORDERS: [EulerOrder; 6] = [
     EulerOrder::Xyz,

@@ -35,6 +35,12 @@ impl Rng {
         lo + (hi - lo) * self.unit()
     }
 
+    /// `N` draws of [`range`](Self::range)`(-1, 1)`, in order: a point of the cube
+    /// `[-1, 1)ᴺ` (`DVec3::from_array`, `DQuat::from_array` in x, y, z, w order).
+    pub fn in_cube<const N: usize>(&mut self) -> [f64; N] {
+        std::array::from_fn(|_| self.range(-1.0, 1.0))
+    }
+
     /// True with probability `p` (`unit() < p`).
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
@@ -82,11 +88,7 @@ pub trait Draw {
 impl Draw for Rng {
     fn in_ball(&mut self) -> DVec3 {
         loop {
-            let v = DVec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
+            let v = DVec3::from_array(self.in_cube());
             if v.length_squared() <= 1.0 && v.length_squared() > 1e-6 {
                 return v;
             }
@@ -99,12 +101,7 @@ impl Draw for Rng {
 
     fn rotation(&mut self) -> DQuat {
         loop {
-            let q = DQuat::from_xyzw(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
+            let q = DQuat::from_array(self.in_cube());
             let l2 = q.length_squared();
             if l2 <= 1.0 && l2 > 1e-6 {
                 return q.normalize();
@@ -113,11 +110,7 @@ impl Draw for Rng {
     }
 
     fn rotation_up_to(&mut self, max_angle: f64) -> DQuat {
-        let axis = DVec3::new(
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-            self.range(-1.0, 1.0),
-        );
+        let axis = DVec3::from_array(self.in_cube());
         DQuat::from_axis_angle(axis.normalize(), self.range(-max_angle, max_angle))
     }
 }

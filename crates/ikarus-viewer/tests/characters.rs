@@ -2,13 +2,11 @@
 //! switch, dragging an IK bone), a VRM avatar with its mesh and humanoid names, binary uploads.
 
 use base64::Engine as _;
-use futures_util::SinkExt;
 use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{Socket, joint_index, of, send, start, until};
+use common::{Socket, connect, joint_index, of, retarget_text, send, until, upload};
 
 async fn ask(socket: &mut Socket, request: &Value, kind: &str) -> Value {
     send(socket, request).await;
@@ -39,10 +37,7 @@ async fn mmd_model_plays_its_vmd_with_ik_and_ik_bones_drag_live() {
     catalog
         .attach_motion(&dir.join("kishimen.vmd").display().to_string())
         .unwrap();
-    let (mut socket, _) = tokio_tungstenite::connect_async(start(catalog).await)
-        .await
-        .unwrap();
-    let greeting = until(&mut socket, "pose").await;
+    let (mut socket, greeting) = connect(catalog).await;
     let skeleton = of(&greeting, "skeleton");
     assert_eq!(skeleton["format"], "mmd");
     assert_eq!(skeleton["joints"].as_array().unwrap().len(), 140);
@@ -139,22 +134,8 @@ async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
     let Some(dir) = ikarus_testdata::require("gltf", "vrm_upload") else {
         return;
     };
-    let (mut socket, _) =
-        tokio_tungstenite::connect_async(start(Catalog::open(&[]).unwrap()).await)
-            .await
-            .unwrap();
-    until(&mut socket, "pose").await;
-    let bytes = std::fs::read(dir.join("Godette_vrm_v4.vrm")).unwrap();
-    let base64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    socket
-        .send(Message::Text(
-            json!({"type": "load", "name": "Godette.vrm", "base64": base64})
-                .to_string()
-                .into(),
-        ))
-        .await
-        .unwrap();
-    let replies = until(&mut socket, "pose").await;
+    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
+    let replies = upload(&mut socket, &dir.join("Godette_vrm_v4.vrm"), "Godette.vrm").await;
     let skeleton = of(&replies, "skeleton");
     assert_eq!(skeleton["format"], "gltf");
     assert_eq!(skeleton["joints"].as_array().unwrap().len(), 68);
@@ -190,17 +171,7 @@ async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
     assert_eq!(double, ["GodotLogo"]);
 
     // A VRMA applied to the avatar: a motion, frames that move the hands.
-    let bytes = std::fs::read(dir.join("three-vrm_test.vrma")).unwrap();
-    let base64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    socket
-        .send(Message::Text(
-            json!({"type": "load", "name": "test.vrma", "base64": base64})
-                .to_string()
-                .into(),
-        ))
-        .await
-        .unwrap();
-    let replies = until(&mut socket, "pose").await;
+    let replies = upload(&mut socket, &dir.join("three-vrm_test.vrma"), "test.vrma").await;
     let frames = of(&replies, "motion")["frames"].as_u64().unwrap();
     assert!(frames > 2);
     let first = ask(&mut socket, &json!({"type": "frame", "index": 0}), "pose").await;
@@ -232,24 +203,12 @@ async fn a_bvh_retargets_onto_the_humanoid_with_the_source_beside_it() {
     let Some(dir) = ikarus_testdata::require("bvh", "viewer retarget") else {
         return;
     };
-    let (mut socket, _) =
-        tokio_tungstenite::connect_async(start(Catalog::open(&[]).unwrap()).await)
-            .await
-            .unwrap();
-    let greeting = until(&mut socket, "pose").await;
+    let (mut socket, greeting) = connect(Catalog::open(&[]).unwrap()).await;
     let skeleton = of(&greeting, "skeleton");
     let humanoid = skeleton["humanoid"].as_array().unwrap();
     let feet = ["leftFoot", "rightFoot"].map(|b| humanoid.iter().position(|h| h == b).unwrap());
-    let text = std::fs::read_to_string(dir.join("cmu_02_01_walk_cgspeed_crlf.bvh")).unwrap();
-    socket
-        .send(Message::Text(
-            json!({"type": "retarget", "name": "walk.bvh", "text": text})
-                .to_string()
-                .into(),
-        ))
-        .await
-        .unwrap();
-    let replies = until(&mut socket, "pose").await;
+    let walk = dir.join("cmu_02_01_walk_cgspeed_crlf.bvh");
+    let replies = retarget_text(&mut socket, "walk.bvh", &walk).await;
     assert_eq!(of(&replies, "motion")["frames"], 344);
     let first = of(&replies, "pose");
     let overlay = &first["overlay"];

@@ -35,6 +35,32 @@ async fn ask(socket: &mut Socket, request: &Value, until: &str) -> Value {
     reply_of(socket, until).await
 }
 
+/// Resets the pose, then picks the solver `config` (JSON, as the page sends it).
+async fn reset_with_solver(socket: &mut Socket, config: Value) {
+    ask(socket, &json!({"type": "reset"}), "pose").await;
+    ask(socket, &json!({"type": "solver", "config": config}), "pose").await;
+}
+
+/// Drags `joint` to `position` (model space) and returns the pose reply.
+async fn drag(socket: &mut Socket, joint: &str, position: [f64; 3]) -> Value {
+    ask(
+        socket,
+        &json!({"type": "drag", "joint": joint, "position": position}),
+        "pose",
+    )
+    .await
+}
+
+/// Uploads `text` as the file `name` and returns the next reply (the error, for a bad file).
+async fn load(socket: &mut Socket, name: &str, text: &str) -> Value {
+    send_text(
+        socket,
+        json!({"type": "load", "name": name, "text": text}).to_string(),
+    )
+    .await;
+    next(socket).await
+}
+
 async fn send_text(socket: &mut Socket, text: String) {
     socket.send(Message::Text(text.into())).await.unwrap();
 }
@@ -135,19 +161,8 @@ async fn drag_solves_with_ccd_and_limb7_to_the_target() {
             json!({"kind": "limb7", "swivel": "middle_of_feasible"}),
         ),
     ] {
-        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-        ask(
-            &mut socket,
-            &json!({"type": "solver", "config": config}),
-            "pose",
-        )
-        .await;
-        let pose = ask(
-            &mut socket,
-            &json!({"type": "drag", "joint": "leftHand", "position": target}),
-            "pose",
-        )
-        .await;
+        reset_with_solver(&mut socket, config).await;
+        let pose = drag(&mut socket, "leftHand", target).await;
         assert_converged_at(&pose, kind, hand, target);
         let report = &pose["report"];
         assert!(report["time_us"].as_f64().unwrap() > 0.0);
@@ -166,22 +181,14 @@ async fn orientation_goals_pinned_effectors_and_the_trace() {
     let hand = joint_index(&greeting[1], "leftHand");
     // An orientation goal (the rotate gizmo's drag): met by the analytic limb, and the reply's
     // model-space rotation of the hand is the goal.
-    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-    let limb7 = json!({"kind": "limb7", "swivel": "middle_of_feasible"});
-    ask(
+    reset_with_solver(
         &mut socket,
-        &json!({"type": "solver", "config": limb7}),
-        "pose",
+        json!({"kind": "limb7", "swivel": "middle_of_feasible"}),
     )
     .await;
     // First the position alone; then the hand's own rotation turned 0.1 rad about its bone
     // axis (local +X) as the goal.
-    let reached = ask(
-        &mut socket,
-        &json!({"type": "drag", "joint": "leftHand", "position": [0.5, 1.2, 0.2]}),
-        "pose",
-    )
-    .await;
+    let reached = drag(&mut socket, "leftHand", [0.5, 1.2, 0.2]).await;
     let q0: [f64; 4] = serde_json::from_value(reached["rotations"][hand].clone()).unwrap();
     let q0 = glam::DQuat::from_array(q0);
     let goal = (q0 * glam::DQuat::from_rotation_x(0.1)).to_array();
@@ -198,13 +205,7 @@ async fn orientation_goals_pinned_effectors_and_the_trace() {
     assert_eq!(pose["effectors"][0]["orientation"], json!(goal));
     // Several pinned effectors: the right hand pinned where it is, the left dragged; CCD meets
     // both, and the report's residual is the larger of the two, by FK.
-    ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-    ask(
-        &mut socket,
-        &json!({"type": "solver", "config": {"kind": "ccd"}}),
-        "pose",
-    )
-    .await;
+    reset_with_solver(&mut socket, json!({"kind": "ccd"})).await;
     let right = joint_index(&greeting[1], "rightHand");
     let pinned = ask(
         &mut socket,
@@ -214,12 +215,7 @@ async fn orientation_goals_pinned_effectors_and_the_trace() {
     .await;
     let right_at = vec3(&pinned["positions"][right]);
     let target = [0.35, 1.05, 0.3];
-    let both = ask(
-        &mut socket,
-        &json!({"type": "drag", "joint": "leftHand", "position": target}),
-        "pose",
-    )
-    .await;
+    let both = drag(&mut socket, "leftHand", target).await;
     assert_eq!(both["effectors"].as_array().unwrap().len(), 2);
     assert_eq!(both["report"]["status"], "converged", "{}", both["report"]);
     let misses = [
@@ -237,12 +233,7 @@ async fn orientation_goals_pinned_effectors_and_the_trace() {
     )
     .await;
     ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-    let pose = ask(
-        &mut socket,
-        &json!({"type": "drag", "joint": "leftHand", "position": [0.3, 1.0, 0.3]}),
-        "pose",
-    )
-    .await;
+    let pose = drag(&mut socket, "leftHand", [0.3, 1.0, 0.3]).await;
     let trace = ask(&mut socket, &json!({"type": "trace"}), "trace").await;
     let errors = trace["position_errors"].as_array().unwrap();
     assert_eq!(
@@ -288,23 +279,13 @@ async fn bad_messages_get_errors_and_the_connection_keeps_serving() {
     );
     // An upload over the limit: an error, and the same connection still solves.
     let oversized = "x".repeat(ikarus_viewer::MAX_UPLOAD_BYTES + 1);
-    send_text(
-        &mut socket,
-        json!({"type": "load", "name": "big.bvh", "text": oversized}).to_string(),
-    )
-    .await;
-    let reply = next(&mut socket).await;
+    let reply = load(&mut socket, "big.bvh", &oversized).await;
     assert_eq!(reply["type"], "error");
     assert!(
         reply["message"].as_str().unwrap().contains("limit"),
         "{reply}"
     );
-    let pose = ask(
-        &mut socket,
-        &json!({"type": "drag", "joint": "leftHand", "position": [0.45, 1.15, 0.25]}),
-        "pose",
-    )
-    .await;
+    let pose = drag(&mut socket, "leftHand", [0.45, 1.15, 0.25]).await;
     assert_eq!(pose["report"]["status"], "converged");
 }
 
@@ -448,20 +429,11 @@ async fn motion_upload_keys_generate_and_export() {
 /// the robot parsed here, give the reply's positions; every joint is inside its limit.
 #[tokio::test]
 async fn urdf_upload_solves_with_lm_and_ccd() {
-    let Some(dir) = ikarus_testdata::require("urdf", "urdf_upload_solves_with_lm_and_ccd") else {
+    let Some((robot, mut socket, info, _)) =
+        upload_urdf("urdf_upload_solves_with_lm_and_ccd", "panda.urdf").await
+    else {
         return;
     };
-    let text = std::fs::read_to_string(dir.join("panda.urdf")).unwrap();
-    let robot = Urdf::parse(&text).unwrap();
-    let url = start().await;
-    let (mut socket, _) = connect(&url).await;
-    let info = ask(
-        &mut socket,
-        &json!({"type": "load", "name": "panda.urdf", "text": text}),
-        "skeleton",
-    )
-    .await;
-    reply_of(&mut socket, "pose").await;
     assert_eq!(info["format"], "urdf");
     assert_eq!(info["up"], json!([0.0, 0.0, 1.0]));
     assert_eq!(
@@ -472,25 +444,36 @@ async fn urdf_upload_solves_with_lm_and_ccd() {
     let tip = joint_index(&info, "panda_link8");
     let target = [0.45, 0.15, 0.55];
     for kind in ["lm", "ccd"] {
-        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-        let config = json!({"type": "solver", "config": {"kind": kind}});
-        ask(&mut socket, &config, "pose").await;
+        reset_with_solver(&mut socket, json!({"kind": kind})).await;
         ask(
             &mut socket,
             &json!({"type": "set_effector", "joint": "panda_link8"}),
             "pose",
         )
         .await;
-        let pose = ask(
-            &mut socket,
-            &json!({"type": "drag", "joint": "panda_link8", "position": target}),
-            "pose",
-        )
-        .await;
+        let pose = drag(&mut socket, "panda_link8", target).await;
         assert_converged_at(&pose, kind, tip, target);
         assert_bone_lengths(&info, &pose);
         assert_fk_and_limits(&robot, &pose, kind);
     }
+}
+
+/// A fresh session with the shared URDF `file` uploaded: the robot as parsed here, the socket,
+/// the `skeleton` reply and the first `pose` reply; `None` without the shared data.
+async fn upload_urdf(test: &str, file: &str) -> Option<(Urdf, Socket, Value, Value)> {
+    let dir = ikarus_testdata::require("urdf", test)?;
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let robot = Urdf::parse(&text).unwrap();
+    let url = start().await;
+    let (mut socket, _) = connect(&url).await;
+    let info = ask(
+        &mut socket,
+        &json!({"type": "load", "name": file, "text": text}),
+        "skeleton",
+    )
+    .await;
+    let pose = reply_of(&mut socket, "pose").await;
+    Some((robot, socket, info, pose))
 }
 
 /// Local rotations from the reply's model rotations, our FK of them, and the robot's limits.
@@ -527,24 +510,19 @@ async fn malformed_urdf_names_the_line() {
     let url = start().await;
     let (mut socket, _) = connect(&url).await;
     let text = "<robot name=\"r\">\n  <link name=\"a\"/>\n  <joint name=\"j\" type=\"revolute\">\n    <parent link=\"a\"/>\n    <child link=\"nowhere\"/>\n  </joint>\n</robot>\n";
-    send_text(
-        &mut socket,
-        json!({"type": "load", "name": "bad.urdf", "text": text}).to_string(),
-    )
-    .await;
-    let reply = next(&mut socket).await;
+    let reply = load(&mut socket, "bad.urdf", text).await;
     assert_eq!(reply["type"], "error");
     let message = reply["message"].as_str().unwrap();
     assert!(message.starts_with("bad.urdf:"), "{message}");
     let line: u32 = message.split(':').nth(1).unwrap().parse().unwrap();
     assert!((3..=5).contains(&line), "{message}");
     // Not XML at all: the line of the syntax error.
-    send_text(
+    let reply = load(
         &mut socket,
-        json!({"type": "load", "name": "bad.urdf", "text": "<robot name=\"r\">\n<link name=\"a\">\n</robot>"}).to_string(),
+        "bad.urdf",
+        "<robot name=\"r\">\n<link name=\"a\">\n</robot>",
     )
     .await;
-    let reply = next(&mut socket).await;
     assert!(
         reply["message"]
             .as_str()
@@ -553,12 +531,7 @@ async fn malformed_urdf_names_the_line() {
         "{reply}"
     );
     // The humanoid is still loaded and solves.
-    let pose = ask(
-        &mut socket,
-        &json!({"type": "drag", "joint": "leftHand", "position": [0.45, 1.15, 0.25]}),
-        "pose",
-    )
-    .await;
+    let pose = drag(&mut socket, "leftHand", [0.45, 1.15, 0.25]).await;
     assert_eq!(pose["report"]["status"], "converged");
 }
 
@@ -567,20 +540,11 @@ async fn malformed_urdf_names_the_line() {
 /// intervals the reply carries; two slider values give two elbow positions, both on target.
 #[tokio::test]
 async fn urdf_arm_runs_its_closed_form_with_the_swivel_slider() {
-    let Some(dir) = ikarus_testdata::require("urdf", "urdf_arm_closed_form_swivel") else {
+    let Some((robot, mut socket, info, rest)) =
+        upload_urdf("urdf_arm_closed_form_swivel", "kukaIiwa7.urdf").await
+    else {
         return;
     };
-    let text = std::fs::read_to_string(dir.join("kukaIiwa7.urdf")).unwrap();
-    let robot = Urdf::parse(&text).unwrap();
-    let url = start().await;
-    let (mut socket, _) = connect(&url).await;
-    let info = ask(
-        &mut socket,
-        &json!({"type": "load", "name": "kukaIiwa7.urdf", "text": text}),
-        "skeleton",
-    )
-    .await;
-    let rest = reply_of(&mut socket, "pose").await;
     let tip = joint_index(&info, "iiwa_link_7");
     let elbow = joint_index(&info, "iiwa_link_4");
     // A reachable 6-D goal: the rest flange moved 20 cm sideways and 25 cm down, same turn.
@@ -589,9 +553,8 @@ async fn urdf_arm_runs_its_closed_form_with_the_swivel_slider() {
     let orientation = rest["rotations"][tip].clone();
     let mut elbows = Vec::new();
     for wish in [0.6, -0.6] {
-        ask(&mut socket, &json!({"type": "reset"}), "pose").await;
-        let config = json!({"type": "solver", "config": {"kind": "auto", "swivel": {"nearest_feasible": wish}}});
-        ask(&mut socket, &config, "pose").await;
+        let config = json!({"kind": "auto", "swivel": {"nearest_feasible": wish}});
+        reset_with_solver(&mut socket, config).await;
         let pose = ask(
             &mut socket,
             &json!({"type": "drag", "joint": "iiwa_link_7", "position": target, "orientation": orientation}),

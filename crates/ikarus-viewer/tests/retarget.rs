@@ -4,7 +4,6 @@
 //! run here ([`ikarus_jobs::MmdPlayer`], [`ikarus_anim::retarget`]) and against FK of the
 //! replies' own poses.
 
-use base64::Engine as _;
 use glam::DVec3;
 use ikarus_anim::retarget::{self, Character, RetargetConfig, Retargeted};
 use ikarus_core::humanoid_map::HumanoidMap;
@@ -15,14 +14,18 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Socket, connect, next, of, send, until};
+use common::{Socket, base64_file, connect, next, of, retarget_text, send, until};
 
 fn vec3(value: &Value) -> DVec3 {
     DVec3::from_array(serde_json::from_value(value.clone()).unwrap())
 }
 
-fn base64(path: &std::path::Path) -> String {
-    base64::engine::general_purpose::STANDARD.encode(std::fs::read(path).unwrap())
+/// The shared `mmd` and `bvh` data directories; `None` (the test skips) without them.
+fn mmd_and_bvh(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    Some((
+        ikarus_testdata::require("mmd", test)?,
+        ikarus_testdata::require("bvh", test)?,
+    ))
 }
 
 /// Every frame's `pose` reply of the loaded motion, in order.
@@ -109,8 +112,8 @@ async fn a_vmd_sent_with_its_model_retargets_onto_a_vrm() {
     assert_eq!(of(&greeting, "skeleton")["format"], "gltf");
     send(
         &mut socket,
-        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
-                "model_name": "Miku_Hatsune_Ver2.pmd", "model_base64": base64(&model)}),
+        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd),
+                "model_name": "Miku_Hatsune_Ver2.pmd", "model_base64": base64_file(&model)}),
     )
     .await;
     let replies = until(&mut socket, "pose").await;
@@ -259,13 +262,7 @@ async fn onto_mmd(model: &std::path::Path, clip: &std::path::Path) -> OntoMmd {
         connect(Catalog::open(&[model.display().to_string()]).unwrap()).await;
     let skeleton = of(&greeting, "skeleton");
     assert_eq!(skeleton["format"], "mmd");
-    send(
-        &mut socket,
-        &json!({"type": "retarget", "name": "clip.bvh",
-                "text": std::fs::read_to_string(clip).unwrap()}),
-    )
-    .await;
-    let replies = until(&mut socket, "pose").await;
+    let replies = retarget_text(&mut socket, "clip.bvh", clip).await;
     let frames = of(&replies, "motion")["frames"].as_u64().unwrap() as usize;
     assert_eq!(frames, source_motion.len());
     assert_eq!(frames, result.motion.len());
@@ -341,10 +338,7 @@ async fn onto_mmd(model: &std::path::Path, clip: &std::path::Path) -> OntoMmd {
 /// loaded model itself (no model sent) retargets onto it: 630 frames.
 #[tokio::test]
 async fn a_walk_retargets_onto_a_loaded_pmx_and_plays_with_its_ik() {
-    let (Some(mmd), Some(bvh)) = (
-        ikarus_testdata::require("mmd", "viewer retarget onto pmx"),
-        ikarus_testdata::require("bvh", "viewer retarget onto pmx"),
-    ) else {
+    let Some((mmd, bvh)) = mmd_and_bvh("viewer retarget onto pmx") else {
         return;
     };
     let mut run = onto_mmd(
@@ -359,7 +353,7 @@ async fn a_walk_retargets_onto_a_loaded_pmx_and_plays_with_its_ik() {
     send(
         &mut run.socket,
         &json!({"type": "retarget", "name": "kishimen.vmd",
-                "base64": base64(&mmd.join("kishimen.vmd"))}),
+                "base64": base64_file(&mmd.join("kishimen.vmd"))}),
     )
     .await;
     let replies = until(&mut run.socket, "pose").await;
@@ -375,10 +369,7 @@ async fn a_walk_retargets_onto_a_loaded_pmx_and_plays_with_its_ik() {
 /// ankles up to 2.7 cm off.)
 #[tokio::test]
 async fn a_walk_onto_a_pmd_plays_the_retarget_with_the_ik_switch_on_and_off() {
-    let (Some(mmd), Some(bvh)) = (
-        ikarus_testdata::require("mmd", "viewer retarget onto pmd"),
-        ikarus_testdata::require("bvh", "viewer retarget onto pmd"),
-    ) else {
+    let Some((mmd, bvh)) = mmd_and_bvh("viewer retarget onto pmd") else {
         return;
     };
     let mut run = onto_mmd(
@@ -417,7 +408,7 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
     let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
     send(
         &mut socket,
-        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd)}),
+        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd)}),
     )
     .await;
     let refused = next(&mut socket).await;
@@ -432,7 +423,7 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
     // The model's name without its bytes, and a model for a motion that is not a VMD.
     for (request, says) in [
         (
-            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
+            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd),
                    "model_name": "Miku_Hatsune_Ver2.pmd"}),
             "go together",
         ),
@@ -442,7 +433,7 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
             ".vmd motion only",
         ),
         (
-            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64(&vmd),
+            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd),
                    "model_name": "m.glb", "model_base64": ""}),
             ".pmx or .pmd",
         ),
@@ -456,17 +447,9 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
         );
     }
     // The humanoid still takes a motion.
-    let text = std::fs::read_to_string(
-        ikarus_testdata::require("bvh", "viewer retarget refusals")
-            .unwrap()
-            .join("bandainamco_ds1_walk_normal_002.bvh"),
-    )
-    .unwrap();
-    send(
-        &mut socket,
-        &json!({"type": "retarget", "name": "walk.bvh", "text": text}),
-    )
-    .await;
-    let replies = until(&mut socket, "pose").await;
+    let walk = ikarus_testdata::require("bvh", "viewer retarget refusals")
+        .unwrap()
+        .join("bandainamco_ds1_walk_normal_002.bvh");
+    let replies = retarget_text(&mut socket, "walk.bvh", &walk).await;
     assert_eq!(of(&replies, "motion")["frames"], 31);
 }

@@ -33,11 +33,7 @@ pub trait SoakDraw {
 impl SoakDraw for Rng {
     fn direction(&mut self) -> DVec3 {
         loop {
-            let v = DVec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
+            let v = DVec3::from_array(self.in_cube());
             let l = v.length_squared();
             if l > 1e-4 && l <= 1.0 {
                 return v / l.sqrt();
@@ -237,13 +233,7 @@ fn limit(kind: &str, index: usize, rng: &mut Rng) -> JointLimit {
     };
     match kind {
         "free" => JointLimit::Free,
-        "locked" => {
-            if index % 3 == 1 {
-                JointLimit::Locked
-            } else {
-                JointLimit::Free
-            }
-        }
+        "locked" => ikarus_testdata::limits::locked_every_third(index),
         "hinge" => {
             let (min, max) = match rng.unit() {
                 u if u < 0.1 => (-PI, PI),

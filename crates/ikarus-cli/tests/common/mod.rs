@@ -38,3 +38,10 @@ pub fn temp_dir(test: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The shared data file `<kind>/<file>` as a path string; `None` without the shared data (the
+/// test then skips: see [`ikarus_testdata::require`], which names `test`).
+pub fn data_file(kind: &str, test: &str, file: &str) -> Option<String> {
+    let dir = ikarus_testdata::require(kind, test)?;
+    Some(dir.join(file).to_str().unwrap().to_owned())
+}

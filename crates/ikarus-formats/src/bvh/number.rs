@@ -7,6 +7,28 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
+/// The value of the decimal digit at `bytes[i]`, `None` past the end or at any other byte.
+#[inline]
+fn digit_at(bytes: &[u8], i: usize) -> Option<u8> {
+    let d = bytes.get(i)?.wrapping_sub(b'0');
+    (d <= 9).then_some(d)
+}
+
+/// Appends the digit `d` to `mantissa` while it holds fewer than 19 significant digits
+/// (`significant` counts them from the first non-zero one); returns `false`, changing nothing,
+/// when it is full.
+#[inline]
+fn push_digit(d: u8, mantissa: &mut u64, significant: &mut u32) -> bool {
+    if *significant >= 19 {
+        return false;
+    }
+    *mantissa = *mantissa * 10 + u64::from(d);
+    if *mantissa != 0 {
+        *significant += 1;
+    }
+    true
+}
+
 /// Parses a decimal number (`[+-]digits[.digits][(e|E)[+-]digits]`, at least one digit, `.5` and
 /// `5.` allowed) starting at `start`. Returns the value and the index just past it, or `None`
 /// when the bytes there are not such a number. `nan` and `inf` are not numbers here; values that
@@ -20,18 +42,9 @@ pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     let mut dropped = false; // digits beyond 19 significant ones
     let mut exponent: i64 = 0;
     let mut any_digit = false;
-    while let Some(&c) = bytes.get(i) {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
+    while let Some(d) = digit_at(bytes, i) {
         any_digit = true;
-        if significant < 19 {
-            mantissa = mantissa * 10 + u64::from(d);
-            if mantissa != 0 {
-                significant += 1;
-            }
-        } else {
+        if !push_digit(d, &mut mantissa, &mut significant) {
             dropped = true;
             exponent += 1;
         }
@@ -39,17 +52,9 @@ pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     }
     if bytes.get(i) == Some(&b'.') {
         i += 1;
-        while let Some(&c) = bytes.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
+        while let Some(d) = digit_at(bytes, i) {
             any_digit = true;
-            if significant < 19 {
-                mantissa = mantissa * 10 + u64::from(d);
-                if mantissa != 0 {
-                    significant += 1;
-                }
+            if push_digit(d, &mut mantissa, &mut significant) {
                 exponent -= 1;
             } else {
                 dropped = true;
@@ -65,11 +70,7 @@ pub(crate) fn parse_f64(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
         let exp_negative = take_sign(bytes, &mut i);
         let digits_start = i;
         let mut e: i64 = 0;
-        while let Some(&c) = bytes.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
+        while let Some(d) = digit_at(bytes, i) {
             e = (e * 10 + i64::from(d)).min(1_000_000);
             i += 1;
         }

@@ -41,12 +41,38 @@ pub fn pose_task(model: &ModelPose, joint: JointId) -> IkTask {
     )
 }
 
+/// The built-in humanoid's left arm, shoulder to hand.
+pub const LEFT_ARM: [&str; 4] = ["leftShoulder", "leftUpperArm", "leftLowerArm", "leftHand"];
+
+/// Driver settings for `max_iterations` sweeps and no restarts (the rest default).
+pub fn sweeps(max_iterations: u32) -> ikarus_solve::IterationSettings {
+    ikarus_solve::IterationSettings {
+        max_iterations,
+        restarts: 0,
+        ..ikarus_solve::IterationSettings::default()
+    }
+}
+
 /// The joints with these names.
 pub fn joints(skeleton: &Skeleton, names: &[&str]) -> Vec<JointId> {
     names
         .iter()
         .map(|n| skeleton.joint(n).unwrap_or_else(|| panic!("no joint {n}")))
         .collect()
+}
+
+/// The built-in humanoid, its joints with these names and its left hand (the arm tests'
+/// effector).
+pub fn humanoid_left_hand(names: &[&str]) -> (Skeleton, Vec<JointId>, JointId) {
+    let s = ikarus_core::humanoid::builtin_humanoid();
+    let movers = joints(&s, names);
+    let hand = s.joint("leftHand").unwrap();
+    (s, movers, hand)
+}
+
+/// The joints with these names, as an array to destructure.
+pub fn joint_array<const N: usize>(skeleton: &Skeleton, names: [&str; N]) -> [JointId; N] {
+    names.map(|n| skeleton.joint(n).unwrap_or_else(|| panic!("no joint {n}")))
 }
 
 /// A robot from a shared URDF file and one of its chains.
@@ -99,4 +125,11 @@ pub fn cmu_jump(test: &str, scale: f64) -> Option<ikarus_formats::Document> {
     let dir = ikarus_testdata::require("bvh", test)?;
     let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
     Some(ikarus_formats::open(path.to_str().unwrap(), scale).unwrap())
+}
+
+/// Runs `case` `n` times, drawing from one `Rng(seed)`, and counts the runs that returned
+/// `true` (the solves that converged).
+pub fn count_converged(seed: u64, n: usize, mut case: impl FnMut(&mut Rng) -> bool) -> usize {
+    let mut rng = Rng(seed);
+    (0..n).filter(|_| case(&mut rng)).count()
 }

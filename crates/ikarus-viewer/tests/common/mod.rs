@@ -63,6 +63,28 @@ pub async fn send(socket: &mut Socket, request: &Value) {
         .unwrap();
 }
 
+/// The file at `path`, base64-encoded as the page uploads binary files.
+pub fn base64_file(path: &std::path::Path) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(std::fs::read(path).unwrap())
+}
+
+/// Uploads the binary file at `path` as `name`; returns the replies up to the next pose.
+pub async fn upload(socket: &mut Socket, path: &std::path::Path, name: &str) -> Vec<Value> {
+    let request = serde_json::json!({"type": "load", "name": name, "base64": base64_file(path)});
+    send(socket, &request).await;
+    until(socket, "pose").await
+}
+
+/// Retargets the text motion file at `path`, sent as `name`, onto the loaded character;
+/// returns the replies up to the next pose.
+pub async fn retarget_text(socket: &mut Socket, name: &str, path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let request = serde_json::json!({"type": "retarget", "name": name, "text": text});
+    send(socket, &request).await;
+    until(socket, "pose").await
+}
+
 /// The first reply of type `kind`.
 pub fn of<'a>(replies: &'a [Value], kind: &str) -> &'a Value {
     replies.iter().find(|r| r["type"] == kind).unwrap()
