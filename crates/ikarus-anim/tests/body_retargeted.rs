@@ -62,23 +62,13 @@ fn held_out_frames_of_retargeted_clips() {
             let (mut solves, mut converged, mut sum, mut worst) = (0_u32, 0, 0.0, 0.0_f64);
             for f in (10..motion.len()).step_by(motion.len() / 12) {
                 let truth = model_of(skeleton, &motion.frames()[f]);
-                let effectors = [
-                    HumanoidBone::Hips,
-                    HumanoidBone::Head,
-                    HumanoidBone::LeftHand,
-                    HumanoidBone::RightHand,
-                    HumanoidBone::LeftFoot,
-                    HumanoidBone::RightFoot,
-                ]
-                .iter()
-                .map(|&b| {
-                    let j = map.joint(b).unwrap();
-                    Effector::new(
-                        j,
-                        Goal::from_position_orientation(truth.position(j), truth.rotation(j)),
-                    )
-                })
-                .collect();
+                let effectors = HumanoidBone::BODY_ENDS
+                    .iter()
+                    .map(|&b| {
+                        let j = map.joint(b).unwrap();
+                        Effector::new(j, Goal::from_frame(&truth, j))
+                    })
+                    .collect();
                 let task = IkTask::from_effectors(effectors);
                 let mut pose = motion.frames()[f - 10].clone();
                 let report = solve(skeleton, &task, &config, &mut pose);

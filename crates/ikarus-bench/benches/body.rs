@@ -7,6 +7,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_core::glam::DQuat;
 use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
@@ -14,15 +15,6 @@ use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig, solve};
 use std::hint::black_box;
 
 const FRAMES: usize = 32;
-const EFFECTORS: [&str; 6] = [
-    "hips",
-    "head",
-    "leftHand",
-    "rightHand",
-    "leftFoot",
-    "rightFoot",
-];
-
 /// Frame `k` of the motion: the hips down and turned, knees, arms and elbows bent by amounts
 /// that go round once over the clip (every joint inside its limits).
 fn frame(skeleton: &Skeleton, k: usize) -> LocalPose {
@@ -51,24 +43,15 @@ fn tasks(skeleton: &Skeleton) -> Vec<IkTask> {
     (0..FRAMES)
         .map(|k| {
             fk::forward_kinematics(skeleton, &frame(skeleton, k), &mut model);
-            let effectors = EFFECTORS
-                .iter()
-                .map(|n| {
-                    let j = skeleton.joint(n).expect("VRM name");
-                    Effector {
-                        joint: j,
-                        goal: Goal {
-                            position: Some(model.position(j)),
-                            orientation: Some(model.rotation(j)),
-                        },
-                        weight: 1.0,
-                    }
-                })
-                .collect();
-            IkTask {
-                effectors,
-                ..IkTask::default()
-            }
+            IkTask::from_effectors(
+                HumanoidBone::BODY_ENDS
+                    .iter()
+                    .map(|b| {
+                        let j = skeleton.joint(b.vrm_name()).expect("VRM name");
+                        Effector::new(j, Goal::from_frame(&model, j))
+                    })
+                    .collect(),
+            )
         })
         .collect()
 }

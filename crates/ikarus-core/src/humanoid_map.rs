@@ -122,6 +122,17 @@ impl HumanoidBone {
         ],
     ];
 
+    /// The ends a whole body is usually posed by: hips, head, hands and feet (a tracker set,
+    /// a full-body solve's effectors).
+    pub const BODY_ENDS: [HumanoidBone; 6] = [
+        HumanoidBone::Hips,
+        HumanoidBone::Head,
+        HumanoidBone::LeftHand,
+        HumanoidBone::RightHand,
+        HumanoidBone::LeftFoot,
+        HumanoidBone::RightFoot,
+    ];
+
     /// The toes, left then right.
     pub const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
 

@@ -31,6 +31,13 @@ impl Goal {
             orientation: Some(orientation),
         }
     }
+
+    /// The 6-D goal of `joint`'s frame in `model`: its position and rotation there (a held-out
+    /// frame's, an animation's).
+    #[must_use]
+    pub fn from_frame(model: &ikarus_core::ModelPose, joint: JointId) -> Self {
+        Self::from_position_orientation(model.position(joint), model.rotation(joint))
+    }
 }
 
 /// The largest effector weight a task accepts. Weights are relative importances (1 is

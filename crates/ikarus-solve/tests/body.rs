@@ -9,7 +9,7 @@ use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
-use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, Tolerance, solve};
+use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
 
 /// Each clip scaled so that its upper plus lower leg is 0.85 m (an adult's), since BVH units
 /// vary; errors are then in metres.
@@ -49,32 +49,15 @@ fn mpjpe(skeleton: &Skeleton, hips: JointId, model: &ModelPose, truth: &ModelPos
 
 /// The 6-D task of frame `truth` on the hips, head, hands and feet.
 fn task_of(map: &HumanoidMap, truth: &ModelPose) -> IkTask {
-    let effectors = [
-        HumanoidBone::Hips,
-        HumanoidBone::Head,
-        HumanoidBone::LeftHand,
-        HumanoidBone::RightHand,
-        HumanoidBone::LeftFoot,
-        HumanoidBone::RightFoot,
-    ]
-    .iter()
-    .map(|&b| {
-        let j = map.joint(b).unwrap();
-        Effector {
-            joint: j,
-            goal: Goal {
-                position: Some(truth.position(j)),
-                orientation: Some(truth.rotation(j)),
-            },
-            weight: 1.0,
-        }
-    })
-    .collect();
-    IkTask {
-        effectors,
-        base: None,
-        tolerance: Tolerance::default(),
-    }
+    IkTask::from_effectors(
+        HumanoidBone::BODY_ENDS
+            .iter()
+            .map(|&b| {
+                let j = map.joint(b).unwrap();
+                Effector::new(j, Goal::from_frame(truth, j))
+            })
+            .collect(),
+    )
 }
 
 #[test]

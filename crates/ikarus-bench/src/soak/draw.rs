@@ -4,6 +4,7 @@
 use std::f64::consts::PI;
 
 use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{
     EulerLimit, HingeLimit, JointId, JointLimit, LocalPose, MmdLimit, ModelPose, Skeleton,
     SkeletonBuilder, SwingTwistLimit, Transform, fk,
@@ -362,7 +363,7 @@ fn draw_effectors(s: &Skeleton, fit: bool, rng: &mut Rng) -> Vec<JointId> {
         .copied()
         .filter(|&j| s.children(j).next().is_none())
         .collect();
-    let body = BODY.map(|name| s.joint(name));
+    let body = HumanoidBone::BODY_ENDS.map(|b| s.joint(b.vrm_name()));
     if body.iter().all(Option::is_some) {
         // One to six distinct body bones (the full-body solver's effectors).
         let mut bones: Vec<JointId> = body.iter().flatten().copied().collect();
@@ -408,20 +409,12 @@ fn draw_effectors(s: &Skeleton, fit: bool, rng: &mut Rng) -> Vec<JointId> {
     }
 }
 
-/// The body bones a humanoid case's effectors are drawn from.
-const BODY: [&str; 6] = [
-    "hips",
-    "head",
-    "leftHand",
-    "rightHand",
-    "leftFoot",
-    "rightFoot",
-];
-
 fn draw_task(case: &mut Case, fit: bool, rng: &mut Rng) {
     let s = &case.skeleton;
     let joints: Vec<JointId> = s.joints().collect();
-    let humanoid = BODY.iter().all(|name| s.joint(name).is_some());
+    let humanoid = HumanoidBone::BODY_ENDS
+        .iter()
+        .all(|b| s.joint(b.vrm_name()).is_some());
     let effectors = draw_effectors(s, fit, rng);
     let base = if !fit && !humanoid && rng.chance(0.5) {
         Some(joints[rng.int(0, joints.len() - 1)])

@@ -20,14 +20,7 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
 /// A 6-D effector on `name` at its frame in `model`.
 fn held(skeleton: &Skeleton, model: &ModelPose, name: &str) -> Effector {
     let j = joint(skeleton, name);
-    Effector {
-        joint: j,
-        goal: Goal {
-            position: Some(model.position(j)),
-            orientation: Some(model.rotation(j)),
-        },
-        weight: 1.0,
-    }
+    Effector::new(j, Goal::from_frame(model, j))
 }
 
 fn body(config: BodyConfig) -> SolverConfig {
