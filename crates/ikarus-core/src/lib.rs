@@ -3,8 +3,9 @@
 //! The model layer of ikarus: an immutable [`Skeleton`] (hierarchy, names, rest pose, joint
 //! limits), per-frame state ([`LocalPose`], [`ModelPose`]), [`Motion`] clips, forward kinematics
 //! ([`fk`]), a rig's evaluation rules (inheritance, declared IK chains: [`rig`]), smooth motion ([`trajectory`], [`keyframes`], [`blend`]), serial chains with a
-//! joint-vector interface ([`chain`]), the built-in default humanoid ([`humanoid`]) and the
-//! humanoid bone map that recognises bones in every naming scheme ([`humanoid_map`]).
+//! joint-vector interface ([`chain`]), the built-in default humanoid ([`humanoid`]), the
+//! humanoid bone map that recognises bones in every naming scheme ([`humanoid_map`]) and
+//! tracker recordings ([`trackers`]).
 //!
 //! ## Conventions
 //!
@@ -50,6 +51,7 @@ mod motion;
 mod pose;
 pub mod rig;
 mod skeleton;
+pub mod trackers;
 pub mod trajectory;
 mod transform;
 

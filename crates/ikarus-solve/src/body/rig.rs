@@ -252,6 +252,38 @@ impl BodyRig {
         }
     }
 
+    /// Sets (or, with `None`, clears) the bend goal of the limb whose mid bone is `bone`
+    /// (`leftLowerArm`, `rightLowerLeg`, …): a model-space point its elbow or knee turns
+    /// towards, as [`BodyConfig::bend_goals`] gives at construction; for goals that move
+    /// every frame (an elbow tracker) without building the rig again.
+    ///
+    /// # Errors
+    /// [`BodyRigError::BendGoal`] for a point that is not finite (the goal is unchanged);
+    /// [`BodyRigError::UnknownBone`] when no limb of this body has `bone` as its mid bone.
+    pub fn set_bend_goal(
+        &mut self,
+        bone: HumanoidBone,
+        goal: Option<DVec3>,
+    ) -> Result<(), BodyRigError> {
+        if goal.is_some_and(|p| !p.is_finite()) {
+            return Err(BodyRigError::BendGoal {
+                name: bone.vrm_name().to_owned(),
+            });
+        }
+        let limb = self
+            .arms
+            .iter_mut()
+            .chain(&mut self.legs)
+            .flatten()
+            .find(|l| l.bones[1] == bone)
+            .ok_or_else(|| BodyRigError::UnknownBone {
+                setting: "bend_goals",
+                name: bone.vrm_name().to_owned(),
+            })?;
+        limb.bend_goal = goal;
+        Ok(())
+    }
+
     /// The limbs (arms, then legs) that were found.
     pub(crate) fn limbs(&self) -> impl Iterator<Item = &Limb> {
         self.arms.iter().chain(&self.legs).flatten()

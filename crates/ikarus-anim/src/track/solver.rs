@@ -1,0 +1,344 @@
+//! The per-frame tracker solve: samples checked and held, goals from the calibration, the
+//! pelvis and legs when untracked, then the full-body solver.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::trackers::TrackerPose;
+use ikarus_core::{JointId, LocalPose};
+use ikarus_solve::body::BodyRig;
+use ikarus_solve::{Effector, Goal, IkTask, SolveReport};
+
+use super::calibrate::{Reference, avatar_joint, yaw_between};
+use super::legs::{FootGoal, Legs};
+use super::{Calibration, FrameReport, TrackConfig, TrackError};
+use crate::ground::Ground;
+use crate::retarget::Character;
+
+/// Weight of the pelvis goal the 3-point rule guesses: weak, so the head and hands win.
+const GUESSED_HIPS: f64 = 0.05;
+/// Pull of stepped (untracked) feet on the body: low, so a planted foot does not hold the
+/// pelvis back from the head; the foot steps instead.
+const STEPPED_FOOT_PULL: f64 = 0.2;
+
+/// One tracker in use: its bone, the avatar joint it drives, its last good sample and how
+/// many frames it has been held.
+#[derive(Clone, Debug)]
+struct Slot {
+    bone: HumanoidBone,
+    joint: JointId,
+    last: Option<TrackerPose>,
+    held_frames: u32,
+}
+
+/// Poses a character from trackers frame by frame (see the [module docs](super)); keeps
+/// the held samples, the legs' steps and the smoothed heading between frames.
+#[derive(Clone, Debug)]
+pub struct TrackSolver<'a> {
+    character: Character<'a>,
+    rig: BodyRig,
+    config: TrackConfig,
+    calibration: Calibration,
+    dt: f64,
+    slots: Vec<Slot>,
+    /// The avatar's hips, its reference rotation, and the reference's head-to-hips vector.
+    hips: JointId,
+    hips_rotation: DQuat,
+    head_to_hips: DVec3,
+    /// The reference's facing (horizontal unit).
+    forward: DVec3,
+    /// The head's and hips' reference rotations (for their headings).
+    head_rotation: DQuat,
+    /// Smoothed heading of the body (horizontal unit), when guessed.
+    heading: Option<DVec3>,
+    legs: Option<(Legs, [JointId; 2])>,
+    start: LocalPose,
+    task: IkTask,
+}
+
+impl<'a> TrackSolver<'a> {
+    /// A solver for the trackers on `bones` with `calibration` at `fps` frames per second.
+    ///
+    /// # Errors
+    /// [`TrackError`] when the avatar lacks a tracked bone or a leg, does not fit the body
+    /// solver, or a setting is out of range.
+    pub fn new(
+        character: Character<'a>,
+        bones: &[HumanoidBone],
+        calibration: Calibration,
+        config: &TrackConfig,
+        fps: f64,
+    ) -> Result<Self, TrackError> {
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(TrackError::Fps(fps));
+        }
+        for (name, value) in [
+            ("max_jump", config.max_jump),
+            ("hold_seconds", config.hold_seconds),
+            ("heading_time_constant", config.heading_time_constant),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(TrackError::Setting(name));
+            }
+        }
+        if let Some(name) = config.steps.invalid() {
+            return Err(TrackError::Setting(name));
+        }
+        let map = character.map;
+        let skeleton = character.skeleton;
+        let joint =
+            |b: HumanoidBone| avatar_joint(map, b).ok_or(TrackError::AvatarBone(b.vrm_name()));
+        let slots = bones
+            .iter()
+            .map(|&bone| {
+                Ok(Slot {
+                    bone,
+                    joint: joint(bone)?,
+                    last: None,
+                    held_frames: 0,
+                })
+            })
+            .collect::<Result<Vec<_>, TrackError>>()?;
+        let mut body = config.body.clone();
+        let tracked = |b: HumanoidBone| bones.contains(&b);
+        let feet = [HumanoidBone::LeftFoot, HumanoidBone::RightFoot];
+        if !feet.iter().any(|&b| tracked(b)) {
+            for b in feet {
+                body.pull
+                    .entry(b.vrm_name().to_owned())
+                    .or_insert(STEPPED_FOOT_PULL);
+            }
+        }
+        let rig = BodyRig::from_map(skeleton, map, &body)?;
+        let reference = Reference::new(character)?;
+        let model = &reference.model;
+        let hips = joint(HumanoidBone::Hips)?;
+        let head = joint(HumanoidBone::Head)?;
+        let legs = if feet.iter().all(|&b| tracked(b)) {
+            None
+        } else {
+            let leg = |s: usize| -> Result<[JointId; 3], TrackError> {
+                let [a, b, c] = HumanoidBone::LEGS[s];
+                Ok([joint(a)?, joint(b)?, joint(c)?])
+            };
+            let legs = [leg(0)?, leg(1)?];
+            let facing = DQuat::from_rotation_y(-yaw_between(DVec3::Z, reference.forward));
+            let stance = legs.map(|[_, _, ankle]| {
+                facing * (model.position(ankle) - model.position(hips)).reject_from(DVec3::Y)
+            });
+            // Stance and rotations in a frame that faces +Z: headings turn them from there.
+            let length = |[a, b, c]: [JointId; 3]| {
+                model.position(a).distance(model.position(b))
+                    + model.position(b).distance(model.position(c))
+            };
+            let leg_length = 0.5 * (length(legs[0]) + length(legs[1]));
+            Some((
+                Legs::new(
+                    stance,
+                    legs.map(|[_, _, ankle]| model.position(ankle).y - reference.floor),
+                    legs.map(|[_, _, ankle]| (facing * model.rotation(ankle)).normalize()),
+                    leg_length,
+                ),
+                legs.map(|[_, _, ankle]| ankle),
+            ))
+        };
+        let (start, _) = crate::retarget::align::reference(skeleton, map, None);
+        let mut config = config.clone();
+        config.body = body;
+        Ok(Self {
+            character,
+            rig,
+            calibration,
+            dt: 1.0 / fps,
+            slots,
+            hips,
+            hips_rotation: model.rotation(hips),
+            head_to_hips: model.position(hips) - model.position(head),
+            forward: reference.forward,
+            head_rotation: model.rotation(head),
+            heading: None,
+            legs,
+            start,
+            task: IkTask::default(),
+            config,
+        })
+    }
+
+    /// The avatar's reference pose: where a recording's first solve starts.
+    pub fn start_pose(&self) -> &LocalPose {
+        &self.start
+    }
+
+    /// The calibration in use.
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+
+    /// Solves one frame (`frame`: each tracker's raw sample; trackers missing from it are
+    /// held) on `ground`, from `pose` (the previous frame's result, or
+    /// [`start_pose`](Self::start_pose)) into `pose`.
+    #[allow(clippy::too_many_lines)] // the steps of a frame in order, each a few lines
+    pub fn solve_frame(
+        &mut self,
+        frame: &[(HumanoidBone, TrackerPose)],
+        ground: &dyn Ground,
+        pose: &mut LocalPose,
+    ) -> FrameReport {
+        let dt = self.dt;
+        let mut held = Vec::new();
+        // 1. Samples checked; a bad or missing one held at its last good one.
+        for slot in &mut self.slots {
+            let sample = frame.iter().find(|(b, _)| *b == slot.bone).map(|&(_, s)| s);
+            let good = sample.filter(|s| {
+                s.is_valid()
+                    && slot.last.is_none_or(|last| {
+                        last.position.distance(s.position) <= self.config.max_jump
+                            || f64::from(slot.held_frames) * dt >= self.config.hold_seconds
+                    })
+            });
+            if let Some(s) = good {
+                slot.last = Some(TrackerPose {
+                    position: s.position,
+                    rotation: s.rotation.normalize(),
+                });
+                slot.held_frames = 0;
+            } else {
+                slot.held_frames += 1;
+                held.push(slot.bone);
+            }
+        }
+        // 2. Goals in the avatar's world.
+        let calibration = &self.calibration;
+        let head_sample = self
+            .slots
+            .iter()
+            .find(|s| s.bone == HumanoidBone::Head)
+            .and_then(|s| s.last)
+            .map(|s| calibration.to_avatar(HumanoidBone::Head, s, None).position);
+        self.task.effectors.clear();
+        let mut goals: Vec<(HumanoidBone, JointId, TrackerPose)> =
+            Vec::with_capacity(self.slots.len());
+        for slot in &self.slots {
+            if let Some(s) = slot.last {
+                let avatar = calibration.to_avatar(slot.bone, s, head_sample);
+                goals.push((
+                    slot.bone,
+                    slot.joint,
+                    calibration.bone_goal(slot.bone, avatar),
+                ));
+            }
+        }
+        let goal_of = |bone: HumanoidBone| goals.iter().find(|g| g.0 == bone).map(|g| g.2);
+        for &(bone, joint, goal) in &goals {
+            match bone {
+                HumanoidBone::LeftLowerArm
+                | HumanoidBone::RightLowerArm
+                | HumanoidBone::LeftLowerLeg
+                | HumanoidBone::RightLowerLeg => {
+                    // The avatar has this limb (checked at construction) and the goal is
+                    // finite (a good sample): nothing to refuse.
+                    let _ = self.rig.set_bend_goal(bone, Some(goal.position));
+                }
+                _ => self.task.effectors.push(Effector {
+                    joint,
+                    goal: Goal {
+                        position: Some(goal.position),
+                        orientation: Some(goal.rotation),
+                    },
+                    weight: 1.0,
+                }),
+            }
+        }
+        // 3. The body's heading: the hips tracker's, else the head's and the hands', smoothed.
+        let hips_goal = goal_of(HumanoidBone::Hips);
+        let heading = if let Some(h) = hips_goal {
+            (h.rotation * (self.hips_rotation.conjugate() * self.forward))
+                .reject_from(DVec3::Y)
+                .try_normalize()
+                .unwrap_or(self.forward)
+        } else {
+            let mut want = goal_of(HumanoidBone::Head)
+                .and_then(|h| {
+                    (h.rotation * (self.head_rotation.conjugate() * self.forward))
+                        .reject_from(DVec3::Y)
+                        .try_normalize()
+                })
+                .unwrap_or(self.heading.unwrap_or(self.forward));
+            if let (Some(l), Some(r)) = (
+                goal_of(HumanoidBone::LeftHand),
+                goal_of(HumanoidBone::RightHand),
+            ) {
+                let across = (l.position - r.position).reject_from(DVec3::Y);
+                let span = calibration.arm_span * calibration.scale * calibration.arm_scale;
+                if let Some(hands) = across.cross(DVec3::Y).try_normalize() {
+                    // Hands far apart and in front say where the body faces; close or
+                    // crossed hands say nothing.
+                    let w = (across.length() / span.max(1e-9)).min(1.0) * hands.dot(want).max(0.0);
+                    want = (want + hands * w).try_normalize().unwrap_or(want);
+                }
+            }
+            let smoothed = match self.heading {
+                Some(h) => {
+                    let a = if self.config.heading_time_constant > 0.0 {
+                        1.0 - (-dt / self.config.heading_time_constant).exp()
+                    } else {
+                        1.0
+                    };
+                    h.lerp(want, a).try_normalize().unwrap_or(want)
+                }
+                None => want,
+            };
+            self.heading = Some(smoothed);
+            smoothed
+        };
+        let turn = DQuat::from_rotation_y(yaw_between(self.forward, heading));
+        // 4. The pelvis by the 3-point rule: under the head as the reference has it, turned
+        // to the heading; a lower head is a crouch.
+        let hips_at = match (hips_goal, head_sample.and(goal_of(HumanoidBone::Head))) {
+            (Some(h), _) => Some(h.position),
+            (None, Some(head)) => {
+                let position = head.position + turn * self.head_to_hips;
+                self.task.effectors.push(Effector {
+                    joint: self.hips,
+                    goal: Goal {
+                        position: Some(position),
+                        orientation: Some((turn * self.hips_rotation).normalize()),
+                    },
+                    weight: GUESSED_HIPS,
+                });
+                Some(position)
+            }
+            (None, None) => None,
+        };
+        // 5. Untracked feet step.
+        let mut stepping = [false; 2];
+        if let (Some((legs, ankles)), Some(hips)) = (&mut self.legs, hips_at) {
+            let facing = DQuat::from_rotation_y(yaw_between(DVec3::Z, heading));
+            let feet = legs.update(hips, facing, dt, ground, &self.config.steps);
+            for (s, (FootGoal { position, rotation }, step)) in feet.into_iter().enumerate() {
+                stepping[s] = step;
+                if self.task.effectors.iter().all(|e| e.joint != ankles[s]) {
+                    self.task.effectors.push(Effector {
+                        joint: ankles[s],
+                        goal: Goal {
+                            position: Some(position),
+                            orientation: Some(rotation),
+                        },
+                        weight: 1.0,
+                    });
+                }
+            }
+        }
+        // 6. The body solve from the previous pose.
+        let solve = if self.task.effectors.is_empty() {
+            SolveReport::invalid("no tracker has had a good sample yet: the pose is kept")
+        } else {
+            self.rig
+                .solve(self.character.skeleton, &self.task, &self.config.body, pose)
+        };
+        FrameReport {
+            solve,
+            held,
+            stepping,
+        }
+    }
+}
