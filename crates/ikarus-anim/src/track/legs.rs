@@ -30,10 +30,10 @@ impl Default for StepConfig {
         Self {
             threshold: 0.15,
             turn: 0.5,
-            length: 0.9,
+            length: 1.6,
             height: 0.1,
-            duration: 0.3,
-            lead: 0.5,
+            duration: 0.25,
+            lead: 1.0,
         }
     }
 }

@@ -1,0 +1,379 @@
+//! Tracker solving measured against held-out mocap: trackers made from each shared BVH clip's
+//! own bone transforms (head and hands, + hips, + feet), calibrated from the clip's reference
+//! pose standing on its floor, solved frame by frame; every body joint compared with the clip
+//! by FK (MPJPE), the feet's slide during the clip's own contacts, and the largest turn of a
+//! joint between frames against the clip's own. Beside it a plain baseline on the same
+//! trackers: Levenberg–Marquardt on head and hands with the pelvis following the head.
+//! `cargo test -p ikarus-anim --test track -- --nocapture` prints a line per clip and mode.
+
+use glam::DVec3;
+use ikarus_anim::retarget::Character;
+use ikarus_anim::retarget::contacts::{self, ContactConfig};
+use ikarus_anim::track::{self, Points, TrackConfig};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::trackers::{Track, TrackerPose, Trackers};
+use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
+use ikarus_solve::lm::LmConfig;
+use ikarus_solve::{Effector, Goal, IkTask, SolverConfig, solve};
+
+/// Each clip scaled so that its upper plus lower leg is 0.85 m (an adult's): errors in metres.
+const LEG: f64 = 0.85;
+
+fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    model
+}
+
+struct Clip {
+    name: &'static str,
+    skeleton: Skeleton,
+    map: HumanoidMap,
+    motion: Motion,
+}
+
+fn open(file: &'static str) -> Option<Clip> {
+    let dir = ikarus_testdata::require("bvh", "tracker solving")?;
+    let path = dir.join(file);
+    let unscaled = ikarus_formats::open(path.to_str()?, 1.0).unwrap();
+    let map = HumanoidMap::recognise(&unscaled.skeleton);
+    let rest = model_of(&unscaled.skeleton, &unscaled.skeleton.rest_pose());
+    let at = |b| rest.position(map.joint(b).unwrap());
+    let leg = at(HumanoidBone::LeftUpperLeg).distance(at(HumanoidBone::LeftLowerLeg))
+        + at(HumanoidBone::LeftLowerLeg).distance(at(HumanoidBone::LeftFoot));
+    let document = ikarus_formats::open(path.to_str()?, LEG / leg).unwrap();
+    Some(Clip {
+        name: file,
+        map: HumanoidMap::recognise(&document.skeleton),
+        motion: document.motion.unwrap(),
+        skeleton: document.skeleton,
+    })
+}
+
+/// The joints measured: the humanoid body as the AMASS-based papers count it (torso, neck,
+/// head, clavicles, arms, legs, feet, toes; no fingers, eyes or jaw), as far as the clip maps
+/// them.
+const BODY: [HumanoidBone; 22] = {
+    use HumanoidBone as B;
+    [
+        B::Hips,
+        B::Spine,
+        B::Chest,
+        B::UpperChest,
+        B::Neck,
+        B::Head,
+        B::LeftShoulder,
+        B::LeftUpperArm,
+        B::LeftLowerArm,
+        B::LeftHand,
+        B::RightShoulder,
+        B::RightUpperArm,
+        B::RightLowerArm,
+        B::RightHand,
+        B::LeftUpperLeg,
+        B::LeftLowerLeg,
+        B::LeftFoot,
+        B::LeftToes,
+        B::RightUpperLeg,
+        B::RightLowerLeg,
+        B::RightFoot,
+        B::RightToes,
+    ]
+};
+
+/// What a run measured.
+#[derive(Debug, Default)]
+struct Measured {
+    frames: usize,
+    mpjpe: f64,
+    worst_frame: f64,
+    /// Largest horizontal drift of an ankle within one of the clip's foot contacts.
+    slide: f64,
+    /// Largest turn of a joint between consecutive frames, radians, and the clip's own.
+    turn: f64,
+    clip_turn: f64,
+    held: usize,
+}
+
+/// The clip's floor: the lower ankle's low level less the reference's ankle height above its
+/// lowest joint (as grounding measures it).
+fn floor_of(clip: &Clip, truth: &[ModelPose], reference: &ModelPose) -> f64 {
+    let ankles =
+        [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| clip.map.joint(b).unwrap());
+    let lowest = reference
+        .positions()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    let clearance =
+        0.5 * (reference.position(ankles[0]).y + reference.position(ankles[1]).y) - lowest;
+    let lower: Vec<f64> = truth
+        .iter()
+        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
+        .collect();
+    contacts::low_level(&lower) - clearance
+}
+
+/// Trackers on `bones` at the bones' frames: frame 0 the reference standing on `floor` under
+/// the first frame's head (calibration), then every frame of the clip.
+fn trackers_of(
+    clip: &Clip,
+    truth: &[ModelPose],
+    reference: &ModelPose,
+    floor: f64,
+    bones: &[HumanoidBone],
+) -> Trackers {
+    let head = clip.map.joint(HumanoidBone::Head).unwrap();
+    let lowest = reference
+        .positions()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    let first = truth[0].position(head);
+    let shift = DVec3::new(
+        first.x - reference.position(head).x,
+        floor - lowest,
+        first.z - reference.position(head).z,
+    );
+    Trackers {
+        fps: clip.motion.frame_rate(),
+        tracks: bones
+            .iter()
+            .map(|&bone| {
+                let j = clip.map.joint(bone).unwrap();
+                let sample = |m: &ModelPose, shift: DVec3| TrackerPose {
+                    position: m.position(j) + shift,
+                    rotation: m.rotation(j),
+                };
+                Track {
+                    bone,
+                    samples: std::iter::once(sample(reference, shift))
+                        .chain(truth.iter().map(|m| sample(m, DVec3::ZERO)))
+                        .collect(),
+                    offset: None,
+                }
+            })
+            .collect(),
+    }
+}
+
+fn measure(clip: &Clip, truth: &[ModelPose], floor: f64, solved: &[LocalPose]) -> Measured {
+    let skeleton = &clip.skeleton;
+    let body: Vec<JointId> = BODY.iter().filter_map(|&b| clip.map.joint(b)).collect();
+    let models: Vec<ModelPose> = solved.iter().map(|p| model_of(skeleton, p)).collect();
+    let mut m = Measured {
+        frames: truth.len(),
+        ..Measured::default()
+    };
+    for (model, t) in models.iter().zip(truth) {
+        #[allow(clippy::cast_precision_loss)] // joint counts
+        let e = body
+            .iter()
+            .map(|&j| model.position(j).distance(t.position(j)))
+            .sum::<f64>()
+            / body.len() as f64;
+        m.mpjpe += e;
+        m.worst_frame = m.worst_frame.max(e);
+    }
+    #[allow(clippy::cast_precision_loss)] // frame counts
+    {
+        m.mpjpe /= truth.len() as f64;
+    }
+    // The clip's own foot contacts (height above its floor and speed, as retargeting detects
+    // them); our ankle's drift within each.
+    let dt = clip.motion.frame_time();
+    for bone in [HumanoidBone::LeftFoot, HumanoidBone::RightFoot] {
+        let ankle = clip.map.joint(bone).unwrap();
+        let track: Vec<DVec3> = truth.iter().map(|t| t.position(ankle)).collect();
+        let low = contacts::low_level(&track.iter().map(|p| p.y).collect::<Vec<_>>());
+        let heights: Vec<f64> = track.iter().map(|p| p.y - low).collect();
+        let speeds = contacts::speeds(&track, dt);
+        for (a, b) in contacts::detect_foot(&heights, &speeds, dt, &ContactConfig::default()) {
+            // Beyond the clip's own slide in the contact.
+            let drift = |p: &dyn Fn(usize) -> DVec3| {
+                (a..=b)
+                    .map(|f| (p(f) - p(a)).reject_from(DVec3::Y).length())
+                    .fold(0.0, f64::max)
+            };
+            let ours = drift(&|f| models[f].position(ankle));
+            let clip_own = drift(&|f| truth[f].position(ankle));
+            m.slide = m.slide.max(ours - clip_own);
+        }
+    }
+    let _ = floor;
+    let clip_frames = &clip.motion.frames()[1..=truth.len()];
+    for (frames, out) in [(solved, &mut m.turn), (clip_frames, &mut m.clip_turn)] {
+        // From the second solved frame: the first starts from the reference pose.
+        for w in frames.windows(2).skip(1) {
+            for &j in &body {
+                let a = w[0][j].rotation.angle_between(w[1][j].rotation);
+                *out = out.max(a);
+            }
+        }
+    }
+    m
+}
+
+/// Calibrates from the recording's frame 0 and solves the frames after it.
+fn solve_clip(
+    character: Character<'_>,
+    trackers: &Trackers,
+    config: &TrackConfig,
+) -> (Vec<LocalPose>, Vec<track::FrameReport>, track::Calibration) {
+    let bones = track::used_bones(trackers, config).unwrap();
+    let mut frame = Vec::new();
+    trackers.frame_into(0, &mut frame);
+    let calibration = track::calibrate(character, &frame, &[], config.floor).unwrap();
+    let mut solver =
+        track::TrackSolver::new(character, &bones, calibration.clone(), config, trackers.fps)
+            .unwrap();
+    let ground = ikarus_anim::ground::Plane {
+        point: DVec3::new(0.0, config.floor, 0.0),
+        normal: DVec3::Y,
+    };
+    let mut pose = solver.start_pose().clone();
+    let (mut poses, mut reports) = (Vec::new(), Vec::new());
+    for f in 1..trackers.len() {
+        trackers.frame_into(f, &mut frame);
+        reports.push(solver.solve_frame(&frame, &ground, &mut pose));
+        poses.push(pose.clone());
+    }
+    (poses, reports, calibration)
+}
+
+/// The baseline: LM on head and hands (6-D) from the previous frame, the pelvis moved first
+/// by the head's move.
+fn baseline(clip: &Clip, truth: &[ModelPose]) -> Vec<LocalPose> {
+    let skeleton = &clip.skeleton;
+    let joint = |b| clip.map.joint(b).unwrap();
+    let (hips, head) = (joint(HumanoidBone::Hips), joint(HumanoidBone::Head));
+    let lm = SolverConfig::Lm(LmConfig::default());
+    let mut pose = clip.motion.frames()[0].clone();
+    let mut out = Vec::with_capacity(truth.len());
+    for t in truth {
+        let model = model_of(skeleton, &pose);
+        let parent = skeleton
+            .parent(hips)
+            .map_or(glam::DAffine3::IDENTITY, |p| model[p]);
+        let moved = t.position(head) - model.position(head);
+        pose[hips].translation += parent.inverse().transform_vector3(moved);
+        let task = IkTask::from_effectors(
+            [
+                HumanoidBone::Head,
+                HumanoidBone::LeftHand,
+                HumanoidBone::RightHand,
+            ]
+            .map(|b| Effector::new(joint(b), Goal::from_frame(t, joint(b))))
+            .to_vec(),
+        );
+        solve(skeleton, &task, &lm, &mut pose);
+        out.push(pose.clone());
+    }
+    out
+}
+
+#[test]
+fn every_shared_clip_from_three_four_and_six_points() {
+    let files = [
+        "cmu_02_01_walk_cgspeed_crlf.bvh",
+        "cmu_01_01_jump_cgspeed.bvh",
+        "bandainamco_ds1_walk_normal_002.bvh",
+        "bandainamco_ds1_run_normal_001.bvh",
+        "bvhmatlab_milad_all6ch_xyz_crlf.bvh",
+        "mass_hik_run_crlf.bvh",
+        "mixamo_rig_test_freebvh.bvh",
+        "mocapbank_zxy_crlf.bvh",
+        "pfnn_hierarchy_30fps_crlf.bvh",
+        "pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh",
+    ];
+    // Per mode, the sum of MPJPE over the clips.
+    let mut sums = [0.0; 3];
+    let mut clips = 0.0;
+    for file in files {
+        if std::env::var("TRACK_ONLY").is_ok_and(|only| only != file) {
+            continue;
+        }
+        let Some(clip) = open(file) else { return };
+        let character = Character {
+            skeleton: &clip.skeleton,
+            map: &clip.map,
+        };
+        let (_, reference) =
+            ikarus_anim::retarget::align::reference(&clip.skeleton, &clip.map, None);
+        // At most 10 s of each clip, from its second frame (CMU's files open with a T-pose).
+        let frames = clip
+            .motion
+            .len()
+            .min((10.0 * clip.motion.frame_rate()) as usize);
+        let truth: Vec<ModelPose> = clip.motion.frames()[1..frames]
+            .iter()
+            .map(|p| model_of(&clip.skeleton, p))
+            .collect();
+        let floor = floor_of(&clip, &truth, &reference);
+        clips += 1.0;
+        for (k, points) in [Points::Six, Points::Four, Points::Three]
+            .into_iter()
+            .enumerate()
+        {
+            let trackers = trackers_of(&clip, &truth, &reference, floor, points.bones());
+            let config = TrackConfig {
+                floor,
+                ..TrackConfig::default()
+            };
+            let (solved, reports, calibration) = solve_clip(character, &trackers, &config);
+            let mut m = measure(&clip, &truth, floor, &solved);
+            m.held = reports.iter().filter(|r| !r.held.is_empty()).count();
+            let unconverged = reports
+                .iter()
+                .filter(|r| r.solve.status != ikarus_solve::SolveStatus::Converged)
+                .count();
+            println!(
+                "{} {}-point: {} frames, MPJPE {:.2} cm (worst frame {:.2}), slide {:.2} cm, turn {:.1}° (clip {:.1}°), scale {:.4}, held {}, unconverged {}",
+                clip.name,
+                points.bones().len(),
+                m.frames,
+                m.mpjpe * 100.0,
+                m.worst_frame * 100.0,
+                m.slide * 100.0,
+                m.turn.to_degrees(),
+                m.clip_turn.to_degrees(),
+                calibration.scale,
+                m.held,
+                unconverged,
+            );
+            sums[k] += m.mpjpe;
+            assert!(solved.iter().all(LocalPose::is_finite));
+            assert_eq!(m.held, 0, "{file}: a good recording held a tracker");
+            if points == Points::Six {
+                // Regression guards at what this version reaches (the aims — 1.5, 4
+                // and 8 cm — are not met yet: BENCHMARKS.md, "Trackers").
+                assert!(m.mpjpe < 0.06, "{file}: 6-point MPJPE {}", m.mpjpe);
+                assert!(m.slide < 0.01, "{file}: 6-point slide {}", m.slide);
+                assert!(
+                    m.turn <= m.clip_turn + 15_f64.to_radians(),
+                    "{file}: 6-point turn {} against the clip's {}",
+                    m.turn,
+                    m.clip_turn
+                );
+            }
+        }
+        let b = measure(&clip, &truth, floor, &baseline(&clip, &truth));
+        let _ = &b;
+        println!(
+            "{} baseline (LM, head and hands, pelvis follows the head): MPJPE {:.2} cm, slide {:.2} cm",
+            clip.name,
+            b.mpjpe * 100.0,
+            b.slide * 100.0
+        );
+    }
+    if clips > 0.0 {
+        let [six, four, three] = sums.map(|x| x / clips);
+        println!(
+            "mean over {clips} clips: 6-point {:.2} cm, 4-point {:.2} cm, 3-point {:.2} cm",
+            six * 100.0,
+            four * 100.0,
+            three * 100.0
+        );
+        assert!(six < 0.025, "6-point mean MPJPE {six}");
+        assert!(four < 0.10, "4-point mean MPJPE {four}");
+        assert!(three < 0.14, "3-point mean MPJPE {three}");
+    }
+}
