@@ -155,7 +155,7 @@ fn trackers_of(
     }
 }
 
-fn measure(clip: &Clip, truth: &[ModelPose], floor: f64, solved: &[LocalPose]) -> Measured {
+fn measure(clip: &Clip, truth: &[ModelPose], solved: &[LocalPose]) -> Measured {
     let skeleton = &clip.skeleton;
     let body: Vec<JointId> = BODY.iter().filter_map(|&b| clip.map.joint(b)).collect();
     let models: Vec<ModelPose> = solved.iter().map(|p| model_of(skeleton, p)).collect();
@@ -198,7 +198,6 @@ fn measure(clip: &Clip, truth: &[ModelPose], floor: f64, solved: &[LocalPose]) -
             m.slide = m.slide.max(ours - clip_own);
         }
     }
-    let _ = floor;
     let clip_frames = &clip.motion.frames()[1..=truth.len()];
     for (frames, out) in [(solved, &mut m.turn), (clip_frames, &mut m.clip_turn)] {
         // From the second solved frame: the first starts from the reference pose.
@@ -319,7 +318,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
                 ..TrackConfig::default()
             };
             let (solved, reports, calibration) = solve_clip(character, &trackers, &config);
-            let mut m = measure(&clip, &truth, floor, &solved);
+            let mut m = measure(&clip, &truth, &solved);
             m.held = reports.iter().filter(|r| !r.held.is_empty()).count();
             let unconverged = reports
                 .iter()
@@ -355,8 +354,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
                 );
             }
         }
-        let b = measure(&clip, &truth, floor, &baseline(&clip, &truth));
-        let _ = &b;
+        let b = measure(&clip, &truth, &baseline(&clip, &truth));
         println!(
             "{} baseline (LM, head and hands, pelvis follows the head): MPJPE {:.2} cm, slide {:.2} cm",
             clip.name,

@@ -40,6 +40,8 @@ enum Command {
     Retarget(cmd::retarget::Args),
     /// Humanoid motions made to stand on a slope, stairs or a heightfield (JSON terrain).
     Ground(cmd::ground::Args),
+    /// An avatar posed from VR trackers (head and hands, hips, feet: JSON or CSV), as BVH/GLB/VRMA.
+    Track(cmd::track::Args),
     /// The interactive viewer: a page on 127.0.0.1 to drag targets with every solver.
     Serve(cmd::serve::Args),
     /// Run the main job on the built-in humanoid: every solver, a table, a BVH of the result.
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Learn(args) => cmd::learn::run(&args),
         Command::Retarget(args) => cmd::retarget::run(&args),
         Command::Ground(args) => cmd::ground::run(&args),
+        Command::Track(args) => cmd::track::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,6 +13,7 @@
 //!   skeletons, animations as motions, skinned meshes, the VRM humanoid map; write back.
 //! - [`keypoints`]: 3-D keypoints (JSON, CSV, `NumPy` `.npy`) and segment orientations (JSON)
 //!   for motion capture.
+//! - [`trackers`]: VR tracker recordings (head, hands, hips, feet), JSON and CSV.
 //! - [`mesh`]: the skinned triangle mesh every character format hands to the viewer.
 //! - [`open`]: one entry point for CLI and viewer: a path or `builtin:humanoid`.
 //!
@@ -28,6 +29,7 @@ pub mod gltf;
 pub mod keypoints;
 pub mod mesh;
 pub mod mmd;
+pub mod trackers;
 pub mod urdf;
 
 pub use document::{

@@ -122,8 +122,9 @@ pub struct TrackConfig {
     /// A sample farther than this from the tracker's last good one (tracker units, per
     /// frame) is a glitch and held over. Default 0.5 (30 m/s at 60 frames per second).
     pub max_jump: f64,
-    /// After this many seconds of glitches a tracker's new place is believed (the device
-    /// was moved while lost). Default 0.5.
+    /// A jump that stays put this many seconds is believed (the device was moved while
+    /// lost, or the recording cut); a glitch that comes back sooner is held over. Default
+    /// 0.05 (3 frames at 60 frames per second).
     pub hold_seconds: f64,
     /// Time constant of the body's heading when it is guessed (3-point), seconds. Default
     /// 0.1; larger turns the body more slowly after the head and hands.
@@ -140,7 +141,7 @@ impl Default for TrackConfig {
             floor: 0.0,
             steps: StepConfig::default(),
             max_jump: 0.5,
-            hold_seconds: 0.5,
+            hold_seconds: 0.05,
             heading_time_constant: 0.1,
             body: BodyConfig::default(),
         }
@@ -301,6 +302,86 @@ pub fn used_bones(
     })
 }
 
+/// Trackers made from a clip's own bone transforms (for tests, demos and a viewer's "truth
+/// beside the result"): frame 0 is the character's reference pose standing on the clip's
+/// floor under the first frame's head (the calibration frame), then one frame per frame of
+/// `motion`; every position moved so that the clip's floor is at y = 0 (the VR convention).
+/// The floor is the lower ankle's low level (5th percentile) less the reference's ankle
+/// height above its lowest joint.
+///
+/// # Errors
+/// [`TrackError::AvatarBone`] when the character lacks a bone of `bones` or a foot;
+/// [`TrackError::Empty`] for an empty motion; [`TrackError::Fps`] for a bad frame time.
+pub fn derive_trackers(
+    character: Character<'_>,
+    motion: &Motion,
+    bones: &[HumanoidBone],
+) -> Result<Trackers, TrackError> {
+    use ikarus_core::ModelPose;
+    use ikarus_core::trackers::Track;
+    let skeleton = character.skeleton;
+    let joint = |b: HumanoidBone| {
+        calibrate::avatar_joint(character.map, b).ok_or(TrackError::AvatarBone(b.vrm_name()))
+    };
+    if motion.is_empty() {
+        return Err(TrackError::Empty);
+    }
+    let (_, reference) = crate::retarget::align::reference(skeleton, character.map, None);
+    let mut model = ModelPose::new(skeleton);
+    let models: Vec<ModelPose> = motion
+        .frames()
+        .iter()
+        .map(|pose| {
+            ikarus_core::fk::forward_kinematics(skeleton, pose, &mut model);
+            model.clone()
+        })
+        .collect();
+    let ankles = [
+        joint(HumanoidBone::LeftFoot)?,
+        joint(HumanoidBone::RightFoot)?,
+    ];
+    let lowest = reference
+        .positions()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    let clearance =
+        0.5 * (reference.position(ankles[0]).y + reference.position(ankles[1]).y) - lowest;
+    let lower: Vec<f64> = models
+        .iter()
+        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
+        .collect();
+    let floor = crate::retarget::contacts::low_level(&lower) - clearance;
+    let head = joint(HumanoidBone::Head)?;
+    let first = models[0].position(head);
+    let stand = glam::DVec3::new(
+        first.x - reference.position(head).x,
+        -lowest,
+        first.z - reference.position(head).z,
+    );
+    let down = glam::DVec3::new(0.0, -floor, 0.0);
+    let tracks = bones
+        .iter()
+        .map(|&bone| {
+            let j = joint(bone)?;
+            let sample = |m: &ModelPose, shift: glam::DVec3| TrackerPose {
+                position: m.position(j) + shift,
+                rotation: m.rotation(j),
+            };
+            Ok(Track {
+                bone,
+                samples: std::iter::once(sample(&reference, stand))
+                    .chain(models.iter().map(|m| sample(m, down)))
+                    .collect(),
+                offset: None,
+            })
+        })
+        .collect::<Result<Vec<_>, TrackError>>()?;
+    Ok(Trackers {
+        fps: motion.frame_rate(),
+        tracks,
+    })
+}
+
 /// Solves a whole recording onto `character`: calibration from
 /// [`TrackConfig::calibration_frame`], then every frame from the previous one's pose, on
 /// `ground` (the plane at [`TrackConfig::floor`], scaled, when `None`).
@@ -345,6 +426,10 @@ pub fn track(
     for f in 0..frames {
         trackers.frame_into(f, &mut frame);
         reports.push(solver.solve_frame(&frame, ground, &mut pose));
+        if f == config.calibration_frame {
+            // From the calibration pose the user moves off at once: no glitch.
+            solver.forget_samples();
+        }
         // The motion was made for this skeleton.
         let _ = motion.push(pose.clone());
     }

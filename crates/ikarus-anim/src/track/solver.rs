@@ -28,6 +28,9 @@ struct Slot {
     joint: JointId,
     last: Option<TrackerPose>,
     held_frames: u32,
+    /// A sample that jumped from `last`, and for how many frames the samples have stayed
+    /// near it.
+    jumped: Option<(TrackerPose, u32)>,
 }
 
 /// Poses a character from trackers frame by frame (see the [module docs](super)); keeps
@@ -95,6 +98,7 @@ impl<'a> TrackSolver<'a> {
                     joint: joint(bone)?,
                     last: None,
                     held_frames: 0,
+                    jumped: None,
                 })
             })
             .collect::<Result<Vec<_>, TrackError>>()?;
@@ -168,6 +172,15 @@ impl<'a> TrackSolver<'a> {
         &self.start
     }
 
+    /// Forgets every tracker's last good sample: the next frame's samples are taken as they
+    /// come, however far they jumped (after the calibration pose, at a cut).
+    pub fn forget_samples(&mut self) {
+        for slot in &mut self.slots {
+            slot.last = None;
+            slot.jumped = None;
+        }
+    }
+
     /// The calibration in use.
     pub fn calibration(&self) -> &Calibration {
         &self.calibration
@@ -188,12 +201,25 @@ impl<'a> TrackSolver<'a> {
         // 1. Samples checked; a bad or missing one held at its last good one.
         for slot in &mut self.slots {
             let sample = frame.iter().find(|(b, _)| *b == slot.bone).map(|&(_, s)| s);
-            let good = sample.filter(|s| {
-                s.is_valid()
-                    && slot.last.is_none_or(|last| {
-                        last.position.distance(s.position) <= self.config.max_jump
-                            || f64::from(slot.held_frames) * dt >= self.config.hold_seconds
-                    })
+            let max_jump = self.config.max_jump;
+            let good = sample.filter(|s| s.is_valid()).filter(|s| {
+                let near = |p: &TrackerPose| p.position.distance(s.position) <= max_jump;
+                if slot.last.is_none_or(|last| near(&last)) {
+                    return true;
+                }
+                // A jump: believed once it has held still for `hold_seconds` (the device
+                // was moved while lost), a glitch otherwise.
+                match &mut slot.jumped {
+                    Some((at, since)) if near(at) => {
+                        *since += 1;
+                        *at = *s;
+                        f64::from(*since) * dt >= self.config.hold_seconds
+                    }
+                    jumped => {
+                        *jumped = Some((*s, 0));
+                        false
+                    }
+                }
             });
             if let Some(s) = good {
                 slot.last = Some(TrackerPose {
@@ -201,6 +227,7 @@ impl<'a> TrackSolver<'a> {
                     rotation: s.rotation.normalize(),
                 });
                 slot.held_frames = 0;
+                slot.jumped = None;
             } else {
                 slot.held_frames += 1;
                 held.push(slot.bone);

@@ -326,12 +326,12 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
     for pose in tracked.motion.frames() {
         assert!(pose.is_finite());
     }
-    // No joint turns by more than 0.3 rad between frames: no flips.
+    // No joint turns by more than 0.5 rad between frames: no flips (a flip is half a turn).
     for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
         for j in 0..skeleton.len() {
             let j = ikarus_core::JointId::from_index(j);
             let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
-            assert!(turn < 0.3, "frame {f}: {} turned {turn}", skeleton.name(j));
+            assert!(turn < 0.5, "frame {f}: {} turned {turn}", skeleton.name(j));
         }
     }
 }

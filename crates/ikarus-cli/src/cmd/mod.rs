@@ -13,3 +13,4 @@ pub mod motion;
 pub mod retarget;
 pub mod serve;
 pub mod solve;
+pub mod track;
