@@ -18,6 +18,7 @@
 //! - [`posture`]: `PostureModel` and `learn` (example-based IK).
 //! - [`retarget`]: a motion onto another humanoid.
 //! - [`ground`](mod@ground): a humanoid motion on uneven ground.
+//! - [`track`](mod@track): an avatar posed from VR trackers.
 //! - [`pool`]: the package's own rayon pools (long calls release the GIL and run there).
 //! - [`arrays`]: argument checks and numpy conversions.
 
@@ -33,6 +34,7 @@ pub mod posture;
 pub mod retarget;
 pub mod robot;
 pub mod task;
+pub mod track;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -80,6 +82,7 @@ fn _ikarus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(posture::learn, m)?)?;
     m.add_function(wrap_pyfunction!(retarget::retarget, m)?)?;
     m.add_function(wrap_pyfunction!(ground::ground, m)?)?;
+    m.add_function(wrap_pyfunction!(track::track, m)?)?;
     m.add_function(wrap_pyfunction!(pool::pool_info, m)?)?;
     Ok(())
 }

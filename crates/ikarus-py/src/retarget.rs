@@ -16,22 +16,22 @@ use crate::model::{Motion, Skeleton, bone_map_json, skeleton_motion_pair};
 use crate::{no_panic, value_error};
 
 /// A character as given: a source name, or objects (their map recognised from joint names).
-enum Given {
+pub(crate) enum Given {
     Source(String),
     Objects(Arc<ikarus_core::Skeleton>, Option<ikarus_core::Motion>),
 }
 
 /// A character opened: skeleton, motion (sources), BVH layout (BVH files) and humanoid map.
-struct Opened {
-    skeleton: Arc<ikarus_core::Skeleton>,
-    motion: Option<ikarus_core::Motion>,
-    layout: Option<BvhLayout>,
-    map: HumanoidMap,
+pub(crate) struct Opened {
+    pub(crate) skeleton: Arc<ikarus_core::Skeleton>,
+    pub(crate) motion: Option<ikarus_core::Motion>,
+    pub(crate) layout: Option<BvhLayout>,
+    pub(crate) map: HumanoidMap,
 }
 
 impl Given {
     /// What errors call it: the file name, or `name` (the argument).
-    fn label(&self, name: &str) -> String {
+    pub(crate) fn label(&self, name: &str) -> String {
         match self {
             Self::Source(path) => path.clone(),
             Self::Objects(..) => name.to_owned(),
@@ -41,7 +41,12 @@ impl Given {
     /// Opens the file (`ikarus_jobs::read_source`: a `.vmd` plays on `model` with its IK); the
     /// humanoid map is the one a VRM/VRMA file declares or recognised (a VMD's: its model's),
     /// then `overrides` (JSON); it must be complete.
-    fn open(self, name: &str, overrides: Option<&str>, model: Option<&str>) -> PyResult<Opened> {
+    pub(crate) fn open(
+        self,
+        name: &str,
+        overrides: Option<&str>,
+        model: Option<&str>,
+    ) -> PyResult<Opened> {
         let label = self.label(name);
         let (skeleton, motion, layout, map) = match self {
             Self::Source(source) => {

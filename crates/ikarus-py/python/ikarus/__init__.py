@@ -17,6 +17,7 @@ passes arguments on.
   (``solve(..., solver={"kind": "example", "model": model_or_path})``).
 - ``retarget``: a humanoid motion onto another humanoid, feet planted.
 - ``ground``: a humanoid motion on a slope, stairs or a heightfield.
+- ``track``: an avatar posed from VR trackers (head and hands, hips, feet).
 - ``ikarus.jobs.process_file``: one file in, one file out, for Dask or Ray over a dataset.
 
 Wrong shapes, dtypes or NaN raise ``ValueError`` naming the argument; errors from Rust keep
@@ -44,6 +45,7 @@ from ._ikarus import (
     read_keypoints,
     retarget,
     ground,
+    track,
     write,
 )
 
@@ -63,6 +65,7 @@ __all__ = [
     "read_keypoints",
     "retarget",
     "ground",
+    "track",
     "solve",
     "solve_batch",
     "write",

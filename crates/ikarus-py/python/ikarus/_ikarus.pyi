@@ -234,6 +234,16 @@ def ground(
 ) -> Tuple[Motion, Dict[str, Any]]:
     """``motion`` in metres; ``terrain`` a JSON file or a ``{"plane": ...}`` /
     ``{"heightfield": ...}`` dict."""
+def track(
+    trackers: Union[str, Mapping[str, ArrayLike]],
+    skeleton: Union[str, Skeleton],
+    points: Optional[int] = None,
+    fps: Optional[float] = None,
+    calibration_frame: int = 0,
+    floor: float = 0.0,
+) -> Tuple[Motion, Dict[str, Any]]:
+    """``trackers``: a recording file (JSON/CSV) or ``{"head": (frames, 7) array, ...}`` rows
+    ``[x, y, z, qx, qy, qz, qw]`` with ``fps``; ``skeleton``: the avatar (file or Skeleton)."""
 def fk(skeleton: Skeleton, pose: Union[Pose, Motion]) -> Tuple[F64, F64]: ...
 def solve(
     skeleton: Skeleton,
