@@ -21,7 +21,7 @@ pub enum SolverConfig {
     #[default]
     None,
     /// Cyclic coordinate descent ([`ccd`]): `{"kind": "ccd", "variant": "classic" | "mmd",
-    /// "damping": "none" | "length", "iteration": {"max_iterations": 64, ...}}`.
+    /// "damping": "none" | "length", "iteration": {"max_iterations": 128, ...}}`.
     Ccd(CcdConfig),
     /// Closed-form two-bone IK ([`two_bone`]) on the effector, its parent and grandparent:
     /// `{"kind": "two_bone", "pole": [x, y, z], "twist_angle": 0, "soften": 1, "weight": 1}`.

@@ -1,9 +1,11 @@
 //! The conformance suite every iterative solver runs: chains of 2..30 joints, each limit kind,
 //! reachable and unreachable targets, under six parent transforms (identity, translated,
 //! rotated, uniform scale, non-uniform scale, mirrored), with and without a base joint in the
-//! middle of the chain. It fails if any joint ends outside its limit, any output is NaN, the
-//! report's residuals differ from forward kinematics, convergence is claimed when FK says no,
-//! or the base joint moves.
+//! middle of the chain; and the built-in humanoid with a base on the far side of the root
+//! (the left hand reaching, the right hand the base), every CCD variant also at its defaults.
+//! It fails if any joint ends outside its limit, any output is NaN, the report's residuals
+//! differ from forward kinematics, convergence is claimed when FK says no, or the base joint
+//! moves.
 //!
 //! A new iterative solver adds its configurations to `solvers()`.
 
@@ -269,4 +271,36 @@ fn every_iterative_solver_keeps_limits_reports_honestly_and_never_nans() {
         "conformance: {runs} runs; {converged_reachable}/{reachable_runs} reachable targets (no base) converged"
     );
     assert_eq!(runs, 7 * 7 * 6 * 2 * 2 * solvers().len());
+}
+
+#[test]
+fn every_iterative_solver_keeps_the_humanoid_s_right_hand_as_base_through_the_root() {
+    let (s, hand, base) = common::humanoid_hand_to_hand();
+    let mut configs = solvers();
+    for json in [
+        r#"{"kind": "ccd"}"#,
+        r#"{"kind": "ccd", "damping": "length"}"#,
+        r#"{"kind": "ccd", "variant": "mmd"}"#,
+    ] {
+        configs.push((json, serde_json::from_str(json).unwrap()));
+    }
+    let mut failures = Vec::new();
+    let targets = common::reach_targets(&s, hand, 60, 13);
+    for (i, &target) in targets.iter().enumerate() {
+        let task = IkTask::from_goal(hand, Goal::from_position(target)).with_base(base);
+        let scenario = format!("humanoid, leftHand to target {i}, base rightHand");
+        for (label, config) in &configs {
+            if let Err(Failure(message)) =
+                check(label, &scenario, &s, &task, config, &s.rest_pose())
+            {
+                failures.push(message);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} runs failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }

@@ -131,7 +131,7 @@ async fn greeting_lists_solvers_and_draws_the_humanoid() {
         assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
     let ccd = &greeting[0]["solvers"][kinds.iter().position(|k| *k == "ccd").unwrap()];
-    assert_eq!(ccd["config"]["iteration"]["max_iterations"], 64);
+    assert_eq!(ccd["config"]["iteration"]["max_iterations"], 128);
     assert_eq!(greeting[1]["type"], "skeleton");
     assert_eq!(
         greeting[1]["joints"].as_array().unwrap().len(),

@@ -6,7 +6,7 @@
 //! Relative skeleton paths are resolved against the task file's directory.
 //!
 //! Solver kinds: `{"kind": "none"}`; `{"kind": "ccd", "variant": "classic" | "mmd",
-//! "damping": "none" | "length", "iteration": {"max_iterations": 64, "max_step_angle": 3.14,
+//! "damping": "none" | "length", "iteration": {"max_iterations": 128, "max_step_angle": 3.14,
 //! "min_step": 1e-12, "restarts": 8, "stall_window": 16, "seed": 0, "pattern_factor": 16,
 //! "blend": 1}}` (every field optional); `{"kind": "jacobian", "method": "transpose" | "pinv" | "dls" | "sdls",
 //! "damping": 0.05, "singular_region": 0, "max_step": 0.785, "weights": {"spine": 4},

@@ -30,6 +30,19 @@
 //! reaches, the MMD variant 39, at a median of 38 sweeps; with the moves 53, 53 (length
 //! damping) and 54, at a median of 4–6 sweeps. Limits were not the cause: with the
 //! swing–twist limits removed the chain crawled the same way.
+//!
+//! **Paths through the root.** With a base joint the pattern move continues the base-side
+//! joints' changes too, and the root then moves once so the base stays put. On the same
+//! targets with `base: rightHand` (the path runs from the left hand over the chest to the
+//! right hand, which stays fixed) LM converges on 26 of 60. Without the moves CCD's
+//! coordinate steps crawl along the long path: classic, length-damped and MMD CCD reached 11,
+//! 6 and 16 in 64 sweeps, and no more than 24 each with 512 or 2,048 sweeps (the step order
+//! reversed, a 0.3 rad step clamp or other restart counts did not help). With the moves they
+//! reach 24, 25 and 24 in 64 sweeps, and 25 each (96%) in the default budget of 128 sweeps,
+//! converging in 13–19 sweeps on average. A solve that does not converge spends the whole
+//! budget (the stall test restarts it at most 8 times, 16 sweeps apart), so the budget
+//! bounds its cost: here about three times that of a 64-sweep failure without the moves
+//! (twice the sweeps, each followed by its move).
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton};
@@ -63,15 +76,39 @@ pub enum CcdDamping {
 }
 
 /// CCD parameters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CcdConfig {
     /// The per-joint rule. Default classic.
     pub variant: CcdVariant,
     /// Per-joint damping. Default none.
     pub damping: CcdDamping,
-    /// The shared loop's parameters.
+    /// The shared loop's parameters. Default: 128 sweeps (see the module docs: paths through
+    /// the root need more than 64), the other fields at [`IterationSettings`]' defaults.
+    /// Solves that converge stop early; the budget bounds the cost of those that do not. In
+    /// task files, fields left out of `"iteration"` keep these defaults.
+    #[serde(deserialize_with = "ccd_iteration")]
     pub iteration: IterationSettings,
+}
+
+/// `"iteration"` on top of CCD's own defaults (not the generic ones).
+fn ccd_iteration<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<IterationSettings, D::Error> {
+    IterationSettings::deserialize_onto(deserializer, CcdConfig::default().iteration)
+}
+
+impl Default for CcdConfig {
+    fn default() -> Self {
+        Self {
+            variant: CcdVariant::default(),
+            damping: CcdDamping::default(),
+            iteration: IterationSettings {
+                max_iterations: 128,
+                ..IterationSettings::default()
+            },
+        }
+    }
 }
 
 impl CcdConfig {
@@ -83,7 +120,7 @@ impl CcdConfig {
             damping,
             iteration: IterationSettings {
                 max_iterations,
-                ..IterationSettings::default()
+                ..Self::default().iteration
             },
         }
     }

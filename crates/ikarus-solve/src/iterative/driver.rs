@@ -32,7 +32,7 @@ use crate::{FitError, IkTask, ParameterError, SolveReport, SolveStatus};
 #[serde(default, deny_unknown_fields)]
 pub struct IterationSettings {
     /// Most sweeps over the path. More reach tighter tolerances on hard targets and cost time
-    /// on unreachable ones. Default 64.
+    /// on unreachable ones. Default 64 (CCD's own default is 128, Levenberg–Marquardt's 500).
     pub max_iterations: u32,
     /// Largest rotation one joint may make in one step, radians. Small values give smoother,
     /// slower convergence (and less jitter frame to frame); π disables the clamp. Default π.
@@ -57,12 +57,12 @@ pub struct IterationSettings {
     /// `s₀` to `s₁`, every path joint continues its change over that sweep by
     /// `factor = r / (1 − r)` times its size, `r = s₁ / s₀` (a Hooke–Jeeves pattern move whose
     /// length is the rest of a geometric series with that sweep's ratio; hinges along their
-    /// angle, other joints along the rotation, each then projected onto its limit), and the
-    /// move is kept only when it lowers the residual further. Coordinate descent converges
-    /// linearly, slowest where the chain has to fold or slide along its limits, and its sweeps
-    /// then repeat nearly the same change: the move takes the remaining ones at once. This
-    /// caps `factor`; small values take fewer sweeps at a time, 0 disables the moves.
-    /// Default 16.
+    /// angle, other joints along the rotation, each then projected onto its limit; on a path
+    /// through the root the root then moves so the base stays put), and the move is kept only
+    /// when it lowers the residual further. Coordinate descent converges linearly, slowest
+    /// where the chain has to fold or slide along its limits, and its sweeps then repeat
+    /// nearly the same change: the move takes the remaining ones at once. This caps `factor`;
+    /// small values take fewer sweeps at a time, 0 disables the moves. Default 16.
     pub pattern_factor: f64,
     /// Blend of the solution with the input pose: 1 applies the solution, 0 keeps the input,
     /// values between interpolate each path joint's rotation (then re-apply its limit).
@@ -254,12 +254,9 @@ struct PatternMove {
 }
 
 impl PatternMove {
-    /// Ready for a solve of `path` by a step that does (`offered`) or does not take pattern
-    /// moves. Effector-side paths only: a base-side joint moves the root, which a move would
-    /// have to carry along.
-    fn start(&mut self, settings: &IterationSettings, offered: bool, path: &JointPath) {
-        let effector_side = path.joints().iter().all(|pj| pj.side == Side::Effector);
-        self.cap = if offered && effector_side {
+    /// Ready for a solve by a step that does (`offered`) or does not take pattern moves.
+    fn start(&mut self, settings: &IterationSettings, offered: bool) {
+        self.cap = if offered {
             settings.pattern_factor
         } else {
             0.0
@@ -565,21 +562,28 @@ impl Iteration<'_> {
 
     /// The pattern move (see [`IterationSettings::pattern_factor`]): every path joint, at its
     /// rotation after the sweep, turns on by `factor` times its change from `before` (the
-    /// local transforms before the sweep), then onto its limit. Effector-side paths only, on
-    /// an up-to-date model; like a sweep it carries only the effectors along (the model is
+    /// local transforms before the sweep), then onto its limit, on an up-to-date model.
+    /// Effector-side paths: like a sweep it carries only the effectors along (the model is
     /// stale afterwards: [`Iteration::update_model`] to keep the move,
-    /// [`Iteration::undo_pattern_move`] to drop it).
+    /// [`Iteration::undo_pattern_move`] to drop it). Paths through the root: every joint is
+    /// written first, then one pass moves the root so the base stays put and updates the
+    /// whole model (base-side joints move the root, which carries everything).
     fn pattern_move(&mut self, before: &[ikarus_core::Transform], factor: f64) {
+        let through_root = self.through_root();
         self.lazy = true;
         for &pj in self.path.joints() {
             let j = pj.joint;
             let old = before[j.index()].rotation;
+            let written = self.pose[j];
             if let JointLimit::Hinge(hinge) = *self.skeleton.limit(j) {
                 let from = hinge.angle(self.skeleton.rest(j).rotation.conjugate() * old);
                 let to = self.hinge_angle(pj, &hinge);
                 // The change the short way round (a full-circle hinge may cross ±π).
                 let change = wrap_angle(to - from);
-                self.set_hinge_angle(pj, &hinge, to + factor * change);
+                self.write_hinge(pj, &hinge, to + factor * change);
+                if !through_root {
+                    self.refresh(pj, &written);
+                }
                 continue;
             }
             // The change in the rest frame, without the directions the limit locks entirely
@@ -593,18 +597,38 @@ impl Iteration<'_> {
             // A move past π comes out with w < 0: the same turn, kept in the usual sign.
             let moved = (more * delta).normalize();
             let moved = if moved.w < 0.0 { -moved } else { moved };
-            self.set_rotation(pj, (rest * moved).normalize());
+            self.write_rotation(pj, (rest * moved).normalize());
+            if !through_root {
+                self.refresh(pj, &written);
+            }
         }
         self.lazy = false;
+        if through_root {
+            self.keep_base();
+        }
+    }
+
+    /// True when the path has base-side joints, whose changes move the root (see
+    /// [`Iteration::keep_base`]).
+    fn through_root(&self) -> bool {
+        self.base_target.is_some() && self.path.joints().iter().any(|pj| pj.side == Side::Base)
     }
 
     /// Drops a pattern move: back to the local pose `after` and its `active` flags, and the
-    /// effectors (the only joints the move carried) back to where `after` puts them.
+    /// effectors (the only joints the move carried; on a path through the root, every joint
+    /// of the tree) back to where `after` puts them.
     fn undo_pattern_move(&mut self, after: &[ikarus_core::Transform], active: &[bool]) {
         self.pose.transforms_mut().copy_from_slice(after);
         self.active.copy_from_slice(active);
         for &pj in self.path.joints() {
             self.hinge_angles[pj.joint.index()] = f64::NAN;
+        }
+        if self.through_root()
+            && let Some(root) = self.path.root()
+        {
+            fk::update_subtree(self.skeleton, self.pose, self.model, root);
+            self.stale = false;
+            return;
         }
         // An effector below another effector is recomputed with that one's subtree.
         let effectors = &self.task.effectors;
@@ -670,19 +694,29 @@ impl Iteration<'_> {
             return;
         }
         self.stale = false;
-        match (pj.side, self.base_target, self.path.root()) {
-            (Side::Base, Some((base, target, target_rotation)), Some(root)) => {
-                fk::update_subtree(self.skeleton, self.pose, self.model, root);
-                let rotation =
-                    (target_rotation * self.model.rotation(base).conjugate()).normalize();
-                let translation = target.translation - rotation * self.model.position(base);
-                let root_local = &mut self.pose[root];
-                root_local.rotation = (rotation * root_local.rotation).normalize();
-                root_local.translation = rotation * root_local.translation + translation;
-                fk::update_subtree(self.skeleton, self.pose, self.model, root);
-            }
-            _ => fk::update_subtree(self.skeleton, self.pose, self.model, pj.joint),
+        match pj.side {
+            Side::Base => self.keep_base(),
+            Side::Effector => fk::update_subtree(self.skeleton, self.pose, self.model, pj.joint),
         }
+    }
+
+    /// Forward kinematics of the path's tree, then the root moved so the base joint is back
+    /// where it started (seed 004, the IK overview: `M = M_base · M'_base⁻¹`), then forward
+    /// kinematics again: the whole tree up to date. Does nothing without a base.
+    fn keep_base(&mut self) {
+        let (Some((base, target, target_rotation)), Some(root)) =
+            (self.base_target, self.path.root())
+        else {
+            return;
+        };
+        fk::update_subtree(self.skeleton, self.pose, self.model, root);
+        let rotation = (target_rotation * self.model.rotation(base).conjugate()).normalize();
+        let translation = target.translation - rotation * self.model.position(base);
+        let root_local = &mut self.pose[root];
+        root_local.rotation = (rotation * root_local.rotation).normalize();
+        root_local.translation = rotation * root_local.translation + translation;
+        fk::update_subtree(self.skeleton, self.pose, self.model, root);
+        self.stale = false;
     }
 }
 
@@ -774,7 +808,7 @@ pub fn run<S: IterativeStep>(
     refill(&mut workspace.best_active, ctx.active);
     step.prepare(&mut ctx);
     let offered = step.pattern_moves();
-    workspace.pattern.start(settings, offered, &workspace.path);
+    workspace.pattern.start(settings, offered);
     let mut iterations = 0;
     let mut restarts = 0;
     let mut rng = SplitMix(settings.seed);

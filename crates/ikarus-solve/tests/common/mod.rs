@@ -133,3 +133,23 @@ pub fn count_converged(seed: u64, n: usize, mut case: impl FnMut(&mut Rng) -> bo
     let mut rng = Rng(seed);
     (0..n).filter(|_| case(&mut rng)).count()
 }
+
+/// The built-in humanoid's left hand with the right hand as base: the path runs from the left
+/// hand over the chest to the right hand, which stays put while the root moves (seed 004's
+/// base joint). Returns the skeleton, the effector (left hand) and the base (right hand).
+pub fn humanoid_hand_to_hand() -> (Skeleton, JointId, JointId) {
+    let s = ikarus_core::humanoid::builtin_humanoid();
+    let [hand, base] = joint_array(&s, ["leftHand", "rightHand"]);
+    (s, hand, base)
+}
+
+/// `count` position targets (model space) for `joint` drawn from `Rng(seed)`: its position
+/// in the rest pose plus a uniform direction times a distance uniform in 5–25 cm. Some lie
+/// out of reach of a limb.
+pub fn reach_targets(skeleton: &Skeleton, joint: JointId, count: usize, seed: u64) -> Vec<DVec3> {
+    let rest = model(skeleton, &skeleton.rest_pose()).position(joint);
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|_| rest + rng.direction() * rng.range(0.05, 0.25))
+        .collect()
+}
