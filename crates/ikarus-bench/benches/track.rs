@@ -48,9 +48,14 @@ fn tracking(c: &mut Criterion) {
         group.throughput(Throughput::Elements(frames.len() as u64));
         group.bench_function(format!("walk_{}_points", points.bones().len()), |b| {
             b.iter(|| {
-                let mut solver =
-                    TrackSolver::new(character, &bones, calibration.clone(), &config, trackers.fps)
-                        .expect("solver");
+                let mut solver = TrackSolver::new(
+                    character,
+                    &bones,
+                    calibration.clone(),
+                    &config,
+                    trackers.fps,
+                )
+                .expect("solver");
                 let mut pose = solver.start_pose().clone();
                 for samples in &frames {
                     black_box(solver.solve_frame(samples, &ground, &mut pose));
