@@ -9,8 +9,9 @@ use crate::ground::Ground;
 /// reference), so one setting fits a child, a giant and any unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepConfig {
-    /// A planted foot steps when the place balance wants it is farther than this. Default
-    /// 0.15; smaller steps more often, larger lets the feet lag.
+    /// A planted foot steps when the place balance wants it is farther than this, plus the
+    /// pelvis's travel in [`lead`](Self::lead) step durations (a walk's feet fall as far
+    /// behind as they landed ahead). Default 0.15; smaller steps more often.
     pub threshold: f64,
     /// …or when the pelvis has turned this many radians from the foot. Default 0.5.
     pub turn: f64,
@@ -166,10 +167,13 @@ impl Legs {
                 let f = &feet[s];
                 let apart = (wanted[s].position - f.at.position)
                     .reject_from(DVec3::Y)
-                    .length()
-                    / self.leg;
+                    .length();
                 let turned = f.at.rotation.angle_between(wanted[s].rotation);
-                (apart / config.threshold.max(1e-9)).max(turned / config.turn.max(1e-9))
+                // A walk lands each foot a step's travel ahead and lifts it as far behind:
+                // the feet then keep up with the body at any speed.
+                let threshold = config.threshold * self.leg
+                    + self.velocity.length() * config.duration * config.lead;
+                (apart / threshold.max(1e-9)).max(turned / config.turn.max(1e-9))
             });
             let s = usize::from(need[1] > need[0]);
             if need[s] > 1.0 {

@@ -4,7 +4,7 @@
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::trackers::TrackerPose;
-use ikarus_core::{JointId, LocalPose};
+use ikarus_core::{JointId, LocalPose, ModelPose};
 use ikarus_solve::body::BodyRig;
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport};
 
@@ -54,8 +54,12 @@ pub struct TrackSolver<'a> {
     /// Smoothed heading of the body (horizontal unit), when guessed.
     heading: Option<DVec3>,
     legs: Option<(Legs, [JointId; 2])>,
+    /// Each leg's hip, knee and ankle joints.
+    leg_joints: [Option<[JointId; 3]>; 2],
     start: LocalPose,
     task: IkTask,
+    /// Scratch forward kinematics.
+    model: ModelPose,
 }
 
 impl<'a> TrackSolver<'a> {
@@ -146,6 +150,10 @@ impl<'a> TrackSolver<'a> {
             ))
         };
         let (start, _) = crate::retarget::align::reference(skeleton, map, None);
+        let leg_joints = [0, 1].map(|s| {
+            let [a, b, c] = HumanoidBone::LEGS[s];
+            Some([map.joint(a)?, map.joint(b)?, map.joint(c)?])
+        });
         let mut config = config.clone();
         config.body = body;
         Ok(Self {
@@ -161,8 +169,10 @@ impl<'a> TrackSolver<'a> {
             head_rotation: model.rotation(head),
             heading: None,
             legs,
+            leg_joints,
             start,
             task: IkTask::default(),
+            model: ModelPose::new(skeleton),
             config,
         })
     }
@@ -178,6 +188,60 @@ impl<'a> TrackSolver<'a> {
         for slot in &mut self.slots {
             slot.last = None;
             slot.jumped = None;
+        }
+    }
+
+    /// A nearly straight leg has two closed-form answers half a turn apart about its hip–ankle
+    /// line, and the limb stage can take the other one from one frame to the next. Where a
+    /// thigh turned by more than 45° since the last frame and half a turn about that
+    /// line brings it nearer, that turn is taken back: the ankle stays where it is (it is on
+    /// the line) and the foot keeps its rotation; only a leg whose limits allow it.
+    fn keep_leg_twists(&mut self, before: [Option<DQuat>; 2], pose: &mut LocalPose) {
+        let skeleton = self.character.skeleton;
+        let mut computed = false;
+        for (leg, last) in self.leg_joints.iter().zip(before) {
+            let (Some([hip, _, ankle]), Some(last)) = (*leg, last) else {
+                continue;
+            };
+            let now = pose[hip].rotation;
+            if last.angle_between(now) <= std::f64::consts::FRAC_PI_4 {
+                continue;
+            }
+            if !computed {
+                ikarus_core::fk::forward_kinematics(skeleton, pose, &mut self.model);
+                computed = true;
+            }
+            let Some(line) =
+                (self.model.position(ankle) - self.model.position(hip)).try_normalize()
+            else {
+                continue;
+            };
+            let parent = skeleton
+                .parent(hip)
+                .map_or(DQuat::IDENTITY, |p| self.model.rotation(p));
+            let turned =
+                DQuat::from_axis_angle(line, std::f64::consts::PI) * self.model.rotation(hip);
+            let local = (parent.conjugate() * turned).normalize();
+            let legal = |j: JointId, q: DQuat| {
+                let delta = skeleton.rest(j).rotation.conjugate() * q;
+                skeleton.limit(j).violation(delta) <= 1e-9
+            };
+            if local.angle_between(last) >= last.angle_between(now) || !legal(hip, local) {
+                continue;
+            }
+            let foot = self.model.rotation(ankle);
+            pose[hip].rotation = local;
+            ikarus_core::fk::update_subtree(skeleton, pose, &mut self.model, hip);
+            let foot_parent = skeleton
+                .parent(ankle)
+                .map_or(DQuat::IDENTITY, |p| self.model.rotation(p));
+            let foot_local = (foot_parent.conjugate() * foot).normalize();
+            if legal(ankle, foot_local) {
+                pose[ankle].rotation = foot_local;
+            } else {
+                pose[hip].rotation = now;
+            }
+            ikarus_core::fk::update_subtree(skeleton, pose, &mut self.model, hip);
         }
     }
 
@@ -356,12 +420,18 @@ impl<'a> TrackSolver<'a> {
             }
         }
         // 6. The body solve from the previous pose.
+        let before = self
+            .leg_joints
+            .map(|leg| leg.map(|[hip, ..]| pose[hip].rotation));
         let solve = if self.task.effectors.is_empty() {
             SolveReport::invalid("no tracker has had a good sample yet: the pose is kept")
         } else {
             self.rig
                 .solve(self.character.skeleton, &self.task, &self.config.body, pose)
         };
+        if solve.status != ikarus_solve::SolveStatus::InvalidInput {
+            self.keep_leg_twists(before, pose);
+        }
         FrameReport {
             solve,
             held,
