@@ -336,21 +336,11 @@ pub fn derive_trackers(
             model.clone()
         })
         .collect();
-    let ankles = [
-        joint(HumanoidBone::LeftFoot)?,
-        joint(HumanoidBone::RightFoot)?,
-    ];
+    let floor = floor_of(character, &reference, &models)?;
     let lowest = reference
         .positions()
         .map(|p| p.y)
         .fold(f64::INFINITY, f64::min);
-    let clearance =
-        0.5 * (reference.position(ankles[0]).y + reference.position(ankles[1]).y) - lowest;
-    let lower: Vec<f64> = models
-        .iter()
-        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
-        .collect();
-    let floor = crate::retarget::contacts::low_level(&lower) - clearance;
     let head = joint(HumanoidBone::Head)?;
     let first = models[0].position(head);
     let stand = glam::DVec3::new(
@@ -380,6 +370,36 @@ pub fn derive_trackers(
         fps: motion.frame_rate(),
         tracks,
     })
+}
+
+/// The floor of a clip's frames (`models`, forward kinematics of each): the lower ankle's low
+/// level (5th percentile) less the `reference` pose's ankle height above its lowest joint.
+///
+/// # Errors
+/// [`TrackError::AvatarBone`] when the character lacks a foot.
+pub fn floor_of(
+    character: Character<'_>,
+    reference: &ikarus_core::ModelPose,
+    models: &[ikarus_core::ModelPose],
+) -> Result<f64, TrackError> {
+    let joint = |b: HumanoidBone| {
+        calibrate::avatar_joint(character.map, b).ok_or(TrackError::AvatarBone(b.vrm_name()))
+    };
+    let ankles = [
+        joint(HumanoidBone::LeftFoot)?,
+        joint(HumanoidBone::RightFoot)?,
+    ];
+    let lowest = reference
+        .positions()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    let clearance =
+        0.5 * (reference.position(ankles[0]).y + reference.position(ankles[1]).y) - lowest;
+    let lower: Vec<f64> = models
+        .iter()
+        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
+        .collect();
+    Ok(crate::retarget::contacts::low_level(&lower) - clearance)
 }
 
 /// Solves a whole recording onto `character`: calibration from

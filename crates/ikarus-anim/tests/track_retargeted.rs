@@ -1,0 +1,143 @@
+//! Tracker solving on clips retargeted onto the built-in humanoid (every joint limited) and a
+//! VRM: trackers from the retargeted clip's own bones (`derive_trackers`: frame 0 the
+//! avatar's reference pose on the clip's floor, the floor moved to y = 0), solved with 6, 4
+//! and 3 points, every humanoid body bone compared with the retargeted clip by FK (MPJPE).
+//! `cargo test -p ikarus-anim --test track_retargeted -- --nocapture` prints a line per case.
+
+use glam::DVec3;
+use ikarus_anim::retarget::{self, Character, RetargetConfig};
+use ikarus_anim::track::{self, Points, TrackConfig};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
+use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+
+fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, pose, &mut model);
+    model
+}
+
+/// The humanoid body bones measured (no fingers, eyes or jaw).
+const BODY: [HumanoidBone; 22] = {
+    use HumanoidBone as B;
+    [
+        B::Hips,
+        B::Spine,
+        B::Chest,
+        B::UpperChest,
+        B::Neck,
+        B::Head,
+        B::LeftShoulder,
+        B::LeftUpperArm,
+        B::LeftLowerArm,
+        B::LeftHand,
+        B::RightShoulder,
+        B::RightUpperArm,
+        B::RightLowerArm,
+        B::RightHand,
+        B::LeftUpperLeg,
+        B::LeftLowerLeg,
+        B::LeftFoot,
+        B::LeftToes,
+        B::RightUpperLeg,
+        B::RightLowerLeg,
+        B::RightFoot,
+        B::RightToes,
+    ]
+};
+
+/// `file` retargeted onto `target`, at most 10 s.
+fn retargeted(file: &str, target: Character<'_>) -> Option<Motion> {
+    let dir = ikarus_testdata::require("bvh", "tracking retargeted clips")?;
+    let document = ikarus_formats::open(dir.join(file).to_str()?, 1.0).unwrap();
+    let map = HumanoidMap::recognise(&document.skeleton);
+    let source = Character {
+        skeleton: &document.skeleton,
+        map: &map,
+    };
+    let motion = document.motion.as_ref().unwrap();
+    let out = retarget::retarget(source, motion, target, &RetargetConfig::default())
+        .unwrap()
+        .motion;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let keep = (10.0 * out.frame_rate()) as usize;
+    let mut short = Motion::new(out.frame_time(), out.joint_count()).unwrap();
+    for pose in out.frames().iter().skip(1).take(keep) {
+        short.push(pose.clone()).unwrap();
+    }
+    Some(short)
+}
+
+#[test]
+fn retargeted_clips_from_three_four_and_six_points() {
+    let builtin = ikarus_core::humanoid::builtin_humanoid();
+    let builtin_map = HumanoidMap::recognise(&builtin);
+    let mut targets = vec![("builtin", builtin, builtin_map)];
+    if let Some(dir) = ikarus_testdata::require("gltf", "tracking retargeted clips") {
+        let gltf = GltfFile::read(&dir.join("Godette_vrm_v4.vrm")).unwrap();
+        let skeleton = gltf.skeleton(&SkeletonSource::Auto).unwrap();
+        let map = gltf.vrm_humanoid().unwrap().unwrap().map(&skeleton);
+        targets.push(("Godette.vrm", skeleton.skeleton, map));
+    }
+    for file in [
+        "cmu_02_01_walk_cgspeed_crlf.bvh",
+        "bandainamco_ds1_walk_normal_002.bvh",
+    ] {
+        for (name, skeleton, map) in &targets {
+            let character = Character { skeleton, map };
+            let Some(motion) = retargeted(file, character) else {
+                return;
+            };
+            let (_, reference) = retarget::align::reference(skeleton, map, None);
+            let truth: Vec<ModelPose> = motion
+                .frames()
+                .iter()
+                .map(|p| model_of(skeleton, p))
+                .collect();
+            let floor = track::floor_of(character, &reference, &truth).unwrap();
+            let trackers = track::derive_trackers(character, &motion, Points::Six.bones()).unwrap();
+            let body: Vec<JointId> = BODY.iter().filter_map(|&b| map.joint(b)).collect();
+            for points in [Points::Six, Points::Four, Points::Three] {
+                let config = TrackConfig {
+                    points: Some(points),
+                    ..TrackConfig::default()
+                };
+                let tracked = track::track(character, &trackers, &config, None).unwrap();
+                let mut sum = 0.0;
+                for (pose, t) in tracked.motion.frames()[1..].iter().zip(&truth) {
+                    assert!(pose.is_finite());
+                    let model = model_of(skeleton, pose);
+                    #[allow(clippy::cast_precision_loss)] // joint counts
+                    let e = body
+                        .iter()
+                        .map(|&j| model.position(j).distance(t.position(j) - DVec3::Y * floor))
+                        .sum::<f64>()
+                        / body.len() as f64;
+                    sum += e;
+                }
+                #[allow(clippy::cast_precision_loss)] // frame counts
+                let mpjpe = sum / truth.len() as f64;
+                println!(
+                    "{file} onto {name}, {}-point: {} frames, MPJPE {:.2} cm, held {}, unconverged {}",
+                    points.bones().len(),
+                    truth.len(),
+                    mpjpe * 100.0,
+                    tracked.held_frames(),
+                    tracked.unconverged()
+                );
+                assert_eq!(tracked.held_frames(), 0, "{file} onto {name}");
+                // Regression guards at what this version reaches (measured: 6-point 1.27 and
+                // 1.31 cm on the VRM, the 1.5 cm; 2.13 and 1.77 cm on the built-in
+                // humanoid, whose limits hold its hands off; 4-point 4.8 – 8.0 cm; 3-point
+                // 6.1 – 10.8 cm).
+                let bound = match (points, *name) {
+                    (Points::Six, "Godette.vrm") => 0.015,
+                    (Points::Six, _) => 0.025,
+                    (Points::Four, _) => 0.085,
+                    (Points::Three, _) => 0.115,
+                };
+                assert!(mpjpe < bound, "{file} onto {name}, {points:?}: {mpjpe}");
+            }
+        }
+    }
+}
