@@ -343,6 +343,32 @@ pub enum RequestError {
         /// Why it does not retarget.
         source: RetargetError,
     },
+    /// A `track` upload is neither a tracker recording nor a motion the page opens, or its
+    /// recording is malformed (the reader's message says where).
+    #[error(transparent)]
+    TrackerFile(#[from] ikarus_formats::trackers::TrackerFileError),
+    /// The trackers do not pose the loaded humanoid (see
+    /// [`TrackError`](ikarus_anim::track::TrackError) for each cause).
+    #[error("{name} onto {target}: {source}")]
+    Track {
+        /// The upload's file name.
+        name: String,
+        /// The loaded document.
+        target: String,
+        /// Why.
+        source: ikarus_anim::track::TrackError,
+    },
+    /// A `track` asked for another number of points than 3, 4 or 6.
+    #[error("track: `points` is 3, 4 or 6, not {0}")]
+    Points(usize),
+    /// A `track` onto an MMD model: the viewer plays MMD models through their VMD.
+    #[error(
+        "{model}: tracking plays onto glTF/VRM, BVH and the built-in humanoid, not onto an MMD model"
+    )]
+    TrackOntoMmd {
+        /// The loaded document.
+        model: String,
+    },
     /// A retargeted motion was to be bound to a document without an MMD rig.
     #[error("{model}: no MMD rig to play on")]
     NoRigToPlayOn {

@@ -68,6 +68,7 @@ impl MmdPlayback {
         let info = MotionInfo {
             frames: bound.last_frame() as usize + 1,
             frame_time: 1.0 / FRAMES_PER_SECOND,
+            tracking: None,
         };
         let unmatched = bound.unmatched.clone();
         self.motion = Some(bound);
@@ -79,6 +80,7 @@ impl MmdPlayback {
         self.motion.as_ref().map(|m| MotionInfo {
             frames: m.last_frame() as usize + 1,
             frame_time: 1.0 / FRAMES_PER_SECOND,
+            tracking: None,
         })
     }
 

@@ -110,6 +110,26 @@ pub enum Request {
     },
     /// The loaded motion (or the current pose as one frame) as BVH text.
     ExportBvh,
+    /// Pose the loaded humanoid from trackers ([`ikarus_anim::track`]): a recording (`name` +
+    /// `text`, `.json` or `.csv`, the format `ikarus track` reads) played onto it, or a motion
+    /// (`.bvh` as `text`; `.glb`, `.gltf`, `.vrm`, `.vrma` as `base64`) retargeted onto it
+    /// whose own bones give the trackers (`points`: 3, 4 or 6; default 6), the retargeted
+    /// motion (the truth) drawn beside the result. The result replaces the loaded motion
+    /// (`motion` reply with `tracking`); every `pose` of it carries an `overlay`: the truth's
+    /// joints beside it (none for a recording) and the trackers as markers.
+    Track {
+        /// The uploaded file's name (its extension picks the format).
+        name: String,
+        /// The uploaded file's text.
+        #[serde(default)]
+        text: Option<String>,
+        /// The uploaded file's bytes in base64.
+        #[serde(default)]
+        base64: Option<String>,
+        /// Trackers used: 3, 4 or 6 (default: every tracker of a recording; 6 for a motion).
+        #[serde(default)]
+        points: Option<usize>,
+    },
     /// Retarget an uploaded motion (`name` + `text` for `.bvh`, or `name` + `base64` for
     /// `.bvh`, `.glb`, `.gltf`, `.vrm`, `.vrma`, `.vmd`) onto the loaded humanoid with contacts
     /// and IK repair ([`ikarus_anim::retarget`]). A `.vmd` is played with IK
@@ -367,6 +387,28 @@ pub struct MotionInfo {
     pub frames: usize,
     /// Seconds per frame.
     pub frame_time: f64,
+    /// After a `track`: what the tracker solve measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracking: Option<TrackingInfo>,
+}
+
+/// What a `track` request measured.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TrackingInfo {
+    /// Trackers used.
+    pub points: usize,
+    /// The calibration's scale (avatar units per tracker unit).
+    pub scale: f64,
+    /// Steps the legs took (both feet).
+    pub steps: usize,
+    /// Frames with a tracker held over.
+    pub held_frames: usize,
+    /// Frames whose body solve did not converge.
+    pub unconverged: usize,
+    /// With trackers made from a motion: the mean distance of the avatar's body bones from
+    /// that motion retargeted onto it (the truth drawn beside), metres.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpjpe: Option<f64>,
 }
 
 /// The current pose and task.

@@ -199,6 +199,21 @@ $('retarget-file').onchange = () => {
   if (files.length) retargetUpload(files);
   $('retarget-file').value = '';
 };
+// The loaded humanoid posed from trackers (the server runs ikarus_anim::track): a recording,
+// or a motion whose own bones give them (drawn beside as the truth).
+async function trackUpload(file) {
+  if (!withinLimit(file)) return;
+  const request = { type: 'track', name: file.name };
+  const points = $('track-points').value;
+  if (points) request.points = Number(points);
+  if (/\.(json|csv|bvh)$/i.test(file.name)) request.text = await file.text();
+  else request.base64 = await base64Of(file);
+  send(request);
+}
+$('track-file').onchange = () => {
+  if ($('track-file').files[0]) trackUpload($('track-file').files[0]);
+  $('track-file').value = '';
+};
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => {
   e.preventDefault();

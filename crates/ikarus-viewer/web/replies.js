@@ -97,6 +97,15 @@ export function replyHandlers({ view, panel, setMotion, showError, download, dra
     },
     motion(reply) {
       setMotion(reply);
+      // After a tracker replay: what the solve measured.
+      appState.tracking = reply.tracking ?? null;
+      const line = $('tracking');
+      line.hidden = !reply.tracking;
+      if (reply.tracking) {
+        const t = reply.tracking;
+        const truth = t.mpjpe == null ? '' : `, ${(t.mpjpe * 100).toFixed(1)} cm from the truth`;
+        line.textContent = `${t.points} trackers, scale ${t.scale.toFixed(3)}, ${t.steps} steps, ${t.held_frames} frames held, ${t.unconverged} not converged${truth}`;
+      }
     },
     bvh(reply) {
       download(reply.name, reply.text);

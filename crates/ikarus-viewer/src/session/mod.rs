@@ -15,6 +15,7 @@ use crate::error::{LoadError, RequestError};
 
 mod playback;
 mod retarget;
+mod track;
 use crate::mmd::MmdPlayback;
 use crate::protocol::{
     EffectorInfo, JointInfo, MotionInfo, PoseInfo, Reply, ReportInfo, Request, SkeletonInfo,
@@ -198,6 +199,12 @@ impl Session {
                 profile,
             } => self.generate(duration, fps.unwrap_or(30.0), profile),
             Request::ExportBvh => self.export_bvh(),
+            Request::Track {
+                name,
+                text,
+                base64,
+                points,
+            } => self.track(&track::Upload { name, text, base64 }, points),
             Request::Retarget {
                 name,
                 text,
@@ -669,6 +676,7 @@ pub(crate) fn motion_info(motion: &Motion) -> MotionInfo {
     MotionInfo {
         frames: motion.len(),
         frame_time: motion.frame_time(),
+        tracking: None,
     }
 }
 

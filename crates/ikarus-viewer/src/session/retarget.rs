@@ -32,21 +32,21 @@ pub(crate) struct Upload {
 }
 
 /// A source motion ready to retarget: its skeleton, humanoid map and frames.
-struct SourceMotion {
-    skeleton: Skeleton,
-    map: HumanoidMap,
-    motion: Motion,
+pub(crate) struct SourceMotion {
+    pub(crate) skeleton: Skeleton,
+    pub(crate) map: HumanoidMap,
+    pub(crate) motion: Motion,
 }
 
 /// What a retargeted motion shows beside the target, per frame.
 #[derive(Clone, Debug)]
 pub(crate) struct RetargetOverlay {
     /// The source's parent indices.
-    parents: Vec<Option<usize>>,
+    pub(crate) parents: Vec<Option<usize>>,
     /// Per frame, the source's joints (mapped, moved aside).
-    frames: Vec<Vec<[f64; 3]>>,
-    /// Per frame, the anchors of the contacts held.
-    contacts: Vec<Vec<[f64; 3]>>,
+    pub(crate) frames: Vec<Vec<[f64; 3]>>,
+    /// Per frame, the anchors of the contacts held (after a `track`: the trackers).
+    pub(crate) contacts: Vec<Vec<[f64; 3]>>,
 }
 
 impl RetargetOverlay {
@@ -246,7 +246,7 @@ impl Session {
 }
 
 /// An uploaded motion file (BVH, glTF/GLB/VRM with an animation, VRMA).
-fn uploaded_source(name: &str, bytes: &[u8]) -> Result<SourceMotion, RequestError> {
+pub(crate) fn uploaded_source(name: &str, bytes: &[u8]) -> Result<SourceMotion, RequestError> {
     let source = crate::catalog::parse_upload(name, bytes)?;
     let map = source
         .humanoid
