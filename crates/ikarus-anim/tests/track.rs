@@ -50,37 +50,6 @@ fn open(file: &'static str) -> Option<Clip> {
     })
 }
 
-/// The joints measured: the humanoid body as the AMASS-based papers count it (torso, neck,
-/// head, clavicles, arms, legs, feet, toes; no fingers, eyes or jaw), as far as the clip maps
-/// them.
-const BODY: [HumanoidBone; 22] = {
-    use HumanoidBone as B;
-    [
-        B::Hips,
-        B::Spine,
-        B::Chest,
-        B::UpperChest,
-        B::Neck,
-        B::Head,
-        B::LeftShoulder,
-        B::LeftUpperArm,
-        B::LeftLowerArm,
-        B::LeftHand,
-        B::RightShoulder,
-        B::RightUpperArm,
-        B::RightLowerArm,
-        B::RightHand,
-        B::LeftUpperLeg,
-        B::LeftLowerLeg,
-        B::LeftFoot,
-        B::LeftToes,
-        B::RightUpperLeg,
-        B::RightLowerLeg,
-        B::RightFoot,
-        B::RightToes,
-    ]
-};
-
 /// What a run measured.
 #[derive(Debug, Default)]
 struct Measured {
@@ -157,7 +126,10 @@ fn trackers_of(
 
 fn measure(clip: &Clip, truth: &[ModelPose], solved: &[LocalPose]) -> Measured {
     let skeleton = &clip.skeleton;
-    let body: Vec<JointId> = BODY.iter().filter_map(|&b| clip.map.joint(b)).collect();
+    let body: Vec<JointId> = HumanoidBone::BODY
+        .iter()
+        .filter_map(|&b| clip.map.joint(b))
+        .collect();
     let models: Vec<ModelPose> = solved.iter().map(|p| model_of(skeleton, p)).collect();
     let mut m = Measured {
         frames: truth.len(),

@@ -17,35 +17,6 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     model
 }
 
-/// The humanoid body bones measured (no fingers, eyes or jaw).
-const BODY: [HumanoidBone; 22] = {
-    use HumanoidBone as B;
-    [
-        B::Hips,
-        B::Spine,
-        B::Chest,
-        B::UpperChest,
-        B::Neck,
-        B::Head,
-        B::LeftShoulder,
-        B::LeftUpperArm,
-        B::LeftLowerArm,
-        B::LeftHand,
-        B::RightShoulder,
-        B::RightUpperArm,
-        B::RightLowerArm,
-        B::RightHand,
-        B::LeftUpperLeg,
-        B::LeftLowerLeg,
-        B::LeftFoot,
-        B::LeftToes,
-        B::RightUpperLeg,
-        B::RightLowerLeg,
-        B::RightFoot,
-        B::RightToes,
-    ]
-};
-
 /// `file` retargeted onto `target`, at most 10 s.
 fn retargeted(file: &str, target: Character<'_>) -> Option<Motion> {
     let dir = ikarus_testdata::require("bvh", "tracking retargeted clips")?;
@@ -96,7 +67,10 @@ fn retargeted_clips_from_three_four_and_six_points() {
                 .collect();
             let floor = track::floor_of(character, &reference, &truth).unwrap();
             let trackers = track::derive_trackers(character, &motion, Points::Six.bones()).unwrap();
-            let body: Vec<JointId> = BODY.iter().filter_map(|&b| map.joint(b)).collect();
+            let body: Vec<JointId> = HumanoidBone::BODY
+                .iter()
+                .filter_map(|&b| map.joint(b))
+                .collect();
             for points in [Points::Six, Points::Four, Points::Three] {
                 let config = TrackConfig {
                     points: Some(points),

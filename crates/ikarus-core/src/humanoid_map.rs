@@ -133,6 +133,34 @@ impl HumanoidBone {
         HumanoidBone::RightFoot,
     ];
 
+    /// The body as pose-estimation papers measure it (the 22 joints of AMASS's body): torso,
+    /// neck, head, clavicles, arms, legs, feet and toes; no fingers, eyes or jaw. What an
+    /// all-joint MPJPE of a humanoid averages over, as far as a skeleton maps these bones.
+    pub const BODY: [HumanoidBone; 22] = [
+        HumanoidBone::Hips,
+        HumanoidBone::Spine,
+        HumanoidBone::Chest,
+        HumanoidBone::UpperChest,
+        HumanoidBone::Neck,
+        HumanoidBone::Head,
+        HumanoidBone::LeftShoulder,
+        HumanoidBone::LeftUpperArm,
+        HumanoidBone::LeftLowerArm,
+        HumanoidBone::LeftHand,
+        HumanoidBone::RightShoulder,
+        HumanoidBone::RightUpperArm,
+        HumanoidBone::RightLowerArm,
+        HumanoidBone::RightHand,
+        HumanoidBone::LeftUpperLeg,
+        HumanoidBone::LeftLowerLeg,
+        HumanoidBone::LeftFoot,
+        HumanoidBone::LeftToes,
+        HumanoidBone::RightUpperLeg,
+        HumanoidBone::RightLowerLeg,
+        HumanoidBone::RightFoot,
+        HumanoidBone::RightToes,
+    ];
+
     /// The toes, left then right.
     pub const TOES: [HumanoidBone; 2] = [HumanoidBone::LeftToes, HumanoidBone::RightToes];
 

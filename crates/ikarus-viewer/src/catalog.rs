@@ -194,6 +194,28 @@ pub(crate) fn check_upload_size(name: &str, bytes: &[u8]) -> Result<(), LoadErro
 
 /// The bytes of upload `name` sent as base64 `text` (standard alphabet, padded; surrounding
 /// whitespace ignored).
+/// An upload's bytes, from its `text` or its `base64` (exactly one of them), checked against
+/// the upload limit; `request` and the argument list name the request in the error.
+pub(crate) fn upload_bytes(
+    request: &'static str,
+    name: &str,
+    text: Option<&String>,
+    base64: Option<&String>,
+) -> Result<Vec<u8>, crate::error::RequestError> {
+    let bytes = match (text, base64) {
+        (Some(text), None) => text.clone().into_bytes(),
+        (None, Some(base64)) => decode_upload(name, base64)?,
+        _ => {
+            return Err(crate::error::RequestError::Arguments {
+                request,
+                expected: "`name` with `text` or `base64`",
+            });
+        }
+    };
+    check_upload_size(name, &bytes)?;
+    Ok(bytes)
+}
+
 pub(crate) fn decode_upload(name: &str, text: &str) -> Result<Vec<u8>, LoadError> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD

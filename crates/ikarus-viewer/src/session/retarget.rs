@@ -66,17 +66,12 @@ impl Session {
     /// `pose` replies of its frames.
     pub(crate) fn retarget(&mut self, upload: &Upload) -> Outcome {
         let name = upload.name.as_str();
-        let bytes = match (&upload.text, &upload.base64) {
-            (Some(text), None) => text.clone().into_bytes(),
-            (None, Some(base64)) => decode_upload(name, base64)?,
-            _ => {
-                return Err(RequestError::Arguments {
-                    request: "retarget",
-                    expected: "`name` with `text` or `base64`",
-                });
-            }
-        };
-        check_upload_size(name, &bytes)?;
+        let bytes = crate::catalog::upload_bytes(
+            "retarget",
+            name,
+            upload.text.as_ref(),
+            upload.base64.as_ref(),
+        )?;
         let target_map =
             self.loaded
                 .humanoid

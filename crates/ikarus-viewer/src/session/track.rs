@@ -11,7 +11,6 @@ use ikarus_core::{JointId, ModelPose, Motion, fk};
 
 use super::retarget::{RetargetOverlay, uploaded_source};
 use super::{Outcome, Session};
-use crate::catalog::{check_upload_size, decode_upload};
 use crate::error::RequestError;
 use crate::protocol::{Reply, SourceFormat, TrackingInfo};
 
@@ -26,35 +25,6 @@ pub(crate) struct Upload {
     pub base64: Option<String>,
 }
 
-/// The humanoid body bones measured against the truth (no fingers, eyes or jaw).
-const BODY: [HumanoidBone; 22] = {
-    use HumanoidBone as B;
-    [
-        B::Hips,
-        B::Spine,
-        B::Chest,
-        B::UpperChest,
-        B::Neck,
-        B::Head,
-        B::LeftShoulder,
-        B::LeftUpperArm,
-        B::LeftLowerArm,
-        B::LeftHand,
-        B::RightShoulder,
-        B::RightUpperArm,
-        B::RightLowerArm,
-        B::RightHand,
-        B::LeftUpperLeg,
-        B::LeftLowerLeg,
-        B::LeftFoot,
-        B::LeftToes,
-        B::RightUpperLeg,
-        B::RightLowerLeg,
-        B::RightFoot,
-        B::RightToes,
-    ]
-};
-
 impl Session {
     /// Poses the loaded humanoid from the uploaded trackers (or a motion's own bones); the
     /// result becomes the loaded motion, with the truth and the trackers as its overlay.
@@ -64,17 +34,12 @@ impl Session {
         let points = points
             .map(|n| Points::from_count(n).ok_or(RequestError::Points(n)))
             .transpose()?;
-        let bytes = match (&upload.text, &upload.base64) {
-            (Some(text), None) => text.clone().into_bytes(),
-            (None, Some(base64)) => decode_upload(name, base64)?,
-            _ => {
-                return Err(RequestError::Arguments {
-                    request: "track",
-                    expected: "`name` with `text` or `base64`",
-                });
-            }
-        };
-        check_upload_size(name, &bytes)?;
+        let bytes = crate::catalog::upload_bytes(
+            "track",
+            name,
+            upload.text.as_ref(),
+            upload.base64.as_ref(),
+        )?;
         if self.loaded.format == SourceFormat::Mmd {
             return Err(RequestError::TrackOntoMmd {
                 model: self.loaded.name.clone(),
@@ -227,7 +192,10 @@ fn truth_models(
 /// calibration frame.
 fn mpjpe(avatar: Character<'_>, motion: &Motion, truth: &[ModelPose]) -> f64 {
     let skeleton = avatar.skeleton;
-    let body: Vec<JointId> = BODY.iter().filter_map(|&b| avatar.map.joint(b)).collect();
+    let body: Vec<JointId> = HumanoidBone::BODY
+        .iter()
+        .filter_map(|&b| avatar.map.joint(b))
+        .collect();
     let mut model = ModelPose::new(skeleton);
     let mut sum = 0.0;
     let mut frames = 0_u32;
