@@ -478,3 +478,51 @@ fn mesh_triangles_wind_counter_clockwise_around_their_normals() {
         }
     }
 }
+
+#[test]
+fn vmd_names_that_collide_in_15_bytes_are_refused_and_cut_names_still_bind() {
+    use ikarus_core::{JointLimit, RawJoint, SkeletonBuilder, Transform};
+    use ikarus_formats::mmd::vmd::VmdWriteError;
+    // Eight full-width characters are 16 Shift-JIS bytes: the first two names share their
+    // first 15 bytes (7 characters and the first byte of the 8th is cut), the third differs
+    // early and is only cut.
+    let build = |names: &[&str]| {
+        let mut builder = SkeletonBuilder::new();
+        for (i, name) in names.iter().enumerate() {
+            builder.push(RawJoint {
+                name: (*name).to_owned(),
+                parent: (i > 0).then(|| names[0].to_owned()),
+                rest: Transform::from_translation(ikarus_core::glam::DVec3::new(
+                    0.0, i as f64, 0.0,
+                )),
+                limit: JointLimit::Free,
+            });
+        }
+        builder.build().unwrap()
+    };
+    let skeleton = build(&["センター", "左腕捩れ補助ボーン１", "左腕捩れ補助ボーン２"]);
+    let error = Vmd::from_frames(&skeleton, &[skeleton.rest_pose()], "model").unwrap_err();
+    assert!(
+        matches!(&error, VmdWriteError::NameCollision { first, second }
+            if first == "左腕捩れ補助ボーン１" && second == "左腕捩れ補助ボーン２"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("rename one"), "{error}");
+    // A long name that stays unique is written cut, and binds back to its bone the way MMD
+    // matches it (by the cut bytes).
+    let skeleton = build(&["センター", "左腕捩れ補助ボーン１", "右足"]);
+    let mut pose = skeleton.rest_pose();
+    pose.transforms_mut()[1].rotation = ikarus_core::glam::DQuat::from_rotation_z(0.4);
+    let vmd = Vmd::from_frames(&skeleton, &[pose.clone()], "model").unwrap();
+    let back = Vmd::parse(&vmd.write(1.0).unwrap(), 1.0).unwrap();
+    let bound = BoundMotion::new(&back, &skeleton);
+    assert!(bound.unmatched.is_empty());
+    let mut sampled = skeleton.rest_pose();
+    bound.sample(&skeleton, 0.0, &mut sampled);
+    assert!(
+        sampled.transforms()[1]
+            .rotation
+            .angle_between(pose.transforms()[1].rotation)
+            < 1e-6
+    );
+}

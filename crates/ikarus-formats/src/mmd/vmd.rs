@@ -37,6 +37,17 @@ pub enum VmdWriteError {
     /// More frames than VMD's 32-bit frame numbers count.
     #[error("too many frames")]
     TooManyFrames,
+    /// Two bones whose names are the same in a VMD's 15 Shift-JIS bytes: MMD would key both
+    /// with one track. Rename one of them in the model.
+    #[error(
+        "bones `{first}` and `{second}` have the same first 15 Shift-JIS bytes, all a VMD keeps of a name: rename one in the model"
+    )]
+    NameCollision {
+        /// The first bone.
+        first: String,
+        /// The second bone.
+        second: String,
+    },
 }
 
 /// VMD frames per second.
@@ -338,13 +349,33 @@ impl Vmd {
         frames: &[LocalPose],
         model_name: &str,
     ) -> Result<Self, VmdWriteError> {
+        // Each joint's 15-byte key, once; two joints on one key would share a track.
+        let mut keys: Vec<[u8; 15]> = Vec::with_capacity(skeleton.len());
+        for joint in skeleton.joints() {
+            let name = skeleton.name(joint);
+            // Checked whole (a name Shift-JIS cannot hold is refused), then cut at 15 bytes
+            // as MMD cuts it (mid-character if need be): the key MMD and `BoundMotion` match
+            // a bone by.
+            encode_sjis(name, 15)?;
+            let mut key = [0u8; 15];
+            let cut = sjis_key(name, 15);
+            key[..cut.len()].copy_from_slice(&cut);
+            if let Some(other) = keys.iter().position(|k| *k == key) {
+                return Err(VmdWriteError::NameCollision {
+                    first: skeleton
+                        .name(ikarus_core::JointId::from_index(other))
+                        .to_owned(),
+                    second: name.to_owned(),
+                });
+            }
+            keys.push(key);
+        }
         let mut bones = Vec::with_capacity(frames.len() * skeleton.len());
         for (f, pose) in frames.iter().enumerate() {
             for joint in skeleton.joints() {
                 let name = skeleton.name(joint);
                 let local = pose.transforms()[joint.index()];
-                let mut name_bytes = [0u8; 15];
-                name_bytes.copy_from_slice(&encode_sjis(name, 15)?);
+                let name_bytes = keys[joint.index()];
                 bones.push(BoneKey {
                     name_bytes,
                     name: name.to_owned(),
