@@ -191,6 +191,79 @@ impl<'a> TrackSolver<'a> {
         }
     }
 
+    /// Each clavicle whose elbow has a tracker, turned by the least rotation that puts the
+    /// shoulder at the upper arm's length from the elbow's goal (the nearest point of the
+    /// circle where the shoulder's sphere about the clavicle meets the upper arm's sphere about
+    /// the elbow; towards the elbow when they do not meet), inside the clavicle's limit.
+    fn reach_elbows(&mut self, elbows: [Option<DVec3>; 2], pose: &mut LocalPose) {
+        let skeleton = self.character.skeleton;
+        let map = self.character.map;
+        ikarus_core::fk::forward_kinematics(skeleton, pose, &mut self.model);
+        let arms = [
+            [
+                HumanoidBone::LeftShoulder,
+                HumanoidBone::LeftUpperArm,
+                HumanoidBone::LeftLowerArm,
+            ],
+            [
+                HumanoidBone::RightShoulder,
+                HumanoidBone::RightUpperArm,
+                HumanoidBone::RightLowerArm,
+            ],
+        ];
+        for (bones, elbow) in arms.iter().zip(elbows) {
+            let (Some(e), Some(c), Some(u), Some(l)) = (
+                elbow,
+                map.joint(bones[0]),
+                map.joint(bones[1]),
+                map.joint(bones[2]),
+            ) else {
+                continue;
+            };
+            if skeleton.parent(u) != Some(c) {
+                continue;
+            }
+            let (pc, pu) = (self.model.position(c), self.model.position(u));
+            let radius = pu.distance(pc);
+            let upper = self.model.position(l).distance(pu);
+            let axis = e - pc;
+            let d = axis.length();
+            let Some(n) = axis.try_normalize() else {
+                continue;
+            };
+            // The circle's centre along c→e and its radius; the shoulder's nearest point on it.
+            let along = (d * d + radius * radius - upper * upper) / (2.0 * d);
+            let wanted = if along.abs() < radius {
+                let ring = (radius * radius - along * along).sqrt();
+                let side = (pu - pc).reject_from(n).try_normalize();
+                match side {
+                    Some(side) => pc + n * along + side * ring,
+                    None => continue,
+                }
+            } else {
+                pc + n * radius * along.signum()
+            };
+            let (Some(from), Some(to)) = ((pu - pc).try_normalize(), (wanted - pc).try_normalize())
+            else {
+                continue;
+            };
+            let turn = DQuat::from_rotation_arc(from, to);
+            let parent = skeleton
+                .parent(c)
+                .map_or(DQuat::IDENTITY, |p| self.model.rotation(p));
+            let local = (parent.conjugate() * turn * self.model.rotation(c)).normalize();
+            let rest = skeleton.rest(c).rotation;
+            let legal = rest
+                * skeleton
+                    .limit(c)
+                    .project((rest.conjugate() * local).normalize());
+            if legal.is_finite() {
+                pose[c].rotation = legal.normalize();
+                ikarus_core::fk::update_subtree(skeleton, pose, &mut self.model, c);
+            }
+        }
+    }
+
     /// A nearly straight leg has two closed-form answers half a turn apart about its hip–ankle
     /// line, and the limb stage can take the other one from one frame to the next. Where a
     /// thigh turned by more than 45° since the last frame and half a turn about that
@@ -419,7 +492,13 @@ impl<'a> TrackSolver<'a> {
                 }
             }
         }
-        // 6. The body solve from the previous pose.
+        // 6. With an elbow tracker, the clavicle turned so that the upper arm reaches it.
+        let elbows = [HumanoidBone::LeftLowerArm, HumanoidBone::RightLowerArm]
+            .map(|b| goal_of(b).map(|g| g.position));
+        if elbows.iter().any(Option::is_some) {
+            self.reach_elbows(elbows, pose);
+        }
+        // 7. The body solve from the previous pose.
         let before = self
             .leg_joints
             .map(|leg| leg.map(|[hip, ..]| pose[hip].rotation));
