@@ -145,6 +145,23 @@ fn calibration_recovers_a_taller_user_and_device_offsets() {
             "{bone:?}"
         );
     }
+    // The same offsets given by the recording (tracker units) are taken, scaled, as they are.
+    let given: Vec<(HumanoidBone, TrackerPose)> = Points::Six
+        .bones()
+        .iter()
+        .enumerate()
+        .map(|(k, &bone)| {
+            let mut offset = device_from_bone(k);
+            offset.position *= user;
+            (bone, offset)
+        })
+        .collect();
+    let from_file = calibrate(character, &samples, &given, 0.0).unwrap();
+    for ((b, measured), (b2, read)) in c.offsets.iter().zip(&from_file.offsets) {
+        assert_eq!(b, b2);
+        assert!(measured.position.distance(read.position) < 1e-9, "{b:?}");
+        assert!(measured.rotation.angle_between(read.rotation) < 1e-6, "{b:?}");
+    }
     // Calibration without the hands is refused with a reason.
     let error = calibrate(character, &samples[..1], &[], 0.0).unwrap_err();
     assert!(error.to_string().contains("leftHand"), "{error}");
