@@ -160,7 +160,10 @@ fn calibration_recovers_a_taller_user_and_device_offsets() {
     for ((b, measured), (b2, read)) in c.offsets.iter().zip(&from_file.offsets) {
         assert_eq!(b, b2);
         assert!(measured.position.distance(read.position) < 1e-9, "{b:?}");
-        assert!(measured.rotation.angle_between(read.rotation) < 1e-6, "{b:?}");
+        assert!(
+            measured.rotation.angle_between(read.rotation) < 1e-6,
+            "{b:?}"
+        );
     }
     // Calibration without the hands is refused with a reason.
     let error = calibrate(character, &samples[..1], &[], 0.0).unwrap_err();
