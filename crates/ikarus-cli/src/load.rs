@@ -40,30 +40,3 @@ pub fn open_animation(
     }
     Ok(ikarus_formats::open_animation(source, scale, animation)?)
 }
-
-/// Loads the posture model an example-based solver names (`builtin:humanoid` is built in; a
-/// file path is read relative to `dir`), so the solver finds it attached. Other solvers pass
-/// through unchanged.
-///
-/// # Errors
-/// The file cannot be read, or is not a posture model (with its line and column).
-pub fn posture_model(config: &mut ikarus_solve::SolverConfig, dir: &std::path::Path) -> Result<()> {
-    let ikarus_solve::SolverConfig::Example(example) = config else {
-        return Ok(());
-    };
-    if !example.model.needs_loading() {
-        return Ok(());
-    }
-    let name = std::path::Path::new(example.model.name());
-    let path = if name.is_absolute() || name.exists() {
-        name.to_path_buf()
-    } else {
-        dir.join(name)
-    };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: cannot read the posture model", path.display()))?;
-    let model = ikarus_solve::example_based::PostureModel::from_json(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not a posture model: {e}", path.display()))?;
-    example.model.set_model(std::sync::Arc::new(model));
-    Ok(())
-}

@@ -13,6 +13,8 @@
 //!   — new or added into an existing glTF/GLB/VRM —, `.vmd` for its model, `.vrma` with a
 //!   humanoid map) and [`vmd_bytes`].
 //! - [`convert`](mod@convert): [`convert()`](fn@convert), read, rescale, resample, write: `ikarus convert`.
+//! - [`task`]: [`TaskFile`], the task file of `ikarus solve` (goals by joint name, the solver
+//!   as JSON) and [`solve_task`], shared by the command line and the C API.
 //!
 //! The crate sits above both libraries (core ← formats, core ← solve ← anim; both ← jobs ←
 //! cli, py) because neither may see the other: formats never solve, anim never reads files.
@@ -27,6 +29,7 @@
 pub mod convert;
 pub mod mmd;
 pub mod source;
+pub mod task;
 pub mod terrain;
 pub mod write;
 
@@ -35,6 +38,7 @@ use std::path::{Path, PathBuf};
 pub use convert::{ConvertOptions, Converted, convert};
 pub use mmd::MmdPlayer;
 pub use source::{ReadOptions, Source, read_source};
+pub use task::{SolveOutput, TaskError, TaskFile, solve_task};
 pub use terrain::{Terrain, TerrainError};
 pub use write::{VmdBytesError, WriteOptions, vmd_bytes, write_motion};
 
