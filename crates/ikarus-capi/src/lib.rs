@@ -17,7 +17,7 @@
 //! - Opaque handles: [`IkarusSkeleton`] (immutable), [`IkarusPose`] (mutable state, one
 //!   local transform per joint), [`IkarusPrepared`] (a task's shape prepared once),
 //!   [`IkarusCrowd`] (many characters' poses, solved together over flat arrays),
-//!   [`IkarusError`]. Each is created by one library function, owned by the caller, and freed
+//!   [`IkarusTracker`] (an avatar driven by VR trackers), [`IkarusError`]. Each is created by one library function, owned by the caller, and freed
 //!   by its `ikarus_*_free` (NULL is always accepted there).
 //! - Strings the library returns are either borrowed from a handle (joint names, error
 //!   messages: never freed by the caller) or new (report JSON: freed with
@@ -47,6 +47,7 @@ pub mod pose;
 pub mod prepared;
 pub mod skeleton;
 pub mod solve;
+pub mod tracker;
 
 pub use crowd::{
     IkarusCrowd, ikarus_crowd_count, ikarus_crowd_free, ikarus_crowd_get_local, ikarus_crowd_new,
@@ -60,7 +61,7 @@ pub use error::{
 pub use pose::{
     IKARUS_LOCAL_STRIDE, IkarusPose, ikarus_pose_clone, ikarus_pose_frame, ikarus_pose_free,
     ikarus_pose_get_local, ikarus_pose_joint_count, ikarus_pose_rest, ikarus_pose_set_local,
-    ikarus_pose_world_positions,
+    ikarus_pose_world_positions, ikarus_pose_world_transforms,
 };
 pub use prepared::{
     IKARUS_SOLVE_CONVERGED, IKARUS_SOLVE_INVALID_INPUT, IKARUS_SOLVE_MAX_ITERATIONS,
@@ -73,6 +74,11 @@ pub use skeleton::{
     ikarus_skeleton_open, ikarus_skeleton_open_scaled,
 };
 pub use solve::ikarus_solve_json;
+pub use tracker::{
+    IKARUS_TRACKER_STRIDE, IkarusTracker, ikarus_tracker_forget_samples, ikarus_tracker_free,
+    ikarus_tracker_new, ikarus_tracker_scale, ikarus_tracker_solve_frame,
+    ikarus_tracker_start_pose,
+};
 
 /// The library's version, `"MAJOR.MINOR.PATCH"` (static: never freed).
 #[unsafe(no_mangle)]

@@ -84,7 +84,7 @@ pub(crate) fn read_local(values: &[f64]) -> Result<Vec<(DVec3, DQuat)>, Failure>
         .collect()
 }
 
-fn into_handle(pose: LocalPose) -> *mut IkarusPose {
+pub(crate) fn into_handle(pose: LocalPose) -> *mut IkarusPose {
     Box::into_raw(Box::new(IkarusPose { pose }))
 }
 
@@ -199,6 +199,45 @@ pub unsafe extern "C" fn ikarus_pose_world_positions(
         fk::forward_kinematics(skeleton, &pose.pose, &mut model);
         for (xyz, p) in out.chunks_exact_mut(3).zip(model.positions()) {
             xyz.copy_from_slice(&p.to_array());
+        }
+        Ok(())
+    })
+}
+
+/// Writes each joint's world (model-space) transform, by forward kinematics of `pose` on
+/// `skel`, into `out`: `IKARUS_LOCAL_STRIDE` (7) doubles per joint in joint order, position
+/// `x, y, z` then rotation `x, y, z, w` (`out_len` at least `7 * joint_count`). This is also
+/// the layout of a tracker sample placed on a bone.
+///
+/// # Safety
+/// `skel`, `pose` are NULL or live handles; `out` is NULL or points to `out_len` writable
+/// doubles; `err` is NULL or points to writable storage for one `IkarusError*`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ikarus_pose_world_transforms(
+    skel: *const IkarusSkeleton,
+    pose: *const IkarusPose,
+    out: *mut f64,
+    out_len: usize,
+    err: *mut *mut IkarusError,
+) -> IkarusStatus {
+    guard(err, || {
+        // SAFETY: NULL or live, by this function's contract.
+        let skel = unsafe { ref_arg(skel, "skel") }?;
+        // SAFETY: NULL or live, by this function's contract.
+        let pose = unsafe { ref_arg(pose, "pose") }?;
+        check_pose(skel, pose)?;
+        let skeleton = &*skel.skeleton;
+        let needed = IKARUS_LOCAL_STRIDE * skeleton.len();
+        // SAFETY: NULL or `out_len` writable doubles, by this function's contract.
+        let out = unsafe { out_doubles(out, out_len, needed, "out") }?;
+        let mut model = ModelPose::new(skeleton);
+        fk::forward_kinematics(skeleton, &pose.pose, &mut model);
+        for (values, j) in out
+            .chunks_exact_mut(IKARUS_LOCAL_STRIDE)
+            .zip(skeleton.joints())
+        {
+            values[..3].copy_from_slice(&model.position(j).to_array());
+            values[3..].copy_from_slice(&model.rotation(j).to_array());
         }
         Ok(())
     })

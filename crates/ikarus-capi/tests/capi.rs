@@ -498,3 +498,101 @@ fn a_crowd_solves_like_one_character_at_a_time() {
         ikarus_skeleton_free(skel);
     }
 }
+
+#[test]
+fn three_trackers_drive_the_humanoid() {
+    let skel = open("builtin:humanoid");
+    let names = ["head", "leftHand", "rightHand"];
+    // The calibration frame: the devices exactly on the bones of the rest pose.
+    // SAFETY: live handles, buffers of the lengths given.
+    unsafe {
+        let rest = ikarus_pose_rest(skel);
+        let positions = world_positions(skel, rest);
+        let joints = ikarus_skeleton_joint_count(skel);
+        let mut world = vec![0.0; joints * IKARUS_LOCAL_STRIDE];
+        let status =
+            ikarus_pose_world_transforms(skel, rest, world.as_mut_ptr(), world.len(), null_mut());
+        assert_eq!(status, IKARUS_OK);
+        let mut calibration = Vec::new();
+        for name in names {
+            let j = joint(skel, name);
+            assert_eq!(world[j * 7..j * 7 + 3], positions[j]);
+            calibration.extend_from_slice(&world[j * 7..j * 7 + 7]);
+        }
+        let mut err = null_mut();
+        let tracker = ikarus_tracker_new(
+            skel,
+            3,
+            60.0,
+            calibration.as_ptr(),
+            calibration.len(),
+            0.0,
+            &raw mut err,
+        );
+        assert!(err.is_null(), "{:?}", take_error(err));
+        // The avatar's head height over the user's: near 1 for devices on its own bones (the
+        // avatar's floor is its soles', the user's the floor at 0).
+        let scale = ikarus_tracker_scale(tracker);
+        assert!((scale - 1.0).abs() < 0.05, "{scale}");
+        let pose = ikarus_tracker_start_pose(tracker);
+        // The left hand's device moves forward and down over half a second.
+        let hand = joint(skel, "leftHand");
+        let mut samples = calibration.clone();
+        let mut report = IkarusReport::default();
+        let mut held = 0;
+        for frame in 1..=30 {
+            let t = f64::from(frame) / 30.0;
+            samples[7] = calibration[7] - 0.15 * t;
+            samples[8] = calibration[8] - 0.25 * t;
+            samples[9] = calibration[9] + 0.3 * t;
+            let status = ikarus_tracker_solve_frame(
+                tracker,
+                samples.as_ptr(),
+                samples.len(),
+                pose,
+                &raw mut report,
+                &raw mut held,
+                null_mut(),
+            );
+            assert_eq!(status, IKARUS_OK);
+            assert_eq!(held, 0);
+        }
+        let at = world_positions(skel, pose)[hand];
+        let target = [samples[7], samples[8], samples[9]];
+        // The goals (the samples scaled to the avatar) are met; the hand followed its device.
+        assert!(report.position_error < 1e-3, "{report:?}");
+        assert!(distance(at, target) < 0.03, "{at:?} vs {target:?}");
+        assert!(distance(at, positions[hand]) > 0.35, "{at:?}");
+        // A lost sample (NaN) is held.
+        samples[14] = f64::NAN;
+        ikarus_tracker_solve_frame(
+            tracker,
+            samples.as_ptr(),
+            samples.len(),
+            pose,
+            null_mut(),
+            &raw mut held,
+            null_mut(),
+        );
+        assert_eq!(held, 1);
+        // Bad arguments.
+        let status = ikarus_tracker_solve_frame(
+            tracker,
+            samples.as_ptr(),
+            7,
+            pose,
+            null_mut(),
+            null_mut(),
+            &raw mut err,
+        );
+        assert_eq!(status, IKARUS_ERR_INVALID);
+        assert!(take_error(err).1.contains("3 trackers"));
+        let none = ikarus_tracker_new(skel, 5, 60.0, calibration.as_ptr(), 21, 0.0, &raw mut err);
+        assert!(none.is_null());
+        assert!(take_error(err).1.contains("3, 4 or 6"));
+        ikarus_pose_free(pose);
+        ikarus_pose_free(rest);
+        ikarus_tracker_free(tracker);
+        ikarus_skeleton_free(skel);
+    }
+}

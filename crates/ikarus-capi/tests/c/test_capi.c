@@ -1,6 +1,7 @@
 /*
  * The C API from C: a reach on the built-in humanoid checked by forward kinematics, a
- * prepared arm over several frames, error codes and messages for bad input, a BVH file.
+ * prepared arm over several frames, a crowd, three VR trackers, error codes and messages for
+ * bad input, a BVH file.
  *
  *   test_capi [FILE.bvh]
  *
@@ -181,6 +182,58 @@ static void crowd_of_arms(void) {
     ikarus_skeleton_free(skel);
 }
 
+/* A headset and two controllers on the rest pose's bones calibrate; the left controller
+ * moves forward and down over 30 frames and the avatar's hand follows. */
+static void three_trackers(void) {
+    const char *names[3] = {"head", "leftHand", "rightHand"};
+    IkarusSkeleton *skel = ikarus_skeleton_open("builtin:humanoid", NULL);
+    IkarusPose *rest = ikarus_pose_rest(skel);
+    size_t joints = ikarus_skeleton_joint_count(skel);
+    double *world = malloc(IKARUS_LOCAL_STRIDE * joints * sizeof(double));
+    CHECK(ikarus_pose_world_transforms(skel, rest, world, IKARUS_LOCAL_STRIDE * joints, NULL) ==
+          IKARUS_OK);
+    double calibration[3 * IKARUS_TRACKER_STRIDE];
+    for (int i = 0; i < 3; i++) {
+        int32_t j = ikarus_skeleton_joint_index(skel, names[i]);
+        memcpy(calibration + IKARUS_TRACKER_STRIDE * i, world + IKARUS_LOCAL_STRIDE * j,
+               IKARUS_TRACKER_STRIDE * sizeof(double));
+    }
+    IkarusError *err = NULL;
+    IkarusTracker *tracker = ikarus_tracker_new(skel, 3, 60.0, calibration,
+                                                3 * IKARUS_TRACKER_STRIDE, 0.0, &err);
+    CHECK(tracker != NULL);
+    if (tracker == NULL) {
+        fprintf(stderr, "tracker: %s\n", ikarus_error_message(err));
+        ikarus_error_free(err);
+        return;
+    }
+    IkarusPose *pose = ikarus_tracker_start_pose(tracker);
+    double samples[3 * IKARUS_TRACKER_STRIDE];
+    memcpy(samples, calibration, sizeof samples);
+    IkarusReport report;
+    for (int frame = 1; frame <= 30; frame++) {
+        double t = frame / 30.0;
+        samples[7] = calibration[7] - 0.15 * t;
+        samples[8] = calibration[8] - 0.25 * t;
+        samples[9] = calibration[9] + 0.3 * t;
+        size_t held = 99;
+        CHECK(ikarus_tracker_solve_frame(tracker, samples, 3 * IKARUS_TRACKER_STRIDE, pose,
+                                         &report, &held, NULL) == IKARUS_OK);
+        CHECK(held == 0);
+    }
+    int32_t hand = ikarus_skeleton_joint_index(skel, "leftHand");
+    double at[3];
+    CHECK(world_position(skel, pose, hand, at));
+    CHECK(report.position_error < 1e-3);
+    CHECK(distance(at, samples + 7) < 0.03);
+    CHECK(distance(at, world + IKARUS_LOCAL_STRIDE * hand) > 0.35);
+    free(world);
+    ikarus_pose_free(pose);
+    ikarus_pose_free(rest);
+    ikarus_tracker_free(tracker);
+    ikarus_skeleton_free(skel);
+}
+
 static void missing_file(void) {
     IkarusError *err = NULL;
     IkarusSkeleton *skel = ikarus_skeleton_open("/nonexistent/walk.bvh", &err);
@@ -227,6 +280,7 @@ int main(int argc, char **argv) {
     reach_with_json();
     prepared_arm();
     crowd_of_arms();
+    three_trackers();
     missing_file();
     if (argc > 1) bvh_file(argv[1]);
     if (failures) {
