@@ -43,6 +43,7 @@
 
 pub mod crowd;
 pub mod error;
+pub mod ground;
 pub mod pose;
 pub mod prepared;
 pub mod skeleton;
@@ -58,6 +59,7 @@ pub use error::{
     IKARUS_ERR_UTF8, IKARUS_OK, IkarusError, IkarusStatus, ikarus_error_code, ikarus_error_free,
     ikarus_error_message, ikarus_string_free,
 };
+pub use ground::{IkarusGroundSampler, ikarus_ground_clip};
 pub use pose::{
     IKARUS_LOCAL_STRIDE, IkarusPose, ikarus_pose_clone, ikarus_pose_frame, ikarus_pose_free,
     ikarus_pose_get_local, ikarus_pose_joint_count, ikarus_pose_rest, ikarus_pose_set_local,

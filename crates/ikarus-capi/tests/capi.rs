@@ -596,3 +596,117 @@ fn three_trackers_drive_the_humanoid() {
         ikarus_skeleton_free(skel);
     }
 }
+
+/// A plane at height `*user` for `ikarus_ground_clip`.
+unsafe extern "C" fn raised_floor(
+    user: *mut std::ffi::c_void,
+    _x: f64,
+    _z: f64,
+    height: *mut f64,
+    normal: *mut f64,
+) -> bool {
+    // SAFETY: `user` is the `f64` the test passes; `height` and `normal` are the library's
+    // writable storage for one and three doubles.
+    unsafe {
+        *height = *user.cast::<f64>();
+        std::slice::from_raw_parts_mut(normal, 3).copy_from_slice(&[0.0, 1.0, 0.0]);
+    }
+    true
+}
+
+/// `ikarus_ground_clip` on `clip` (`frames` poses of `skel`): on `terrain` JSON, or on the
+/// sampler's floor at `height` without it. The status, the grounded clip, the error.
+fn ground(
+    skel: *const IkarusSkeleton,
+    clip: &[f64],
+    frames: usize,
+    terrain: Option<&std::ffi::CStr>,
+    mut height: f64,
+) -> (IkarusStatus, Vec<f64>, Option<(IkarusStatus, String)>) {
+    let mut out = vec![0.0; clip.len()];
+    let (mut unreached, mut err) = (99, null_mut());
+    // SAFETY: a live skeleton, buffers of the lengths given, a sampler as documented with its
+    // `f64`, writable out-pointers.
+    let status = unsafe {
+        ikarus_ground_clip(
+            skel,
+            30.0,
+            frames,
+            clip.as_ptr(),
+            clip.len(),
+            terrain.map_or(null(), std::ffi::CStr::as_ptr),
+            Some(raised_floor),
+            (&raw mut height).cast(),
+            out.as_mut_ptr(),
+            &raw mut unreached,
+            &raw mut err,
+        )
+    };
+    if status == IKARUS_OK {
+        assert_eq!(unreached, 0);
+    }
+    (status, out, (!err.is_null()).then(|| take_error(err)))
+}
+
+#[test]
+fn a_standing_clip_is_grounded_on_raised_floors() {
+    let skel = open("builtin:humanoid");
+    // SAFETY: live handles, buffers of the lengths given.
+    unsafe {
+        let rest = ikarus_pose_rest(skel);
+        let joints = ikarus_skeleton_joint_count(skel);
+        let per = joints * IKARUS_LOCAL_STRIDE;
+        let mut frame = vec![0.0; per];
+        ikarus_pose_get_local(rest, frame.as_mut_ptr(), per, null_mut());
+        let frames = 20;
+        let clip: Vec<f64> = frame.iter().copied().cycle().take(per * frames).collect();
+        let feet = [joint(skel, "leftFoot"), joint(skel, "rightFoot")];
+        let grounded_feet = |out: &[f64]| {
+            let pose = ikarus_pose_rest(skel);
+            ikarus_pose_set_local(pose, out[per * 10..].as_ptr(), per, null_mut());
+            let at = world_positions(skel, pose);
+            ikarus_pose_free(pose);
+            feet.map(|f| at[f][1])
+        };
+        // A plane 10 cm up as terrain JSON: the standing feet stand 10 cm higher than on the
+        // floor at 0 given by the sampler.
+        let plane = cr#"{"plane": {"point": [0, 0.1, 0], "normal": [0, 1, 0]}}"#;
+        let (status, raised, error) = ground(skel, &clip, frames, Some(plane), 0.0);
+        assert_eq!(status, IKARUS_OK, "{error:?}");
+        let (status, level, _) = ground(skel, &clip, frames, None, 0.0);
+        assert_eq!(status, IKARUS_OK);
+        let (raised_feet, level_feet) = (grounded_feet(&raised), grounded_feet(&level));
+        for (r, l) in raised_feet.iter().zip(level_feet) {
+            assert!((r - l - 0.1).abs() < 1e-3, "{raised_feet:?} {level_feet:?}");
+        }
+        // The same floor through the sampler gives the same clip.
+        assert_eq!(ground(skel, &clip, frames, None, 0.1).1, raised);
+        // In place: the output may be the input.
+        let mut in_place = clip.clone();
+        let mut height = 0.1_f64;
+        let status = ikarus_ground_clip(
+            skel,
+            30.0,
+            frames,
+            in_place.as_ptr(),
+            in_place.len(),
+            null(),
+            Some(raised_floor),
+            (&raw mut height).cast(),
+            in_place.as_mut_ptr(),
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(status, IKARUS_OK);
+        assert_eq!(in_place, raised);
+        // Bad terrain JSON; a clip too short.
+        let (status, _, error) = ground(skel, &clip, frames, Some(c"{\"plane\": {}}"), 0.0);
+        assert_eq!(status, IKARUS_ERR_PARSE);
+        assert!(error.unwrap().1.contains("terrain_json"));
+        let (status, _, error) = ground(skel, &clip[..per], frames, None, 0.0);
+        assert_eq!(status, IKARUS_ERR_INVALID);
+        assert!(error.unwrap().1.contains("20 frames"));
+        ikarus_pose_free(rest);
+        ikarus_skeleton_free(skel);
+    }
+}

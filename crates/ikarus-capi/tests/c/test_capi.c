@@ -1,7 +1,7 @@
 /*
  * The C API from C: a reach on the built-in humanoid checked by forward kinematics, a
- * prepared arm over several frames, a crowd, three VR trackers, error codes and messages for
- * bad input, a BVH file.
+ * prepared arm over several frames, a crowd, three VR trackers, grounding on the caller's
+ * ground, error codes and messages for bad input, a BVH file.
  *
  *   test_capi [FILE.bvh]
  *
@@ -234,6 +234,48 @@ static void three_trackers(void) {
     ikarus_skeleton_free(skel);
 }
 
+/* The ground at the height `*user`, flat: the engine's ray cast in a game. */
+static bool flat_ground(void *user, double x, double z, double *height, double *normal) {
+    (void)x;
+    (void)z;
+    *height = *(const double *)user;
+    normal[0] = 0.0;
+    normal[1] = 1.0;
+    normal[2] = 0.0;
+    return true;
+}
+
+/* The left foot's height in frame 5 of a standing clip grounded on a floor at `floor`. */
+static double grounded_foot(const IkarusSkeleton *skel, double floor) {
+    enum { FRAMES = 10 };
+    size_t per = IKARUS_LOCAL_STRIDE * ikarus_skeleton_joint_count(skel);
+    double *clip = malloc(FRAMES * per * sizeof(double));
+    IkarusPose *pose = ikarus_pose_rest(skel);
+    for (int f = 0; f < FRAMES; f++) ikarus_pose_get_local(pose, clip + f * per, per, NULL);
+    size_t unreached = 99;
+    IkarusError *err = NULL;
+    IkarusStatus status = ikarus_ground_clip(skel, 30.0, FRAMES, clip, FRAMES * per, NULL,
+                                             flat_ground, &floor, clip, &unreached, &err);
+    CHECK(status == IKARUS_OK && unreached == 0);
+    if (status != IKARUS_OK) {
+        fprintf(stderr, "ground: %s\n", ikarus_error_message(err));
+        ikarus_error_free(err);
+    }
+    CHECK(ikarus_pose_set_local(pose, clip + 5 * per, per, NULL) == IKARUS_OK);
+    double foot[3];
+    CHECK(world_position(skel, pose, ikarus_skeleton_joint_index(skel, "leftFoot"), foot));
+    ikarus_pose_free(pose);
+    free(clip);
+    return foot[1];
+}
+
+static void grounding(void) {
+    IkarusSkeleton *skel = ikarus_skeleton_open("builtin:humanoid", NULL);
+    double raised = grounded_foot(skel, 0.1), level = grounded_foot(skel, 0.0);
+    CHECK(fabs(raised - level - 0.1) < 1e-3);
+    ikarus_skeleton_free(skel);
+}
+
 static void missing_file(void) {
     IkarusError *err = NULL;
     IkarusSkeleton *skel = ikarus_skeleton_open("/nonexistent/walk.bvh", &err);
@@ -281,6 +323,7 @@ int main(int argc, char **argv) {
     prepared_arm();
     crowd_of_arms();
     three_trackers();
+    grounding();
     missing_file();
     if (argc > 1) bvh_file(argv[1]);
     if (failures) {
