@@ -262,3 +262,43 @@ pub fn solve_task(
         pose,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ikarus_core::humanoid::builtin_humanoid;
+
+    #[test]
+    fn a_task_parses_resolves_and_solves_with_its_report() {
+        let skeleton = builtin_humanoid();
+        let task = TaskFile::from_json(
+            r#"{"solver": {"kind": "two_bone"}, "effectors": [{"joint": "leftHand", "position": [0.4, 1.2, 0.2]}]}"#,
+        )
+        .unwrap();
+        assert!(task.skeleton.is_none());
+        let mut pose = skeleton.rest_pose();
+        let output = solve_task(&skeleton, &task, Path::new("."), &mut pose).unwrap();
+        assert_eq!(output.report.solver, "two_bone");
+        assert!(output.report.report.converged());
+        let hand = skeleton.joint("leftHand").unwrap();
+        let at = DVec3::from_array(output.joints[hand.index()].position);
+        assert!(at.distance(DVec3::new(0.4, 1.2, 0.2)) < 1e-4);
+        assert_eq!(output.joints[hand.index()].name, "leftHand");
+
+        let error = TaskFile::from_json(r#"{"effectors": [], "colour": 1}"#).unwrap_err();
+        assert!(matches!(error, TaskError::Parse { line: 1, .. }), "{error}");
+        assert!(error.to_string().contains("colour"), "{error}");
+        let unknown = TaskFile::from_json(r#"{"effectors": [{"joint": "tail"}]}"#).unwrap();
+        let error = unknown.to_task(&skeleton).unwrap_err();
+        assert!(error.to_string().contains("tail"), "{error}");
+        let missing = TaskFile::from_json(
+            r#"{"solver": {"kind": "example", "model": "/nonexistent/model.json"}, "effectors": []}"#,
+        )
+        .unwrap();
+        let error = solve_task(&skeleton, &missing, Path::new("."), &mut pose).unwrap_err();
+        assert!(
+            matches!(error, TaskError::PostureModelRead { .. }),
+            "{error}"
+        );
+    }
+}
