@@ -244,6 +244,7 @@ fn baseline(clip: &Clip, truth: &[ModelPose]) -> Vec<LocalPose> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // per clip: three modes, the baseline, the printout, the guards
 fn every_shared_clip_from_three_four_and_six_points() {
     let files = [
         "cmu_02_01_walk_cgspeed_crlf.bvh",
