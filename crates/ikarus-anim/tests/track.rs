@@ -67,19 +67,11 @@ struct Measured {
 /// The clip's floor: the lower ankle's low level less the reference's ankle height above its
 /// lowest joint (as grounding measures it).
 fn floor_of(clip: &Clip, truth: &[ModelPose], reference: &ModelPose) -> f64 {
-    let ankles =
-        [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| clip.map.joint(b).unwrap());
-    let lowest = reference
-        .positions()
-        .map(|p| p.y)
-        .fold(f64::INFINITY, f64::min);
-    let clearance =
-        0.5 * (reference.position(ankles[0]).y + reference.position(ankles[1]).y) - lowest;
-    let lower: Vec<f64> = truth
-        .iter()
-        .map(|m| m.position(ankles[0]).y.min(m.position(ankles[1]).y))
-        .collect();
-    contacts::low_level(&lower) - clearance
+    let character = Character {
+        skeleton: &clip.skeleton,
+        map: &clip.map,
+    };
+    track::floor_of(character, reference, truth).unwrap()
 }
 
 /// Trackers on `bones` at the bones' frames: frame 0 the reference standing on `floor` under

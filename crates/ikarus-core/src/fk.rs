@@ -17,6 +17,21 @@ pub fn forward_kinematics(skeleton: &Skeleton, local: &LocalPose, model: &mut Mo
     update_range(skeleton, local, model, 0..skeleton.len());
 }
 
+/// The model pose of every frame of a clip (`frames`, local poses of `skeleton`).
+///
+/// # Panics
+/// When a frame was sized for a different skeleton.
+pub fn model_frames(skeleton: &Skeleton, frames: &[LocalPose]) -> Vec<ModelPose> {
+    let mut model = ModelPose::new(skeleton);
+    frames
+        .iter()
+        .map(|pose| {
+            forward_kinematics(skeleton, pose, &mut model);
+            model.clone()
+        })
+        .collect()
+}
+
 /// Recomputes `model_from_joint` for `joint` and its descendants only, assuming the rest of
 /// `model` is up to date — the partial update a solver uses after changing one joint.
 ///

@@ -164,15 +164,7 @@ pub fn ground_motion(
     });
     let frames = motion.len();
     let dt = motion.frame_time();
-    let mut model = ModelPose::new(skeleton);
-    let models: Vec<ModelPose> = motion
-        .frames()
-        .iter()
-        .map(|pose| {
-            fk::forward_kinematics(skeleton, pose, &mut model);
-            model.clone()
-        })
-        .collect();
+    let models: Vec<ModelPose> = fk::model_frames(skeleton, motion.frames());
     // The clip's own floor: the lower ankle's ground level less its height above the
     // reference's lowest joint.
     let lowest_rest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);

@@ -888,15 +888,7 @@ impl<'a> Clip<'a> {
 
 /// Every frame's FK.
 fn forward_kinematics(skeleton: &ikarus_core::Skeleton, motion: &Motion) -> Vec<ModelPose> {
-    let mut model = ModelPose::new(skeleton);
-    motion
-        .frames()
-        .iter()
-        .map(|pose| {
-            fk::forward_kinematics(skeleton, pose, &mut model);
-            model.clone()
-        })
-        .collect()
+    fk::model_frames(skeleton, motion.frames())
 }
 
 /// Pass 2: every source frame's rotations copied onto the target and its root placed, with

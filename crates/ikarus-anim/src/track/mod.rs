@@ -176,6 +176,18 @@ impl Tracked {
         self.reports.iter().filter(|r| !r.held.is_empty()).count()
     }
 
+    /// Steps the legs took (both feet; 0 when the feet are tracked).
+    pub fn steps(&self) -> usize {
+        (0..2)
+            .map(|s| {
+                self.reports
+                    .windows(2)
+                    .filter(|w| w[1].stepping[s] && !w[0].stepping[s])
+                    .count()
+            })
+            .sum()
+    }
+
     /// Frames whose body solve did not converge (a goal out of reach, or held back by a
     /// limit).
     pub fn unconverged(&self) -> usize {
@@ -327,15 +339,7 @@ pub fn derive_trackers(
         return Err(TrackError::Empty);
     }
     let (_, reference) = crate::retarget::align::reference(skeleton, character.map, None);
-    let mut model = ModelPose::new(skeleton);
-    let models: Vec<ModelPose> = motion
-        .frames()
-        .iter()
-        .map(|pose| {
-            ikarus_core::fk::forward_kinematics(skeleton, pose, &mut model);
-            model.clone()
-        })
-        .collect();
+    let models: Vec<ModelPose> = ikarus_core::fk::model_frames(skeleton, motion.frames());
     let floor = floor_of(character, &reference, &models)?;
     let lowest = reference
         .positions()

@@ -170,21 +170,12 @@ fn track_one(
         ..WriteOptions::default()
     };
     ikarus_jobs::write_motion(output, character.skeleton, &tracked.motion, &options)?;
-    let steps: usize = (0..2)
-        .map(|s| {
-            tracked
-                .reports
-                .windows(2)
-                .filter(|w| w[1].stepping[s] && !w[0].stepping[s])
-                .count()
-        })
-        .sum();
     Ok(format!(
         "{} frames from {} trackers, scale {:.3}, {} steps, {} frames with a tracker held over, {} frames not converged",
         tracked.motion.len(),
         trackers.tracks.len(),
         tracked.calibration.scale,
-        steps,
+        tracked.steps(),
         tracked.held_frames(),
         tracked.unconverged()
     ))

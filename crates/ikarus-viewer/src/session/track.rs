@@ -106,19 +106,10 @@ impl Session {
         let tracked = track::track(avatar, &trackers, &config, None).map_err(track_error)?;
         let used = track::used_bones(&trackers, &config).map_err(track_error)?;
         let overlay = overlay(avatar, &tracked.motion, &trackers, &used, truth.as_deref());
-        let steps = (0..2)
-            .map(|s| {
-                tracked
-                    .reports
-                    .windows(2)
-                    .filter(|w| w[1].stepping[s] && !w[0].stepping[s])
-                    .count()
-            })
-            .sum();
         let tracking = TrackingInfo {
             points: used.len(),
             scale: tracked.calibration.scale,
-            steps,
+            steps: tracked.steps(),
             held_frames: tracked.held_frames(),
             unconverged: tracked.unconverged(),
             mpjpe: truth.as_deref().map(|t| mpjpe(avatar, &tracked.motion, t)),
@@ -142,15 +133,7 @@ fn truth_models(
 ) -> Result<Vec<ModelPose>, ikarus_anim::track::TrackError> {
     let skeleton = avatar.skeleton;
     let (_, reference) = retarget::align::reference(skeleton, avatar.map, None);
-    let mut model = ModelPose::new(skeleton);
-    let models: Vec<ModelPose> = truth
-        .frames()
-        .iter()
-        .map(|pose| {
-            fk::forward_kinematics(skeleton, pose, &mut model);
-            model.clone()
-        })
-        .collect();
+    let models: Vec<ModelPose> = fk::model_frames(skeleton, truth.frames());
     let floor = track::floor_of(avatar, &reference, &models)?;
     let down = DVec3::new(0.0, -floor, 0.0);
     let shifted = |m: &ModelPose| -> ModelPose {
