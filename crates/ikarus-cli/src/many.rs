@@ -1,10 +1,49 @@
-//! Subcommands that turn many input files into as many outputs (`mocap`, `retarget`): the
-//! output names, one worker thread per core with a progress bar, one line per result.
+//! Subcommands that turn many input files into as many outputs (`mocap`, `retarget`, `ground`,
+//! `track`): the output names, one worker thread per core with a progress bar, one line per result.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail, ensure};
+
+/// `--out` / `--out-dir` / `--format` of the subcommands that write one motion per input
+/// (`ground`, `track`).
+#[derive(clap::Args)]
+pub struct MotionOutput {
+    /// Output file (one input); its extension picks the format: bvh, glb or vrma.
+    #[arg(long, conflicts_with = "out_dir")]
+    pub out: Option<PathBuf>,
+    /// Output directory (any number of inputs; `NAME.FORMAT` each).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// Output format with `--out-dir`.
+    #[arg(long, value_parser = ["bvh", "glb", "vrma"], default_value = "bvh")]
+    pub format: String,
+}
+
+impl MotionOutput {
+    /// The output path of each of `inputs` ([`outputs`], the extension `--out`'s or
+    /// `--format`).
+    ///
+    /// # Errors
+    /// As [`outputs`].
+    pub fn paths(&self, inputs: &[PathBuf], noun: &str) -> Result<Vec<PathBuf>> {
+        let extension = self
+            .out
+            .as_deref()
+            .and_then(|o| o.extension())
+            .and_then(|e| e.to_str())
+            .unwrap_or(&self.format)
+            .to_ascii_lowercase();
+        outputs(
+            inputs,
+            self.out.as_deref(),
+            self.out_dir.as_deref(),
+            &extension,
+            noun,
+        )
+    }
+}
 
 /// The output paths: `--out` for one input, or `--out-dir` with `NAME.EXTENSION` per input
 /// (`NAME.EXT.EXTENSION` when two inputs share a stem). `noun` names the inputs in messages.

@@ -32,15 +32,9 @@ pub struct Args {
     /// Time constant (seconds) of the pelvis's smoothing.
     #[arg(long, default_value_t = 0.1)]
     time_constant: f64,
-    /// Output file (one motion); its extension picks the format: bvh, glb or vrma.
-    #[arg(long, conflicts_with = "out_dir")]
-    out: Option<PathBuf>,
-    /// Output directory (any number of motions; `NAME.FORMAT` each).
-    #[arg(long)]
-    out_dir: Option<PathBuf>,
-    /// Output format with `--out-dir`.
-    #[arg(long, value_parser = ["bvh", "glb", "vrma"], default_value = "bvh")]
-    format: String,
+    /// Where the results go.
+    #[command(flatten)]
+    output: many::MotionOutput,
 }
 
 /// Runs the subcommand.
@@ -49,20 +43,7 @@ pub fn run(args: &Args) -> Result<()> {
         bail!("--scale must be a positive number, got {}", args.scale);
     }
     let terrain = Terrain::read(&args.terrain)?;
-    let extension = args
-        .out
-        .as_deref()
-        .and_then(|o| o.extension())
-        .and_then(|e| e.to_str())
-        .unwrap_or(&args.format)
-        .to_ascii_lowercase();
-    let outputs = many::outputs(
-        &args.motions,
-        args.out.as_deref(),
-        args.out_dir.as_deref(),
-        &extension,
-        "motion",
-    )?;
+    let outputs = args.output.paths(&args.motions, "motion")?;
     many::run_each(
         &args.motions,
         &outputs,

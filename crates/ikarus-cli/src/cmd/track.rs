@@ -45,15 +45,9 @@ pub struct Args {
     /// Also write the trackers a motion input gave (JSON), with one input.
     #[arg(long)]
     save_trackers: Option<PathBuf>,
-    /// Output file (one input); its extension picks the format: bvh, glb or vrma.
-    #[arg(long, conflicts_with = "out_dir")]
-    out: Option<PathBuf>,
-    /// Output directory (any number of inputs; `NAME.FORMAT` each).
-    #[arg(long)]
-    out_dir: Option<PathBuf>,
-    /// Output format with `--out-dir`.
-    #[arg(long, value_parser = ["bvh", "glb", "vrma"], default_value = "bvh")]
-    format: String,
+    /// Where the results go.
+    #[command(flatten)]
+    output: many::MotionOutput,
 }
 
 /// Runs the subcommand.
@@ -67,20 +61,7 @@ pub fn run(args: &Args) -> Result<()> {
     let terrain = args.terrain.as_deref().map(Terrain::read).transpose()?;
     let avatar = ikarus_formats::open(&args.to, 1.0)?;
     let map = ikarus_formats::humanoid_map(&args.to, &avatar.skeleton)?;
-    let extension = args
-        .out
-        .as_deref()
-        .and_then(|o| o.extension())
-        .and_then(|e| e.to_str())
-        .unwrap_or(&args.format)
-        .to_ascii_lowercase();
-    let outputs = many::outputs(
-        &args.inputs,
-        args.out.as_deref(),
-        args.out_dir.as_deref(),
-        &extension,
-        "recording",
-    )?;
+    let outputs = args.output.paths(&args.inputs, "recording")?;
     let character = Character {
         skeleton: &avatar.skeleton,
         map: &map,
