@@ -8,7 +8,7 @@
 //! - the six parent transforms every closed-form check is repeated under
 //!   ([`transforms`]), as ozz-animation's IK tests do;
 //! - the rigs and chains several crates test and bench ([`rigs`]), the limit families
-//!   ([`limits`]);
+//!   ([`limits`]), motions built in code ([`motions`]);
 //! - measures and assertions on poses and rotations ([`assert`]).
 //!
 //! It depends on `ikarus-core` and glam only (the solver, format and animation crates
@@ -18,6 +18,7 @@ use std::path::PathBuf;
 
 pub mod assert;
 pub mod limits;
+pub mod motions;
 pub mod rigs;
 pub mod rng;
 pub mod transforms;

@@ -26,7 +26,7 @@ mod terrain;
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, ModelPose, Motion, fk};
-use ikarus_solve::body::{BodyConfig, BodyRig};
+use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
 pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
@@ -283,6 +283,7 @@ pub fn ground_motion(
         ],
         ..IkTask::default()
     };
+    let mut scratch = BodyScratch::new(skeleton, &rig);
     for (f, m) in models.iter().enumerate() {
         task.effectors[0].goal = Goal {
             position: Some(m.position(hips) + DVec3::Y * offsets[f]),
@@ -295,7 +296,7 @@ pub fn ground_motion(
             };
         }
         let mut pose = motion.frames()[f].clone();
-        let report = rig.solve(skeleton, &task, &body, &mut pose);
+        let report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
         if report.status != SolveStatus::Converged {
             unreached += 1;
         }

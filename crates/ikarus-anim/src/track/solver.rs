@@ -5,7 +5,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::trackers::TrackerPose;
 use ikarus_core::{JointId, LocalPose, ModelPose};
-use ikarus_solve::body::BodyRig;
+use ikarus_solve::body::{BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport};
 
 use super::calibrate::{Reference, avatar_joint, yaw_between};
@@ -60,6 +60,8 @@ pub struct TrackSolver<'a> {
     task: IkTask,
     /// Scratch forward kinematics.
     model: ModelPose,
+    /// The body solve's buffers, kept from frame to frame.
+    scratch: BodyScratch,
 }
 
 impl<'a> TrackSolver<'a> {
@@ -158,6 +160,8 @@ impl<'a> TrackSolver<'a> {
         config.body = body;
         Ok(Self {
             character,
+            // Before `rig` moves in.
+            scratch: BodyScratch::new(skeleton, &rig),
             rig,
             calibration,
             dt: 1.0 / fps,
@@ -505,8 +509,13 @@ impl<'a> TrackSolver<'a> {
         let solve = if self.task.effectors.is_empty() {
             SolveReport::invalid("no tracker has had a good sample yet: the pose is kept")
         } else {
-            self.rig
-                .solve(self.character.skeleton, &self.task, &self.config.body, pose)
+            self.rig.solve_with(
+                self.character.skeleton,
+                &self.task,
+                &self.config.body,
+                pose,
+                &mut self.scratch,
+            )
         };
         if solve.status != ikarus_solve::SolveStatus::InvalidInput {
             self.keep_leg_twists(before, pose);

@@ -50,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use crate::{IkTask, SolveReport};
 
 pub use rig::{BodyRig, BodyRigError};
+pub use stage::BodyScratch;
 
 /// How the pelvis may move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

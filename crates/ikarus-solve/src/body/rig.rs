@@ -5,6 +5,7 @@ use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton, fk};
 
 use super::BodyConfig;
+use super::stage::SPINE_GROUPS;
 
 /// One arm or leg: upper bone start, mid joint, end joint, its bend goal if any, and the
 /// joints from the hips (exclusive) down to its start, root first.
@@ -30,6 +31,9 @@ pub struct BodyRig {
     /// The joints between the hips and the head (the neck included) that bend with the
     /// body stage, root first.
     pub(crate) spine: Vec<JointId>,
+    /// Per spine joint, its group (joint `k` of `n` bends with group `k·G/n` of the body
+    /// stage's `G`) and its share of the group's bend (1 / the group's joints).
+    pub(crate) spine_groups: Vec<(usize, f64)>,
     /// Per joint of the skeleton, its place in `spine`, if any.
     pub(crate) spine_slot: Vec<Option<usize>>,
     /// The joint a chest effector may name (upper chest, chest or spine: the highest mapped)
@@ -214,9 +218,19 @@ impl BodyRig {
         for (k, j) in spine.iter().enumerate() {
             spine_slot[j.index()] = Some(k);
         }
+        let n = spine.len();
+        let spine_groups = (0..n)
+            .map(|k| {
+                let group = k * SPINE_GROUPS / n;
+                let members = (0..n).filter(|&i| i * SPINE_GROUPS / n == group).count();
+                #[allow(clippy::cast_precision_loss)] // a handful of joints
+                (group, 1.0 / members as f64)
+            })
+            .collect();
         Ok(Self {
             hips,
             spine,
+            spine_groups,
             spine_slot,
             chest,
             neck,
@@ -239,11 +253,10 @@ impl BodyRig {
         if task.base.is_some() {
             return Err(BodyRigError::Base);
         }
-        let limbs: Vec<&Limb> = self.limbs().collect();
         match task
             .effectors
             .iter()
-            .find(|e| self.role_of(e.joint, &limbs).is_none())
+            .find(|e| self.role_of(e.joint).is_none())
         {
             Some(e) => Err(BodyRigError::Effector {
                 joint: skeleton.name(e.joint).to_owned(),

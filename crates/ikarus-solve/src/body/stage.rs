@@ -14,7 +14,7 @@ use crate::report::residuals;
 use crate::{IkTask, SolveReport, SolveStatus};
 
 /// Groups of spine joints that bend on their own (the joints are split evenly into them).
-const SPINE_GROUPS: usize = 4;
+pub(crate) const SPINE_GROUPS: usize = 4;
 /// Unknowns of the body stage: pelvis translation (3), pelvis rotation (3), and a bend (3)
 /// per spine group.
 const UNKNOWNS: usize = 6 + 3 * SPINE_GROUPS;
@@ -69,9 +69,10 @@ struct Body<'a> {
     spine_rotations: Vec<DQuat>,
     /// Per unknown block, metres or radians per unit (the stiffnesses' inverses; 0 pins).
     scales: [f64; 3],
-    limbs: Vec<&'a Limb>,
+    /// The limbs found, in [`BodyRig::limbs`] order (the first `n` slots).
+    limbs: [Option<&'a Limb>; 4],
     /// Per limb, its reach times [`REACH`].
-    reaches: Vec<f64>,
+    reaches: [f64; 4],
 }
 
 impl Body<'_> {
@@ -83,11 +84,7 @@ impl Body<'_> {
 
     /// The spine group of spine joint `k` and its share of the group's bend.
     fn group(&self, k: usize) -> (usize, f64) {
-        let n = self.rig.spine.len();
-        let group = k * SPINE_GROUPS / n;
-        let members = (0..n).filter(|&i| i * SPINE_GROUPS / n == group).count();
-        #[allow(clippy::cast_precision_loss)] // a handful of joints
-        (group, 1.0 / members as f64)
+        self.rig.spine_groups[k]
     }
 
     /// Moves the state the unknowns start from to where `u` takes it (`u` is then zero
@@ -146,7 +143,9 @@ impl Body<'_> {
         for t in targets {
             match t.role {
                 Role::Limb(k) => {
-                    let (Some(goal), Some(limb)) = (t.position, self.limbs.get(k)) else {
+                    let (Some(goal), Some(limb)) =
+                        (t.position, self.limbs.get(k).copied().flatten())
+                    else {
                         continue;
                     };
                     if r[k] <= 0.0 {
@@ -266,7 +265,9 @@ impl Body<'_> {
         for t in targets {
             match t.role {
                 Role::Limb(k) => {
-                    let (Some(goal), Some(limb)) = (t.position, self.limbs.get(k)) else {
+                    let (Some(goal), Some(limb)) =
+                        (t.position, self.limbs.get(k).copied().flatten())
+                    else {
                         continue;
                     };
                     let start = self.walk(hips, spine, &limb.path).0.translation;
@@ -307,6 +308,14 @@ impl Body<'_> {
     }
 }
 
+/// `buffer`'s allocation, taken out of it, holding `items`.
+fn refill<T>(buffer: &mut Vec<T>, items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = std::mem::take(buffer);
+    v.clear();
+    v.extend(items);
+    v
+}
+
 fn put(out: &mut [f64; RESIDUALS], at: usize, v: DVec3) {
     out[at..at + 3].copy_from_slice(&v.to_array());
 }
@@ -322,12 +331,49 @@ fn cost(r: &[f64; RESIDUALS]) -> f64 {
     r.iter().map(|x| x * x).sum()
 }
 
+/// The buffers of a body solve (Pinocchio's "data" beside the rig's "model"), sized once for
+/// a skeleton and its rig: a solve through [`BodyRig::solve_with`] allocates nothing but the
+/// names of the limits it reports active.
+#[derive(Clone, Debug)]
+pub struct BodyScratch {
+    model: ModelPose,
+    original: LocalPose,
+    blended: IkTask,
+    targets: Vec<Target>,
+    spine: Vec<DQuat>,
+    spine_local: Vec<DQuat>,
+    spine_origins: Vec<DVec3>,
+    spine_rotations: Vec<DQuat>,
+}
+
+impl BodyScratch {
+    /// Buffers for solving `rig` on `skeleton` (tasks of up to seven effectors need no
+    /// more; more effectors grow them once).
+    #[must_use]
+    pub fn new(skeleton: &Skeleton, rig: &BodyRig) -> Self {
+        let n = rig.spine.len();
+        Self {
+            model: ModelPose::new(skeleton),
+            original: skeleton.rest_pose(),
+            blended: IkTask {
+                effectors: Vec::with_capacity(7),
+                ..IkTask::default()
+            },
+            targets: Vec::with_capacity(7),
+            spine: Vec::with_capacity(n),
+            spine_local: Vec::with_capacity(n),
+            spine_origins: Vec::with_capacity(n),
+            spine_rotations: Vec::with_capacity(n),
+        }
+    }
+}
+
 impl BodyRig {
     /// Solves `task` on `pose` (the animated input on entry, the solved pose on exit): see the
     /// [module docs](super). Invalid tasks and effectors on bones the body solver does not
     /// drive give an `invalid_input` report and leave the pose untouched. The report is
-    /// measured by FK against the goals as blended.
-    #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
+    /// measured by FK against the goals as blended. Allocates its buffers: a caller solving
+    /// every frame keeps a [`BodyScratch`] and calls [`solve_with`](Self::solve_with).
     pub fn solve(
         &self,
         skeleton: &Skeleton,
@@ -335,21 +381,55 @@ impl BodyRig {
         config: &BodyConfig,
         pose: &mut LocalPose,
     ) -> SolveReport {
+        let mut scratch = BodyScratch::new(skeleton, self);
+        self.solve_with(skeleton, task, config, pose, &mut scratch)
+    }
+
+    /// [`solve`](Self::solve) with the caller's buffers: the same pose and report to the
+    /// bit, and no allocation but the names of active limits in the report. A `scratch` made
+    /// for another skeleton is made again.
+    #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
+    pub fn solve_with(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &BodyConfig,
+        pose: &mut LocalPose,
+        scratch: &mut BodyScratch,
+    ) -> SolveReport {
         if let Err(reason) = task.validate(skeleton) {
             return SolveReport::invalid(reason);
         }
         if task.base.is_some() {
             return SolveReport::invalid(super::BodyRigError::Base);
         }
-        let limbs: Vec<&Limb> = self.limbs().collect();
-        let mut model = ModelPose::new(skeleton);
-        fk::forward_kinematics(skeleton, pose, &mut model);
+        if scratch.model.len() != skeleton.len() || scratch.original.len() != skeleton.len() {
+            *scratch = BodyScratch::new(skeleton, self);
+        }
+        let BodyScratch {
+            model,
+            original,
+            blended,
+            targets,
+            spine: scratch_spine,
+            spine_local,
+            spine_origins,
+            spine_rotations,
+        } = scratch;
+        let mut limbs = [None; 4];
+        for (slot, limb) in limbs.iter_mut().zip(self.limbs()) {
+            *slot = Some(limb);
+        }
+        fk::forward_kinematics(skeleton, pose, model);
 
         // 1. Goals blended over the input.
-        let mut blended = task.clone();
-        let mut targets: Vec<Target> = Vec::with_capacity(task.effectors.len());
+        blended.effectors.clear();
+        blended.effectors.extend_from_slice(&task.effectors);
+        blended.base = task.base;
+        blended.tolerance = task.tolerance;
+        targets.clear();
         for e in &mut blended.effectors {
-            let Some((role, bone)) = self.role_of(e.joint, &limbs) else {
+            let Some((role, bone)) = self.role_of(e.joint) else {
                 return SolveReport::invalid(super::BodyRigError::Effector {
                     joint: skeleton.name(e.joint).to_owned(),
                 });
@@ -372,6 +452,7 @@ impl BodyRig {
                 });
             }
         }
+        let (targets, blended, model) = (&targets[..], &*blended, model);
 
         // 2. The body.
         let parent = skeleton
@@ -384,9 +465,12 @@ impl BodyRig {
             start: pose,
             hips: model[self.hips],
             hips_rotation: model.rotation(self.hips),
-            spine_local: self.spine.iter().map(|&j| pose[j].rotation).collect(),
-            spine_origins: self.spine.iter().map(|&j| model.position(j)).collect(),
-            spine_rotations: self.spine.iter().map(|&j| model.rotation(j)).collect(),
+            spine_local: refill(spine_local, self.spine.iter().map(|&j| pose[j].rotation)),
+            spine_origins: refill(spine_origins, self.spine.iter().map(|&j| model.position(j))),
+            spine_rotations: refill(
+                spine_rotations,
+                self.spine.iter().map(|&j| model.rotation(j)),
+            ),
             scales: [
                 PELVIS_METRES * free / config.pelvis_stiffness,
                 PELVIS_RADIANS * free / config.pelvis_stiffness,
@@ -396,18 +480,17 @@ impl BodyRig {
                     1.0 / config.spine_stiffness
                 },
             ],
-            reaches: limbs
-                .iter()
-                .map(|l| {
+            reaches: limbs.map(|l| {
+                l.map_or(0.0, |l| {
                     let [a, b, c] = l.joints;
                     REACH
                         * (model.position(b).distance(model.position(a))
                             + model.position(c).distance(model.position(b)))
                 })
-                .collect(),
-            limbs: limbs.clone(),
+            }),
+            limbs,
         };
-        let mut spine = vec![DQuat::IDENTITY; self.spine.len()];
+        let mut spine = refill(scratch_spine, self.spine.iter().map(|_| DQuat::IDENTITY));
         let mut u = [0.0; UNKNOWNS];
         // A hips goal places the pelvis outright: the descent starts there.
         if let Some(hips) = targets
@@ -427,7 +510,7 @@ impl BodyRig {
             }
         }
         let mut r = [0.0; RESIDUALS];
-        body.residuals(&u, &targets, &mut spine, &mut r);
+        body.residuals(&u, targets, &mut spine, &mut r);
         let mut c = cost(&r);
         let mut mu = 1e-4;
         let mut iterations = 0;
@@ -439,7 +522,7 @@ impl BodyRig {
             // Linearised where the descent stands: the last accepted step folded in.
             body.fold(&u, &mut spine);
             u = [0.0; UNKNOWNS];
-            let mut jacobian = body.jacobian(&targets, &spine, &r);
+            let mut jacobian = body.jacobian(targets, &spine, &r);
             for k in (0..UNKNOWNS).filter(|&k| !body.moves(k)) {
                 jacobian.set_column(k, &SVector::zeros());
             }
@@ -458,7 +541,7 @@ impl BodyRig {
                     *x += s;
                 }
                 let mut trial_r = [0.0; RESIDUALS];
-                body.residuals(&trial, &targets, &mut spine, &mut trial_r);
+                body.residuals(&trial, targets, &mut spine, &mut trial_r);
                 let trial_c = cost(&trial_r);
                 if trial_c < c && trial.iter().all(|x| x.is_finite()) {
                     improved = c - trial_c > MIN_GAIN * c;
@@ -472,8 +555,11 @@ impl BodyRig {
                 break;
             }
         }
-        let original = pose.clone();
+        original.transforms_mut().copy_from_slice(pose.transforms());
         let (hips, hips_rotation) = body.frames(&u, &mut spine);
+        // The buffers go back for the next solve.
+        (*spine_local, *spine_origins, *spine_rotations) =
+            (body.spine_local, body.spine_origins, body.spine_rotations);
         let parent_rotation = skeleton
             .parent(self.hips)
             .map_or(DQuat::IDENTITY, |p| model.rotation(p));
@@ -482,27 +568,21 @@ impl BodyRig {
         for (k, &j) in self.spine.iter().enumerate() {
             pose[j].rotation = spine[k];
         }
-        fk::forward_kinematics(skeleton, pose, &mut model);
+        *scratch_spine = spine;
+        fk::forward_kinematics(skeleton, pose, model);
 
         // 3. The limbs, exactly.
-        let axes = self.body_axes(&model);
+        let axes = self.body_axes(model);
         let mut active: Vec<String> = Vec::new();
         let mut reached = true;
-        for (k, limb) in limbs.iter().enumerate() {
+        for (k, limb) in limbs.iter().flatten().enumerate() {
             let Some(target) = targets
                 .iter()
                 .find(|t| matches!(t.role, Role::Limb(i) if i == k))
             else {
                 continue;
             };
-            reached &= solve_limb(
-                skeleton,
-                (limb, axes),
-                target,
-                pose,
-                &mut model,
-                &mut active,
-            );
+            reached &= solve_limb(skeleton, (limb, axes), target, pose, model, &mut active);
         }
 
         // 4. The head.
@@ -520,18 +600,18 @@ impl BodyRig {
                 (*head, neck_share),
                 goal,
                 pose,
-                &mut model,
+                model,
                 &mut active,
             );
         }
 
         if !pose.is_finite() {
-            *pose = original;
-            fk::forward_kinematics(skeleton, pose, &mut model);
+            pose.transforms_mut().copy_from_slice(original.transforms());
+            fk::forward_kinematics(skeleton, pose, model);
         }
-        let (position_error, rotation_error) = residuals(&blended, &model);
+        let (position_error, rotation_error) = residuals(blended, model);
         let mut report = SolveReport::from_residuals(
-            &blended,
+            blended,
             position_error,
             rotation_error,
             iterations,
@@ -563,7 +643,7 @@ impl BodyRig {
     }
 
     /// The role and humanoid bone of an effector joint, if the body solver drives it.
-    pub(crate) fn role_of(&self, joint: JointId, limbs: &[&Limb]) -> Option<(Role, HumanoidBone)> {
+    pub(crate) fn role_of(&self, joint: JointId) -> Option<(Role, HumanoidBone)> {
         if joint == self.hips {
             return Some((Role::Hips, HumanoidBone::Hips));
         }
@@ -573,10 +653,10 @@ impl BodyRig {
         if self.chest.as_ref().is_some_and(|(c, _)| *c == joint) {
             return Some((Role::Chest, HumanoidBone::Chest));
         }
-        limbs
-            .iter()
-            .position(|l| l.joints[2] == joint)
-            .map(|k| (Role::Limb(k), limbs[k].bones[2]))
+        self.limbs()
+            .enumerate()
+            .find(|(_, l)| l.joints[2] == joint)
+            .map(|(k, l)| (Role::Limb(k), l.bones[2]))
     }
 
     /// The head turned to `goal`: `neck_share` of the turn by the neck (when mapped), the rest
@@ -731,9 +811,30 @@ fn swivel(
         let (turn, past) = parts(twist_angle);
         turn + 1000.0 * past
     };
-    // From the current side first (tracking: the last frame's swivel is nearly right), a
-    // pattern search down to 0.2°; the whole circle only when that ends in a joint past
-    // its limit or a wrist turned by more than half a radian.
+    // The swivel that turns the wrist or ankle least, in closed form: the twist turns the
+    // solved limb rigidly about the start→goal line `n` (the two-bone solve's model-space
+    // twist), so the end joint's local rotation at swivel φ is `P⁻¹ R(−φ) G` with `P` the
+    // end's parent frame at φ = 0 and `G` the goal; its angle from the current `C` is the
+    // angle of `R(−φ) Q` with `Q = G C⁻¹ P⁻¹` (an angle is unchanged by conjugation),
+    // whose scalar part `cos(φ/2) Q_w + sin(φ/2) n·Q_v` is largest at
+    // `φ = 2 atan2(n·Q_v, Q_w)`. When every joint there is inside its limit (to rounding:
+    // a joint the closed form leaves on its limit measures ~1e-16 past it), that is the
+    // answer (the usual case: one solve instead of a search).
+    let least_turn = {
+        let out = two_bone::solve(input, &TwoBoneSettings::default());
+        let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
+        let q = (rotation * pose[c].rotation.conjugate() * (mid * mid_to_parent).conjugate())
+            .normalize();
+        let q = if q.w < 0.0 { -q } else { q };
+        let n = (input.target - input.start_joint.translation).normalize_or_zero();
+        2.0 * n.dot(q.xyz()).atan2(q.w)
+    };
+    if least_turn.is_finite() && parts(least_turn).1 <= 1e-12 {
+        return least_turn;
+    }
+    // Else, from the current side first (tracking: the last frame's swivel is nearly
+    // right), a pattern search down to 0.2°; the whole circle only when that ends in a
+    // joint past its limit or a wrist turned by more than half a radian.
     let descend = |mut best: (f64, f64), mut step: f64| {
         while step > 4e-3 {
             let (left, right) = (cost(best.1 - step), cost(best.1 + step));
@@ -837,7 +938,10 @@ mod tests {
         }
         let mut model = ModelPose::new(&skeleton);
         fk::forward_kinematics(&skeleton, &pose, &mut model);
-        let limbs: Vec<&Limb> = rig.limbs().collect();
+        let mut limbs = [None; 4];
+        for (slot, limb) in limbs.iter_mut().zip(rig.limbs()) {
+            *slot = Some(limb);
+        }
         let at = |name: &str| model.position(skeleton.joint(name).unwrap());
         let turn_of = |name: &str| model.rotation(skeleton.joint(name).unwrap());
         let mut targets: Vec<Target> = ["leftHand", "rightHand", "leftFoot", "rightFoot"]
@@ -879,8 +983,8 @@ mod tests {
             spine_origins: rig.spine.iter().map(|&j| model.position(j)).collect(),
             spine_rotations: rig.spine.iter().map(|&j| model.rotation(j)).collect(),
             scales: [PELVIS_METRES, PELVIS_RADIANS, 1.0],
-            reaches: limbs.iter().map(|_| 0.3).collect(),
-            limbs: limbs.clone(),
+            reaches: [0.3; 4],
+            limbs,
         };
         let mut spine = vec![DQuat::IDENTITY; rig.spine.len()];
         let zero = [0.0; UNKNOWNS];
@@ -907,6 +1011,68 @@ mod tests {
                     analytic[(i, k)]
                 );
             }
+        }
+    }
+    #[test]
+    fn the_swivel_in_closed_form_turns_the_hand_least() {
+        // Against a scan of the swivel: the closed form's angle leaves the hand's local
+        // rotation nearest to its current one, over a fine scan of every swivel (each from
+        // a two-bone solve, the hand's local rotation from FK of the solved arm), on the
+        // built-in humanoid's left arm bent, with hand goals turned various ways.
+        let skeleton = builtin_humanoid();
+        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
+        let limb = rig.limbs().next().unwrap();
+        assert_eq!(limb.bones[2], HumanoidBone::LeftHand);
+        let [a, b, c] = limb.joints;
+        let mut pose = skeleton.rest_pose();
+        pose[a].rotation = DQuat::from_rotation_z(-0.9);
+        pose[b].rotation = DQuat::from_rotation_y(-0.7);
+        pose[c].rotation = DQuat::from_rotation_x(0.1);
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let chain = TwoBoneChain::new(&skeleton, a, b, c, limb.axis).unwrap();
+        let goal = model.position(c) + DVec3::new(0.05, 0.1, 0.08);
+        let pole = Pole::Vector(
+            two_bone::recover_pole(model.position(a), model.position(b), model.position(c))
+                .unwrap(),
+        );
+        let input = chain.input(&skeleton, &pose, &model, goal, pole);
+        for turn in [
+            DQuat::from_rotation_y(0.3),
+            DQuat::from_euler(glam::EulerRot::XYZ, 0.4, -0.2, 0.5),
+            DQuat::from_rotation_x(-0.25),
+        ] {
+            let rotation = (turn * model.rotation(c)).normalize();
+            let found = swivel(&skeleton, limb, &input, rotation, &pose, &model);
+            let hand_turn = |twist_angle: f64| {
+                let mut p = pose.clone();
+                let mut m = model.clone();
+                let settings = TwoBoneSettings {
+                    twist_angle,
+                    ..TwoBoneSettings::default()
+                };
+                assert!(two_bone::solve_chain(
+                    &skeleton, &chain, goal, pole, &settings, &mut p, &mut m
+                ));
+                let parent = m.rotation(skeleton.parent(c).unwrap());
+                (parent.conjugate() * rotation)
+                    .normalize()
+                    .angle_between(pose[c].rotation)
+            };
+            let (mut best, mut at) = (f64::INFINITY, 0.0);
+            for k in 0..=20_000 {
+                let angle = -std::f64::consts::PI + std::f64::consts::TAU * f64::from(k) / 20_000.0;
+                let t = hand_turn(angle);
+                if t < best {
+                    (best, at) = (t, angle);
+                }
+            }
+            assert!(
+                (found - at).abs() < 5e-4,
+                "closed form {found}, scan {at} (turns {} and {best})",
+                hand_turn(found)
+            );
+            assert!(hand_turn(found) <= best + 1e-9);
         }
     }
 }

@@ -59,7 +59,7 @@ use crate::analytic::crowd;
 use crate::analytic::limb7::{Limb7Lanes, Limb7Task};
 use crate::analytic::two_bone::{TwoBoneLanes, TwoBoneTask};
 use crate::analytic::{self, ChainEngine};
-use crate::body::{BodyConfig, BodyRig};
+use crate::body::{BodyConfig, BodyRig, BodyScratch};
 use crate::{
     FitError, Goal, IkTask, SolveReport, SolverConfig, SolverWorkspace, TaskError, solve_with,
 };
@@ -85,7 +85,7 @@ enum Engine {
     /// and its lane path for [`PreparedTask::solve_many_in`] when the shape has one.
     Limb7(Box<Limb7Task>, Option<Box<Limb7Lanes>>),
     /// The full-body solver with the skeleton's body found once.
-    Body(Box<(BodyRig, BodyConfig)>),
+    Body(Box<(BodyRig, BodyConfig, BodyScratch)>),
     /// [`solve_with`] on the task's own buffers.
     General(Box<SolverWorkspace>),
 }
@@ -132,7 +132,8 @@ impl<'s> PreparedTask<'s> {
                 let rig = BodyRig::new(skeleton, c).map_err(|e| PrepareError::Solver(e.into()))?;
                 rig.check_task(skeleton, task)
                     .map_err(|e| PrepareError::Solver(e.into()))?;
-                Engine::Body(Box::new((rig, c.clone())))
+                let scratch = BodyScratch::new(skeleton, &rig);
+                Engine::Body(Box::new((rig, c.clone(), scratch)))
             }
             _ => {
                 if let Some(settings) = config.clone().iteration_mut() {
@@ -199,7 +200,10 @@ impl<'s> PreparedTask<'s> {
                 engine.update_frames(skeleton, pose, &mut self.model);
                 engine.solve_chain(skeleton, task, pose, &mut self.model)
             }
-            Engine::Body(body) => body.0.solve(skeleton, task, &body.1, pose),
+            Engine::Body(body) => {
+                let (rig, config, scratch) = &mut **body;
+                rig.solve_with(skeleton, task, config, pose, scratch)
+            }
             Engine::General(workspace) => solve_with(skeleton, task, &self.config, workspace, pose),
         }
     }
@@ -229,7 +233,8 @@ impl<'s> PreparedTask<'s> {
                 analytic::solve_in(&mut **engine, skeleton, task, pose, model)
             }
             Engine::Body(body) => {
-                let report = body.0.solve(skeleton, task, &body.1, pose);
+                let (rig, config, scratch) = &mut **body;
+                let report = rig.solve_with(skeleton, task, config, pose, scratch);
                 fk::forward_kinematics(skeleton, pose, model);
                 report
             }
