@@ -91,10 +91,12 @@ fn viewer_in_chromium() {
     );
     println!("{log}\nscreenshots in {}", screenshots.display());
     assert!(output.status.success(), "playwright failed:\n{log}");
-    assert!(screenshots.join("viewer-drag-example.png").is_file());
+    assert!(screenshots.join("viewer-drag-body.png").is_file());
     if urdf.is_some() {
         assert!(screenshots.join("viewer-urdf.png").is_file());
     }
+    assert!(screenshots.join("body-reach.png").is_file());
+    assert!(screenshots.join("body-stairs.png").is_file());
     if vrm.is_some() {
         assert!(screenshots.join("vrm-drag.png").is_file());
     }

@@ -78,6 +78,73 @@ pub enum TerrainError {
     },
 }
 
+/// Terrains made for a motion (the viewer's terrain menu): laid along the motion's travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerrainPreset {
+    /// A 15° slope rising ahead.
+    Slope,
+    /// Steps 18 cm high and 30 cm deep rising ahead (flat behind the start).
+    Stairs,
+    /// Bumps of ±8 cm: `0.04 (sin 5.7x + sin 7z)` from the grid's corner.
+    Bumps,
+}
+
+/// The most samples a side of a preset's grid.
+const PRESET_SAMPLES: usize = 256;
+/// The finest sample spacing of a preset's grid (metres): step edges ramp over one cell.
+const PRESET_CELL: f64 = 0.03;
+/// How far a preset's grid reaches beyond the points it covers (metres).
+const PRESET_MARGIN: f64 = 1.5;
+
+impl TerrainPreset {
+    /// The preset as a heightfield covering `points` (e.g. a clip's hips in model space,
+    /// metres, +Y up) with a margin of 1.5 m, at most 256 samples a side and cells of at
+    /// least 3 cm; its features laid along the points' travel (first to last, horizontal; +X
+    /// when they do not travel) from the first point, at height 0 there. `None` for no
+    /// points or non-finite ones.
+    #[must_use]
+    pub fn heightfield(self, points: &[DVec3]) -> Option<Heightfield> {
+        let (first, last) = (*points.first()?, *points.last()?);
+        if !points.iter().all(|p| p.is_finite()) {
+            return None;
+        }
+        let travel = (last - first)
+            .reject_from(DVec3::Y)
+            .try_normalize()
+            .unwrap_or(DVec3::X);
+        let (lo, hi) = points.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let (lo, hi) = (
+            lo - DVec3::splat(PRESET_MARGIN),
+            hi + DVec3::splat(PRESET_MARGIN),
+        );
+        let extent = (hi.x - lo.x).max(hi.z - lo.z);
+        #[allow(clippy::cast_precision_loss)] // a few hundred samples
+        let cell = (extent / (PRESET_SAMPLES - 1) as f64).max(PRESET_CELL);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ≤ 256
+        let count = |span: f64| ((span / cell).ceil() as usize + 1).min(PRESET_SAMPLES);
+        let (columns, rows) = (count(hi.x - lo.x), count(hi.z - lo.z));
+        let along = |x: f64, z: f64| (DVec3::new(x, 0.0, z) - first).dot(travel);
+        let height = |x: f64, z: f64| match self {
+            TerrainPreset::Slope => along(x, z) * 15f64.to_radians().tan(),
+            TerrainPreset::Stairs => 0.18 * (along(x, z) / 0.3).floor().max(0.0),
+            TerrainPreset::Bumps => 0.04 * (((x - lo.x) * 5.7).sin() + ((z - lo.z) * 7.0).sin()),
+        };
+        #[allow(clippy::cast_precision_loss)] // sample indices
+        let heights = (0..rows)
+            .map(|i| {
+                (0..columns)
+                    .map(|j| height(lo.x + j as f64 * cell, lo.z + i as f64 * cell))
+                    .collect()
+            })
+            .collect();
+        Heightfield::new([lo.x, lo.z], cell, heights).ok()
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 enum TerrainFile {
@@ -195,5 +262,42 @@ mod tests {
             Terrain::read(Path::new("hill.glb")),
             Err(TerrainError::Mesh { .. })
         ));
+    }
+
+    #[test]
+    fn presets_lie_along_the_travel() {
+        // Points walking 3 m along -Z from (1, 0.9, 2): ahead is -Z.
+        let points: Vec<DVec3> = (0..=30)
+            .map(|k| DVec3::new(1.0, 0.9, 2.0 - 0.1 * f64::from(k)))
+            .collect();
+        let slope = TerrainPreset::Slope.heightfield(&points).unwrap();
+        let tan = 15f64.to_radians().tan();
+        for z in [2.0, 1.0, -0.5] {
+            let (h, n) = slope.sample(1.0, z).unwrap();
+            assert!((h - (2.0 - z) * tan).abs() < 1e-9, "slope at z {z}: {h}");
+            let expected = DVec3::new(0.0, 1.0, tan).normalize();
+            assert!(n.normalize().angle_between(expected) < 1e-6, "normal {n}");
+        }
+        let stairs = TerrainPreset::Stairs.heightfield(&points).unwrap();
+        // Mid-tread (away from the one-cell ramp at each edge): 18 cm a step.
+        for (z, h) in [(2.5, 0.0), (1.85, 0.0), (1.55, 0.18), (0.95, 0.54)] {
+            assert!(
+                (stairs.sample(1.0, z).unwrap().0 - h).abs() < 1e-9,
+                "stairs at {z}"
+            );
+        }
+        let bumps = TerrainPreset::Bumps.heightfield(&points).unwrap();
+        let rows = bumps.heights.len();
+        assert!(rows <= 256 && bumps.heights[0].len() <= 256 && bumps.cell >= 0.03);
+        // The grid covers the points with the margin.
+        assert!(bumps.origin[0] <= 1.0 - 1.5 + 1e-9 && bumps.origin[1] <= -1.0 - 1.5 + 1e-9);
+        let top = bumps
+            .heights
+            .iter()
+            .flatten()
+            .fold(0.0_f64, |m, h| m.max(h.abs()));
+        assert!(top <= 0.08 + 1e-12 && top > 0.07, "bumps up to {top}");
+        assert!(TerrainPreset::Slope.heightfield(&[]).is_none());
+        assert!(TerrainPreset::Slope.heightfield(&[DVec3::NAN]).is_none());
     }
 }

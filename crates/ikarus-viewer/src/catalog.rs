@@ -284,8 +284,14 @@ pub fn solver_choices() -> Vec<SolverChoice> {
         .skip(1)
         .step_by(2)
         .filter_map(|kind| {
-            let config: SolverConfig =
+            let mut config: SolverConfig =
                 serde_json::from_value(serde_json::json!({ "kind": kind })).ok()?;
+            // The body solver's pulls, shown per effector (1, the default, for each).
+            if let SolverConfig::Body(body) = &mut config {
+                for bone in ikarus_core::humanoid_map::HumanoidBone::BODY_ENDS {
+                    body.pull.insert(bone.vrm_name().to_owned(), 1.0);
+                }
+            }
             Some(SolverChoice {
                 kind: kind.to_owned(),
                 config: serde_json::to_value(&config).ok()?,

@@ -358,6 +358,29 @@ pub enum RequestError {
         /// Why.
         source: ikarus_anim::track::TrackError,
     },
+    /// A `ground` on a document without a humanoid map, or without a motion (MMD models
+    /// play through their VMD and are not grounded here). Load a humanoid's motion first.
+    #[error(
+        "ground: {model} has no humanoid motion to ground (load a BVH, glTF/VRM or VRMA motion)"
+    )]
+    NothingToGround {
+        /// The loaded document.
+        model: String,
+    },
+    /// A `ground` request's terrain file is malformed (the reader's message says where).
+    #[error(transparent)]
+    Terrain(#[from] ikarus_jobs::terrain::TerrainError),
+    /// A `ground` request with both a preset and a file, or a file's name without its text.
+    #[error("ground: give a `preset`, or a terrain file's `name` and `text`, or neither (flat)")]
+    GroundArguments,
+    /// The motion does not ground (see [`GroundError`](ikarus_anim::ground::GroundError)).
+    #[error("grounding {model}: {source}")]
+    Ground {
+        /// The loaded document.
+        model: String,
+        /// Why.
+        source: ikarus_anim::ground::GroundError,
+    },
     /// A `track` asked for another number of points than 3, 4 or 6.
     #[error("track: `points` is 3, 4 or 6, not {0}")]
     Points(usize),

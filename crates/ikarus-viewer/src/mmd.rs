@@ -69,6 +69,7 @@ impl MmdPlayback {
             frames: bound.last_frame() as usize + 1,
             frame_time: 1.0 / FRAMES_PER_SECOND,
             tracking: None,
+            grounding: None,
         };
         let unmatched = bound.unmatched.clone();
         self.motion = Some(bound);
@@ -81,6 +82,7 @@ impl MmdPlayback {
             frames: m.last_frame() as usize + 1,
             frame_time: 1.0 / FRAMES_PER_SECOND,
             tracking: None,
+            grounding: None,
         })
     }
 

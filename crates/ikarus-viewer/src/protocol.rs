@@ -110,6 +110,22 @@ pub enum Request {
     },
     /// The loaded motion (or the current pose as one frame) as BVH text.
     ExportBvh,
+    /// Ground the loaded humanoid's motion on a terrain ([`ikarus_anim::ground`]): a
+    /// `preset` (`slope`, `stairs`, `bumps`) laid along the motion's travel, or a terrain file
+    /// (`name` + `text`: the JSON `ikarus ground` reads); neither puts the motion back on its
+    /// own floor. The grounded motion replaces the loaded one (`motion` reply with
+    /// `grounding`), and a `terrain` reply gives the ground to draw.
+    Ground {
+        /// A terrain made for the motion.
+        #[serde(default)]
+        preset: Option<ikarus_jobs::terrain::TerrainPreset>,
+        /// A terrain file's name.
+        #[serde(default)]
+        name: Option<String>,
+        /// A terrain file's JSON text.
+        #[serde(default)]
+        text: Option<String>,
+    },
     /// Pose the loaded humanoid from trackers ([`ikarus_anim::track`]): a recording (`name` +
     /// `text`, `.json` or `.csv`, the format `ikarus track` reads) played onto it, or a motion
     /// (`.bvh` as `text`; `.glb`, `.gltf`, `.vrm`, `.vrma` as `base64`) retargeted onto it
@@ -193,6 +209,11 @@ pub enum Reply {
     },
     /// The loaded motion changed (a trajectory was generated).
     Motion(MotionInfo),
+    /// The ground the loaded motion stands on: `null` for its own flat floor.
+    Terrain {
+        /// The heights to draw.
+        terrain: Option<TerrainInfo>,
+    },
     /// BVH text for download.
     Bvh {
         /// A file name.
@@ -275,8 +296,9 @@ pub struct SkeletonInfo {
     /// Per joint, its humanoid bone's VRM 1.0 name (`leftHand`), when the skeleton's humanoid
     /// map (a VRM file's own, else recognised from the names) has one.
     pub humanoid: Vec<Option<&'static str>>,
-    /// The solver kind in use after this load: `example` (the shipped posture model) on the
-    /// built-in humanoid unless the page chose another, `ccd` by default elsewhere.
+    /// The solver kind in use after this load: `body` (the full-body solver, feet pinned) on
+    /// a humanoid unless the page chose another, `example` (the shipped posture model) on
+    /// other skeletons it fits, `ccd` by default elsewhere.
     pub solver: &'static str,
     /// The IK chains the file declares (MMD), run by the server's MMD evaluation.
     pub ik_chains: Vec<IkChainInfo>,
@@ -390,6 +412,32 @@ pub struct MotionInfo {
     /// After a `track`: what the tracker solve measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracking: Option<TrackingInfo>,
+    /// After a `ground`: what the grounding measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<GroundingInfo>,
+}
+
+/// A terrain to draw: `heights[i][j]` is the ground's height (+Y, metres) at
+/// `x = origin[0] + j·cell`, `z = origin[1] + i·cell`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TerrainInfo {
+    /// `[x0, z0]`.
+    pub origin: [f64; 2],
+    /// The sample spacing, metres.
+    pub cell: f64,
+    /// Rows along +Z of heights along +X.
+    pub heights: Vec<Vec<f64>>,
+}
+
+/// What a `ground` request measured.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GroundingInfo {
+    /// Foot contacts detected (both feet).
+    pub contacts: usize,
+    /// Frames whose feet the solver could not place.
+    pub unreached: usize,
+    /// The pelvis's largest move down and up (metres; down negative).
+    pub pelvis_range: [f64; 2],
 }
 
 /// What a `track` request measured.

@@ -295,6 +295,14 @@ async fn clients_have_their_own_state() {
     let (mut a, greeting) = connect(&url).await;
     let (mut b, _) = connect(&url).await;
     let hand = joint_index(&greeting[1], "leftHand");
+    // A base needs a joint-space solver (the full-body one, the humanoid's default, moves
+    // the pelvis itself): example-based IK, whose path from the base runs through the root.
+    ask(
+        &mut a,
+        &json!({"type": "solver", "config": {"kind": "example"}}),
+        "pose",
+    )
+    .await;
     ask(
         &mut a,
         &json!({"type": "set_base", "joint": "rightFoot"}),
@@ -341,11 +349,20 @@ async fn clients_have_their_own_state() {
     )
     .await;
     assert_eq!(pinned["base"], Value::Null);
-    assert_eq!(pinned["positions"][hand], greeting[2]["positions"][hand]);
-    assert_eq!(
-        pinned["effectors"][0]["position"],
-        greeting[2]["positions"][hand]
+    // B runs the humanoid's default, the full-body solver, which pinned both feet.
+    let effectors = pinned["effectors"].as_array().unwrap();
+    let named: Vec<&str> = effectors
+        .iter()
+        .map(|e| e["joint"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["leftFoot", "rightFoot", "leftHand"]);
+    assert_eq!(effectors[2]["position"], greeting[2]["positions"][hand]);
+    let held = distance(
+        vec3(&pinned["positions"][hand]),
+        vec3(&greeting[2]["positions"][hand]),
     );
+    assert!(held < 1e-9, "the hand moved {held} m");
+    assert_eq!(pinned["report"]["solver"], "body");
     assert_eq!(pinned["report"]["status"], "converged");
     // A's state survived B's requests; undo brings back the pose before the drag.
     let undone = ask(&mut a, &json!({"type": "undo"}), "pose").await;

@@ -214,6 +214,16 @@ $('track-file').onchange = () => {
   if ($('track-file').files[0]) trackUpload($('track-file').files[0]);
   $('track-file').value = '';
 };
+// The playing motion grounded on a terrain (the server runs ikarus_anim::ground).
+$('terrain').onchange = () => {
+  const preset = $('terrain').value;
+  send(preset ? { type: 'ground', preset } : { type: 'ground' });
+};
+$('terrain-file').onchange = async () => {
+  const file = $('terrain-file').files[0];
+  $('terrain-file').value = '';
+  if (file && withinLimit(file)) send({ type: 'ground', name: file.name, text: await file.text() });
+};
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => {
   e.preventDefault();

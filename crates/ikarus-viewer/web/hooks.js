@@ -8,7 +8,7 @@ import { state } from './state.js';
 export const appState = {
   ready: false, jointCount: 0, joints: [], selected: [], base: null, lastReport: null,
   lastError: null, errors: 0, frame: null, motion: null, keys: 0, solver: 'ccd', poses: 0,
-  skeleton: null, format: null, fps: 0, frames: 0, tracking: null,
+  skeleton: null, format: null, fps: 0, frames: 0, tracking: null, terrain: null, grounding: null,
 };
 
 let view = null, canvas = null;

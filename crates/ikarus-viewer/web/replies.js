@@ -33,6 +33,9 @@ export function replyHandlers({ view, panel, setMotion, showError, download, dra
         $('source').add(option);
       }
       $('source').value = reply.name;
+      $('terrain').value = '';
+      $('grounding').hidden = true;
+      appState.terrain = appState.grounding = null;
       $('report').textContent = 'no solve yet';
       panel.drawTrace({ position_errors: [] });
       $('report').className = '';
@@ -95,8 +98,25 @@ export function replyHandlers({ view, panel, setMotion, showError, download, dra
       appState.keys = reply.count;
       $('keys').textContent = `${reply.count} key${reply.count === 1 ? '' : 's'}`;
     },
+    terrain(reply) {
+      view.setTerrain(reply.terrain);
+      const t = reply.terrain;
+      appState.terrain = t ? { rows: t.heights.length, columns: t.heights[0].length, cell: t.cell, origin: t.origin } : null;
+    },
     motion(reply) {
       setMotion(reply);
+      // After grounding: what it measured (another motion stands on its own floor).
+      appState.grounding = reply.grounding ?? null;
+      if (!reply.grounding) {
+        view.setTerrain(null);
+        appState.terrain = null;
+        $('terrain').value = '';
+      }
+      $('grounding').hidden = !reply.grounding;
+      if (reply.grounding) {
+        const g = reply.grounding;
+        $('grounding').textContent = `${g.contacts} foot contacts, pelvis ${(g.pelvis_range[0] * 100).toFixed(1)} to ${(g.pelvis_range[1] * 100).toFixed(1)} cm, ${g.unreached} frames unreached`;
+      }
       // After a tracker replay: what the solve measured.
       appState.tracking = reply.tracking ?? null;
       const line = $('tracking');

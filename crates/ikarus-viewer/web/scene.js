@@ -10,7 +10,7 @@ export const BACKGROUND = 0x1e2126;
 const COLORS = {
   joint: 0xd8dce4, bone: 0x7f8ea3, effector: 0xffb000, base: 0x40c0ff, target: 0xff5a36,
   limit: 0x5fbf7f, active: 0xff3040, grid: 0x30353c, gridAxis: 0x3a4048,
-  source: 0x9a7fd0, contact: 0x30e0a0,
+  source: 0x9a7fd0, contact: 0x30e0a0, terrain: 0x6b6352,
 };
 const GRID_DIVISIONS = 20;
 /** Angle per segment of limit arcs and cones (15°: smooth at their size on screen). */
@@ -197,6 +197,7 @@ export class SkeletonView {
    */
   setSkeleton(skeleton, pose) {
     for (const o of [...this.root.children]) if (o !== this.gizmoTarget) this.dispose(o);
+    this.terrain = null;
     this.skin = null;
     this.retarget = null;
     this.gizmo.detach();
@@ -386,6 +387,41 @@ export class SkeletonView {
     this.camera.position.copy(center).add(new THREE.Vector3(0, 0.1, 1).normalize().multiplyScalar(distance));
     this.camera.updateProjectionMatrix();
     this.orbit.update();
+    this.invalidate();
+  }
+
+  /**
+   * The ground a grounded motion stands on (model space, +Y up): `terrain.heights[i][j]` at
+   * x = origin[0] + j·cell, z = origin[1] + i·cell, as triangles; `null` removes it.
+   */
+  setTerrain(terrain) {
+    if (this.terrain) this.dispose(this.terrain);
+    this.terrain = null;
+    if (terrain) {
+      const rows = terrain.heights.length, columns = terrain.heights[0].length;
+      const positions = new Float32Array(rows * columns * 3);
+      terrain.heights.forEach((row, i) => row.forEach((h, j) => {
+        const k = (i * columns + j) * 3;
+        positions[k] = terrain.origin[0] + j * terrain.cell;
+        positions[k + 1] = h;
+        positions[k + 2] = terrain.origin[1] + i * terrain.cell;
+      }));
+      const index = [];
+      for (let i = 0; i + 1 < rows; i++) {
+        for (let j = 0; j + 1 < columns; j++) {
+          const a = i * columns + j, b = a + 1, c = a + columns, d = c + 1;
+          index.push(a, c, b, b, c, d);
+        }
+      }
+      const geometry = new THREE.BufferGeometry();
+      geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+      geometry.setIndex(index);
+      geometry.computeVertexNormals();
+      // Half see-through, so a character behind a riser or under a bump stays in view.
+      const material = new THREE.MeshStandardMaterial({ color: COLORS.terrain, roughness: 0.95, side: THREE.DoubleSide, transparent: true, opacity: 0.6, depthWrite: false });
+      this.terrain = new THREE.Mesh(geometry, material);
+      this.root.add(this.terrain);
+    }
     this.invalidate();
   }
 

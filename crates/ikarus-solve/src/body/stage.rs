@@ -32,6 +32,9 @@ const PELVIS_RADIANS: f64 = 0.5;
 /// The body stage's cost (m²) that counts as met: residuals of about 10 µm, a tenth of the
 /// default tolerance (the limbs' closed forms then meet their goals exactly).
 const MET: f64 = 1e-10;
+/// Bisection steps when the body's move is scaled back to keep the feet (a 1/1024 share of
+/// the move at the last).
+const BACK_OFF_STEPS: usize = 10;
 /// The smallest relative gain of an iteration for the body stage to go on.
 const MIN_GAIN: f64 = 1e-6;
 
@@ -459,10 +462,11 @@ impl BodyRig {
             .parent(self.hips)
             .map_or(DAffine3::IDENTITY, |p| model[p]);
         let free = f64::from(u8::from(config.root == RootMode::Free));
+        original.transforms_mut().copy_from_slice(pose.transforms());
         let mut body = Body {
             skeleton,
             rig: self,
-            start: pose,
+            start: original,
             hips: model[self.hips],
             hips_rotation: model.rotation(self.hips),
             spine_local: refill(spine_local, self.spine.iter().map(|&j| pose[j].rotation)),
@@ -555,35 +559,79 @@ impl BodyRig {
                 break;
             }
         }
-        original.transforms_mut().copy_from_slice(pose.transforms());
-        let (hips, hips_rotation) = body.frames(&u, &mut spine);
-        // The buffers go back for the next solve.
-        (*spine_local, *spine_origins, *spine_rotations) =
-            (body.spine_local, body.spine_origins, body.spine_rotations);
+        // 3. The limbs, exactly, over the body as placed. The body stage does not see the
+        // legs' limits: when the body's move leaves a foot short of a goal it reaches from
+        // the input body (a hip turned past its limit), the move is scaled back by bisection
+        // to the most that keeps every foot on its goal — a pinned foot holds.
         let parent_rotation = skeleton
             .parent(self.hips)
             .map_or(DQuat::IDENTITY, |p| model.rotation(p));
-        pose[self.hips].translation = parent.inverse().transform_point3(hips.translation);
-        pose[self.hips].rotation = (parent_rotation.conjugate() * hips_rotation).normalize();
-        for (k, &j) in self.spine.iter().enumerate() {
-            pose[j].rotation = spine[k];
-        }
-        *scratch_spine = spine;
-        fk::forward_kinematics(skeleton, pose, model);
-
-        // 3. The limbs, exactly.
-        let axes = self.body_axes(model);
+        let original = &*original;
         let mut active: Vec<String> = Vec::new();
-        let mut reached = true;
-        for (k, limb) in limbs.iter().flatten().enumerate() {
-            let Some(target) = targets
-                .iter()
-                .find(|t| matches!(t.role, Role::Limb(i) if i == k))
-            else {
-                continue;
-            };
-            reached &= solve_limb(skeleton, (limb, axes), target, pose, model, &mut active);
+        // The body as the descent placed it, in the hips' and spine's local terms.
+        let (hips, hips_rotation) = body.frames(&u, &mut spine);
+        let placed_hips = ikarus_core::Transform {
+            translation: parent.inverse().transform_point3(hips.translation),
+            rotation: (parent_rotation.conjugate() * hips_rotation).normalize(),
+            ..original[self.hips]
+        };
+        let mut place = |t: f64, pose: &mut LocalPose, model: &mut ModelPose| {
+            pose.transforms_mut().copy_from_slice(original.transforms());
+            if t == 1.0 {
+                pose[self.hips] = placed_hips;
+                for (k, &j) in self.spine.iter().enumerate() {
+                    pose[j].rotation = spine[k];
+                }
+            } else {
+                // A share `t` of the move from the input body.
+                let from = original[self.hips];
+                pose[self.hips].translation = from.translation.lerp(placed_hips.translation, t);
+                pose[self.hips].rotation = from.rotation.slerp(placed_hips.rotation, t).normalize();
+                for (k, &j) in self.spine.iter().enumerate() {
+                    pose[j].rotation = original[j].rotation.slerp(spine[k], t).normalize();
+                }
+            }
+            fk::forward_kinematics(skeleton, pose, model);
+            let axes = self.body_axes(model);
+            active.clear();
+            let (mut reached, mut feet) = (true, 0.0_f64);
+            for (k, limb) in limbs.iter().flatten().enumerate() {
+                let Some(target) = targets
+                    .iter()
+                    .find(|t| matches!(t.role, Role::Limb(i) if i == k))
+                else {
+                    continue;
+                };
+                reached &= solve_limb(skeleton, (limb, axes), target, pose, model, &mut active);
+                if let (Some(goal), HumanoidBone::LeftFoot | HumanoidBone::RightFoot) =
+                    (target.position, limb.bones[2])
+                {
+                    feet = feet.max(model.position(limb.joints[2]).distance(goal));
+                }
+            }
+            (reached, feet)
+        };
+        let (mut reached, feet) = place(1.0, pose, model);
+        let tolerance = task.tolerance.position;
+        if feet > tolerance && place(0.0, pose, model).1 <= tolerance {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..BACK_OFF_STEPS {
+                let mid = 0.5 * (lo + hi);
+                if place(mid, pose, model).1 <= tolerance {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            reached = place(lo, pose, model).0;
+        } else if feet > tolerance {
+            // Nothing to gain: the body as the descent placed it.
+            reached = place(1.0, pose, model).0;
         }
+        // The buffers go back for the next solve.
+        (*spine_local, *spine_origins, *spine_rotations) =
+            (body.spine_local, body.spine_origins, body.spine_rotations);
+        *scratch_spine = spine;
 
         // 4. The head.
         let head_target = targets.iter().find(|t| matches!(t.role, Role::Head));

@@ -121,6 +121,39 @@ fn a_hand_past_reach_draws_the_pelvis_and_spine_and_the_feet_hold() {
 }
 
 #[test]
+fn a_hand_far_past_reach_never_takes_a_pinned_foot_off_its_goal() {
+    // Goals 0.7 to 1.5 m past the arm's reach, forward and out: the body stage alone would
+    // turn the pelvis past what the left hip's limit lets the leg follow (measured without the
+    // back-off: the left foot 16.5 cm off its goal at 1 m past); the move is scaled back until
+    // both feet are on their goals, by FK.
+    let skeleton = builtin_humanoid();
+    let (mut task, start) = reach_task(&skeleton);
+    let before = model_of(&skeleton, &start);
+    let (shoulder, hand) = (
+        joint(&skeleton, "leftUpperArm"),
+        joint(&skeleton, "leftHand"),
+    );
+    let arm = before.position(hand).distance(before.position(shoulder));
+    let out = DVec3::new(0.6, -0.2, 0.8).normalize();
+    for past in [0.7, 1.0, 1.5] {
+        task.effectors[2].goal.position = Some(before.position(shoulder) + out * (arm + past));
+        let mut pose = start.clone();
+        let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+        let model = model_of(&skeleton, &pose);
+        for foot in &task.effectors[..2] {
+            let off = model
+                .position(foot.joint)
+                .distance(foot.goal.position.unwrap());
+            assert!(off < 1e-4, "{past} m past: a foot {off} m off; {report:?}");
+        }
+        assert_eq!(report.status, SolveStatus::Unreachable, "{report:?}");
+        let hips = joint(&skeleton, "hips");
+        assert!(model.position(hips).distance(before.position(hips)) > 0.01);
+        assert!(skeleton.limit_violation(&pose).is_none());
+    }
+}
+
+#[test]
 fn without_pull_the_body_stays_and_the_hand_falls_short() {
     let skeleton = builtin_humanoid();
     let (task, start) = reach_task(&skeleton);

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
 
 use ikarus_formats::bvh::BvhLayout;
@@ -13,6 +14,7 @@ use ikarus_solve::{Effector, Goal, IkTask, SolverConfig};
 use crate::catalog::{Catalog, Loaded};
 use crate::error::{LoadError, RequestError};
 
+mod ground;
 mod playback;
 mod retarget;
 mod track;
@@ -21,6 +23,11 @@ use crate::protocol::{
     EffectorInfo, JointInfo, MotionInfo, PoseInfo, Reply, ReportInfo, Request, SkeletonInfo,
     SourceFormat,
 };
+
+/// The weight of a foot the body solver pins: against a hand's 1, a pinned foot holds the
+/// pelvis back a hundred times harder than a hand far past its reach draws it (the feet stay,
+/// the hand falls short), as a character stands.
+const PINNED_FOOT_WEIGHT: f64 = 100.0;
 
 /// Undo steps kept per connection.
 const UNDO_LIMIT: usize = 256;
@@ -51,12 +58,17 @@ pub struct Session {
     /// The joint of the drag in progress (consecutive drags share one undo step).
     dragging: Option<JointId>,
     /// The pose and task the last solve started from, for `trace`.
-    last_start: Option<(LocalPose, IkTask, u32)>,
+    last_start: Option<(LocalPose, IkTask, SolverConfig, u32)>,
     pub(crate) keys: Vec<LocalPose>,
     /// MMD models: the rig's evaluation and the bound VMD.
     pub(crate) mmd: Option<MmdPlayback>,
     /// After a `retarget`: the source and contacts drawn with each frame of its motion.
     pub(crate) overlay: Option<retarget::RetargetOverlay>,
+    /// After a `ground`: the motion as it was before, which a later `ground` starts from.
+    pub(crate) ungrounded: Option<Motion>,
+    /// True while the effectors are only the feet [`pin_feet`](Self::pin_feet) placed: a
+    /// change to another solver releases them.
+    feet_pinned: bool,
 }
 
 /// A request's replies, or why it was refused (its text goes back as [`Reply::Error`]).
@@ -71,7 +83,7 @@ impl Session {
             pose: skeleton.rest_pose(),
             model: ModelPose::new(skeleton),
             task: IkTask::default(),
-            solver: default_solver(skeleton),
+            solver: default_solver(&loaded),
             solver_chosen: false,
             undo: Vec::new(),
             redo: Vec::new(),
@@ -80,6 +92,8 @@ impl Session {
             keys: Vec::new(),
             mmd: None,
             overlay: None,
+            ungrounded: None,
+            feet_pinned: false,
             loaded: loaded.clone(),
             catalog,
         };
@@ -167,6 +181,12 @@ impl Session {
                 check_budget(&config)?;
                 self.solver = config;
                 self.solver_chosen = true;
+                // Feet the body solver pinned go with it; a body solver starts with them.
+                if self.feet_pinned && !matches!(self.solver, SolverConfig::Body(_)) {
+                    self.task.effectors.clear();
+                    self.feet_pinned = false;
+                }
+                self.pin_feet();
                 self.solve_and_reply()
             }
             Request::Trace => Ok(vec![self.trace()]),
@@ -177,6 +197,7 @@ impl Session {
                 self.pose = self.skeleton().rest_pose();
                 self.task.effectors.clear();
                 self.task.base = None;
+                self.feet_pinned = false;
                 if let Some(mmd) = &mut self.mmd {
                     mmd.sample(&self.loaded.document.skeleton, 0.0);
                     mmd.evaluate(
@@ -185,6 +206,7 @@ impl Session {
                         &mut self.model,
                     );
                 }
+                self.pin_feet();
                 Ok(vec![self.pose_reply(None, None)])
             }
             Request::Frame { index } => self.show_frame(index),
@@ -205,6 +227,7 @@ impl Session {
                 base64,
                 points,
             } => self.track(&track::Upload { name, text, base64 }, points),
+            Request::Ground { preset, name, text } => self.ground(preset, name, text),
             Request::Retarget {
                 name,
                 text,
@@ -352,10 +375,11 @@ impl Session {
                 .model
                 .model()
                 .is_some_and(|m| m.bind(skeleton).is_ok()),
+            SolverConfig::Body(_) => matches!(default_solver(&loaded), SolverConfig::Body(_)),
             _ => true,
         };
         if !self.solver_chosen || !fits(&self.solver) {
-            self.solver = default_solver(skeleton);
+            self.solver = default_solver(&loaded);
             self.solver_chosen = false;
         }
         self.overlay = None;
@@ -365,6 +389,9 @@ impl Session {
         self.redo.clear();
         self.keys.clear();
         self.last_start = None;
+        self.feet_pinned = false;
+        self.ungrounded = None;
+        self.pin_feet();
         Ok(())
     }
 
@@ -445,6 +472,7 @@ impl Session {
         let joint = self.joint(joint)?;
         self.remember();
         self.task.effectors.retain(|e| e.joint != joint);
+        self.feet_pinned = false;
         Ok(vec![self.pose_reply(None, None)])
     }
 
@@ -477,6 +505,7 @@ impl Session {
     }
 
     fn put_effector(&mut self, joint: JointId, goal: Goal) {
+        self.feet_pinned = false;
         match self.task.effectors.iter_mut().find(|e| e.joint == joint) {
             Some(effector) => effector.goal = goal,
             None => self.task.effectors.push(Effector {
@@ -487,6 +516,62 @@ impl Session {
         }
     }
 
+    /// The task and solver a solve runs: the session's, except that under the full-body
+    /// solver an effector on an elbow or a knee (lower arm or leg) is that limb's bend goal.
+    fn effective_task(&self) -> (IkTask, SolverConfig) {
+        let (SolverConfig::Body(body), Some(map)) = (&self.solver, &self.loaded.humanoid) else {
+            return (self.task.clone(), self.solver.clone());
+        };
+        let mut body = body.clone();
+        let mut task = self.task.clone();
+        task.effectors.retain(|e| {
+            let bend = [
+                HumanoidBone::LeftLowerArm,
+                HumanoidBone::RightLowerArm,
+                HumanoidBone::LeftLowerLeg,
+                HumanoidBone::RightLowerLeg,
+            ]
+            .into_iter()
+            .find(|&b| map.joint(b) == Some(e.joint));
+            match (bend, e.goal.position) {
+                (Some(bone), Some(p)) => {
+                    body.bend_goals
+                        .insert(bone.vrm_name().to_owned(), p.to_array());
+                    false
+                }
+                _ => true,
+            }
+        });
+        (task, SolverConfig::Body(body))
+    }
+
+    /// Under the full-body solver with no effectors yet: both feet pinned where they stand
+    /// (position and rotation, weight [`PINNED_FOOT_WEIGHT`]), so that a dragged hand moves
+    /// the body over planted feet, as a character stands. They are effectors like any other:
+    /// drag them, or release them.
+    pub(crate) fn pin_feet(&mut self) {
+        let (SolverConfig::Body(_), Some(map), true) = (
+            &self.solver,
+            &self.loaded.humanoid,
+            self.task.effectors.is_empty(),
+        ) else {
+            return;
+        };
+        let feet: Vec<JointId> = [HumanoidBone::LeftFoot, HumanoidBone::RightFoot]
+            .into_iter()
+            .filter_map(|b| map.joint(b))
+            .collect();
+        fk::forward_kinematics(&self.loaded.document.skeleton, &self.pose, &mut self.model);
+        for joint in feet {
+            self.task.effectors.push(Effector {
+                joint,
+                goal: Goal::from_frame(&self.model, joint),
+                weight: PINNED_FOOT_WEIGHT,
+            });
+        }
+        self.feet_pinned = true;
+    }
+
     /// Solves the current task from the current pose (when there are effectors) and replies
     /// with the pose and report.
     fn solve_and_reply(&mut self) -> Outcome {
@@ -494,11 +579,12 @@ impl Session {
             return Ok(vec![self.pose_reply(None, None)]);
         }
         let start_pose = self.pose.clone();
+        let (task, config) = self.effective_task();
         let start = Instant::now();
         let report = ikarus_solve::solve(
             &self.loaded.document.skeleton,
-            &self.task,
-            &self.solver,
+            &task,
+            &config,
             &mut self.pose,
         );
         let time_us = start.elapsed().as_secs_f64() * 1e6;
@@ -509,7 +595,7 @@ impl Session {
                 solver: self.solver.kind(),
             });
         }
-        self.last_start = Some((start_pose, self.task.clone(), report.iterations));
+        self.last_start = Some((start_pose, task, config, report.iterations));
         let report = ReportInfo {
             solver: self.solver.kind(),
             report,
@@ -521,13 +607,13 @@ impl Session {
     /// Re-runs the last solve with iteration budgets 1, 2, ... (iterative solvers; a closed
     /// form gives one point) and measures each result by FK.
     fn trace(&self) -> Reply {
-        let Some((start_pose, task, iterations)) = &self.last_start else {
+        let Some((start_pose, task, config, iterations)) = &self.last_start else {
             return Reply::Trace {
                 position_errors: Vec::new(),
                 rotation_errors: Vec::new(),
             };
         };
-        let config = serde_json::to_value(&self.solver).unwrap_or_default();
+        let config = serde_json::to_value(config).unwrap_or_default();
         let budgets = if config.pointer("/iteration/max_iterations").is_some() {
             (*iterations).clamp(1, 64)
         } else {
@@ -594,6 +680,8 @@ impl Session {
             base: std::mem::replace(&mut self.task.base, snapshot.base),
             animated,
         });
+        // Whether the restored effectors are only pinned feet is not known: they stay.
+        self.feet_pinned = false;
         Ok(vec![self.pose_reply(None, None)])
     }
 
@@ -667,6 +755,7 @@ impl Session {
     /// replaces it: `retarget.rs` sets its overlay after calling this).
     pub(crate) fn set_motion(&mut self, motion: Motion, layout: Option<BvhLayout>) {
         self.overlay = None;
+        self.ungrounded = None;
         self.loaded.document.motion = Some(motion);
         self.loaded.document.layout = layout;
     }
@@ -677,6 +766,7 @@ pub(crate) fn motion_info(motion: &Motion) -> MotionInfo {
         frames: motion.len(),
         frame_time: motion.frame_time(),
         tracking: None,
+        grounding: None,
     }
 }
 
@@ -684,12 +774,23 @@ pub(crate) fn error(message: String) -> Reply {
     Reply::Error { message }
 }
 
-/// The solver a skeleton starts with: example-based IK on the shipped posture model when the
-/// model fits the skeleton (the built-in humanoid: a natural whole-body drag), CCD otherwise.
-pub(crate) fn default_solver(skeleton: &ikarus_core::Skeleton) -> SolverConfig {
+/// The solver a document starts with: the full-body solver for a humanoid with hips, head,
+/// hands and feet (not an MMD model, whose drags go through its own IK bones); else
+/// example-based IK on the shipped posture model when the model fits the skeleton; CCD
+/// otherwise.
+pub(crate) fn default_solver(loaded: &Loaded) -> SolverConfig {
+    let skeleton = &loaded.document.skeleton;
+    let body = loaded.format != SourceFormat::Mmd
+        && loaded.humanoid.as_ref().is_some_and(|map| {
+            HumanoidBone::BODY_ENDS
+                .iter()
+                .all(|&b| map.joint(b).is_some())
+        });
     let fits =
         ikarus_solve::example_based::builtin_humanoid().is_some_and(|m| m.bind(skeleton).is_ok());
-    if fits {
+    if body {
+        SolverConfig::Body(ikarus_solve::body::BodyConfig::default())
+    } else if fits {
         SolverConfig::Example(ikarus_solve::example_based::ExampleConfig::default())
     } else {
         SolverConfig::Ccd(ikarus_solve::CcdConfig::default())

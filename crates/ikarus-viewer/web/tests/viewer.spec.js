@@ -63,13 +63,14 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   expect(drawn.fraction).toBeGreaterThan(0.005);
 
   // Left hand: click makes it an effector, dragging moves its target; the built-in humanoid's
-  // default solver, example-based IK on the shipped posture model, follows.
-  expect(start.solver).toBe('example');
-  await expect(page.locator('#solver')).toHaveValue('example');
+  // default solver, the full-body solver with both feet pinned, follows.
+  expect(start.solver).toBe('body');
+  await expect(page.locator('#solver')).toHaveValue('body');
+  expect([...start.selected].sort()).toEqual(['leftFoot', 'rightFoot']);
   const handStart = start.positions.leftHand;
   let s = await drag(page, 'leftHand', -70, 60);
   expect(s.selected).toContain('leftHand');
-  expect(s.lastReport.solver).toBe('example');
+  expect(s.lastReport.solver).toBe('body');
   expect(s.lastReport.status).toBe('converged');
   const goal = s.effectors.find((e) => e.joint === 'leftHand').position;
   expect(distance(goal, handStart)).toBeGreaterThan(0.05);
@@ -89,13 +90,15 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   expect(fps.poses / fps.seconds, 'poses arrive at least at the display rate').toBeGreaterThan(55);
   expect(fps.fps, 'the page keeps 60 fps while dragging').toBeGreaterThanOrEqual(55);
   s = await state(page);
-  await page.screenshot({ path: path.join(shots, 'viewer-drag-example.png') });
+  await page.screenshot({ path: path.join(shots, 'viewer-drag-body.png') });
 
-  // Another solver: the analytic 7-DOF limb, with its swivel slider. From the rest pose: CCD
-  // turned the clavicle, which limb7 (upper arm, forearm, hand) cannot undo.
+  // Another solver: the analytic 7-DOF limb, with its swivel slider. From the rest pose (the
+  // body solver turned the clavicle, which limb7 — upper arm, forearm, hand — cannot undo);
+  // the reset pins the feet again, and another solver releases them.
   await page.click('#reset');
-  await expect.poll(async () => (await state(page)).selected.length).toBe(0);
+  await expect.poll(async () => [...(await state(page)).selected].sort().join()).toBe('leftFoot,rightFoot');
   await page.selectOption('#solver', 'limb7');
+  await expect.poll(async () => (await state(page)).selected.length).toBe(0);
   await expect.poll(async () => (await state(page)).solver).toBe('limb7');
   await expect(page.locator('#swivel-box')).toBeVisible();
   // The slider asks for the feasible swivel nearest 0.8 rad (the limits exclude the default 0
