@@ -310,7 +310,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
             assert!(solved.iter().all(LocalPose::is_finite));
             assert_eq!(m.held, 0, "{file}: a good recording held a tracker");
             if points == Points::Six {
-                // Regression guards at what this version reaches (the aims — 1.5, 4
+                // Regression guards at what this version reaches (the aims — 1.5, 4
                 // and 8 cm — are not met yet: BENCHMARKS.md, "Trackers").
                 assert!(m.mpjpe < 0.06, "{file}: 6-point MPJPE {}", m.mpjpe);
                 assert!(m.slide < 0.01, "{file}: 6-point slide {}", m.slide);

@@ -1,7 +1,7 @@
-//! The analytic 7-DOF limb (seed 000) on the built-in humanoid's left arm: one solve from
-//! position + orientation + swivel, a batch of 1024, and the feasible-swivel search; then the
-//! same arm (seed layout, humanoid bone lengths) through the `k` crate's Jacobian IK on the
-//! same 6-D targets, for scale. The success rates of both are printed before the timings.
+//! The analytic 7-DOF limb (seed 000, Tolani–Goswami–Badler) on the built-in humanoid's left arm:
+//! one solve from position + orientation + swivel, a batch of 1024, and the feasible-swivel search;
+//! then the same arm (seed layout, humanoid bone lengths) through the `k` crate's Jacobian IK on
+//! the same 6-D targets, for scale. The success rates of both are printed before the timings.
 //!
 //! ## What explains the numbers
 //!
