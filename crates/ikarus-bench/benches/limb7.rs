@@ -15,6 +15,8 @@
 //!   helpers were `#[inline(always)]` (out of line it was slower, 99 → 102 ns).
 //! - Still on the path: `acos` for the reported angle, five square roots, five divisions,
 //!   `DQuat::from_mat3` and the wrist's product. Leg6's table `atan2` instead of `acos`: 140 ns.
+//! - Same run (EPYC-2, load 1.3–1.4, 2026-11-21): `solve_position` 62.9 ns, `wrist_for` 8.6 ns,
+//!   `solve_slice` of 1024 94.6 µs, `feasible_swivels` 78.8 µs.
 
 use ikarus_testdata::Rng;
 use std::f64::consts::PI;

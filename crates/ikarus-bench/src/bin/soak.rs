@@ -3,6 +3,15 @@
 //! counts and statuses per solver, writes the JSON report, and exits with status 1 when any
 //! failure count is above zero. `--start I --tasks 1 --show` reproduces one case and prints
 //! it with every solver's report.
+//!
+//! Statuses of the 1,000,000-task run in BENCHMARKS.md (`--seed 1 --tasks 1000000 --threads 2`,
+//! EPYC-2, 2026-11-24, before the humanoid cases and `body`):
+//!
+//! | solver | converged | max_iterations | unreachable | invalid_input |
+//! |---|---|---|---|---|
+//! | ccd classic / lm / fabrik | 362,409 / 473,567 / 268,278 | 356,653 / 245,495 / 450,784 | 117,263 | 163,675 |
+//! | jacobian pinv / dls | 476,042 / 473,333 | 243,020 / 245,729 | 117,263 | 163,675 |
+//! | two_bone / limb7 / aim / leg6 | 38,029 / 32,728 / 161,781 / 17,387 | 3,327 / 6,425 / 1,105 / 102 | 223,991 / 150,065 / 224,019 / 41,910 | 734,653 / 810,782 / 613,095 / 940,601 |
 
 use std::io::Write;
 use std::path::PathBuf;
