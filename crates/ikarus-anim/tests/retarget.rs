@@ -15,7 +15,7 @@
 //! Cells in cm except the unreached frames; "below": heels and balls under the floor, "tips":
 //! toe tips under the floor.
 //!
-//! | clip → target: left out | slide max | mean | below | tips | unreached | hip drop | ankle rise |
+//! | left out | slide max | mean | below | tips | unreached | hip drop | ankle rise |
 //! |---|---:|---:|---:|---:|---:|---:|---:|
 //! | kishimen → builtin: nothing | 0.748 | 0.0302 | 0.0000 | 0.0000 | 141 | 13.91 | 4.35 |
 //! | hip_drop | 0.753 | 0.0395 | 0.0000 | 0.0000 | 276 | 0.00 | 4.35 |
