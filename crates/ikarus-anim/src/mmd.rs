@@ -12,11 +12,11 @@
 //!    rotation when the source is an IK link. A joint that is an IK chain's goal runs that
 //!    chain (when the motion has it enabled), then its links' subtrees are updated.
 //!
-//! **The chain step (seed 001, MMD's rule as the open runtimes play it).** Links are visited
-//! effector side first, every iteration. At each link, in its own frame, the rotation taking
-//! the link→effector direction onto the link→goal direction, capped at the chain's unit angle,
-//! is appended to the link's rotation. A link whose limit lets only one axis turn (knees) is
-//! solved in *plane mode*: it keeps one angle about that axis, turned by ± the capped angle
+//! **The chain step (seed 001, MMD CCD: MMD's rule as the open runtimes play it).** Links are
+//! visited effector side first, every iteration. At each link, in its own frame, the rotation
+//! taking the link→effector direction onto the link→goal direction, capped at the chain's unit
+//! angle, is appended to the link's rotation. A link whose limit lets only one axis turn (knees)
+//! is solved in *plane mode*: it keeps one angle about that axis, turned by ± the capped angle
 //! (whichever brings the effector closer), mirrored on the first iteration when it starts
 //! outside its range, then clamped; its animated rotation is replaced. Other limited links
 //! clamp the X-Y-Z Euler angles of their rotation (the decomposition nearest the previous

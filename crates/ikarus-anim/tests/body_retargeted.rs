@@ -2,6 +2,11 @@
 //! joint limited) and a VRM: six 6-D effectors (hips, head, hands, feet) set to a frame of the
 //! retargeted clip, solved from its pose 10 frames earlier. Measured by FK against the frame:
 //! every body joint's position error (MPJPE) and whether each solve met its goals.
+//!
+//! Measured (2026-11-27): CMU walk → built-in humanoid 5/12 converged, MPJPE 0.48 cm; →
+//! Godette.vrm 12/12, 0.13 cm; Bandai walk → built-in 9/11, 0.42 cm; → Godette.vrm 11/11, 0.30 cm.
+//! The built-in humanoid's arm and ankle limits hold some goals off (up to 11 cm on the CMU clip's
+//! first frames, from its T-pose).
 
 use ikarus_anim::retarget::{self, Character, RetargetConfig};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};

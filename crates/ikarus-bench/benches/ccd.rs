@@ -23,6 +23,8 @@
 //!   budget and restarts.
 //! - Jitter (0.045 rad; 0.037 with `pattern_factor: 0`): steps shrink when the joint-to-effector
 //!   vectors lie within 5% of the hinge axis; without that damping joint 5 swung 154° in a frame.
+//! - The humanoid medians (21.0 / 16.6 / 25.9 µs) were measured at CCD's former 64-sweep
+//!   default, which the converging solves never reach.
 
 use std::time::{Duration, Instant};
 

@@ -32,6 +32,8 @@
 //!   lever; fitting only the first off-axis point swung rolls by up to π a sweep.
 //! - Those hinge passes converge linearly near the goal, hence 500 sweeps by default: within 1 mm
 //!   on 64.5–93% of the first 200 robot targets at 64 sweeps, 95.5–100% at 256, 99.5–100% at 500.
+//! - Targets 600 mm from the tip's start, or anywhere in reach (EPYC-2, load 2.1–2.6): 99.91% /
+//!   99.94% converged, mean 69.7 / 77.1 iterations (median 16 / 15).
 
 use std::hint::black_box;
 use std::time::Instant;

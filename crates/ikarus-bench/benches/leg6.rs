@@ -16,6 +16,8 @@
 //!   as G1 hip rolls past π/2 take the hip's second decomposition.
 //! - FK of the solution meets 100,008 random 6-D targets (9 legs, all six hip orders) within
 //!   1.8e-15 m and 3.8e-15 rad; level targets within 6.8e-16 m; the two forms agree to 3.4e-11 rad.
+//! - Same run (EPYC-2, idle, 2026-11-21): `solve_contact_g1_heel` 146.1 ns,
+//!   `solve_slice_1024_g1_poses` 112.8 µs, `solve_chain_g1_with_fk` 310 ns.
 
 // Joint origins and limits are copied from the URDF files digit for digit (0.5236 is the file's
 // value, not π/6), so that they can be checked against them.

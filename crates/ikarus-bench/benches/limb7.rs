@@ -1,7 +1,7 @@
-//! The analytic 7-DOF limb (seed 000) on the built-in humanoid's left arm: one solve from
-//! position + orientation + swivel, a batch of 1024, and the feasible-swivel search; then the
-//! same arm (seed layout, humanoid bone lengths) through the `k` crate's Jacobian IK on the
-//! same 6-D targets, for scale. The success rates of both are printed before the timings.
+//! The analytic 7-DOF limb (seed 000, Tolani–Goswami–Badler) on the built-in humanoid's left arm:
+//! one solve from position + orientation + swivel, a batch of 1024, and the feasible-swivel search;
+//! then the same arm (seed layout, humanoid bone lengths) through the `k` crate's Jacobian IK on
+//! the same 6-D targets, for scale. The success rates of both are printed before the timings.
 //!
 //! ## What explains the numbers
 //!
@@ -15,6 +15,8 @@
 //!   helpers were `#[inline(always)]` (out of line it was slower, 99 → 102 ns).
 //! - Still on the path: `acos` for the reported angle, five square roots, five divisions,
 //!   `DQuat::from_mat3` and the wrist's product. Leg6's table `atan2` instead of `acos`: 140 ns.
+//! - Same run (EPYC-2, load 1.3–1.4, 2026-11-21): `solve_position` 62.9 ns, `wrist_for` 8.6 ns,
+//!   `solve_slice` of 1024 94.6 µs, `feasible_swivels` 78.8 µs.
 
 use ikarus_testdata::Rng;
 use std::f64::consts::PI;

@@ -13,6 +13,8 @@
 //!   LM finish catches the last one.
 //! - The time is the latent LM (K = 12) plus refinement iterations with a `rows × rows` solve each;
 //!   its buffers are per call, not in the `SolverWorkspace`.
+//! - The CCD rows' times were measured at CCD's former 64-sweep default; the MPJPE and reach
+//!   columns (`--bin natural`) are at the current 128.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::natural::Protocol;

@@ -38,6 +38,9 @@
 //!   stretched pose, where its solver stops with `InverseMatrixError`.
 //! - CCD and FABRIK are animation solvers: on 6-D goals at 1e-5 rad they converge linearly and
 //!   mostly run out of their 500 sweeps.
+//! - Position only (`IKARUS_TRAC_IK_POSITION_ONLY=1 IKARUS_TRAC_IK_SOLVERS=lm,ccd,fabrik`, EPYC-2,
+//!   load 6.7–7.6, 2026-11-23): within 1 mm FABRIK 99.07–99.82%, CCD 99.23–99.95%, LM 100.00%;
+//!   medians FABRIK 58.5–161 µs, CCD 15.3–34.8 µs, LM 12.0–15.8 µs.
 
 use std::hint::black_box;
 use std::time::Instant;

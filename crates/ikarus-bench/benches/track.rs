@@ -1,7 +1,7 @@
 //! Tracker solving per frame: trackers made from the CMU walk's own bones (metres), solved onto
 //! the same skeleton frame by frame from the last frame's pose, as a VR runtime runs it
 //! (`TrackSolver::solve_frame`; the recording's 343 frames after calibration, throughput in
-//! frames), with 6, 4 and 3 points. The aim: ≥ 10,000 frames per second per core.
+//! frames), with 6, 4 and 3 points. The aim: ≥ 10,000 frames per second per core.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ikarus_anim::ground::Plane;

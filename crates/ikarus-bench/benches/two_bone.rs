@@ -10,6 +10,8 @@
 //!   1024); a solve is ≈ 10 ns gathering the inputs into lanes plus ≈ 16 ns of kernel.
 //! - A single call cannot reach 40 ns: ~650 instructions (210 multiplications, two pipes: ≥ 105
 //!   cycles) and a chain through three square roots and three divisions (≈ 160 cycles ≈ 42 ns).
+//! - The skeleton-level `two_bone/solve_chain_cmu_left_arm_with_fk` (FK of 38 joints, solve,
+//!   apply): 524 ns (EPYC-2, load 1.1, 2026-11-21; the headline rows are in BENCHMARKS.md).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::{bench_from_pose, bench_slice};

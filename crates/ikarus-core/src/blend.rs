@@ -179,7 +179,7 @@ pub struct Crossfade {
     /// Length of the fade, seconds; 0 cuts. Default 0.3.
     pub duration: f64,
     /// Weight curve from 0 to 1 over the fade: [`Profile::MinimumAcceleration`] is smoothstep
-    /// `3s² − 2s³` (seed 002's rest-to-rest cubic), [`Profile::MinimumJerk`] the quintic
+    /// `3s² − 2s³` (the trajectories' rest-to-rest cubic), [`Profile::MinimumJerk`] the quintic
     /// `10s³ − 15s⁴ + 6s⁵` (also zero weight acceleration at the ends). Default smoothstep.
     pub profile: Profile,
 }

@@ -11,7 +11,7 @@
 //! - [`JointLimit::violation`]: how far outside, in radians.
 //!
 //! [`JointLimit::unlocked_part`] removes from a rotation the directions a joint can never move
-//! in; the MMD-style CCD of seed 001 uses it to stop residual rotations from oscillating.
+//! in; seed 001, MMD CCD, uses it to stop residual rotations from oscillating.
 
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
@@ -114,8 +114,8 @@ impl EulerOrder {
     }
 }
 
-/// Per-axis Euler ranges (seed 002): the rotation is legal when **either** of its two Euler
-/// decompositions in `order` lies inside the ranges. A rotation has the decomposition
+/// Per-axis Euler ranges (seed 002, Euler limits): the rotation is legal when **either** of its two
+/// Euler decompositions in `order` lies inside the ranges. A rotation has the decomposition
 /// `(a, b, c)` with the middle angle `b` in `[-π/2, π/2]` and the equivalent
 /// `(a + π, π − b, c + π)`; at the fold `b = ±π/2` only `a ± c` is determined, and any split
 /// inside the ranges counts (the seed's cases 3 and 4).
@@ -133,8 +133,9 @@ pub struct EulerLimit {
     pub max: [f64; 3],
 }
 
-/// The MMD (Miku Miku Dance) IK angle limit (seed 001), per rest-frame axis: the quaternion's `x`, `y`,
-/// `z` components (taken with `w ≥ 0`) must lie within `[sin(min/2), sin(max/2)]` of the axis.
+/// The MMD (Miku Miku Dance) IK angle limit (seed 001, MMD CCD), per rest-frame axis: the
+/// quaternion's `x`, `y`, `z` components (taken with `w ≥ 0`) must lie within `[sin(min/2),
+/// sin(max/2)]` of the axis.
 ///
 /// Projection clamps those three components and recomputes `w ≥ 0` so the quaternion stays
 /// unit (the seed renormalises; recomputing `w` keeps a clamped component exactly at its bound,
@@ -166,9 +167,9 @@ pub enum JointLimit {
     /// Swing cone/ellipse plus twist range (shoulders, hips, spine). Projection clamps the
     /// twist angle and scales the swing vector radially onto the ellipse.
     SwingTwist(SwingTwistLimit),
-    /// Per-axis Euler ranges accepting both decompositions (seed 002).
+    /// Per-axis Euler ranges accepting both decompositions (seed 002, Euler limits).
     Euler(EulerLimit),
-    /// MMD quaternion-component limits (seed 001).
+    /// MMD quaternion-component limits (seed 001, MMD CCD).
     Mmd(MmdLimit),
 }
 
@@ -332,7 +333,7 @@ impl JointLimit {
     /// The part of `rotation` (rest frame) about directions this limit does not lock entirely:
     /// identity for [`JointLimit::Locked`], the twist about the axis for a hinge, and for Euler
     /// and MMD limits the quaternion with the components of fully locked axes (range `[0, 0]`)
-    /// zeroed and renormalised, as seed 001 (MMD CCD) does with the residual rotation.
+    /// zeroed and renormalised, as seed 001, MMD CCD, does with the residual rotation.
     pub fn unlocked_part(&self, rotation: DQuat) -> DQuat {
         let zero_axes = |locked: [bool; 3]| {
             let mut v = rotation.xyz();
@@ -510,9 +511,9 @@ fn euler_contains(e: &EulerLimit, delta: DQuat) -> bool {
     if b.cos() > 1e-6 {
         return false;
     }
-    // At the fold only a + c or a − c is determined (seed 002, cases 3 and 4): the family
-    // (a + t, b, c − σt) is one rotation. Find σ, then look for a t putting both angles inside
-    // their ranges; if such t exist, one of them puts an angle on a bound.
+    // At the fold only a + c or a − c is determined (seed 002, Euler limits: cases 3 and 4): the
+    // family (a + t, b, c − σt) is one rotation. Find σ, then look for a t putting both angles
+    // inside their ranges; if such t exist, one of them puts an angle on a bound.
     let sigma = if delta.angle_between(DQuat::from_euler(rot, a + 0.5, b, c - 0.5)) < 1e-6 {
         1.0
     } else {

@@ -1,5 +1,5 @@
-//! Smooth trajectories between postures (seed 002): the rest-to-rest motion that minimises
-//! the integral of squared angular acceleration, the via-point version, any number of via
+//! Smooth trajectories between postures (seed 002, trajectories): the rest-to-rest motion that
+//! minimises the integral of squared angular acceleration, the via-point version, any number of via
 //! points, and the quintic minimum-jerk profile.
 //!
 //! ## Conventions
@@ -38,7 +38,7 @@ use crate::{LocalPose, Transform};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Profile {
-    /// Minimum integral of squared acceleration (seed 002): cubic pieces, continuous
+    /// Minimum integral of squared acceleration (seed 002, trajectories): cubic pieces, continuous
     /// acceleration through via points. Default.
     #[default]
     MinimumAcceleration,

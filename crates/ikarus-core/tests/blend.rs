@@ -1,6 +1,6 @@
 //! Blending poses and motions against independent ground truth: the inputs themselves at
 //! weights 0 and 1, symmetry, masks, the crossfade's weight curve against the rest-to-rest cubic
-//! of seed 002 (minimum-acceleration trajectories), and planar forward kinematics of a blended
+//! of seed 002, minimum-acceleration trajectories, and planar forward kinematics of a blended
 //! hinge chain by trigonometry.
 
 use ikarus_core::blend::{
@@ -209,7 +209,7 @@ fn clip(frame_time: f64, poses: Vec<LocalPose>) -> Motion {
 }
 
 /// One hinge held at a constant angle per clip: the crossfade's angle is
-/// `θa + w(t)(θb − θa)` with `w` seed 002's rest-to-rest cubic (or the quintic), before the
+/// `θa + w(t)(θb − θa)` with `w` the trajectories' rest-to-rest cubic (or the quintic), before the
 /// fade `a`'s frames and after it `b`'s, exactly.
 #[test]
 fn crossfade_follows_its_weight_curve_and_ends_on_the_clips() {

@@ -1,5 +1,5 @@
 //! Joint limit projection: lands inside, idempotent, identity on legal rotations, continuous
-//! across ±180°, and the Euler limit accepts both decompositions (seed 002).
+//! across ±180°, and the Euler limit accepts both decompositions (seed 002, Euler limits).
 
 use std::f64::consts::{FRAC_PI_2, PI};
 

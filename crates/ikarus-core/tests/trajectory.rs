@@ -1,6 +1,6 @@
-//! Trajectories between postures (seed 002) against independent ground truth: boundary
-//! conditions, continuity at via points, the seed's closed forms, and a numerical minimisation
-//! of the discretised cost.
+//! Trajectories between postures (seed 002, trajectories) against independent ground truth:
+//! boundary conditions, continuity at via points, the seed's closed forms, and a numerical
+//! minimisation of the discretised cost.
 
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;

@@ -26,21 +26,21 @@ pub enum SolverConfig {
     /// Closed-form two-bone IK ([`two_bone`]) on the effector, its parent and grandparent:
     /// `{"kind": "two_bone", "pole": [x, y, z], "twist_angle": 0, "soften": 1, "weight": 1}`.
     TwoBone(two_bone::TwoBoneConfig),
-    /// Analytic 7-DOF limb ([`limb7`], seed 000) on the effector (wrist), its parent (elbow)
-    /// and grandparent (shoulder): `{"kind": "limb7", "swivel": "keep_current"}`.
+    /// Analytic 7-DOF limb ([`limb7`], seed 000, 7-DOF limb) on the effector (wrist), its parent
+    /// (elbow) and grandparent (shoulder): `{"kind": "limb7", "swivel": "keep_current"}`.
     Limb7(limb7::Limb7Config),
     /// Aim / look-at ([`aim`]): the effector joint turns so its line of sight passes through
     /// the effector's position goal: `{"kind": "aim", "forward": [0, 0, 1], "up": [0, 1, 0]}`.
     Aim(aim::AimConfig),
-    /// Closed-form six-joint robot leg ([`leg6`], seed 003): the effector is the ankle roll
-    /// joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch hinges:
-    /// `{"kind": "leg6"}`.
+    /// Closed-form six-joint robot leg ([`leg6`], seed 003, humanoid robot leg): the effector is
+    /// the ankle roll joint, its five ancestors the hip yaw, roll, pitch, knee and ankle pitch
+    /// hinges: `{"kind": "leg6"}`.
     Leg6(leg6::Leg6Config),
     /// Levenberg–Marquardt ([`lm`]) with hinge ranges as boxes and random restarts:
     /// `{"kind": "lm", "lambda": 1e-2, "max_tries": 12, "iteration": {...}}`.
     Lm(lm::LmConfig),
-    /// FABRIK ([`fabrik`], seed 004's particle IK): joint points moved backward and forward,
-    /// several effectors with sub-bases, the posture recovered from the points:
+    /// FABRIK ([`fabrik`], seed 004, IK overview: particle IK): joint points moved backward and
+    /// forward, several effectors with sub-bases, the posture recovered from the points:
     /// `{"kind": "fabrik", "iteration": {"max_iterations": 64, ...}}`.
     Fabrik(fabrik::FabrikConfig),
     /// The Jacobian family ([`jacobian`]): `{"kind": "jacobian", "method": "transpose" |
@@ -51,8 +51,8 @@ pub enum SolverConfig {
     /// with a spherical wrist; 6-D goals), Levenberg–Marquardt otherwise; the report's `ran`
     /// says which: `{"kind": "auto", "swivel": "keep_current", "fallback": {...}}`.
     Auto(robot::AutoConfig),
-    /// Example-based IK ([`example_based`], seed 004): the most likely posture of a learned posture
-    /// model that meets the goals, refined to meet them exactly:
+    /// Example-based IK ([`example_based`], seed 004, IK overview): the most likely posture of a
+    /// learned posture model that meets the goals, refined to meet them exactly:
     /// `{"kind": "example", "model": "builtin:humanoid", "goal_noise": 0.01, "refine": true}`.
     Example(example_based::ExampleConfig),
     /// Full-body IK for humanoids ([`body`]): the pelvis and spine by a small

@@ -17,7 +17,7 @@
 //! - `iterative/`: the shared iteration [`driver`] with its [`path`] and [`dofs`], and the
 //!   solvers on it: [`ccd`], [`fabrik`], [`jacobian`], [`lm`];
 //! - [`robot`]: URDF chains' closed forms and the joint-vector Levenberg–Marquardt;
-//! - [`example_based`]: the learned posture model and its solver (seed 004's example-based IK);
+//! - [`example_based`]: the learned posture model and its solver (seed 004, IK overview);
 //! - `runtime/`: three ways to solve many tasks — [`PreparedTask`] (one task compiled once,
 //!   per frame, and [`PreparedTask::solve_many_in`] for a crowd of characters in SIMD lanes)
 //!   and [`threaded`] (many targets of one chain over threads); a kernel's `solve_slice` is

@@ -1,14 +1,14 @@
-//! Posture from joint points (seed 004, particle IK): the local rotations that put every joint's
-//! children where a set of model-space points says, with the twist the points cannot see taken
-//! from a reference pose. FABRIK recovers its posture this way, and motion capture (joint
+//! Posture from joint points (seed 004, IK overview: particle IK): the local rotations that put
+//! every joint's children where a set of model-space points says, with the twist the points cannot
+//! see taken from a reference pose. FABRIK recovers its posture this way, and motion capture (joint
 //! positions from a camera) will too.
 //!
 //! Per joint, parents first, with the joint placed where its recovered parent puts it:
 //! - **one child**: the rotation taking the bone's direction in the reference pose to the
 //!   direction toward the child's point, applied on top of the reference rotation (the
-//!   shortest arc; the twist about the bone stays the reference's, seed 004's `a_i`, `θ_i`);
-//! - **several children** (chest, pelvis: seed 004's `(l_j l_k l_m) = R (l_j0 l_k0 l_m0)`): the
-//!   rotation that best turns the rest child vectors onto the observed ones, solved as a proper
+//!   shortest arc; the twist about the bone stays the reference's, the IK overview's `a_i`, `θ_i`);
+//! - **several children** (chest, pelvis: the IK overview's `(l_j l_k l_m) = R (l_j0 l_k0 l_m0)`):
+//!   the rotation that best turns the rest child vectors onto the observed ones, solved as a proper
 //!   rotation (Horn's quaternion method: the top eigenvector of a symmetric 4×4 matrix, so the
 //!   result is orthonormal with det +1 however noisy the points are). Coplanar vectors still
 //!   determine it; collinear ones leave the twist about their line free, and the rotation
@@ -430,7 +430,7 @@ fn place_joint(
 }
 
 /// A root with two or more children: rotation from the centred child vectors, translation from
-/// the mean of the children's points (seed 004's `p_root = (p_j + p_k + p_m) / 3`, less the
+/// the mean of the children's points (the IK overview's `p_root = (p_j + p_k + p_m) / 3`, less the
 /// rotated mean rest offset).
 fn place_root_from_children(
     skeleton: &Skeleton,

@@ -296,7 +296,7 @@ fn seed_form_reproduces_100k_level_targets_and_agrees_with_the_general_form() {
             worst_agreement = worst_agreement.max(angle_difference(&level.angles, &general.angles));
         }
     }
-    worst.check("seed 003 level form");
+    worst.check("humanoid robot leg level form");
     eprintln!("seed form vs general form: largest angle difference {worst_agreement:.2e} rad");
     assert!(worst_agreement <= TOLERANCE, "{worst_agreement}");
 }

@@ -1,5 +1,5 @@
-//! 7-DOF limb IK (seed 000) against ground truth: an independent forward kinematics written
-//! here from affine products, the skeleton's own FK for chains, and the seed's formulas.
+//! 7-DOF limb IK (seed 000, 7-DOF limb) against ground truth: an independent forward kinematics
+//! written here from affine products, the skeleton's own FK for chains, and the seed's formulas.
 
 mod common;
 

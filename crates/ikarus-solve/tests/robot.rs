@@ -49,7 +49,8 @@ const IIWAS: [(&str, &str, &str); 2] = [
     ("iiwa14_no_collision.urdf", "base", "iiwa_link_ee"),
 ];
 
-/// The legs that match seed 003's shape (`g1_29dof`'s do not: see `detection_names_each_shape`).
+/// The legs that match the humanoid robot leg's shape (`g1_29dof`'s do not: see
+/// `detection_names_each_shape`).
 const LEGS: [(&str, &str, &str); 4] = [
     ("simple_humanoid.urdf", "BODY", "l_ankle"),
     ("simple_humanoid.urdf", "BODY", "r_ankle"),

@@ -1,4 +1,4 @@
-//! Motion capture → posture (the last part of seed 004, the IK overview): joint positions from
+//! Motion capture → posture (the last part of seed 004, IK overview): joint positions from
 //! markerless capture or pose-estimation networks, or segment orientations from inertial suits,
 //! turned into a skeleton's rotations.
 //!

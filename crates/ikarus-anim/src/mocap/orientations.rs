@@ -1,4 +1,4 @@
-//! Segment orientations → posture (seed 004's mocap part: `O_{i+1} = O_i R_j`, so
+//! Segment orientations → posture (the IK overview's mocap part: `O_{i+1} = O_i R_j`, so
 //! `R_j = O_iᵀ O_{i+1}`), for inertial suits and trackers that measure each segment's
 //! orientation.
 //!

@@ -1,10 +1,11 @@
-//! Joint positions → posture, one frame at a time (seed 004: posture from joint positions).
+//! Joint positions → posture, one frame at a time (seed 004, IK overview: posture from joint
+//! positions).
 //!
 //! Per joint, parents first, with the joint placed where its solved parent puts it:
 //! - **a root** owning a point goes to it; a root without one is placed with its rotation by
 //!   the best rigid fit of its frontier (Procrustes: centroids, then the best rotation);
 //! - **several frontier points** (pelvis from both hips and the spine, chest from the neck and
-//!   both shoulders: seed 004's `R = (l_j l_k l_m)(l_j0 l_k0 l_m0)⁻¹`) give the best proper
+//!   both shoulders: the IK overview's `R = (l_j l_k l_m)(l_j0 l_k0 l_m0)⁻¹`) give the best proper
 //!   rotation by Horn's method ([`RotationFit`]);
 //! - **one point** gives the shortest rotation from the rest bone onto it, keeping the rest
 //!   twist; the limbs' upper bones instead take their twist from the plane of their three

@@ -1,5 +1,5 @@
-//! Posture models learned from motions (seed 004's example-based IK): which joints a model
-//! covers, the learner ([`learn`]: Karcher means, then probabilistic PCA on rotation vectors
+//! Posture models learned from motions (example-based IK, seed 004, IK overview): which joints a
+//! model covers, the learner ([`learn`]: Karcher means, then probabilistic PCA on rotation vectors
 //! about them — see [`ikarus_solve::example_based::PostureModel`] for the parameterisation), postures
 //! carried between humanoids through their bone maps ([`HumanoidTransfer`]) so one skeleton can
 //! learn from another's motions, and feature-driven interpolation of example postures

@@ -19,8 +19,9 @@
 //! carried by the thigh ([`LimbState`]), so the knee never flips; then it gives the foot back
 //! its wanted model rotation and projects the three joints onto their limits. When the
 //! ankle's limit keeps the foot from that rotation and the knee is a hinge, the 7-DOF limb
-//! (seed 000) turns the knee about the hip–ankle line to the nearest swivel where the ankle
-//! fits (kept if it meets the foot's goal better; [`fit_end_by_swivel`], once per leg and frame).
+//! (seed 000, 7-DOF limb) turns the knee about the hip–ankle line to the nearest swivel where the
+//! ankle fits (kept if it meets the foot's goal better; [`fit_end_by_swivel`], once per leg and
+//! frame).
 
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
@@ -278,10 +279,10 @@ pub fn solve_limb(
 }
 
 /// After [`solve_limb`], when the end joint's limit kept it from its wanted rotation (an
-/// ankle): the 7-DOF limb closed form (seed 000) on the same joints (`chain`, built once per
-/// limb), for the end joint's position and rotation, with the knee's swivel kept where that is
-/// legal and moved to the nearest legal one otherwise — the knee turns about the hip–ankle line
-/// until the ankle fits its limit. Kept when it meets the goal better than the two-bone pose
+/// ankle): the 7-DOF limb closed form (seed 000, 7-DOF limb) on the same joints (`chain`, built
+/// once per limb), for the end joint's position and rotation, with the knee's swivel kept where
+/// that is legal and moved to the nearest legal one otherwise — the knee turns about the hip–ankle
+/// line until the ankle fits its limit. Kept when it meets the goal better than the two-bone pose
 /// (which is restored otherwise): `Some(reached)` then, else `None`; also `None` without a
 /// search when the end joint misses its rotation by at most `min_angle` radians
 /// ([`SwivelSearch::min_angle`](super::stages::SwivelSearch::min_angle)). Its feasible-swivel search costs about 0.3 ms when no

@@ -17,8 +17,7 @@
 //! 4. [`GoalShift`]: the goal moved by what forward kinematics still finds off (the ball's
 //!    miss, the depth below the floor) and the leg solved again, keeping the best attempt;
 //! 5. [`SwivelSearch`]: in the first attempts, the knee turned about the hip–ankle line
-//!    (the 7-DOF limb of seed 000, the analytic 7-DOF limb) until an ankle its limit holds
-//!    fits;
+//!    (seed 000, the analytic 7-DOF limb) until an ankle its limit holds fits;
 //! 6. [`Hold`]: a fully planted foot the closed form leaves off its goals goes on from the
 //!    last frame's pose by a damped Gauss–Newton descent ([`super::hold`]);
 //! 7. toe-tip lift ([`LegRepair::toe_tip_lift`]): the toes bent further where the tip is

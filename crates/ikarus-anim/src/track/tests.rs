@@ -452,7 +452,7 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
             }
         }
         // The source turns its body by 6° a frame. Measured: 6-point 11.7° at most (the
-        // issue's bound, the source's step + 15°, holds); 4-point 26° and 3-point 36° in one
+        // bound, the source's step + 15°, holds); 4-point 26° and 3-point 36° in one
         // frame when a foot steps during the fast crouch (the body misses the head by up to
         // 23 cm while the foot is in the air, then catches up): pops, not yet fixed. No flip
         // (half a turn) in any.

@@ -3,6 +3,21 @@
 //! counts and statuses per solver, writes the JSON report, and exits with status 1 when any
 //! failure count is above zero. `--start I --tasks 1 --show` reproduces one case and prints
 //! it with every solver's report.
+//!
+//! Statuses of the 1,000,000-task run in BENCHMARKS.md (`--seed 1 --tasks 1000000 --threads 2`,
+//! EPYC-2, 2026-11-24, before the humanoid cases and `body`):
+//!
+//! | solver | converged | max_iterations | unreachable | invalid_input |
+//! |---|---:|---:|---:|---:|
+//! | ccd classic | 362,409 | 356,653 | 117,263 | 163,675 |
+//! | lm | 473,567 | 245,495 | 117,263 | 163,675 |
+//! | fabrik | 268,278 | 450,784 | 117,263 | 163,675 |
+//! | jacobian pinv | 476,042 | 243,020 | 117,263 | 163,675 |
+//! | jacobian dls | 473,333 | 245,729 | 117,263 | 163,675 |
+//! | two_bone | 38,029 | 3,327 | 223,991 | 734,653 |
+//! | limb7 | 32,728 | 6,425 | 150,065 | 810,782 |
+//! | aim | 161,781 | 1,105 | 224,019 | 613,095 |
+//! | leg6 | 17,387 | 102 | 41,910 | 940,601 |
 
 use std::io::Write;
 use std::path::PathBuf;

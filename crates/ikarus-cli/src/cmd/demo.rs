@@ -301,8 +301,8 @@ fn robot_leg_skeleton() -> Result<Skeleton> {
 
 /// A six-hinge robot leg with the dimensions and limits of `simple_humanoid.urdf`'s right leg
 /// (hip roll, pitch, yaw; knee; ankle pitch, roll; +Z up, as the robot's own frame), built in
-/// code so the demo needs no files: seed 003's closed form (`leg6`) and Levenberg–Marquardt on
-/// 6-D foot goals made by FK of legal joint angles.
+/// code so the demo needs no files: the humanoid robot leg's closed form (`leg6`) and
+/// Levenberg–Marquardt on 6-D foot goals made by FK of legal joint angles.
 fn robot_leg() -> Result<Vec<Row>> {
     let leg = robot_leg_skeleton()?;
     let foot = leg.try_joint("RLEG_ANKLE_R")?;

@@ -1,4 +1,4 @@
-//! `ikarus motion`: a smooth motion between postures (seed 002), written as BVH.
+//! `ikarus motion`: a smooth motion between postures (seed 002, trajectories), written as BVH.
 //!
 //! Postures are `FILE#FRAME` (a frame of a BVH file, 0-based), `FILE.json` (a pose as
 //! `ikarus solve` writes it) or `rest` (the skeleton's rest pose); every posture must use the

@@ -12,11 +12,11 @@
 //! "blend": 1}}` (every field optional); `{"kind": "jacobian", "method": "transpose" | "pinv" | "dls" | "sdls",
 //! "damping": 0.05, "singular_region": 0, "max_step": 0.785, "weights": {"spine": 4},
 //! "null_space": {"objective": "none" | "rest" | "limit_center" | "gradient", "gain": 0.1,
-//! "gradient": {"Joint": [x,y,z]}}, "iteration": {...}}` (every field optional; seed 004's
-//! Jacobian family, weighted pseudo-inverse and null-space objective). The `base` joint stays
-//! fixed; the path from it to the effectors may run through the root, which then moves. The
+//! "gradient": {"Joint": [x,y,z]}}, "iteration": {...}}` (every field optional; the IK
+//! overview's Jacobian family, weighted pseudo-inverse and null-space objective). The `base` joint
+//! stays fixed; the path from it to the effectors may run through the root, which then moves. The
 //! report adds `restarts` and `active_limits` (joints pushing against their limits).
-//! `{"kind": "fabrik", "iteration": {...}}` (FABRIK, seed 004's particle IK: same loop
+//! `{"kind": "fabrik", "iteration": {...}}` (FABRIK, the IK overview's particle IK: same loop
 //! parameters; several effectors share sub-bases, the posture is recovered from the joint
 //! points) takes the same tasks. `{"kind": "lm", "lambda": 1e-2, "max_tries": 12,
 //! "iteration": {...}}` (Levenberg–Marquardt: hinge ranges as boxes, random restarts, and
@@ -27,12 +27,12 @@
 //! "soften": 1, "weight": 1}` (effector, parent, grandparent; without pole or hint the current
 //! bend plane is kept) and `{"kind": "limb7", "swivel": "keep_current" | "middle_of_feasible" |
 //! {"fixed": RAD} | {"nearest_feasible": RAD}, "elbow_axis": [x,y,z]}` (wrist, elbow,
-//! shoulder: seed 000's 7-DOF limb; the report adds `swivel` and `feasible_swivels`), and
+//! shoulder: seed 000, 7-DOF limb; the report adds `swivel` and `feasible_swivels`), and
 //! `{"kind": "aim", "forward": [0,0,1], "up": [0,1,0], "offset": [x,y,z], "pole": [0,1,0],
 //! "twist_angle": 0, "weight": 1, "max_angle": 3.14}` (the effector joint looks at its position
 //! goal; the report's residuals are the line-of-sight miss in metres and radians), and
-//! `{"kind": "leg6"}` (seed 003's robot leg: the effector is the ankle roll joint, its five
-//! ancestors hinges; without an orientation goal the sole stays level).
+//! `{"kind": "leg6"}` (seed 003, humanoid robot leg: the effector is the ankle roll joint, its
+//! five ancestors hinges; without an orientation goal the sole stays level).
 
 use std::path::{Path, PathBuf};
 

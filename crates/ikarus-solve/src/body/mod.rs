@@ -26,7 +26,7 @@
 //!    effector needs it to move. A position-based pass (FABRIK over the whole body) was the
 //!    alternative: it cannot weigh a pinned foot against a pulling hand other than by order.
 //! 3. **The limbs exactly**: each hand and foot with a goal by the two-bone closed form
-//!    (seed 000's limb without its swivel search; the elbow or knee on the side of its bend
+//!    (the 7-DOF limb without its swivel search; the elbow or knee on the side of its bend
 //!    goal, else of its current bend, so consecutive frames never flip), the hand or foot then
 //!    turned to its goal rotation, every joint put back onto its limit.
 //! 4. **The head**: a head rotation goal turned half by the neck and the rest by the head

@@ -817,7 +817,7 @@ fn solve_limb(
 /// end also has a rotation goal: the one that leaves the end joint's local rotation nearest
 /// to what it is now, and every joint of the limb inside its limit — a wrist or ankle keeps
 /// its own turn and the elbow or knee swings to where it fits, as the 7-DOF limb's swivel
-/// (seed 000) does; 0 when nothing beats the current side.
+/// (seed 000, 7-DOF limb) does; 0 when nothing beats the current side.
 fn swivel(
     skeleton: &Skeleton,
     limb: &Limb,

@@ -1,5 +1,5 @@
-//! Example-based IK (seed 004): effector goals met by the most likely posture of a learned
-//! [`PostureModel`], then refined so the goals are met exactly.
+//! Example-based IK (seed 004, IK overview): effector goals met by the most likely posture of a
+//! learned [`PostureModel`], then refined so the goals are met exactly.
 //!
 //! 1. **Latent stage.** Levenberg–Marquardt on the latent point `z` minimising
 //!    `Σ ‖w_e r_e‖² / s² + ‖z‖²`: the effector residuals against a goal noise `s` (a fraction of

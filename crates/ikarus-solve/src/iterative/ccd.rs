@@ -1,19 +1,20 @@
 //! Cyclic coordinate descent (CCD): each path joint in turn, tip to base, turns so the
-//! effectors best meet their goals (seed 004, the IK overview; Wang & Chen 1991).
+//! effectors best meet their goals (seed 004, IK overview; Wang & Chen 1991).
 //!
 //! - **Classic**: at each joint the rotation that best aligns the joint-to-effector vectors
 //!   with the joint-to-target vectors (and, for orientation goals, the effector's axes with
 //!   the goal's axes), over all effectors the joint moves ([`Alignment`]).
 //!   A hinge joint turns about its axis by the best angle for that axis.
-//! - **MMD** (seed 001): the *ideal* rotation (the free-axis alignment, hinges included) is
-//!   projected onto the joint's limit; what the limit refused (the *residual*, with the
+//! - **MMD** (seed 001, MMD CCD): the *ideal* rotation (the free-axis alignment, hinges included)
+//!   is projected onto the joint's limit; what the limit refused (the *residual*, with the
 //!   components of fully locked axes zeroed so the chain does not oscillate) is added to the
 //!   next joint's ideal rotation.
-//! - **Length damping** (seed 002): joint `i`'s rotation is scaled by
+//! - **Length damping** (seed 002, length-damped CCD): joint `i`'s rotation is scaled by
 //!   `w_i = (bone lengths from joint i to the effector) / (whole chain length)`, so joints near
 //!   the root move more and the tip does not do all the work.
-//! - **Any base joint** (seed 004): with [`IkTask::base`] set, the path may run through the root;
-//!   the driver turns base-side joints the other way and moves the root so the base stays put.
+//! - **Any base joint** (seed 004, IK overview): with [`IkTask::base`] set, the path may run
+//!   through the root; the driver turns base-side joints the other way and moves the root so the
+//!   base stays put.
 //!
 //! Limits, step clamp, convergence and the report come from the shared [`driver`].
 //!
@@ -24,7 +25,7 @@
 //! continues that sweep's change by `r / (1 − r)` times, `r` being the sweep's own residual
 //! ratio (the rest of a geometric series), kept only when it lowers the residual
 //! ([`IterationSettings::pattern_factor`] caps the factor, default 16). The per-joint rules
-//! above are untouched (the MMD variant stays seed 001's); the move lies between sweeps. On the
+//! above are untouched (the MMD variant stays MMD CCD's); the move lies between sweeps. On the
 //! built-in humanoid's left hand (60 targets 5–25 cm from rest, no base, defaults;
 //! `ikarus_bench::humanoid`) classic CCD reached 39 of the 54 targets Levenberg–Marquardt
 //! reaches, the MMD variant 39, at a median of 38 sweeps; with the moves 53, 53 (length

@@ -1,8 +1,8 @@
-//! The Jacobian family (seed 004; Buss, *Introduction to Inverse Kinematics with Jacobian
-//! Transpose, Pseudoinverse and Damped Least Squares methods*, 2004; Buss & Kim, *Selectively
-//! Damped Least Squares for Inverse Kinematics*, 2005): every sweep linearises the goals at
-//! the current pose, `J Δq ≈ e` ([`Dofs`]: rows per position/orientation goal, weighted per
-//! effector; columns per joint degree of freedom), and turns the joints by one step:
+//! The Jacobian family (seed 004, IK overview; Buss, *Introduction to Inverse Kinematics with
+//! Jacobian Transpose, Pseudoinverse and Damped Least Squares methods*, 2004; Buss & Kim,
+//! *Selectively Damped Least Squares for Inverse Kinematics*, 2005): every sweep linearises the
+//! goals at the current pose, `J Δq ≈ e` ([`Dofs`]: rows per position/orientation goal, weighted
+//! per effector; columns per joint degree of freedom), and turns the joints by one step:
 //!
 //! - **transpose**: `Δq = α Jᵀ e` with Buss's step length `α = ⟨e, JJᵀe⟩ / ⟨JJᵀe, JJᵀe⟩`.
 //!   Cheap, never singular, slow to finish (many sweeps near the goal).
@@ -20,7 +20,7 @@
 //!   direction and `M_i` the goal motion its joint step would cause; no damping constant.
 //!
 //! Common to all methods:
-//! - **weighted pseudo-inverse** (seed 004): per-joint weights `W` by joint name,
+//! - **weighted pseudo-inverse** (seed 004, IK overview): per-joint weights `W` by joint name,
 //!   `J_W⁺ = W⁻¹Jᵀ(JW⁻¹Jᵀ)⁻¹`, computed as `W^{-1/2} (J W^{-1/2})⁺`; a weight above 1 makes a
 //!   joint move less, below 1 more. Every method runs on `J W^{-1/2}`.
 //! - **null-space objective**: `Δq = J⁺e + (I − J⁺J) Δq'` where `Δq' = gain · d` pulls toward

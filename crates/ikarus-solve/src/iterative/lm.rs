@@ -1,5 +1,5 @@
 //! Levenberg–Marquardt: nonlinear least squares on the goals' residual (the nonlinear
-//! optimisation of seed 004, the IK overview), with hinge ranges as boxes, the analytic
+//! optimisation of seed 004, IK overview), with hinge ranges as boxes, the analytic
 //! Jacobian of [`dofs`](crate::iterative::dofs) and random restarts, the way TRAC-IK solves
 //! robot arms.
 //!

@@ -9,7 +9,7 @@ use crate::{IkTask, TaskError};
 ///
 /// Turning an [`Side::Effector`]-side joint turns the effector about it; turning a
 /// [`Side::Base`]-side joint turns the base instead, so the solver applies the inverse rotation
-/// and moves the root to keep the base where it was (seed 004, the IK overview).
+/// and moves the root to keep the base where it was (seed 004, IK overview).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// Between the effector and the common ancestor: rotations move the effector side.

@@ -1,5 +1,6 @@
-//! Six-joint robot legs (seed 003's decomposition, in the robot's own frames): three hip axes
-//! meeting in the hip point `H`, a knee, two ankle axes meeting in the ankle point `A`.
+//! Six-joint robot legs (seed 003, humanoid robot leg: its decomposition, in the robot's own
+//! frames): three hip axes meeting in the hip point `H`, a knee, two ankle axes meeting in the
+//! ankle point `A`.
 //!
 //! For a target `T` (`base_from_tip`) let `G = T · tip⁻¹` (`tip` the tip frame at `q = 0`),
 //! so that `G = e₁e₂e₃ · e₄e₅e₆`. The hip turns fix `H`, so the hip seen from the foot,

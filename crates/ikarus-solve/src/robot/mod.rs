@@ -1,9 +1,10 @@
 //! Closed-form IK for robot chains read from URDF ([`JointChain`]): which closed form a chain's
-//! geometry admits ([`ClosedForm::detect`]), and the solvers that map it once onto seed 000's
-//! 7-DOF limb ([`SrsArm`], on [`Limb7`](crate::analytic::limb7::Limb7)) or seed 003's leg decomposition
-//! ([`RobotLeg`]) and return joint vectors `q` in the URDF's own convention. Chains without
-//! a closed form are solved numerically on the same axis lines by [`lm`] (Levenberg–Marquardt
-//! on `q`, what [`batch`](crate::runtime::threaded) runs for LM).
+//! geometry admits ([`ClosedForm::detect`]), and the solvers that map it once onto the 7-DOF
+//! limb ([`SrsArm`], on [`Limb7`](crate::analytic::limb7::Limb7); seed 000, 7-DOF limb) or
+//! the leg decomposition ([`RobotLeg`]; seed 003, humanoid robot leg) and return joint vectors `q`
+//! in the URDF's own convention. Chains without a closed form are solved numerically on the same
+//! axis lines by [`lm`] (Levenberg–Marquardt on `q`, what [`batch`](crate::runtime::threaded) runs
+//! for LM).
 //!
 //! ## Conventions
 //!
@@ -242,9 +243,11 @@ impl Screws {
 #[non_exhaustive]
 #[allow(clippy::large_enum_variant)] // built once per chain; boxing would add a load per solve
 pub enum ClosedForm {
-    /// A 7-DOF spherical–revolute–spherical arm (KUKA iiwa and the like) on seed 000's limb.
+    /// A 7-DOF spherical–revolute–spherical arm (KUKA iiwa and the like) on the 7-DOF limb
+    /// (seed 000, 7-DOF limb).
     SrsArm(SrsArm),
-    /// A six-joint leg (seed 003): three hip axes meeting, a knee, two ankle axes meeting.
+    /// A six-joint leg (seed 003, humanoid robot leg): three hip axes meeting, a knee, two
+    /// ankle axes meeting.
     Leg(RobotLeg),
     /// A 6R arm with a spherical wrist and intersecting first two axes (the leg read from the
     /// tip).

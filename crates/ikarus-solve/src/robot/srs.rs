@@ -1,5 +1,5 @@
-//! 7-DOF spherical–revolute–spherical arms (KUKA LBR iiwa and the like) on seed 000's limb
-//! ([`Limb7`]; Tolani, Goswami and Badler 2000).
+//! 7-DOF spherical–revolute–spherical arms (KUKA LBR iiwa and the like) on the 7-DOF limb
+//! ([`Limb7`]; seed 000, Tolani, Goswami and Badler 2000).
 //!
 //! The chain is mapped once onto a [`Limb7`] in the base frame moved to the shoulder point `S`
 //! (where axes 1–3 meet): the upper bone runs from `S` to the point of the elbow axis nearest
@@ -183,8 +183,8 @@ impl SrsArm {
     /// Exact, not sampled: for either elbow angle the shoulder's rotation is
     /// `M(ψ) = R(n, ψ) · M(0)` (`n` the shoulder→wrist axis) and the wrist's is
     /// `(M(ψ) · E)ᵀ · G`, so every entry of both is `a·sin ψ + b·cos ψ + c` (Tolani, Goswami
-    /// and Badler 2000; seed 000). A joint of a three-hinge group `R(a₁,θ₁)·R(a₂,θ₂)·R(a₃,θ₃)`
-    /// sits on a limit value `L` only where one such equation holds —
+    /// and Badler 2000; seed 000, 7-DOF limb). A joint of a three-hinge group
+    /// `R(a₁,θ₁)·R(a₂,θ₂)·R(a₃,θ₃)` sits on a limit value `L` only where one such equation holds —
     /// `(R(a₁,L)·a₂)ᵀ·M·a₃ = a₂·a₃` for the first, `a₁ᵀ·M·a₃ = a₁ᵀ·R(a₂,L)·a₃` for the middle,
     /// `a₁ᵀ·M·R(a₃,−L)·a₂ = a₁·a₂` for the last — whose roots are closed form (at most two).
     /// Between consecutive roots no branch's legality changes, so one evaluation inside each

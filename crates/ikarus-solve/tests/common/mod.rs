@@ -135,8 +135,9 @@ pub fn count_converged(seed: u64, n: usize, mut case: impl FnMut(&mut Rng) -> bo
 }
 
 /// The built-in humanoid's left hand with the right hand as base: the path runs from the left
-/// hand over the chest to the right hand, which stays put while the root moves (seed 004's
-/// base joint). Returns the skeleton, the effector (left hand) and the base (right hand).
+/// hand over the chest to the right hand, which stays put while the root moves (the IK
+/// overview's base joint). Returns the skeleton, the effector (left hand) and the base (right
+/// hand).
 pub fn humanoid_hand_to_hand() -> (Skeleton, JointId, JointId) {
     let s = ikarus_core::humanoid::builtin_humanoid();
     let [hand, base] = joint_array(&s, ["leftHand", "rightHand"]);

@@ -188,7 +188,7 @@ pub const Y_UP_FROM_LEG: DMat3 = DMat3::from_cols(DVec3::Z, DVec3::X, DVec3::Y);
 /// `YawRollPitch` is `Rz(yaw) · Rx(roll) · Ry(pitch)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HipOrder {
-    /// Yaw, roll, pitch: seed 003 (humanoid robot leg), HRP-2 and most position-controlled
+    /// Yaw, roll, pitch: seed 003, humanoid robot leg; HRP-2 and most position-controlled
     /// humanoids. Default.
     #[default]
     YawRollPitch,
@@ -470,7 +470,7 @@ pub enum Leg6Target {
         /// Normalized before use.
         rotation: DQuat,
     },
-    /// The sole parallel to the pelvis's xy plane (seed 003, [`solve_level`]).
+    /// The sole parallel to the pelvis's xy plane (seed 003, humanoid robot leg; [`solve_level`]).
     Level {
         /// Where the sole point goes (metres).
         position: DVec3,

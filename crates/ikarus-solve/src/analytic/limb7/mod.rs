@@ -1,7 +1,7 @@
 //! Analytic IK for a 7-DOF limb — shoulder (3 DOF), elbow (1 DOF hinge), wrist (3 DOF) — with
-//! the elbow's swivel angle as the free parameter (seed 000; Tolani, Goswami and Badler,
-//! "Real-time inverse kinematics techniques for anthropomorphic limbs", Graphical Models 62(5),
-//! 2000).
+//! the elbow's swivel angle as the free parameter (seed 000, 7-DOF limb; Tolani, Goswami and
+//! Badler, "Real-time inverse kinematics techniques for anthropomorphic limbs", Graphical Models
+//! 62(5), 2000).
 //!
 //! ## Conventions
 //!
@@ -23,7 +23,7 @@
 //! limb (bones along +Z, elbow about +Y, 0..180°) is one instance; the arms and legs of the
 //! built-in humanoid and of BVH skeletons are others ([`Limb7Chain`] reads them off a skeleton).
 //!
-//! ## The solution (seed 000, Fig. 4)
+//! ## The solution (seed 000, 7-DOF limb: Fig. 4)
 //!
 //! 1. **Elbow.** The shoulder–wrist distance depends only on the elbow angle θ:
 //!    `d² = |a|² + |b|² + 2(a·m)(b·m) + 2ρ cos(θ − θ₀)` with `a` the upper bone, `b` the lower

@@ -1,5 +1,5 @@
-//! FABRIK, forward and backward reaching IK (Aristidou & Lasenby 2011; seed 004's particle IK):
-//! joints are points moved along lines toward the targets and back, and the posture is
+//! FABRIK, forward and backward reaching IK (Aristidou & Lasenby 2011; the IK overview's particle
+//! IK): joints are points moved along lines toward the targets and back, and the posture is
 //! recovered from the points ([`recover`](crate::recover)).
 //!
 //! One sweep of the shared [`driver`] is one FABRIK iteration on the path's joint
