@@ -224,14 +224,7 @@ impl Body<'_> {
             let axis = self.spine_rotations[k].conjugate() * b;
             let turned = (self.spine_local[k] * DQuat::from_scaled_axis(axis * share)).normalize();
             // Onto the joint's limit: the descent sees the spine as it can bend.
-            let rest = self.skeleton.rest(j).rotation;
-            let limit = self.skeleton.limit(j);
-            let delta = rest.conjugate() * turned;
-            *q = if limit.contains(delta) {
-                turned
-            } else {
-                (rest * limit.project(delta)).normalize()
-            };
+            *q = onto_limit(self.skeleton, j, turned);
         }
         (hips, (turn * self.hips_rotation).normalize())
     }
@@ -308,6 +301,18 @@ impl Body<'_> {
                 }
             }
         }
+    }
+}
+
+/// `local` (joint `j`'s local rotation) if its limit holds it, else projected onto the limit.
+fn onto_limit(skeleton: &Skeleton, j: JointId, local: DQuat) -> DQuat {
+    let rest = skeleton.rest(j).rotation;
+    let limit = skeleton.limit(j);
+    let delta = rest.conjugate() * local;
+    if limit.contains(delta) {
+        local
+    } else {
+        (rest * limit.project(delta)).normalize()
     }
 }
 
@@ -588,7 +593,8 @@ impl BodyRig {
                 pose[self.hips].translation = from.translation.lerp(placed_hips.translation, t);
                 pose[self.hips].rotation = from.rotation.slerp(placed_hips.rotation, t).normalize();
                 for (k, &j) in self.spine.iter().enumerate() {
-                    pose[j].rotation = original[j].rotation.slerp(spine[k], t).normalize();
+                    let between = original[j].rotation.slerp(spine[k], t).normalize();
+                    pose[j].rotation = onto_limit(skeleton, j, between);
                 }
             }
             fk::forward_kinematics(skeleton, pose, model);
