@@ -28,7 +28,7 @@ use ikarus_core::Skeleton;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
-use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig, solve};
+use ikarus_solve::{IkTask, PreparedTask, SolverConfig, solve};
 use ikarus_testdata::motions;
 use std::hint::black_box;
 
@@ -37,13 +37,7 @@ const FRAMES: usize = 32;
 fn tasks(skeleton: &Skeleton) -> Vec<IkTask> {
     motions::crouch_body_ends(skeleton, FRAMES)
         .into_iter()
-        .map(|ends| {
-            IkTask::from_effectors(
-                ends.iter()
-                    .map(|&(j, p, q)| Effector::new(j, Goal::from_position_orientation(p, q)))
-                    .collect(),
-            )
-        })
+        .map(IkTask::from_poses)
         .collect()
 }
 

@@ -18,7 +18,7 @@ use ikarus_capi::{
 };
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_solve::body::BodyConfig;
-use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig};
+use ikarus_solve::{Goal, IkTask, PreparedTask, SolverConfig};
 use ikarus_testdata::motions;
 
 const FRAMES: usize = 32;
@@ -30,12 +30,7 @@ fn bench(c: &mut Criterion) {
     let start = motions::crouch(&skeleton, FRAMES - 1, FRAMES);
 
     // Rust: the prepared task, its goals set each frame.
-    let task = IkTask::from_effectors(
-        ends[0]
-            .iter()
-            .map(|&(j, p, q)| Effector::new(j, Goal::from_position_orientation(p, q)))
-            .collect(),
-    );
+    let task = IkTask::from_poses(ends[0]);
     let config = SolverConfig::Body(BodyConfig::default());
     let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
     let mut pose = start.clone();

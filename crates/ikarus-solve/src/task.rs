@@ -127,6 +127,18 @@ impl IkTask {
         Self::from_effectors(vec![Effector::new(joint, goal)])
     }
 
+    /// A task of 6-D effectors at weight 1: each joint to its model-space position and
+    /// rotation; the root fixed, the default [`Tolerance`].
+    #[must_use]
+    pub fn from_poses(poses: impl IntoIterator<Item = (JointId, DVec3, DQuat)>) -> Self {
+        Self::from_effectors(
+            poses
+                .into_iter()
+                .map(|(joint, p, q)| Effector::new(joint, Goal::from_position_orientation(p, q)))
+                .collect(),
+        )
+    }
+
     /// This task with `base` fixed in model space instead of the root.
     #[must_use]
     pub fn with_base(mut self, base: JointId) -> Self {

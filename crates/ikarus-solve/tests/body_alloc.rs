@@ -5,7 +5,7 @@
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::{ModelPose, fk};
 use ikarus_solve::body::BodyConfig;
-use ikarus_solve::{Effector, Goal, IkTask, PreparedTask, SolverConfig};
+use ikarus_solve::{IkTask, PreparedTask, SolverConfig};
 use ikarus_testdata::motions;
 
 #[test]
@@ -14,13 +14,7 @@ fn a_prepared_body_solve_allocates_nothing_per_frame() {
     let mut model = ModelPose::new(&skeleton);
     let tasks: Vec<IkTask> = motions::crouch_body_ends(&skeleton, 32)
         .into_iter()
-        .map(|ends| {
-            IkTask::from_effectors(
-                ends.iter()
-                    .map(|&(j, p, q)| Effector::new(j, Goal::from_position_orientation(p, q)))
-                    .collect(),
-            )
-        })
+        .map(IkTask::from_poses)
         .collect();
     let config = SolverConfig::Body(BodyConfig::default());
     let mut prepared = PreparedTask::new(&skeleton, &tasks[0], &config).expect("a body task");

@@ -10,11 +10,7 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{connect, joint_index, next, of, send, until};
-
-fn vec3(value: &Value) -> DVec3 {
-    DVec3::from_array(serde_json::from_value(value.clone()).unwrap())
-}
+use common::{connect, joint_index, next, of, send, until, vec3};
 
 /// Joint `j`'s position in a pose reply.
 fn at(pose: &Value, j: usize) -> DVec3 {
@@ -134,10 +130,9 @@ fn vec2(value: &Value) -> [f64; 2] {
 
 #[tokio::test]
 async fn a_walk_stands_on_stairs_and_goes_back_to_its_floor() {
-    let Some(dir) = ikarus_testdata::require("bvh", "viewer ground") else {
+    let Some(walk) = common::walk("viewer ground") else {
         return;
     };
-    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
     let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
     let text = std::fs::read_to_string(&walk).unwrap();
     send(

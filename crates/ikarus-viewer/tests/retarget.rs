@@ -14,11 +14,7 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Socket, base64_file, connect, next, of, retarget_text, send, until};
-
-fn vec3(value: &Value) -> DVec3 {
-    DVec3::from_array(serde_json::from_value(value.clone()).unwrap())
-}
+use common::{Socket, base64_file, connect, next, of, retarget_text, send, until, vec3};
 
 /// The shared `mmd` and `bvh` data directories; `None` (the test skips) without them.
 fn mmd_and_bvh(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {

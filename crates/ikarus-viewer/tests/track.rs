@@ -3,27 +3,21 @@
 //! from the truth reported), a recording file played onto it (the server's poses checked by
 //! FK against the recording's trackers), and bad requests refused naming the cause.
 
-use glam::DVec3;
 use ikarus_anim::retarget::Character;
 use ikarus_anim::track::{self, Points};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_viewer::Catalog;
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod common;
-use common::{connect, next, of, send, until};
-
-fn vec3(value: &Value) -> DVec3 {
-    DVec3::from_array(serde_json::from_value(value.clone()).unwrap())
-}
+use common::{connect, next, of, send, until, vec3};
 
 #[tokio::test]
 async fn a_walk_and_a_recording_pose_the_humanoid() {
-    let Some(dir) = ikarus_testdata::require("bvh", "viewer track") else {
+    let Some(walk) = common::walk("viewer track") else {
         return;
     };
-    let walk = dir.join("bandainamco_ds1_walk_normal_002.bvh");
     let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
 
     // Trackers from the walk's own bones, 4 points.

@@ -102,3 +102,14 @@ pub fn joint_index(skeleton: &Value, name: &str) -> usize {
         .position(|j| j["name"] == name)
         .unwrap_or_else(|| panic!("no joint {name}"))
 }
+
+/// A 3-vector in a reply (`[x, y, z]`).
+pub fn vec3(value: &Value) -> glam::DVec3 {
+    glam::DVec3::from_array(serde_json::from_value(value.clone()).unwrap())
+}
+
+/// The shared Bandai Namco walk (BVH): its path, or `None` when the shared data is missing
+/// outside CI (`test` names the test in the skip message).
+pub fn walk(test: &str) -> Option<std::path::PathBuf> {
+    ikarus_testdata::require("bvh", test).map(|dir| dir.join("bandainamco_ds1_walk_normal_002.bvh"))
+}
