@@ -10,13 +10,13 @@
 //!
 //! - 6-point: what no tracker sees (clavicles, knee swivel) stays at the reference pose's; on
 //!   the pymo walk the upper arms are 4–5 cm off and the knees 2 cm. Turning the clavicles a
-//!   share of the way to the hands was tried: worse at every share. mass_hik's 5 cm is the
+//!   share of the way to the hands was tried: worse at every share. `mass_hik`'s 5 cm is the
 //!   outlier.
 //! - 3- and 4-point: the stepping legs walk out of phase with the clip (on the pymo walk the feet
 //!   are 37 cm off on average with the hips tracked), hence the slides.
 //! - A half turn of a straight leg about its hip–ankle line between frames (the limb stage's two
 //!   answers) is taken back: that removed the 180° flips on 7 clips and brought 6-point from
-//!   2.30 to 1.89 cm. Single pops of 70–115° remain on mass_hik and mocapbank.
+//!   2.30 to 1.89 cm. Single pops of 70–115° remain on `mass_hik` and mocapbank.
 //! - Tried for the 3- and 4-point legs and dropped: the pelvis's sideways sway gating which foot
 //!   may step (no gain), and legs from examples (motion matching on the other nine clips: the
 //!   nearest example's foot velocities, by the pelvis's velocity and height and the feet's

@@ -2,12 +2,16 @@
 //! `{"heightfield": {"origin": [x0, z0], "cell": c, "heights": [[...], ...]}}` where
 //! `heights[i][j]` is the ground's height at `x = x0 + j·c`, `z = z0 + i·c` (bilinear between
 //! samples, the nearest edge value outside), or `{"plane": {"point": [x, y, z], "normal":
-//! [x, y, z]}}`. The CLI, Python and the viewer read them here.
+//! [x, y, z]}}`; or a glTF/GLB file, whose triangles are the ground (the highest under a
+//! point). The CLI, Python and the viewer read them here.
 
 use std::path::Path;
 
 use glam::DVec3;
-use ikarus_anim::ground::{Ground, Heightfield, HeightfieldError, Plane};
+use ikarus_anim::ground::{
+    Ground, Heightfield, HeightfieldError, Plane, TriangleMesh, TriangleMeshError,
+};
+use ikarus_formats::gltf::GltfFile;
 use serde::Deserialize;
 
 /// A terrain read from a file or a JSON text.
@@ -17,6 +21,8 @@ pub enum Terrain {
     Heightfield(Heightfield),
     /// A plane.
     Plane(Plane),
+    /// The triangles of a glTF/GLB file.
+    Mesh(TriangleMesh),
 }
 
 impl Ground for Terrain {
@@ -24,6 +30,7 @@ impl Ground for Terrain {
         match self {
             Terrain::Heightfield(h) => h.sample(x, z),
             Terrain::Plane(p) => p.sample(x, z),
+            Terrain::Mesh(m) => m.sample(x, z),
         }
     }
 }
@@ -68,13 +75,21 @@ pub enum TerrainError {
         /// The file.
         name: String,
     },
-    /// A glTF/GLB mesh as terrain (not read yet).
-    #[error(
-        "{name}: a glTF/GLB mesh terrain is not supported yet; give a JSON heightfield or plane"
-    )]
+    /// A glTF/GLB file that does not parse.
+    #[error("{name}: {source}")]
+    Gltf {
+        /// The file.
+        name: String,
+        /// Why.
+        source: ikarus_formats::gltf::GltfError,
+    },
+    /// A glTF/GLB file whose triangles are no ground (none, all walls, or not finite).
+    #[error("{name}: {source}")]
     Mesh {
         /// The file.
         name: String,
+        /// Why.
+        source: TriangleMeshError,
     },
 }
 
@@ -172,13 +187,39 @@ impl Terrain {
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         if matches!(extension.as_deref(), Some("glb" | "gltf")) {
-            return Err(TerrainError::Mesh { name });
+            let bytes = std::fs::read(path).map_err(|source| TerrainError::Io {
+                name: name.clone(),
+                source,
+            })?;
+            return Self::from_gltf(&bytes, path.parent(), &name);
         }
         let text = std::fs::read_to_string(path).map_err(|source| TerrainError::Io {
             name: name.clone(),
             source,
         })?;
         Self::from_json(&text, &name)
+    }
+
+    /// The triangles of a glTF/GLB file's `bytes` as the ground (+Y up, metres, the file's
+    /// world space); `base` is the folder external buffers are read from; `name` names it in
+    /// errors.
+    ///
+    /// # Errors
+    /// [`TerrainError::Gltf`] for a file that does not parse, [`TerrainError::Mesh`] for one
+    /// with no triangle to stand on.
+    pub fn from_gltf(bytes: &[u8], base: Option<&Path>, name: &str) -> Result<Self, TerrainError> {
+        let gltf = |source| TerrainError::Gltf {
+            name: name.to_owned(),
+            source,
+        };
+        let file = GltfFile::parse(bytes, base).map_err(gltf)?;
+        let triangles = file.triangles().map_err(gltf)?;
+        TriangleMesh::new(triangles)
+            .map(Terrain::Mesh)
+            .map_err(|source| TerrainError::Mesh {
+                name: name.to_owned(),
+                source,
+            })
     }
 
     /// Parses a terrain from JSON `text`; `name` names it in errors.
@@ -259,9 +300,12 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().contains("row 1"), "{error}");
         assert!(matches!(
-            Terrain::read(Path::new("hill.glb")),
-            Err(TerrainError::Mesh { .. })
+            Terrain::read(Path::new("no-such-hill.glb")),
+            Err(TerrainError::Io { .. })
         ));
+        let error = Terrain::from_gltf(b"glTF\x02\0\0\0", None, "bad.glb").unwrap_err();
+        assert!(matches!(error, TerrainError::Gltf { .. }), "{error}");
+        assert!(error.to_string().starts_with("bad.glb: "), "{error}");
     }
 
     #[test]

@@ -50,3 +50,55 @@ def test_bad_arguments(walk, tmp_path):
         ikarus.ground("walk.bvh", plane(0.0))
     with pytest.raises(ValueError, match=r"missing.json"):
         ikarus.ground(walk, str(tmp_path / "missing.json"))
+
+
+def _slope_glb(path, angle, size=20.0):
+    """A square of two triangles rising at `angle` along +X through the origin, written by
+    pygltflib (a writer independent of ikarus)."""
+    import pygltflib
+
+    t = np.tan(angle)
+    h = size / 2
+    vertices = np.array(
+        [[-h, -h * t, -h], [h, h * t, -h], [h, h * t, h], [-h, -h * t, h]], dtype=np.float32
+    )
+    indices = np.array([0, 2, 1, 0, 3, 2], dtype=np.uint32)
+    blob = vertices.tobytes() + indices.tobytes()
+    gltf = pygltflib.GLTF2(
+        scene=0,
+        scenes=[pygltflib.Scene(nodes=[0])],
+        nodes=[pygltflib.Node(mesh=0)],
+        meshes=[pygltflib.Mesh(primitives=[pygltflib.Primitive(attributes=pygltflib.Attributes(POSITION=0), indices=1)])],
+        accessors=[
+            pygltflib.Accessor(bufferView=0, componentType=pygltflib.FLOAT, count=4, type=pygltflib.VEC3,
+                               min=vertices.min(axis=0).tolist(), max=vertices.max(axis=0).tolist()),
+            pygltflib.Accessor(bufferView=1, componentType=pygltflib.UNSIGNED_INT, count=6, type=pygltflib.SCALAR),
+        ],
+        bufferViews=[
+            pygltflib.BufferView(buffer=0, byteOffset=0, byteLength=vertices.nbytes, target=pygltflib.ARRAY_BUFFER),
+            pygltflib.BufferView(buffer=0, byteOffset=vertices.nbytes, byteLength=indices.nbytes,
+                                 target=pygltflib.ELEMENT_ARRAY_BUFFER),
+        ],
+        buffers=[pygltflib.Buffer(byteLength=len(blob))],
+    )
+    gltf.set_binary_blob(blob)
+    gltf.save_binary(str(path))
+
+
+def test_a_glb_mesh_terrain_grounds_as_the_same_plane(walk, tmp_path):
+    # The same 10° slope as a GLB mesh (written by pygltflib) and as a JSON plane: the clip
+    # grounds alike on both (the mesh's vertices are f32, so within 1e-5 m by FK).
+    angle = np.radians(10.0)
+    path = tmp_path / "slope.glb"
+    _slope_glb(path, angle)
+    on_mesh, mesh_report = ikarus.ground(walk, str(path))
+    normal = [-np.sin(angle), np.cos(angle), 0.0]
+    on_plane, plane_report = ikarus.ground(walk, {"plane": {"point": [0.0, 0.0, 0.0], "normal": normal}})
+    assert mesh_report["unreached"] == plane_report["unreached"] == 0
+    skeleton, _ = walk
+    a, _ = ikarus.fk(skeleton, on_mesh)
+    b, _ = ikarus.fk(skeleton, on_plane)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    with pytest.raises(ValueError, match=r"broken.glb"):
+        (tmp_path / "broken.glb").write_bytes(b"glTF\x02\x00\x00\x00")
+        ikarus.ground(walk, str(tmp_path / "broken.glb"))

@@ -291,6 +291,8 @@ pub fn solver_choices() -> Vec<SolverChoice> {
                 for bone in ikarus_core::humanoid_map::HumanoidBone::BODY_ENDS {
                     body.pull.insert(bone.vrm_name().to_owned(), 1.0);
                 }
+                // A pinned foot holds when a hand is dragged far past its reach.
+                body.hold_pinned_feet = true;
             }
             Some(SolverChoice {
                 kind: kind.to_owned(),

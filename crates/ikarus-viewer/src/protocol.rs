@@ -112,8 +112,8 @@ pub enum Request {
     ExportBvh,
     /// Ground the loaded humanoid's motion on a terrain ([`ikarus_anim::ground`]): a
     /// `preset` (`slope`, `stairs`, `bumps`) laid along the motion's travel, or a terrain file
-    /// (`name` + `text`: the JSON `ikarus ground` reads); neither puts the motion back on its
-    /// own floor. The grounded motion replaces the loaded one (`motion` reply with
+    /// (`name` + `text`: the JSON `ikarus ground` reads; `name` + `base64`: a `.glb`/`.gltf`
+    /// whose triangles are the ground); neither puts the motion back on its own floor. The grounded motion replaces the loaded one (`motion` reply with
     /// `grounding`), and a `terrain` reply gives the ground to draw.
     Ground {
         /// A terrain made for the motion.
@@ -125,6 +125,9 @@ pub enum Request {
         /// A terrain file's JSON text.
         #[serde(default)]
         text: Option<String>,
+        /// A terrain file's bytes in base64 (glTF/GLB).
+        #[serde(default)]
+        base64: Option<String>,
     },
     /// Pose the loaded humanoid from trackers ([`ikarus_anim::track`]): a recording (`name` +
     /// `text`, `.json` or `.csv`, the format `ikarus track` reads) played onto it, or a motion

@@ -180,6 +180,21 @@ async fn a_walk_stands_on_stairs_and_goes_back_to_its_floor() {
     assert!(of(&replies, "terrain")["terrain"].is_null());
     assert_eq!(of(&replies, "pose")["positions"], flat["positions"]);
 
+    // A GLB's triangles as the ground (the Fox's mesh, uploaded as the page does): the
+    // motion is grounded on it and the mesh is drawn as heights sampled under it.
+    if let Some(gltf) = ikarus_testdata::require("gltf", "viewer ground") {
+        let fox = common::base64_file(&gltf.join("Fox.glb"));
+        send(
+            &mut socket,
+            &json!({"type": "ground", "name": "Fox.glb", "base64": fox}),
+        )
+        .await;
+        let replies = until(&mut socket, "pose").await;
+        assert!(of(&replies, "motion")["grounding"].is_object());
+        let drawn = &of(&replies, "terrain")["terrain"];
+        assert!(drawn["heights"].as_array().unwrap().len() > 10, "{drawn}");
+    }
+
     // Bad requests are refused naming the cause; the state stays.
     send(
         &mut socket,

@@ -222,7 +222,9 @@ $('terrain').onchange = () => {
 $('terrain-file').onchange = async () => {
   const file = $('terrain-file').files[0];
   $('terrain-file').value = '';
-  if (file && withinLimit(file)) send({ type: 'ground', name: file.name, text: await file.text() });
+  if (!file || !withinLimit(file)) return;
+  if (/\.json$/i.test(file.name)) send({ type: 'ground', name: file.name, text: await file.text() });
+  else send({ type: 'ground', name: file.name, base64: await base64Of(file) });
 };
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => {

@@ -21,6 +21,7 @@
 //! full-body solver ([`ikarus_solve::body`]) places the pelvis and both feet exactly (the
 //! legs by their closed form, every limit kept); the spine, arms and head keep the animation.
 
+mod mesh;
 mod terrain;
 
 use glam::{DQuat, DVec3};
@@ -29,6 +30,7 @@ use ikarus_core::{JointId, ModelPose, Motion, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
+pub use mesh::{TriangleMesh, TriangleMeshError};
 pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
 
 use crate::retarget::contacts::{self, ContactConfig};

@@ -28,6 +28,7 @@ mod container;
 mod error;
 mod mesh;
 mod scene;
+mod triangles;
 pub mod vrm;
 pub mod vrma;
 mod write;

@@ -90,6 +90,14 @@ pub struct BodyConfig {
     pub spine_stiffness: f64,
     /// Iterations of the body stage at most. Default 20.
     pub iterations: u32,
+    /// Whether a foot of full pull holds against the body's move. The body stage does not
+    /// see the legs' limits, so a hand far past its reach can turn the pelvis further than
+    /// a hip's limit lets a pinned foot follow. True: the move is then scaled back (by
+    /// bisection) until every such foot is on its goal, and the hand falls short instead —
+    /// what a posing tool wants. Default false: the body stays where the descent placed it,
+    /// so that consecutive frames (a tracker, a grounded clip) never jump between a full and
+    /// a scaled-back move.
+    pub hold_pinned_feet: bool,
 }
 
 impl Default for BodyConfig {
@@ -102,6 +110,7 @@ impl Default for BodyConfig {
             pelvis_stiffness: 1.0,
             spine_stiffness: 1.0,
             iterations: 20,
+            hold_pinned_feet: false,
         }
     }
 }

@@ -55,6 +55,9 @@ struct Target {
     orientation: Option<DQuat>,
     /// `sqrt(weight) · pull`.
     strength: f64,
+    /// A full pull (1): the effector holds the body back rather than follow it (a pinned
+    /// foot).
+    pinned: bool,
 }
 
 /// The body stage's view of one evaluation: the pelvis and spine moved by `u`.
@@ -457,6 +460,7 @@ impl BodyRig {
                     position: e.goal.position,
                     orientation: e.goal.orientation,
                     strength: e.weight.sqrt() * config.pull_of(bone),
+                    pinned: config.pull_of(bone) >= 1.0,
                 });
             }
         }
@@ -564,10 +568,11 @@ impl BodyRig {
                 break;
             }
         }
-        // 3. The limbs, exactly, over the body as placed. The body stage does not see the
-        // legs' limits: when the body's move leaves a foot short of a goal it reaches from
-        // the input body (a hip turned past its limit), the move is scaled back by bisection
-        // to the most that keeps every foot on its goal — a pinned foot holds.
+        // 3. The limbs, exactly, over the body as placed. With `hold_pinned_feet`, when the
+        // body's move leaves a pinned foot (full pull) short of a goal it reaches from the
+        // input body (a hip turned past its limit: the body stage does not see the legs'
+        // limits), the move is scaled back by bisection to the most that keeps every pinned
+        // foot on its goal. A foot of a smaller pull follows the body instead.
         let parent_rotation = skeleton
             .parent(self.hips)
             .map_or(DQuat::IDENTITY, |p| model.rotation(p));
@@ -609,8 +614,8 @@ impl BodyRig {
                     continue;
                 };
                 reached &= solve_limb(skeleton, (limb, axes), target, pose, model, &mut active);
-                if let (Some(goal), HumanoidBone::LeftFoot | HumanoidBone::RightFoot) =
-                    (target.position, limb.bones[2])
+                if let (Some(goal), HumanoidBone::LeftFoot | HumanoidBone::RightFoot, true) =
+                    (target.position, limb.bones[2], target.pinned)
                 {
                     feet = feet.max(model.position(limb.joints[2]).distance(goal));
                 }
@@ -619,7 +624,7 @@ impl BodyRig {
         };
         let (mut reached, feet) = place(1.0, pose, model);
         let tolerance = task.tolerance.position;
-        if feet > tolerance && place(0.0, pose, model).1 <= tolerance {
+        if config.hold_pinned_feet && feet > tolerance && place(0.0, pose, model).1 <= tolerance {
             let (mut lo, mut hi) = (0.0, 1.0);
             for _ in 0..BACK_OFF_STEPS {
                 let mid = 0.5 * (lo + hi);
@@ -630,7 +635,7 @@ impl BodyRig {
                 }
             }
             reached = place(lo, pose, model).0;
-        } else if feet > tolerance {
+        } else if config.hold_pinned_feet && feet > tolerance {
             // Nothing to gain: the body as the descent placed it.
             reached = place(1.0, pose, model).0;
         }
@@ -1006,6 +1011,7 @@ mod tests {
                 position: Some(at(n) + DVec3::new(0.3, -0.2, 0.4)),
                 orientation: None,
                 strength: 1.0,
+                pinned: true,
             })
             .collect();
         let chest = skeleton.name(rig.chest.as_ref().unwrap().0).to_owned();
@@ -1014,18 +1020,21 @@ mod tests {
             position: Some(at("hips") + DVec3::new(0.05, 0.02, -0.03)),
             orientation: Some(turn_of("hips")),
             strength: 1.0,
+            pinned: true,
         });
         targets.push(Target {
             role: Role::Chest,
             position: Some(at(&chest) + DVec3::new(-0.04, 0.0, 0.05)),
             orientation: Some(turn_of(&chest)),
             strength: 0.7,
+            pinned: true,
         });
         targets.push(Target {
             role: Role::Head,
             position: Some(at("head") + DVec3::new(0.0, -0.05, 0.1)),
             orientation: None,
             strength: 1.0,
+            pinned: true,
         });
         let body = Body {
             skeleton: &skeleton,

@@ -122,10 +122,10 @@ fn a_hand_past_reach_draws_the_pelvis_and_spine_and_the_feet_hold() {
 
 #[test]
 fn a_hand_far_past_reach_never_takes_a_pinned_foot_off_its_goal() {
-    // Goals 0.7 to 1.5 m past the arm's reach, forward and out: the body stage alone would
-    // turn the pelvis past what the left hip's limit lets the leg follow (measured without the
-    // back-off: the left foot 16.5 cm off its goal at 1 m past); the move is scaled back until
-    // both feet are on their goals, by FK.
+    // Goals 0.7 to 1.5 m past the arm's reach, forward and out, with `hold_pinned_feet`: the
+    // body stage alone would turn the pelvis past what the left hip's limit lets the leg
+    // follow (measured without it: the left foot 16.5 cm off its goal at 1 m past); the move
+    // is scaled back until both feet are on their goals, by FK.
     let skeleton = builtin_humanoid();
     let (mut task, start) = reach_task(&skeleton);
     let before = model_of(&skeleton, &start);
@@ -138,7 +138,11 @@ fn a_hand_far_past_reach_never_takes_a_pinned_foot_off_its_goal() {
     for past in [0.7, 1.0, 1.5] {
         task.effectors[2].goal.position = Some(before.position(shoulder) + out * (arm + past));
         let mut pose = start.clone();
-        let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+        let config = BodyConfig {
+            hold_pinned_feet: true,
+            ..BodyConfig::default()
+        };
+        let report = solve(&skeleton, &task, &body(config), &mut pose);
         let model = model_of(&skeleton, &pose);
         for foot in &task.effectors[..2] {
             let off = model

@@ -1,6 +1,7 @@
 //! `ground`: the loaded humanoid's motion grounded on a terrain ([`ikarus_anim::ground`]), a
 //! preset laid along its travel or a terrain file, and the terrain's heights to draw.
 
+use glam::DVec3;
 use ikarus_anim::ground::{Ground, GroundConfig, Heightfield, ground_motion};
 use ikarus_anim::retarget::Character;
 use ikarus_core::humanoid_map::HumanoidBone;
@@ -21,8 +22,9 @@ impl Session {
     pub(crate) fn ground(
         &mut self,
         preset: Option<TerrainPreset>,
-        name: Option<String>,
-        text: Option<String>,
+        name: Option<&str>,
+        text: Option<&String>,
+        base64: Option<&String>,
     ) -> Outcome {
         let model_name = self.loaded.name.clone();
         let nothing = || RequestError::NothingToGround {
@@ -43,9 +45,9 @@ impl Session {
         let skeleton = self.loaded.document.skeleton.scaled(1.0 / unit);
         let mut metres = source.clone();
         metres.scale_lengths(1.0 / unit);
-        let terrain = match (preset, name, text) {
-            (None, None, None) => None,
-            (Some(preset), None, None) => {
+        let terrain = match (preset, name) {
+            (None, None) if text.is_none() && base64.is_none() => None,
+            (Some(preset), None) if text.is_none() && base64.is_none() => {
                 let mut model = ModelPose::new(&skeleton);
                 let path: Vec<_> = metres
                     .frames()
@@ -59,7 +61,18 @@ impl Session {
                     preset.heightfield(&path).ok_or_else(nothing)?,
                 ))
             }
-            (None, Some(name), Some(text)) => Some(Terrain::from_json(&text, &name)?),
+            (None, Some(name)) => {
+                let bytes = crate::catalog::upload_bytes("ground", name, text, base64)?;
+                let extension = std::path::Path::new(name)
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .map(str::to_ascii_lowercase);
+                Some(if matches!(extension.as_deref(), Some("glb" | "gltf")) {
+                    Terrain::from_gltf(&bytes, None, name)?
+                } else {
+                    Terrain::from_json(&String::from_utf8_lossy(&bytes), name)?
+                })
+            }
             _ => return Err(RequestError::GroundArguments),
         };
         let (motion, grounding, info) = match &terrain {
@@ -142,6 +155,32 @@ fn terrain_info(
     };
     match terrain {
         Terrain::Heightfield(h) => grid(h),
+        // A mesh is drawn as the heights of a grid sampled under it (none: its lowest point).
+        Terrain::Mesh(mesh) => {
+            let (lo, hi) = mesh.triangles().iter().flatten().fold(
+                (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+            );
+            let cell = ((hi.x - lo.x).max(hi.z - lo.z) / 255.0).max(1e-6);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ≤ 256
+            let count = |span: f64| ((span / cell).ceil() as usize + 1).min(256);
+            #[allow(clippy::cast_precision_loss)] // sample indices
+            let heights = (0..count(hi.z - lo.z))
+                .map(|i| {
+                    (0..count(hi.x - lo.x))
+                        .map(|j| {
+                            let (x, z) = (lo.x + j as f64 * cell, lo.z + i as f64 * cell);
+                            mesh.sample(x, z).map_or(lo.y, |(h, _)| h)
+                        })
+                        .collect()
+                })
+                .collect();
+            TerrainInfo {
+                origin: [lo.x, lo.z],
+                cell,
+                heights,
+            }
+        }
         Terrain::Plane(plane) => {
             let mut model = ModelPose::new(skeleton);
             let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);

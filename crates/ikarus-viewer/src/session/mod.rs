@@ -227,7 +227,12 @@ impl Session {
                 base64,
                 points,
             } => self.track(&track::Upload { name, text, base64 }, points),
-            Request::Ground { preset, name, text } => self.ground(preset, name, text),
+            Request::Ground {
+                preset,
+                name,
+                text,
+                base64,
+            } => self.ground(preset, name.as_deref(), text.as_ref(), base64.as_ref()),
             Request::Retarget {
                 name,
                 text,
@@ -789,7 +794,11 @@ pub(crate) fn default_solver(loaded: &Loaded) -> SolverConfig {
     let fits =
         ikarus_solve::example_based::builtin_humanoid().is_some_and(|m| m.bind(skeleton).is_ok());
     if body {
-        SolverConfig::Body(ikarus_solve::body::BodyConfig::default())
+        // A pinned foot holds when a hand is dragged far past its reach.
+        SolverConfig::Body(ikarus_solve::body::BodyConfig {
+            hold_pinned_feet: true,
+            ..ikarus_solve::body::BodyConfig::default()
+        })
     } else if fits {
         SolverConfig::Example(ikarus_solve::example_based::ExampleConfig::default())
     } else {
