@@ -801,6 +801,10 @@ fn solve_limb(
                     let input = chain.input(skeleton, pose, model, goal, pole);
                     swivel(skeleton, limb, &input, rotation, pose, model)
                 }
+                (None, None) => {
+                    let input = chain.input(skeleton, pose, model, goal, pole);
+                    free_swivel(skeleton, limb, &input, pose)
+                }
                 _ => 0.0,
             };
             let settings = TwoBoneSettings {
@@ -923,6 +927,64 @@ fn swivel(
         }
     }
     if best.1.is_finite() { best.1 } else { 0.0 }
+}
+
+/// The swivel for a limb with a position goal only: 0 (the current side of the bend) when
+/// the upper and mid joints stay inside their limits there; else, of 48 swivels round the
+/// circle and then a finer look about the best, the one that leaves them least past their
+/// limits, the nearest to 0 among equals — so that a reachable hand is reached inside the
+/// limits rather than pulled off its goal by the limits' projection.
+fn free_swivel(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    input: &two_bone::TwoBoneInput,
+    pose: &LocalPose,
+) -> f64 {
+    let [a, b, _] = limb.joints;
+    let past = |twist_angle: f64| {
+        let settings = TwoBoneSettings {
+            twist_angle,
+            ..TwoBoneSettings::default()
+        };
+        let out = two_bone::solve(input, &settings);
+        let violation = |j: JointId, local: DQuat| {
+            skeleton
+                .limit(j)
+                .violation(skeleton.rest(j).rotation.conjugate() * local)
+        };
+        violation(a, pose[a].rotation * out.start_correction)
+            + violation(b, pose[b].rotation * out.mid_correction)
+    };
+    let at_zero = past(0.0);
+    if at_zero <= 1e-12 {
+        return 0.0;
+    }
+    let cost = |angle: f64| past(angle) + 1e-3 * angle.abs();
+    let step = std::f64::consts::TAU / 48.0;
+    let mut best = (cost(0.0), 0.0);
+    for k in 1..48 {
+        let angle = f64::from(k) * step - std::f64::consts::PI;
+        let c = cost(angle);
+        if c < best.0 {
+            best = (c, angle);
+        }
+    }
+    let mut step = step / 2.0;
+    while step > 1e-3 {
+        let (left, right) = (cost(best.1 - step), cost(best.1 + step));
+        if left < best.0 && left <= right {
+            best = (left, best.1 - step);
+        } else if right < best.0 {
+            best = (right, best.1 + step);
+        } else {
+            step *= 0.5;
+        }
+    }
+    if best.1.is_finite() && past(best.1) < at_zero {
+        best.1
+    } else {
+        0.0
+    }
 }
 
 /// An arm whose goal is beyond its reach: the clavicle turns its upper arm's start towards

@@ -158,6 +158,30 @@ fn a_hand_far_past_reach_never_takes_a_pinned_foot_off_its_goal() {
 }
 
 #[test]
+fn a_reachable_hand_swivels_its_elbow_inside_the_limits() {
+    // From the T-pose, a hand goal in front of the chest and lower (the viewer's first drag):
+    // the current side of the bend turns the upper arm past its limit (measured before the
+    // swivel for position goals: unreachable, the hand 3 cm off its goal); a swivel inside
+    // the limits reaches it exactly.
+    let skeleton = builtin_humanoid();
+    let (mut task, start) = reach_task(&skeleton);
+    task.effectors[2].goal.position = Some(DVec3::new(0.457, 1.173, 0.021));
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    assert!(!report.limits_active, "{report:?}");
+    let model = model_of(&skeleton, &pose);
+    let hand = joint(&skeleton, "leftHand");
+    assert!(
+        model
+            .position(hand)
+            .distance(DVec3::new(0.457, 1.173, 0.021))
+            < 1e-4
+    );
+    assert!(skeleton.limit_violation(&pose).is_none());
+}
+
+#[test]
 fn without_pull_the_body_stays_and_the_hand_falls_short() {
     let skeleton = builtin_humanoid();
     let (task, start) = reach_task(&skeleton);

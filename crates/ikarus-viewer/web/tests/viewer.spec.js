@@ -71,6 +71,7 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   let s = await drag(page, 'leftHand', -70, 60);
   expect(s.selected).toContain('leftHand');
   expect(s.lastReport.solver).toBe('body');
+  console.log(`body drag: ${JSON.stringify(s.lastReport)} goal ${JSON.stringify(s.effectors.find((e) => e.joint === 'leftHand'))} start ${JSON.stringify(handStart)}`);
   expect(s.lastReport.status).toBe('converged');
   const goal = s.effectors.find((e) => e.joint === 'leftHand').position;
   expect(distance(goal, handStart)).toBeGreaterThan(0.05);
