@@ -329,7 +329,12 @@ mod tests {
 
     /// The built-in humanoid standing on its soles at y = 0 (its rest lifted so the lowest
     /// joint is at the floor), its model frames and its grounder.
-    fn standing() -> (ikarus_core::Skeleton, HumanoidMap, ikarus_core::LocalPose, ModelPose) {
+    fn standing() -> (
+        ikarus_core::Skeleton,
+        HumanoidMap,
+        ikarus_core::LocalPose,
+        ModelPose,
+    ) {
         let skeleton = builtin_humanoid();
         let map = HumanoidMap::recognise(&skeleton);
         let mut pose = skeleton.rest_pose();
@@ -361,7 +366,8 @@ mod tests {
             let ankle = model.position(grounder.ankles()[s]);
             // Planted (the rest's ankles are near the floor): fully turned to the normal.
             assert_eq!(goals.weights[s], 1.0);
-            let turned = goals.feet[s].orientation.unwrap() * model.rotation(grounder.ankles()[s]).conjugate();
+            let turned = goals.feet[s].orientation.unwrap()
+                * model.rotation(grounder.ankles()[s]).conjugate();
             assert!((turned * DVec3::Y - slope.sample(0.0, 0.0).unwrap().1).length() < 1e-9);
             // Every sole point at least its rest height above the slope, one exactly.
             let position = goals.feet[s].position.unwrap();
@@ -405,8 +411,8 @@ mod tests {
         fk::forward_kinematics(&skeleton, &pose, &mut model);
         let ankle = map.joint(HumanoidBone::LeftFoot).unwrap();
         assert!(model.position(ankle).y > 0.3, "{}", model.position(ankle));
-        let step = Heightfield::new([-5.0, -5.0], 10.0, vec![vec![0.1, 0.1], vec![0.1, 0.1]])
-            .unwrap();
+        let step =
+            Heightfield::new([-5.0, -5.0], 10.0, vec![vec![0.1, 0.1], vec![0.1, 0.1]]).unwrap();
         let goals = grounder.goals(&model, &step, 1.0 / 60.0);
         // Flat ground 0.1 m up: every foot is lifted by exactly 0.1 m (sole offsets kept) and
         // the swinging foot is not turned (its contact weight is 0 well above the floor).
@@ -416,7 +422,10 @@ mod tests {
         assert_eq!(goals.weights[0], 0.0);
         // The pelvis rises with the ground, short of the straight standing leg's full reach
         // (0.999 of it, so the knee never locks).
-        assert!(goals.pelvis_offset <= 0.1 && goals.pelvis_offset > 0.095, "{goals:?}");
+        assert!(
+            goals.pelvis_offset <= 0.1 && goals.pelvis_offset > 0.095,
+            "{goals:?}"
+        );
         // It starts at its target on lower ground, then rises to level ground by the spring:
         // after one frame of 1/60 s, the spring's closed form.
         let flat = |h: f64| Heightfield::new([-5.0, -5.0], 10.0, vec![vec![h; 2]; 2]).unwrap();
