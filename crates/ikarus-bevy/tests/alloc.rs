@@ -11,23 +11,32 @@
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bevy::prelude::*;
 use common::{app, godette, spawn, target};
 use ikarus_bevy::prelude::*;
 use ikarus_core::glam::DVec3;
 
-/// Counts allocations while `COUNTING` is on (this thread or any: tests here run one app).
+/// Counts the allocations of the thread that turned `COUNTING` on (Bevy without its
+/// `multi_threaded` feature runs every system on the thread calling `App::update`); the test
+/// harness's other threads (printing another test's result) are not counted.
 struct Counting;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(false)
+}
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counter is atomic.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: the caller's layout, as `GlobalAlloc::alloc` requires.
@@ -40,7 +49,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: as `GlobalAlloc::realloc` requires, from the caller.
@@ -57,9 +66,9 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Allocations during `f`.
 fn count(f: impl FnOnce()) -> usize {
     ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
+    COUNTING.set(true);
     f();
-    COUNTING.store(false, Ordering::SeqCst);
+    COUNTING.set(false);
     ALLOCATIONS.load(Ordering::SeqCst)
 }
 
