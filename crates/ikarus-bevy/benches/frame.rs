@@ -132,8 +132,10 @@ impl Direct {
     fn frame(&mut self) {
         self.frame += 1;
         let offsets = hand_offsets(self.frame);
-        for side in 0..2 {
-            self.task.effectors[side].goal.position = Some(self.homes[side] + offsets[side]);
+        for ((effector, home), offset) in
+            self.task.effectors.iter_mut().zip(self.homes).zip(offsets)
+        {
+            effector.goal.position = Some(home + offset);
         }
         for pose in &mut self.poses {
             black_box(

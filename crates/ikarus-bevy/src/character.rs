@@ -177,6 +177,19 @@ fn joints_below(root: Entity, children: &Query<&Children>) -> Vec<(Entity, Optio
     out
 }
 
+/// `name`, or `name#2`, `name#3`, … when `names` has it (glTF allows duplicate node names;
+/// a skeleton does not).
+fn unique_name(names: &[String], name: String) -> String {
+    if !names.contains(&name) {
+        return name;
+    }
+    // Among `names.len() + 1` suffixes one is free.
+    (2..names.len() + 3)
+        .map(|k| format!("{name}#{k}"))
+        .find(|n| !names.contains(n))
+        .expect("an unused suffix")
+}
+
 /// Builds a character's rig from its joint entities, or says why not (`Ok(None)`: nothing
 /// has spawned below the root yet).
 fn build_rig(
@@ -209,15 +222,10 @@ fn build_rig(
     let mut rest = Vec::with_capacity(found.len());
     for &(entity, parent) in &found {
         let (transform, name) = nodes.get(entity).expect("filtered above");
-        let mut name = name.map_or_else(|| format!("entity{}", entity.index()), |n| n.to_string());
-        if names.contains(&name) {
-            let base = name.clone();
-            let mut k = 2;
-            while names.contains(&name) {
-                name = format!("{base}#{k}");
-                k += 1;
-            }
-        }
+        let name = unique_name(
+            &names,
+            name.map_or_else(|| format!("entity{}", entity.index()), ToString::to_string),
+        );
         let unit = match parent {
             Some(p) => {
                 let own = uniform(scales[p]).ok_or_else(|| IkarusError::NonUniformScale {
@@ -370,18 +378,17 @@ fn read_character(
             status.set_if_neq(IkarusStatus::Error(IkarusError::MissingTarget(entity)));
             return;
         };
-        let unit = match skeleton.parent(JointId::from_index(k)) {
-            Some(p) => match uniform(rig.scales[p.index()]) {
-                Some(own) => rig.units[p.index()] * own,
-                None => {
-                    status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
-                        joint: skeleton.name(p).to_owned(),
-                        scale: rig.scales[p.index()].to_array(),
-                    }));
-                    return;
-                }
-            },
-            None => root_unit,
+        let unit = if let Some(p) = skeleton.parent(JointId::from_index(k)) {
+            let Some(own) = uniform(rig.scales[p.index()]) else {
+                status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
+                    joint: skeleton.name(p).to_owned(),
+                    scale: rig.scales[p.index()].to_array(),
+                }));
+                return;
+            };
+            rig.units[p.index()] * own
+        } else {
+            root_unit
         };
         rig.units[k] = unit;
         rig.scales[k] = transform.scale;
@@ -414,7 +421,7 @@ pub(crate) fn write_characters(
 ) {
     for mut rig in &mut characters {
         let rig = &mut *rig;
-        if !(rig.readable && rig.solved) || !rig.pose.is_finite() {
+        if !(rig.readable && rig.solved && rig.pose.is_finite()) {
             continue;
         }
         if rig.written.len() != rig.joints.len() {

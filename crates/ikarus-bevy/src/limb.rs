@@ -53,9 +53,10 @@ impl LimbEnd {
 }
 
 /// Which closed form solves the limb.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum LimbSolver {
     /// Two-bone IK (ozz's and Unity's): the mid joint a hinge, the pole a hint position.
+    #[default]
     TwoBone,
     /// The 7-DOF limb (seed 000): the elbow a hinge with a range, the swivel chosen by
     /// `swivel` (the pole, when given, asks for its swivel: the nearest feasible one), every
@@ -66,12 +67,6 @@ pub enum LimbSolver {
         /// The swivel without a pole. Default `KeepCurrent`.
         swivel: SwivelPolicy,
     },
-}
-
-impl Default for LimbSolver {
-    fn default() -> Self {
-        Self::TwoBone
-    }
 }
 
 /// A limb of a character solved towards a target entity: put it on any entity (its own, or

@@ -147,7 +147,7 @@ pub(crate) fn read_tracked(
         for (&bone, &entity) in state.points.bones().iter().zip(&state.entities) {
             match target_in(rig, entity, &helper) {
                 Ok((position, rotation)) => {
-                    state.frame.push((bone, TrackerPose { position, rotation }))
+                    state.frame.push((bone, TrackerPose { position, rotation }));
                 }
                 Err(error) => {
                     if state.lost.is_none() {

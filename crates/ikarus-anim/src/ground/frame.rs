@@ -407,7 +407,7 @@ mod tests {
         let mut grounder = FrameGrounder::new(character, &FrameGroundConfig::default()).unwrap();
         // Swing the left leg forward (its foot well above the floor) over ground 0.1 m up.
         let thigh = map.joint(HumanoidBone::LeftUpperLeg).unwrap();
-        pose[thigh].rotation = pose[thigh].rotation * DQuat::from_rotation_x(-1.2);
+        pose[thigh].rotation *= DQuat::from_rotation_x(-1.2);
         fk::forward_kinematics(&skeleton, &pose, &mut model);
         let ankle = map.joint(HumanoidBone::LeftFoot).unwrap();
         assert!(model.position(ankle).y > 0.3, "{}", model.position(ankle));
