@@ -3,10 +3,13 @@
 //!
 //! Each character is Godette (68 joints, `../shared/data/gltf/Godette_vrm_v4.vrm`) spawned as
 //! joint entities on a grid, with a [`FullBodyIk`] pulling both hands and holding both feet,
-//! the hand targets moving every frame. `plugin/N` is one `App::update` (Bevy's schedule, the
-//! plugin's read, solve and write, transform propagation); `direct/N` is N calls of
-//! `BodyRig::solve` with the same goals from the same start poses: what the plugin adds is the
-//! difference. One thread (Bevy's single-threaded executor: no `multi_threaded` feature).
+//! the hand targets moving every frame. `plugin/N` is one `App::update` with `MinimalPlugins`
+//! and the plugin (its read, solve and write; no transform propagation, which a game pays
+//! with or without IK); `direct/N` is, per character, the animated pose copied into the
+//! working pose and `BodyRig::solve` with the same goals — the same work the plugin asks of
+//! the solver, since nothing animates the joints and the plugin starts every frame from the
+//! last animated input (the rest here). What the plugin adds is the difference. One thread
+//! (Bevy's single-threaded executor: no `multi_threaded` feature).
 //!
 //! `cargo bench -p ikarus-bevy --bench frame`
 
@@ -16,7 +19,7 @@ mod common;
 use std::hint::black_box;
 
 use bevy::prelude::*;
-use common::{Model, app, godette, spawn, target};
+use common::{Model, godette, spawn, target};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ikarus_bevy::prelude::*;
 use ikarus_core::glam::DVec3;
@@ -60,7 +63,8 @@ fn move_hands(mut frame: ResMut<Frame>, mut targets: Query<(&HandTarget, &mut Tr
 }
 
 fn plugin_app(model: &Model, n: usize) -> App {
-    let mut app = app();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, IkarusPlugin));
     app.init_resource::<Frame>().add_systems(Update, move_hands);
     let rest = model.rest();
     for i in 0..n {
@@ -90,6 +94,17 @@ fn plugin_app(model: &Model, n: usize) -> App {
     app
 }
 
+/// `pose` as a Bevy scene holds it: every translation and rotation rounded to f32 (the
+/// plugin's input: the joints' `Transform`s).
+fn f32_rounded(pose: &LocalPose) -> LocalPose {
+    let mut pose = pose.clone();
+    for t in pose.transforms_mut() {
+        t.translation = t.translation.as_vec3().as_dvec3();
+        t.rotation = t.rotation.as_quat().as_dquat();
+    }
+    pose
+}
+
 /// The same tasks solved directly: per character a pose, the rig and the task.
 struct Direct {
     skeleton: Skeleton,
@@ -97,6 +112,8 @@ struct Direct {
     config: BodyConfig,
     task: IkTask,
     homes: [DVec3; 2],
+    /// The animated input (the rest) and each character's working pose.
+    input: LocalPose,
     poses: Vec<LocalPose>,
     frame: u64,
 }
@@ -120,6 +137,7 @@ impl Direct {
             config,
             task: IkTask::from_effectors(effectors),
             homes: HANDS.map(|b| rest.position(model.joint(b))),
+            input: f32_rounded(&model.skeleton.rest_pose()),
             poses: vec![model.skeleton.rest_pose(); n],
             frame: 0,
         };
@@ -161,6 +179,13 @@ fn frame(c: &mut Criterion) {
         let mut direct = Direct::new(&model, n);
         group.bench_with_input(BenchmarkId::new("direct", n), &n, |b, _| {
             b.iter(|| direct.frame());
+        });
+        drop(direct);
+        // The same, each character with its own skeleton, rig and task, as the plugin keeps
+        // them (one per scene instance): the solver's cost with the plugin's memory layout.
+        let mut each: Vec<Direct> = (0..n).map(|_| Direct::new(&model, 1)).collect();
+        group.bench_with_input(BenchmarkId::new("direct_each", n), &n, |b, _| {
+            b.iter(|| each.iter_mut().for_each(Direct::frame));
         });
     }
     group.finish();

@@ -271,7 +271,7 @@ pub(crate) fn read_bodies(
 /// Solves every body: the game's effectors blended over the animation, the grounded hips
 /// and feet, then the full-body solver.
 pub(crate) fn solve_bodies(
-    mut bodies: Query<(&mut CharacterRig, &mut BodyState, &mut IkReport)>,
+    mut bodies: Query<(&mut CharacterRig, &mut BodyState, &mut IkReport), Without<TrackedBody>>,
     ground: Option<Res<IkarusGround>>,
 ) {
     let flat = IkarusGround::default();

@@ -69,6 +69,8 @@ pub struct IkReport {
     pub rotation_error: f64,
     /// Whether a joint limit held a joint back.
     pub limits_active: bool,
+    /// Iterations the solver used (0 for the closed forms).
+    pub iterations: u32,
     /// Frames solved so far.
     pub frames: u64,
     /// Why the last frame was not solved, if it was not.
@@ -88,6 +90,7 @@ impl IkReport {
             [report.position_error, report.rotation_error],
             report.limits_active,
         );
+        self.iterations = report.iterations;
     }
 
     /// Records a solved frame: its status, `[position, rotation]` errors and whether a limit
@@ -96,6 +99,7 @@ impl IkReport {
         self.status = Some(status);
         [self.position_error, self.rotation_error] = errors;
         self.limits_active = limited;
+        self.iterations = 0;
         self.frames += 1;
         if self.error.is_some() {
             self.error = None;
