@@ -105,6 +105,12 @@ fn f32_rounded(pose: &LocalPose) -> LocalPose {
     pose
 }
 
+/// A goal as the plugin reads it from a target entity's f32 `Transform` (the character at
+/// the origin: its model space is the world).
+fn f32_rounded_point(p: DVec3) -> DVec3 {
+    p.as_vec3().as_dvec3()
+}
+
 /// The same tasks solved directly: per character a pose, the rig and the task.
 struct Direct {
     skeleton: Skeleton,
@@ -128,7 +134,10 @@ impl Direct {
             .chain(FEET)
             .map(|bone| {
                 let joint = model.joint(bone);
-                Effector::new(joint, Goal::from_position(rest.position(joint)))
+                Effector::new(
+                    joint,
+                    Goal::from_position(f32_rounded_point(rest.position(joint))),
+                )
             })
             .collect();
         let mut direct = Self {
@@ -153,7 +162,7 @@ impl Direct {
         for ((effector, home), offset) in
             self.task.effectors.iter_mut().zip(self.homes).zip(offsets)
         {
-            effector.goal.position = Some(home + offset);
+            effector.goal.position = Some(f32_rounded_point(home + offset));
         }
         for pose in &mut self.poses {
             black_box(

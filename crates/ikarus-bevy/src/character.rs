@@ -160,6 +160,30 @@ impl CharacterRig {
     }
 }
 
+/// The skeletons of the characters alive, shared between instances of one model (same
+/// joints, names, rest and limits): a crowd of one character reads one skeleton.
+#[derive(Resource, Default)]
+pub(crate) struct Skeletons(Vec<Arc<Skeleton>>);
+
+impl Skeletons {
+    /// The shared skeleton equal to `skeleton`, or `skeleton` itself, now shared; forgets
+    /// skeletons no character holds any more.
+    fn share(&mut self, skeleton: Arc<Skeleton>) -> Arc<Skeleton> {
+        self.0.retain(|s| Arc::strong_count(s) > 1);
+        let same = |a: &Skeleton, b: &Skeleton| {
+            a.names() == b.names()
+                && a.parent_indices() == b.parent_indices()
+                && a.rest_transforms() == b.rest_transforms()
+                && a.limits() == b.limits()
+        };
+        if let Some(shared) = self.0.iter().find(|s| same(s, &skeleton)) {
+            return Arc::clone(shared);
+        }
+        self.0.push(Arc::clone(&skeleton));
+        skeleton
+    }
+}
+
 /// The joints below `root`, parents first, depth first: `(entity, parent index)`.
 fn joints_below(root: Entity, children: &Query<&Children>) -> Vec<(Entity, Option<usize>)> {
     let mut out = Vec::new();
@@ -310,6 +334,7 @@ pub(crate) fn build_characters(
     children: Query<&Children>,
     nodes: Query<(&Transform, Option<&Name>)>,
     helper: TransformHelper,
+    mut skeletons: ResMut<Skeletons>,
 ) {
     let anything_spawned = !spawned.is_empty();
     for (root, character, has_rig, mut status) in &mut characters {
@@ -321,7 +346,8 @@ pub(crate) fn build_characters(
             continue;
         }
         match build_rig(root, &character, &children, &nodes, &helper) {
-            Ok(Some(rig)) => {
+            Ok(Some(mut rig)) => {
+                rig.skeleton = skeletons.share(rig.skeleton);
                 commands.entity(root).insert(rig);
                 *status = IkarusStatus::Ready;
             }
@@ -395,17 +421,16 @@ fn read_character(
         let joint = JointId::from_index(k);
         rig.pose[joint] = if rig.written.get(k) == Some(transform) {
             rig.input[joint]
-        } else {
+        } else if transform.translation.is_finite() && transform.rotation.is_finite() {
             to_local(transform, unit)
+        } else {
+            status.set_if_neq(IkarusStatus::Error(IkarusError::NonFinitePose));
+            return;
         };
     }
     rig.input
         .transforms_mut()
         .copy_from_slice(rig.pose.transforms());
-    if !rig.pose.is_finite() {
-        status.set_if_neq(IkarusStatus::Error(IkarusError::NonFinitePose));
-        return;
-    }
     fk::forward_kinematics(skeleton, &rig.pose, &mut rig.model);
     rig.readable = true;
     if *status != IkarusStatus::Ready {
@@ -421,7 +446,9 @@ pub(crate) fn write_characters(
 ) {
     for mut rig in &mut characters {
         let rig = &mut *rig;
-        if !(rig.readable && rig.solved && rig.pose.is_finite()) {
+        let finite =
+            |t: &ikarus_core::Transform| t.translation.is_finite() && t.rotation.is_finite();
+        if !(rig.readable && rig.solved && rig.pose.transforms().iter().all(finite)) {
             continue;
         }
         if rig.written.len() != rig.joints.len() {

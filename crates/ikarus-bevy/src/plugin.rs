@@ -29,6 +29,7 @@ pub struct IkarusPlugin;
 
 impl Plugin for IkarusPlugin {
     fn build(&self, app: &mut App) {
+        app.init_resource::<character::Skeletons>();
         app.configure_sets(
             PostUpdate,
             (
