@@ -165,6 +165,8 @@ impl Direct {
             effector.goal.position = Some(f32_rounded_point(home + offset));
         }
         for pose in &mut self.poses {
+            pose.transforms_mut()
+                .copy_from_slice(self.input.transforms());
             black_box(
                 self.rig
                     .solve(&self.skeleton, &self.task, &self.config, pose),
