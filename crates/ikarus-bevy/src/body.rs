@@ -9,7 +9,7 @@ use ikarus_anim::ground::FrameGrounder;
 use ikarus_anim::retarget::Character;
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
-use ikarus_core::{JointId, Skeleton, fk};
+use ikarus_core::{JointId, Skeleton};
 use ikarus_solve::body::{BodyConfig, BodyRig};
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport, SolveStatus};
 
@@ -295,6 +295,16 @@ fn solve_body(
 ) -> Result<SolveReport, IkarusError> {
     let rig = &mut *rig;
     let state = &mut *state;
+    // The animated frames, for weights below 1 and the grounder.
+    let partial = |w: f64| w > 0.0 && w < 1.0;
+    if state.grounder.is_some()
+        || state
+            .slots
+            .iter()
+            .any(|(_, [wp, wr])| partial(*wp) || partial(*wr))
+    {
+        rig.update_model();
+    }
     let model = &rig.model;
     // The game's effectors: the animated frame moved towards the target by the weights.
     for ((effector, &(joint, [wp, wr])), target) in state
@@ -305,15 +315,22 @@ fn solve_body(
         .zip(&state.targets)
     {
         let (position, rotation) = target.clone()?;
-        let (animated_p, animated_q) = (model.position(joint), model.rotation(joint));
         effector.goal = Goal {
-            position: (wp > 0.0).then(|| animated_p.lerp(position, wp)),
-            orientation: (wr > 0.0).then(|| animated_q.slerp(rotation, wr).normalize()),
+            position: match wp {
+                0.0 => None,
+                1.0 => Some(position),
+                w => Some(model.position(joint).lerp(position, w)),
+            },
+            orientation: match wr {
+                0.0 => None,
+                1.0 => Some(rotation),
+                w => Some(model.rotation(joint).slerp(rotation, w).normalize()),
+            },
         };
         effector.weight = 1.0;
         if effector.goal.position.is_none() && effector.goal.orientation.is_none() {
-            // Both weights 0: the effector holds nothing.
-            effector.goal = Goal::from_position(animated_p);
+            // Both weights 0: the effector holds nothing (its goal is never read).
+            effector.goal = Goal::from_position(position);
             effector.weight = 0.0;
         }
     }
@@ -346,7 +363,7 @@ fn solve_body(
     if report.status == SolveStatus::InvalidInput {
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
     }
-    fk::forward_kinematics(&state.skeleton, &rig.pose, &mut rig.model);
+    rig.model_current = false;
     rig.solved = true;
     Ok(report)
 }

@@ -83,9 +83,12 @@ pub struct CharacterRig {
     /// [`input`](Self::input)'s, not the solved pose (Final IK's "fix transforms"), so IK
     /// never feeds on its own output.
     written: Vec<Transform>,
-    /// The forward kinematics of [`pose`](Self::pose), kept current by every solver: the
-    /// animated frames until a solver runs.
+    /// The forward kinematics of [`pose`](Self::pose) when `model_current` (solvers that need
+    /// it call [`update_model`](Self::update_model); `Write` leaves it current).
     pub(crate) model: ModelPose,
+    pub(crate) model_current: bool,
+    /// Per joint, whether the last write put a solved (not animated) transform there.
+    touched: Vec<bool>,
     world_from_model: DAffine3,
     model_from_world: DAffine3,
     /// Seconds since the previous frame.
@@ -132,9 +135,18 @@ impl CharacterRig {
         &self.pose
     }
 
-    /// The model frames of [`pose`](Self::pose).
+    /// The model frames of [`pose`](Self::pose), current after the plugin's `Write`.
     pub fn model_pose(&self) -> &ModelPose {
         &self.model
+    }
+
+    /// Brings [`model`](Self::model) up to the current pose (forward kinematics, when a read
+    /// or a solve left it stale).
+    pub(crate) fn update_model(&mut self) {
+        if !self.model_current {
+            fk::forward_kinematics(&self.skeleton, &self.pose, &mut self.model);
+            self.model_current = true;
+        }
     }
 
     /// The root's frame this frame: `world_from_model` (rotation and translation).
@@ -308,6 +320,8 @@ fn build_rig(
         scales,
         model,
         input: pose.clone(),
+        model_current: true,
+        touched: vec![false; pose.len()],
         pose,
         written: Vec::new(),
         world_from_model,
@@ -431,7 +445,7 @@ fn read_character(
     rig.input
         .transforms_mut()
         .copy_from_slice(rig.pose.transforms());
-    fk::forward_kinematics(skeleton, &rig.pose, &mut rig.model);
+    rig.model_current = false;
     rig.readable = true;
     if *status != IkarusStatus::Ready {
         *status = IkarusStatus::Ready;
@@ -449,6 +463,9 @@ pub(crate) fn write_characters(
         let finite =
             |t: &ikarus_core::Transform| t.translation.is_finite() && t.rotation.is_finite();
         if !(rig.readable && rig.solved && rig.pose.transforms().iter().all(finite)) {
+            if rig.readable {
+                rig.update_model();
+            }
             continue;
         }
         if rig.written.len() != rig.joints.len() {
@@ -456,12 +473,20 @@ pub(crate) fn write_characters(
             rig.written = vec![Transform::IDENTITY; rig.joints.len()];
         }
         for (k, &entity) in rig.joints.iter().enumerate() {
+            let joint = JointId::from_index(k);
+            // A joint IK left as animated, and did not write last frame either, holds its
+            // animation already: not even looked up.
+            let moved = rig.pose[joint] != rig.input[joint];
+            if !(moved || rig.touched[k]) {
+                continue;
+            }
             if let Ok(mut transform) = transforms.get_mut(entity) {
-                let local = &rig.pose[JointId::from_index(k)];
-                let solved = from_local(local, rig.units[k], rig.scales[k]);
+                let solved = from_local(&rig.pose[joint], rig.units[k], rig.scales[k]);
                 transform.set_if_neq(solved);
                 rig.written[k] = solved;
+                rig.touched[k] = moved;
             }
         }
+        rig.update_model();
     }
 }

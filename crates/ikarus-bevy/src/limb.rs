@@ -354,6 +354,7 @@ fn solve_limb(
     let [start, mid, end] = state.joints;
     let skeleton = Arc::clone(&state.skeleton);
     let rig = &mut *rig;
+    rig.update_model();
     let (pose, model) = (&mut rig.pose, &mut rig.model);
     let goal = model
         .position(end)

@@ -9,7 +9,7 @@ use ikarus_anim::retarget::Character;
 use ikarus_anim::track::{Points, TrackConfig, TrackSolver, calibrate};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::trackers::TrackerPose;
-use ikarus_core::{LocalPose, Skeleton, fk};
+use ikarus_core::{LocalPose, Skeleton};
 use ikarus_solve::SolveStatus;
 
 use crate::character::CharacterRig;
@@ -225,7 +225,7 @@ pub(crate) fn solve_tracked(
         rig.pose
             .transforms_mut()
             .copy_from_slice(state.pose.transforms());
-        fk::forward_kinematics(&state.skeleton, &rig.pose, &mut rig.model);
+        rig.model_current = false;
         rig.solved = true;
         report.set_report(&frame.solve);
     }
