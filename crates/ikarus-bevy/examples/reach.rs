@@ -120,7 +120,7 @@ fn setup(
     ));
     commands.spawn((
         DirectionalLight {
-            shadows_enabled: true,
+            shadow_maps_enabled: true,
             ..default()
         },
         Transform::from_xyz(3.0, 6.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
@@ -131,13 +131,13 @@ fn setup(
     ));
     let character = commands
         .spawn((
-            SceneRoot(assets.load(GltfAssetLabel::Scene(0).from_asset("character.glb"))),
+            WorldAssetRoot(assets.load(GltfAssetLabel::Scene(0).from_asset("character.glb"))),
             bones.0.clone(),
         ))
         .id();
     let ball = meshes.add(Sphere::new(0.04));
     let white = materials.add(Color::WHITE);
-    let mut tracker = |commands: &mut Commands, material: Handle<StandardMaterial>| {
+    let tracker = |commands: &mut Commands, material: Handle<StandardMaterial>| {
         commands
             .spawn((
                 Mesh3d(ball.clone()),
@@ -232,7 +232,7 @@ fn walk(
     };
     // Two seconds standing still after calibration, then walking.
     let t = (time.elapsed_secs() - 2.0).max(0.0) * 0.25;
-    let (radius, standing) = (1.2, 1.45);
+    let (radius, standing): (f32, f32) = (1.2, 1.45);
     let centre = Vec3::new(0.0, 0.0, -radius);
     let along = Vec3::new(radius * t.sin(), 0.0, radius * t.cos()) + centre;
     let height = ground

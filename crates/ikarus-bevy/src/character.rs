@@ -13,7 +13,7 @@ use crate::convert::{from_local, model_frame, to_local, uniform};
 use crate::error::IkarusError;
 
 /// Marks a character: put it on the root entity of a glTF or VRM scene (the entity with
-/// `SceneRoot`, or any entity whose descendants are the joints). When its descendants have
+/// `WorldAssetRoot`, or any entity whose descendants are the joints). When its descendants have
 /// spawned, the plugin builds the character's ikarus skeleton from their `Name`s and
 /// `Transform`s (the rest pose is what they hold then) and inserts a [`CharacterRig`]; the
 /// humanoid bones are recognised from the names (VRM/Unity, Mixamo, Biovision, MMD, …) with

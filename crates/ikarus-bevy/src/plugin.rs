@@ -44,7 +44,7 @@ impl Plugin for IkarusPlugin {
         #[cfg(feature = "animation")]
         app.configure_sets(
             PostUpdate,
-            IkarusSystems::Build.after(bevy::animation::AnimationSystems),
+            IkarusSystems::Build.after(bevy::app::AnimationSystems),
         );
         app.add_systems(
             PostUpdate,
