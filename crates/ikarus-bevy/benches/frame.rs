@@ -10,6 +10,7 @@
 //! plugin reads (rounded to f32 where the character stands) — the same work the plugin asks
 //! of the solver, since nothing animates the joints and the plugin starts every frame from
 //! the last animated input (the rest here). What the plugin adds is the difference.
+//! `bevy_only/N` is the same world and schedule without the plugin (Bevy's own frame).
 //! `direct/N` is one rig and task for all, every character at the origin: the solver's best
 //! case. One thread (Bevy's single-threaded executor: no `multi_threaded` feature).
 //!
@@ -64,9 +65,14 @@ fn move_hands(mut frame: ResMut<Frame>, mut targets: Query<(&HandTarget, &mut Tr
     }
 }
 
-fn plugin_app(model: &Model, n: usize) -> App {
+/// The app of `n` characters; `with_plugin: false` is the same world and schedule without the
+/// plugin and its components (what Bevy costs by itself per frame).
+fn plugin_app(model: &Model, n: usize, with_plugin: bool) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, IkarusPlugin));
+    app.add_plugins(MinimalPlugins);
+    if with_plugin {
+        app.add_plugins(IkarusPlugin);
+    }
     app.init_resource::<Frame>().add_systems(Update, move_hands);
     let rest = model.rest();
     for i in 0..n {
@@ -87,7 +93,13 @@ fn plugin_app(model: &Model, n: usize) -> App {
             let entity = target(app.world_mut(), at + rest.position(model.joint(bone)));
             body = body.with(BodyEffector::new(bone, entity));
         }
-        app.world_mut().entity_mut(character).insert(body);
+        if with_plugin {
+            app.world_mut().entity_mut(character).insert(body);
+        } else {
+            app.world_mut()
+                .entity_mut(character)
+                .remove::<IkarusCharacter>();
+        }
     }
     // Warm: skeletons built, solvers prepared, poses settled.
     for _ in 0..5 {
@@ -188,8 +200,13 @@ fn frame(c: &mut Criterion) {
     let mut group = c.benchmark_group("body_frame");
     group.sample_size(10);
     for n in [1, 100, 1000] {
-        let mut app = plugin_app(&model, n);
+        let mut app = plugin_app(&model, n, true);
         group.bench_with_input(BenchmarkId::new("plugin", n), &n, |b, _| {
+            b.iter(|| app.update());
+        });
+        drop(app);
+        let mut app = plugin_app(&model, n, false);
+        group.bench_with_input(BenchmarkId::new("bevy_only", n), &n, |b, _| {
             b.iter(|| app.update());
         });
         drop(app);
