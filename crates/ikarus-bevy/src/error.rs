@@ -36,8 +36,8 @@ pub enum IkarusError {
         /// The name given.
         name: String,
     },
-    /// An entity named as a character is not one (it has no [`IkarusCharacter`](crate::IkarusCharacter),
-    /// or its scene has not spawned yet).
+    /// An entity named as a character is not one (it has no
+    /// [`IkarusCharacter`](crate::IkarusCharacter), or its scene has not spawned yet).
     #[error("entity {0} is not a character with a built skeleton (yet)")]
     NotACharacter(Entity),
     /// A target, pole or tracker entity is gone or has no `Transform`.

@@ -58,9 +58,9 @@ pub enum LimbSolver {
     /// Two-bone IK (ozz's and Unity's): the mid joint a hinge, the pole a hint position.
     #[default]
     TwoBone,
-    /// The 7-DOF limb (seed 000): the elbow a hinge with a range, the swivel chosen by
-    /// `swivel` (the pole, when given, asks for its swivel: the nearest feasible one), every
-    /// limit of the shoulder and wrist kept exactly.
+    /// The 7-DOF limb (seed 000, 7-DOF limb): the elbow a hinge with a range, the swivel
+    /// chosen by `swivel` (the pole, when given, asks for its swivel: the nearest feasible
+    /// one), every limit of the shoulder and wrist kept exactly.
     Limb7 {
         /// The elbow's range `[min, max]`, radians, when its joint has no hinge limit.
         elbow_range: [f64; 2],

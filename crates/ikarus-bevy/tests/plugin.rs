@@ -400,3 +400,39 @@ fn bad_input_is_a_status_never_a_panic_nor_a_nan() {
     assert!(report(by_name).converged(), "{:?}", report(by_name));
     assert!(world_position(&app, parent).distance(DVec3::new(0.2, 0.6, 0.0)) < 1e-4);
 }
+
+#[test]
+fn ik_never_feeds_on_its_own_output() {
+    // Nothing animates the joints: each frame must start from the animation (the rest), not
+    // from the last solved pose. With half the position weight the hand stays half-way between
+    // its animated place and the target, frame after frame (fed back, it would creep to the
+    // target).
+    let Some(model) = godette("no feedback") else {
+        return;
+    };
+    let mut app = app();
+    let root = turned_root();
+    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let goal = hand_goal(&model, &root);
+    let goal_entity = target(app.world_mut(), goal);
+    let mut limb = LimbIk::new(character, LimbEnd::LeftHand, goal_entity);
+    limb.position_weight = 0.5;
+    app.world_mut().spawn(limb);
+    let animated = rest_world(&model, &root, HumanoidBone::LeftHand);
+    let half = animated.lerp(goal, 0.5);
+    let hand = joints[model.joint(HumanoidBone::LeftHand).index()];
+    for frame in 0..10 {
+        run(&mut app, 1);
+        let error = world_position(&app, hand).distance(half);
+        assert!(error < 1e-4, "frame {frame}: {error}");
+    }
+    // An animation that moves a joint is taken as the new input: the forearm turned by the
+    // game is where the next solve starts (the hand still ends half-way).
+    let elbow = joints[model.joint(HumanoidBone::LeftLowerArm).index()];
+    app.world_mut()
+        .get_mut::<Transform>(elbow)
+        .unwrap()
+        .rotation = Quat::from_rotation_y(-0.5);
+    run(&mut app, 1);
+    assert!(world_position(&app, hand).distance(half) > 1e-3);
+}

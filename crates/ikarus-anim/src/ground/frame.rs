@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn the_spring_steps_match_its_closed_form_at_any_frame_length() {
-        // A critically damped step response 1 − (1 + ωt)·e^(−ωt), stepped with uneven frames.
+        // A critically damped step response 1 − (1 + ωt)·e^(−ωt), stepped by uneven frames.
         let omega = 10.0;
         let (mut x, mut v, mut t) = (0.0, 0.0, 0.0);
         for k in 0..200 {
