@@ -20,7 +20,11 @@
 //! legs can reach from, and the
 //! full-body solver ([`ikarus_solve::body`]) places the pelvis and both feet exactly (the
 //! legs by their closed form, every limit kept); the spine, arms and head keep the animation.
+//!
+//! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
+//! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only.
 
+mod frame;
 mod mesh;
 mod terrain;
 
@@ -30,6 +34,7 @@ use ikarus_core::{JointId, ModelPose, Motion, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
+pub use frame::{FrameGoals, FrameGroundConfig, FrameGrounder};
 pub use mesh::{TriangleMesh, TriangleMeshError};
 pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
 

@@ -1,0 +1,468 @@
+//! Grounding one frame at a time, for a game's frame loop (Final IK's Grounder): the same
+//! foot rule as [`ground_motion`](super::ground_motion), with only the past to go on.
+//!
+//! Per frame, from the animated pose's model frames:
+//! 1. each foot's contact weight from the height of its lowest sole point above the
+//!    animation's floor ([`FrameGroundConfig::floor`]): 1 within
+//!    [`FrameGroundConfig::contact_height`], fading to 0 at three times that (a clip's
+//!    contacts cannot be detected from frames that have not come yet);
+//! 2. the foot turned towards the ground's normal under the ankle by that weight, at most
+//!    [`FrameGroundConfig::max_tilt`];
+//! 3. the foot lifted (or lowered) so that every sole point (the ankle, the toes joint and the
+//!    toe tip when the toes are mapped) is as high above the ground under it as the animation
+//!    had it above its floor: its sole offset is kept, so a planted foot stands on the ground
+//!    and a swinging one clears it by what the animation lifted it;
+//! 4. the pelvis moved along +Y by the lower foot's lift, through a critically damped spring
+//!    of time constant [`FrameGroundConfig::time_constant`] (run forwards only, one exact step
+//!    per frame of any length) and never higher than both legs reach from.
+//!
+//! [`FrameGrounder::goals`] returns these as goals for the full-body solver
+//! ([`ikarus_solve::body`]): the hips' 6-D goal and each foot's. It allocates nothing.
+//! Model space is the character's (+Y up); the [`Ground`] is sampled in it.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, ModelPose};
+use ikarus_solve::Goal;
+
+use super::{Ground, GroundError};
+use crate::retarget::{Character, RetargetError};
+
+/// Options of [`FrameGrounder`]. Lengths in the skeleton's unit (metres).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameGroundConfig {
+    /// Height of the animation's own floor in model space: where the clip's planted soles
+    /// are. Default 0 (the character's origin, as glTF and VRM characters stand).
+    pub floor: f64,
+    /// A foot whose lowest sole point is within this height above the floor is planted
+    /// (turned fully to the ground's normal); the turn fades out up to three times this.
+    /// Default 0.05.
+    pub contact_height: f64,
+    /// Time constant of the pelvis's critically damped spring, seconds. Default 0.1; 0 moves
+    /// the pelvis at once, larger follows steps more slowly.
+    pub time_constant: f64,
+    /// The largest turn (radians) of a planted foot towards the ground's normal. Default 30°.
+    pub max_tilt: f64,
+}
+
+impl Default for FrameGroundConfig {
+    fn default() -> Self {
+        Self {
+            floor: 0.0,
+            contact_height: 0.05,
+            time_constant: 0.1,
+            max_tilt: 30f64.to_radians(),
+        }
+    }
+}
+
+/// One frame's goals from [`FrameGrounder::goals`], model space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameGoals {
+    /// The hips: the animated position moved by [`pelvis_offset`](Self::pelvis_offset) along
+    /// +Y, the animated rotation.
+    pub hips: Goal,
+    /// Left and right ankle: position and rotation.
+    pub feet: [Goal; 2],
+    /// Each foot's lift along +Y (negative: lowered into a dip).
+    pub lifts: [f64; 2],
+    /// Each foot's contact weight, 0..1.
+    pub weights: [f64; 2],
+    /// The pelvis's move along +Y after the spring.
+    pub pelvis_offset: f64,
+}
+
+/// A foot's joints and its toe tip.
+#[derive(Clone, Copy, Debug)]
+struct Foot {
+    ankle: JointId,
+    toes: Option<JointId>,
+    /// The toe tip in the toes' frame.
+    tip: Option<DVec3>,
+}
+
+/// Grounds a character frame after frame; keeps the pelvis's spring between frames. See the
+/// [module docs](self).
+#[derive(Clone, Debug)]
+pub struct FrameGrounder {
+    hips: JointId,
+    legs: [[JointId; 3]; 2],
+    feet: [Foot; 2],
+    config: FrameGroundConfig,
+    /// The pelvis spring's position and velocity; `None` before the first frame.
+    spring: Option<(f64, f64)>,
+}
+
+impl FrameGrounder {
+    /// A grounder for `character` (hips, both legs and feet mapped; toes optional).
+    ///
+    /// # Errors
+    /// [`GroundError::Clip`] naming a missing leg bone; [`GroundError::Setting`] for a
+    /// setting that is not a finite number ≥ 0.
+    pub fn new(character: Character<'_>, config: &FrameGroundConfig) -> Result<Self, GroundError> {
+        for (name, value) in [
+            ("floor", config.floor),
+            ("contact_height", config.contact_height),
+            ("time_constant", config.time_constant),
+            ("max_tilt", config.max_tilt),
+        ] {
+            if !(value.is_finite() && (value >= 0.0 || name == "floor")) {
+                return Err(GroundError::Setting(name));
+            }
+        }
+        let (skeleton, map) = (character.skeleton, character.map);
+        let joint = |b: HumanoidBone| {
+            map.joint(b).ok_or(RetargetError::MissingBone {
+                side: "source",
+                bone: b.vrm_name(),
+            })
+        };
+        let hips = joint(HumanoidBone::Hips)?;
+        let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
+            Ok([joint(a)?, joint(b)?, joint(c)?])
+        };
+        let legs = [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?];
+        let (_, rest) = crate::retarget::align::reference(skeleton, map, None);
+        let feet = [0, 1].map(|s| {
+            let ankle = legs[s][2];
+            let toes = map
+                .joint(HumanoidBone::TOES[s])
+                .filter(|&t| t != ankle && skeleton.is_ancestor_or_self(ankle, t));
+            let tip = toes.map(|t| {
+                let child = skeleton
+                    .children(t)
+                    .next()
+                    .map(|c| rest.position(c))
+                    .filter(|p| p.distance(rest.position(t)) > 1e-6);
+                let at = child.unwrap_or_else(|| {
+                    let foot = rest.position(t) - rest.position(ankle);
+                    rest.position(t) + foot.reject_from(DVec3::Y) * 0.5
+                });
+                rest.rotation(t).conjugate() * (at - rest.position(t))
+            });
+            Foot { ankle, toes, tip }
+        });
+        Ok(Self {
+            hips,
+            legs,
+            feet,
+            config: *config,
+            spring: None,
+        })
+    }
+
+    /// The hips joint the goals are for.
+    pub fn hips(&self) -> JointId {
+        self.hips
+    }
+
+    /// The left and right ankle joints the goals are for.
+    pub fn ankles(&self) -> [JointId; 2] {
+        [self.feet[0].ankle, self.feet[1].ankle]
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &FrameGroundConfig {
+        &self.config
+    }
+
+    /// Forgets the pelvis spring: the next frame starts at its target (after a teleport or a
+    /// cut).
+    pub fn reset(&mut self) {
+        self.spring = None;
+    }
+
+    /// This frame's goals for the animated pose whose model frames are `model`, on `ground`
+    /// (model space), `dt` seconds after the previous frame (a non-finite or negative `dt`
+    /// counts as 0). Where the ground has no sample under a foot, the foot keeps the
+    /// animation.
+    pub fn goals(&mut self, model: &ModelPose, ground: &dyn Ground, dt: f64) -> FrameGoals {
+        let config = self.config;
+        let feet = self
+            .feet
+            .map(|foot| foot_goal(&foot, model, ground, &config));
+        let target = feet[0].2.min(feet[1].2);
+        // Never above what both legs reach from: the hip's highest point above each foot
+        // goal, by the leg's length as the frame poses it.
+        let highest = (0..2)
+            .map(|s| {
+                let [a, b, c] = self.legs[s];
+                let reach = 0.999
+                    * (model.position(b).distance(model.position(a))
+                        + model.position(c).distance(model.position(b)));
+                let hip = model.position(a);
+                let goal = feet[s].0;
+                let room = reach * reach - (hip - goal).reject_from(DVec3::Y).length_squared();
+                if room > 0.0 {
+                    goal.y + room.sqrt() - hip.y
+                } else {
+                    f64::NEG_INFINITY
+                }
+            })
+            .fold(f64::INFINITY, f64::min);
+        let target = if highest.is_finite() {
+            target.min(highest)
+        } else {
+            target
+        };
+        let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+        let (x, v) = match self.spring {
+            Some((x, v)) if config.time_constant > 0.0 && x.is_finite() && v.is_finite() => {
+                spring_step(x, v, target, 1.0 / config.time_constant, dt)
+            }
+            _ => (target, 0.0),
+        };
+        self.spring = Some((x, v));
+        let offset = if highest.is_finite() {
+            x.min(highest)
+        } else {
+            x
+        };
+        let offset = if offset.is_finite() { offset } else { 0.0 };
+        FrameGoals {
+            hips: Goal::from_position_orientation(
+                model.position(self.hips) + DVec3::Y * offset,
+                model.rotation(self.hips),
+            ),
+            feet: feet.map(|(position, rotation, _, _)| {
+                Goal::from_position_orientation(position, rotation)
+            }),
+            lifts: feet.map(|f| f.2),
+            weights: feet.map(|f| f.3),
+            pelvis_offset: offset,
+        }
+    }
+}
+
+/// One exact step of `dt` seconds of a critically damped spring of angular frequency
+/// `omega` at `x` with velocity `v` towards `target`.
+fn spring_step(x: f64, v: f64, target: f64, omega: f64, dt: f64) -> (f64, f64) {
+    let delta = x - target;
+    let temp = (v + omega * delta) * dt;
+    let decay = (-omega * dt).exp();
+    (target + (delta + temp) * decay, (v - omega * temp) * decay)
+}
+
+/// A foot's goal: the ankle's position and the foot's rotation, turned towards the ground's
+/// normal by its contact weight and lifted so that each sole point keeps its height above the
+/// ground; the lift and the weight.
+fn foot_goal(
+    foot: &Foot,
+    model: &ModelPose,
+    ground: &dyn Ground,
+    config: &FrameGroundConfig,
+) -> (DVec3, DQuat, f64, f64) {
+    let ankle = model.position(foot.ankle);
+    let rotation = model.rotation(foot.ankle);
+    // The sole points: ankle, toes joint, toe tip (fixed size: no allocation per frame).
+    let mut points = [ankle; 3];
+    let mut count = 1;
+    if let Some(toes) = foot.toes {
+        points[1] = model.position(toes);
+        count = 2;
+        if let Some(tip) = foot.tip {
+            points[2] = model.position(toes) + model.rotation(toes) * tip;
+            count = 3;
+        }
+    }
+    let points = &points[..count];
+    let lowest = points.iter().map(|p| p.y).fold(f64::INFINITY, f64::min) - config.floor;
+    let weight = if config.contact_height > 0.0 {
+        ((3.0 * config.contact_height - lowest) / (2.0 * config.contact_height)).clamp(0.0, 1.0)
+    } else if lowest <= 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
+        return (ankle, rotation, 0.0, weight);
+    };
+    let full = DQuat::from_rotation_arc(DVec3::Y, normal);
+    let angle = full.angle_between(DQuat::IDENTITY);
+    let limited = if angle > config.max_tilt && angle > 0.0 {
+        DQuat::IDENTITY.slerp(full, config.max_tilt / angle)
+    } else {
+        full
+    };
+    let tilt = DQuat::IDENTITY.slerp(limited, weight);
+    let lift = points
+        .iter()
+        .filter_map(|&p| {
+            let turned = ankle + tilt * (p - ankle);
+            let (height, _) = ground.sample(turned.x, turned.z)?;
+            Some(height + (p.y - config.floor) - turned.y)
+        })
+        .fold(f64::NEG_INFINITY, f64::max);
+    let lift = if lift.is_finite() { lift } else { 0.0 };
+    (
+        ankle + DVec3::Y * lift,
+        (tilt * rotation).normalize(),
+        lift,
+        weight,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ground::{Heightfield, Plane};
+    use ikarus_core::humanoid::builtin_humanoid;
+    use ikarus_core::humanoid_map::HumanoidMap;
+    use ikarus_core::{ModelPose, fk};
+    use ikarus_solve::body::{BodyConfig, BodyRig};
+    use ikarus_solve::{Effector, IkTask, SolveStatus};
+
+    #[test]
+    fn the_spring_steps_match_its_closed_form_at_any_frame_length() {
+        // A critically damped step response 1 − (1 + ωt)·e^(−ωt), stepped by uneven frames.
+        let omega = 10.0;
+        let (mut x, mut v, mut t) = (0.0, 0.0, 0.0);
+        for k in 0..200 {
+            let dt = if k % 3 == 0 { 1.0 / 30.0 } else { 1.0 / 144.0 };
+            (x, v) = spring_step(x, v, 1.0, omega, dt);
+            t += dt;
+            let exact = 1.0 - (1.0 + omega * t) * (-omega * t).exp();
+            assert!((x - exact).abs() < 1e-12, "{k}: {x} vs {exact}");
+            assert!(x <= 1.0);
+        }
+    }
+
+    /// The built-in humanoid standing on its soles at y = 0 (its rest lifted so the lowest
+    /// joint is at the floor), its model frames and its grounder.
+    fn standing() -> (
+        ikarus_core::Skeleton,
+        HumanoidMap,
+        ikarus_core::LocalPose,
+        ModelPose,
+    ) {
+        let skeleton = builtin_humanoid();
+        let map = HumanoidMap::recognise(&skeleton);
+        let mut pose = skeleton.rest_pose();
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let lowest = model.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+        let root = skeleton.roots().next().unwrap();
+        pose[root].translation.y -= lowest;
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        (skeleton, map, pose, model)
+    }
+
+    #[test]
+    fn feet_on_a_slope_keep_their_sole_offset_and_face_its_normal() {
+        let (skeleton, map, pose, model) = standing();
+        let character = Character {
+            skeleton: &skeleton,
+            map: &map,
+        };
+        let config = FrameGroundConfig {
+            time_constant: 0.0,
+            ..FrameGroundConfig::default()
+        };
+        let mut grounder = FrameGrounder::new(character, &config).unwrap();
+        let angle = 10f64.to_radians();
+        let slope = Plane::slope(angle);
+        let goals = grounder.goals(&model, &slope, 1.0 / 60.0);
+        for s in 0..2 {
+            let ankle = model.position(grounder.ankles()[s]);
+            // Planted (the rest's ankles are near the floor): fully turned to the normal.
+            assert_eq!(goals.weights[s], 1.0);
+            let turned = goals.feet[s].orientation.unwrap()
+                * model.rotation(grounder.ankles()[s]).conjugate();
+            assert!((turned * DVec3::Y - slope.sample(0.0, 0.0).unwrap().1).length() < 1e-9);
+            // Every sole point at least its rest height above the slope, one exactly.
+            let position = goals.feet[s].position.unwrap();
+            assert!((position.x - ankle.x).abs() < 1e-12 && (position.z - ankle.z).abs() < 1e-12);
+            assert!((goals.lifts[s] - (position.y - ankle.y)).abs() < 1e-12);
+        }
+        // The lower foot pulls the pelvis down (no spring: at once).
+        let lower = goals.lifts[0].min(goals.lifts[1]);
+        assert!((goals.pelvis_offset - lower).abs() < 1e-12 || goals.pelvis_offset < lower);
+        // The body solver puts the feet there: ankles at their goals within 1e-4.
+        let rig = BodyRig::from_map(&skeleton, &map, &BodyConfig::default()).unwrap();
+        let hips = grounder.hips();
+        let [l, r] = grounder.ankles();
+        let task = IkTask::from_effectors(vec![
+            Effector::new(hips, goals.hips),
+            Effector::new(l, goals.feet[0]),
+            Effector::new(r, goals.feet[1]),
+        ]);
+        let mut solved = pose.clone();
+        let report = rig.solve(&skeleton, &task, &BodyConfig::default(), &mut solved);
+        assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+        let mut after = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &solved, &mut after);
+        for (s, ankle) in [l, r].into_iter().enumerate() {
+            let goal = goals.feet[s].position.unwrap();
+            assert!(after.position(ankle).distance(goal) < 1e-4);
+        }
+    }
+
+    #[test]
+    fn a_swinging_foot_keeps_its_clearance_over_a_step_and_the_pelvis_follows_smoothly() {
+        let (skeleton, map, mut pose, mut model) = standing();
+        let character = Character {
+            skeleton: &skeleton,
+            map: &map,
+        };
+        let mut grounder = FrameGrounder::new(character, &FrameGroundConfig::default()).unwrap();
+        // Swing the left leg forward (its foot well above the floor) over ground 0.1 m up.
+        let thigh = map.joint(HumanoidBone::LeftUpperLeg).unwrap();
+        pose[thigh].rotation *= DQuat::from_rotation_x(-1.2);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let ankle = map.joint(HumanoidBone::LeftFoot).unwrap();
+        assert!(model.position(ankle).y > 0.3, "{}", model.position(ankle));
+        let step =
+            Heightfield::new([-5.0, -5.0], 10.0, vec![vec![0.1, 0.1], vec![0.1, 0.1]]).unwrap();
+        let goals = grounder.goals(&model, &step, 1.0 / 60.0);
+        // Flat ground 0.1 m up: every foot is lifted by exactly 0.1 m (sole offsets kept) and
+        // the swinging foot is not turned (its contact weight is 0 well above the floor).
+        for s in 0..2 {
+            assert!((goals.lifts[s] - 0.1).abs() < 1e-9, "{:?}", goals.lifts);
+        }
+        assert_eq!(goals.weights[0], 0.0);
+        // The pelvis rises with the ground, short of the straight standing leg's full reach
+        // (0.999 of it, so the knee never locks).
+        assert!(
+            goals.pelvis_offset <= 0.1 && goals.pelvis_offset > 0.095,
+            "{goals:?}"
+        );
+        // It starts at its target on lower ground, then rises to level ground by the spring:
+        // after one frame of 1/60 s, the spring's closed form.
+        let flat = |h: f64| Heightfield::new([-5.0, -5.0], 10.0, vec![vec![h; 2]; 2]).unwrap();
+        let mut fresh = FrameGrounder::new(character, &FrameGroundConfig::default()).unwrap();
+        let low = fresh.goals(&model, &flat(-0.3), 1.0 / 60.0);
+        assert!(low.pelvis_offset < -0.3 + 1e-9, "{low:?}");
+        let level = FrameGrounder::new(character, &FrameGroundConfig::default())
+            .unwrap()
+            .goals(&model, &flat(0.0), 1.0 / 60.0)
+            .pelvis_offset;
+        let next = fresh.goals(&model, &flat(0.0), 1.0 / 60.0);
+        let (x, _) = spring_step(low.pelvis_offset, 0.0, level, 10.0, 1.0 / 60.0);
+        assert!((next.pelvis_offset - x).abs() < 1e-12);
+        assert!(next.pelvis_offset > low.pelvis_offset && next.pelvis_offset < level);
+    }
+
+    #[test]
+    fn bad_settings_and_missing_legs_are_errors() {
+        let (skeleton, map, _, _) = standing();
+        let character = Character {
+            skeleton: &skeleton,
+            map: &map,
+        };
+        let bad = FrameGroundConfig {
+            time_constant: f64::NAN,
+            ..FrameGroundConfig::default()
+        };
+        assert!(matches!(
+            FrameGrounder::new(character, &bad),
+            Err(GroundError::Setting("time_constant"))
+        ));
+        let mut partial = map.clone();
+        partial.set(HumanoidBone::LeftFoot, None);
+        let character = Character {
+            skeleton: &skeleton,
+            map: &partial,
+        };
+        assert!(FrameGrounder::new(character, &FrameGroundConfig::default()).is_err());
+    }
+}

@@ -1,0 +1,369 @@
+//! Full-body IK on a character: effector entities pulling hips, chest, head, hands and feet,
+//! with grounding; one body solve per character and frame.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
+use ikarus_anim::ground::FrameGrounder;
+use ikarus_anim::retarget::Character;
+use ikarus_core::glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, Skeleton};
+use ikarus_solve::body::{BodyConfig, BodyRig};
+use ikarus_solve::{Effector, Goal, IkTask, SolveReport, SolveStatus};
+
+use crate::character::CharacterRig;
+use crate::error::{IkReport, IkarusError};
+use crate::ground::{Grounding, IkarusGround, ModelGround};
+use crate::limb::{target_in, weight};
+use crate::tracked::TrackedBody;
+
+/// One effector of a [`FullBodyIk`]: a humanoid bone pulled towards an entity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyEffector {
+    /// The bone: hips, spine / chest / upper chest (the highest the character maps), head,
+    /// a hand or a foot.
+    pub bone: HumanoidBone,
+    /// The entity whose world transform is the goal.
+    pub target: Entity,
+    /// How far the bone goes to the target's position, 0..1 (0 keeps the animation's).
+    /// Default 1.
+    pub position_weight: f64,
+    /// How far the bone turns to the target's rotation, 0..1. Default 0 (free).
+    pub rotation_weight: f64,
+    /// How far the body follows this effector, 0..1: 0 leaves the pelvis and spine where they
+    /// are and the limb does what it can; 1 moves them until the goal is in reach, weighed
+    /// against the other effectors. Default 1.
+    pub pull: f64,
+}
+
+impl BodyEffector {
+    /// `bone` to `target`'s position, full weight and pull, rotation free.
+    pub fn new(bone: HumanoidBone, target: Entity) -> Self {
+        Self {
+            bone,
+            target,
+            position_weight: 1.0,
+            rotation_weight: 0.0,
+            pull: 1.0,
+        }
+    }
+
+    /// With a rotation weight.
+    #[must_use]
+    pub fn with_rotation_weight(mut self, weight: f64) -> Self {
+        self.rotation_weight = weight;
+        self
+    }
+
+    /// With a pull.
+    #[must_use]
+    pub fn with_pull(mut self, pull: f64) -> Self {
+        self.pull = pull;
+        self
+    }
+}
+
+/// Full-body IK on the character's entity (Final IK's `FullBodyBipedIK`): the pelvis, spine,
+/// clavicles, head and four limbs solved at once ([`ikarus_solve::body`]) for the
+/// [`effectors`](Self::effectors), over the animated pose. The outcome is the [`IkReport`] on
+/// the same entity. Changing the component re-prepares the solver (allocates); moving the
+/// targets does not.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[require(IkReport)]
+pub struct FullBodyIk {
+    /// The effectors, at most one per bone.
+    pub effectors: Vec<BodyEffector>,
+    /// Elbows and knees turned towards entities (the lower arm's or leg's bone →
+    /// entity), every frame.
+    pub bend_goals: Vec<(HumanoidBone, Entity)>,
+    /// The solver's settings: `blend` per bone, root mode, stiffnesses, iterations (the
+    /// effectors' `pull` override `pull`).
+    pub config: BodyConfig,
+}
+
+impl FullBodyIk {
+    /// With an effector.
+    #[must_use]
+    pub fn with(mut self, effector: BodyEffector) -> Self {
+        self.effectors.push(effector);
+        self
+    }
+}
+
+/// Where a grounded goal goes in the task (`None`: an effector of the game's drives it).
+#[derive(Clone, Copy, Debug)]
+struct Grounded {
+    hips: Option<usize>,
+    feet: [Option<usize>; 2],
+}
+
+/// A character's body solver prepared once, and this frame's targets.
+#[derive(Component, Debug)]
+pub(crate) struct BodyState {
+    skeleton: Arc<Skeleton>,
+    rig: BodyRig,
+    config: BodyConfig,
+    /// The game's effectors first (in [`FullBodyIk::effectors`]' order), then the grounded
+    /// ones.
+    task: IkTask,
+    /// Per game effector: its joint and weights `[position, rotation]`.
+    slots: Vec<(JointId, [f64; 2])>,
+    targets: Vec<Result<(DVec3, DQuat), IkarusError>>,
+    bends: Vec<(HumanoidBone, Entity, Result<DVec3, IkarusError>)>,
+    grounder: Option<(FrameGrounder, Grounded)>,
+}
+
+/// The joint a body effector on `bone` drives (the chest's: the highest of spine, chest and
+/// upper chest the character maps).
+fn effector_joint(rig: &CharacterRig, bone: HumanoidBone) -> Result<JointId, IkarusError> {
+    use HumanoidBone as B;
+    let map = rig.map();
+    let joint = match bone {
+        B::Spine | B::Chest | B::UpperChest => [B::UpperChest, B::Chest, B::Spine]
+            .iter()
+            .find_map(|&b| map.joint(b)),
+        _ => map.joint(bone),
+    };
+    joint.ok_or(IkarusError::MissingBone {
+        bone: bone.vrm_name(),
+    })
+}
+
+fn prepare(
+    rig: &CharacterRig,
+    body: Option<&FullBodyIk>,
+    grounding: Option<&Grounding>,
+) -> Result<BodyState, IkarusError> {
+    let skeleton = rig.skeleton();
+    let setup = |e: &dyn std::fmt::Display| IkarusError::Setup(e.to_string());
+    let empty = FullBodyIk::default();
+    let body = body.unwrap_or(&empty);
+    let mut config = body.config.clone();
+    let mut task = IkTask::default();
+    let mut slots = Vec::with_capacity(body.effectors.len());
+    for e in &body.effectors {
+        let joint = effector_joint(rig, e.bone)?;
+        config
+            .pull
+            .insert(e.bone.vrm_name().to_owned(), weight(e.pull));
+        task.effectors
+            .push(Effector::new(joint, Goal::from_position(DVec3::ZERO)));
+        slots.push((
+            joint,
+            [weight(e.position_weight), weight(e.rotation_weight)],
+        ));
+    }
+    let grounder = match grounding {
+        Some(g) => {
+            let character = Character {
+                skeleton,
+                map: rig.map(),
+            };
+            let grounder = FrameGrounder::new(character, &g.config).map_err(|e| setup(&e))?;
+            let mut slot = |joint: JointId| {
+                if slots.iter().any(|&(j, _)| j == joint) {
+                    return None;
+                }
+                task.effectors
+                    .push(Effector::new(joint, Goal::from_position(DVec3::ZERO)));
+                Some(task.effectors.len() - 1)
+            };
+            let hips = slot(grounder.hips());
+            let [l, r] = grounder.ankles();
+            let feet = [slot(l), slot(r)];
+            Some((grounder, Grounded { hips, feet }))
+        }
+        None => None,
+    };
+    let mut body_rig = BodyRig::from_map(skeleton, rig.map(), &config).map_err(|e| setup(&e))?;
+    body_rig
+        .check_task(skeleton, &task)
+        .map_err(|e| setup(&e))?;
+    for &(bone, _) in &body.bend_goals {
+        body_rig.set_bend_goal(bone, None).map_err(|e| setup(&e))?;
+    }
+    Ok(BodyState {
+        skeleton: Arc::clone(rig.skeleton_arc()),
+        rig: body_rig,
+        config,
+        targets: body
+            .effectors
+            .iter()
+            .map(|e| Err(IkarusError::MissingTarget(e.target)))
+            .collect(),
+        bends: body
+            .bend_goals
+            .iter()
+            .map(|&(b, e)| (b, e, Err(IkarusError::MissingTarget(e))))
+            .collect(),
+        task,
+        slots,
+        grounder,
+    })
+}
+
+/// Prepares the body solver of every character with [`FullBodyIk`] or [`Grounding`] that is
+/// new, changed, or whose rig was rebuilt (tracked bodies have their own).
+pub(crate) fn prepare_bodies(
+    mut commands: Commands,
+    mut bodies: Query<
+        (
+            Entity,
+            Option<Ref<FullBodyIk>>,
+            Option<Ref<Grounding>>,
+            Option<&BodyState>,
+            &mut IkReport,
+        ),
+        (
+            Or<(With<FullBodyIk>, With<Grounding>)>,
+            Without<TrackedBody>,
+        ),
+    >,
+    rigs: Query<&CharacterRig>,
+    mut gone: RemovedComponents<FullBodyIk>,
+    mut ungrounded: RemovedComponents<Grounding>,
+) {
+    for entity in gone.read().chain(ungrounded.read()) {
+        if let Ok(mut e) = commands.get_entity(entity) {
+            e.remove::<BodyState>();
+        }
+    }
+    for (entity, body, grounding, state, mut report) in &mut bodies {
+        let Ok(rig) = rigs.get(entity) else {
+            continue;
+        };
+        let current = state.is_some_and(|s| Arc::ptr_eq(&s.skeleton, rig.skeleton_arc()));
+        let changed = body.as_ref().is_some_and(Ref::is_changed)
+            || grounding.as_ref().is_some_and(Ref::is_changed);
+        if current && !changed {
+            continue;
+        }
+        match prepare(rig, body.as_deref(), grounding.as_deref()) {
+            Ok(state) => {
+                commands.entity(entity).insert(state);
+            }
+            Err(error) => {
+                commands.entity(entity).remove::<BodyState>();
+                report.set_error(error);
+            }
+        }
+    }
+}
+
+/// Reads every body's targets and bend goals.
+pub(crate) fn read_bodies(
+    mut bodies: Query<(&CharacterRig, &FullBodyIk, &mut BodyState)>,
+    helper: TransformHelper,
+) {
+    for (rig, body, mut state) in &mut bodies {
+        let state = &mut *state;
+        for (target, e) in state.targets.iter_mut().zip(&body.effectors) {
+            *target = target_in(rig, e.target, &helper);
+        }
+        for (_, entity, at) in &mut state.bends {
+            *at = target_in(rig, *entity, &helper).map(|(p, _)| p);
+        }
+    }
+}
+
+/// Solves every body: the game's effectors blended over the animation, the grounded hips
+/// and feet, then the full-body solver.
+pub(crate) fn solve_bodies(
+    mut bodies: Query<(&mut CharacterRig, &mut BodyState, &mut IkReport), Without<TrackedBody>>,
+    ground: Option<Res<IkarusGround>>,
+) {
+    let flat = IkarusGround::default();
+    let ground = ground.as_deref().unwrap_or(&flat);
+    for (mut rig, mut state, mut report) in &mut bodies {
+        if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
+            continue;
+        }
+        match solve_body(&mut rig, &mut state, ground) {
+            Ok(solved) => report.set_report(&solved),
+            Err(error) => report.set_error(error),
+        }
+    }
+}
+
+/// One character's body solve on its pose (the animation on entry); its report.
+fn solve_body(
+    rig: &mut CharacterRig,
+    state: &mut BodyState,
+    ground: &IkarusGround,
+) -> Result<SolveReport, IkarusError> {
+    let rig = &mut *rig;
+    let state = &mut *state;
+    // The animated frames, for weights below 1 and the grounder.
+    let partial = |w: f64| w > 0.0 && w < 1.0;
+    if state.grounder.is_some()
+        || state
+            .slots
+            .iter()
+            .any(|(_, [wp, wr])| partial(*wp) || partial(*wr))
+    {
+        rig.update_model();
+    }
+    let model = &rig.model;
+    // The game's effectors: the animated frame moved towards the target by the weights.
+    for ((effector, &(joint, [wp, wr])), target) in state
+        .task
+        .effectors
+        .iter_mut()
+        .zip(&state.slots)
+        .zip(&state.targets)
+    {
+        let (position, rotation) = target.clone()?;
+        effector.goal = Goal {
+            position: match wp {
+                0.0 => None,
+                1.0 => Some(position),
+                w => Some(model.position(joint).lerp(position, w)),
+            },
+            orientation: match wr {
+                0.0 => None,
+                1.0 => Some(rotation),
+                w => Some(model.rotation(joint).slerp(rotation, w).normalize()),
+            },
+        };
+        effector.weight = 1.0;
+        if effector.goal.position.is_none() && effector.goal.orientation.is_none() {
+            // Both weights 0: the effector holds nothing (its goal is never read).
+            effector.goal = Goal::from_position(position);
+            effector.weight = 0.0;
+        }
+    }
+    for (bone, _, at) in &state.bends {
+        let at = at.clone()?;
+        state
+            .rig
+            .set_bend_goal(*bone, Some(at))
+            .map_err(|e| IkarusError::Setup(e.to_string()))?;
+    }
+    if let Some((grounder, slots)) = &mut state.grounder {
+        let in_model = ModelGround {
+            ground,
+            world_from_model: rig.world_from_model(),
+            model_from_world: rig.model_from_world(),
+        };
+        let goals = grounder.goals(model, &in_model, rig.dt);
+        if let Some(k) = slots.hips {
+            state.task.effectors[k].goal = goals.hips;
+        }
+        for (slot, goal) in slots.feet.iter().zip(goals.feet) {
+            if let Some(k) = *slot {
+                state.task.effectors[k].goal = goal;
+            }
+        }
+    }
+    let report = state
+        .rig
+        .solve(&state.skeleton, &state.task, &state.config, &mut rig.pose);
+    if report.status == SolveStatus::InvalidInput {
+        return Err(IkarusError::Solve(report.message.unwrap_or_default()));
+    }
+    rig.model_current = false;
+    rig.solved = true;
+    Ok(report)
+}

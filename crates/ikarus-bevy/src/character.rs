@@ -1,0 +1,492 @@
+//! A character: the ikarus skeleton built from a scene's joint entities, and its pose read
+//! and written each frame.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
+use ikarus_core::glam::{DAffine3, DQuat, DVec3};
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, fk};
+
+use crate::convert::{from_local, model_frame, to_local, uniform};
+use crate::error::IkarusError;
+
+/// Marks a character: put it on the root entity of a glTF or VRM scene (the entity with
+/// `WorldAssetRoot`, or any entity whose descendants are the joints). When its descendants have
+/// spawned, the plugin builds the character's ikarus skeleton from their `Name`s and
+/// `Transform`s (the rest pose is what they hold then) and inserts a [`CharacterRig`]; the
+/// humanoid bones are recognised from the names (VRM/Unity, Mixamo, Biovision, MMD, …) with
+/// [`bones`](Self::bones) overriding.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[require(Transform, IkarusStatus)]
+pub struct IkarusCharacter {
+    /// Humanoid bones mapped by joint name (the entity's `Name`), over the recognised ones:
+    /// for rigs whose names no scheme knows, or a VRM's declared humanoid map.
+    pub bones: Vec<(HumanoidBone, String)>,
+    /// Joint limits by joint name, or by a VRM humanoid bone name (`leftLowerArm`), in the
+    /// joint's rest frame (the rest being the pose the scene had when the rig was built).
+    /// Every solver keeps them. Default: none (free joints).
+    pub limits: Vec<(String, JointLimit)>,
+}
+
+impl IkarusCharacter {
+    /// Maps `bone` to the joint named `name` (over what the names say).
+    #[must_use]
+    pub fn with_bone(mut self, bone: HumanoidBone, name: impl Into<String>) -> Self {
+        self.bones.push((bone, name.into()));
+        self
+    }
+
+    /// Gives the joint named `joint` (or the joint of the VRM bone so named) a limit.
+    #[must_use]
+    pub fn with_limit(mut self, joint: impl Into<String>, limit: JointLimit) -> Self {
+        self.limits.push((joint.into(), limit));
+        self
+    }
+}
+
+/// Where a character stands: waiting for its scene, ready, or refused (and why).
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub enum IkarusStatus {
+    /// The character's joints have not spawned yet (or no frame has run).
+    #[default]
+    Waiting,
+    /// The skeleton is built; the solvers run.
+    Ready,
+    /// The skeleton cannot be built or read this frame; nothing is solved. Fix the cause and
+    /// touch the [`IkarusCharacter`] (or respawn the scene) to build again.
+    Error(IkarusError),
+}
+
+/// A character's ikarus skeleton and its per-frame buffers, inserted by the plugin on the
+/// [`IkarusCharacter`]'s entity. The skeleton's model space is the root entity's frame
+/// without its scale, in world units (see the crate's conventions).
+#[derive(Component, Debug)]
+pub struct CharacterRig {
+    skeleton: Arc<Skeleton>,
+    map: Arc<HumanoidMap>,
+    /// The joint entities, by joint index.
+    joints: Vec<Entity>,
+    /// Per joint, the uniform scale of its parent frame in model units (translations read
+    /// are multiplied by it), as read this frame.
+    units: Vec<f64>,
+    /// Per joint, its own Bevy scale as read (kept when written back).
+    scales: Vec<Vec3>,
+    /// This frame's pose: the animation after [`IkarusSystems::Read`](crate::IkarusSystems),
+    /// the solved pose after `Solve`.
+    pub(crate) pose: LocalPose,
+    /// The animated input of the last frame read (model units).
+    input: LocalPose,
+    /// What the plugin last wrote into each joint's `Transform` (empty before the first
+    /// write). A joint still holding it was not animated since: its input is then
+    /// [`input`](Self::input)'s, not the solved pose (Final IK's "fix transforms"), so IK
+    /// never feeds on its own output.
+    written: Vec<Transform>,
+    /// The forward kinematics of [`pose`](Self::pose) when `model_current` (solvers that need
+    /// it call [`update_model`](Self::update_model); `Write` leaves it current).
+    pub(crate) model: ModelPose,
+    pub(crate) model_current: bool,
+    /// Per joint, whether the last write put a solved (not animated) transform there.
+    touched: Vec<bool>,
+    world_from_model: DAffine3,
+    model_from_world: DAffine3,
+    /// Seconds since the previous frame.
+    pub(crate) dt: f64,
+    /// Whether this frame's pose was read (finite) and so may be solved and written.
+    pub(crate) readable: bool,
+    /// Whether a solver changed the pose this frame (it is then written).
+    pub(crate) solved: bool,
+}
+
+impl CharacterRig {
+    /// The character's ikarus skeleton (model space, world units).
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// The shared skeleton, for solvers that keep it.
+    pub(crate) fn skeleton_arc(&self) -> &Arc<Skeleton> {
+        &self.skeleton
+    }
+
+    /// The character's humanoid map.
+    pub fn map(&self) -> &HumanoidMap {
+        &self.map
+    }
+
+    /// The shared humanoid map, for solvers that keep it.
+    pub(crate) fn map_arc(&self) -> &Arc<HumanoidMap> {
+        &self.map
+    }
+
+    /// The entity of joint `joint`.
+    pub fn joint_entity(&self, joint: JointId) -> Entity {
+        self.joints[joint.index()]
+    }
+
+    /// The entity of the humanoid `bone`, if mapped.
+    pub fn bone_entity(&self, bone: HumanoidBone) -> Option<Entity> {
+        self.map.joint(bone).map(|j| self.joint_entity(j))
+    }
+
+    /// This frame's pose (after the plugin's `Solve`: the solved one), model units.
+    pub fn pose(&self) -> &LocalPose {
+        &self.pose
+    }
+
+    /// The model frames of [`pose`](Self::pose), current after the plugin's `Write`.
+    pub fn model_pose(&self) -> &ModelPose {
+        &self.model
+    }
+
+    /// Brings [`model`](Self::model) up to the current pose (forward kinematics, when a read
+    /// or a solve left it stale).
+    pub(crate) fn update_model(&mut self) {
+        if !self.model_current {
+            fk::forward_kinematics(&self.skeleton, &self.pose, &mut self.model);
+            self.model_current = true;
+        }
+    }
+
+    /// The root's frame this frame: `world_from_model` (rotation and translation).
+    pub fn world_from_model(&self) -> DAffine3 {
+        self.world_from_model
+    }
+
+    /// `model_from_world`, the inverse of [`world_from_model`](Self::world_from_model).
+    pub fn model_from_world(&self) -> DAffine3 {
+        self.model_from_world
+    }
+
+    /// A joint's world position this frame (after `Solve`: solved), f64.
+    pub fn world_position(&self, joint: JointId) -> DVec3 {
+        self.world_from_model
+            .transform_point3(self.model.position(joint))
+    }
+
+    /// A joint's world rotation this frame (after `Solve`: solved), f64.
+    pub fn world_rotation(&self, joint: JointId) -> DQuat {
+        let (_, rotation, _) = self.world_from_model.to_scale_rotation_translation();
+        rotation * self.model.rotation(joint)
+    }
+}
+
+/// The skeletons of the characters alive, shared between instances of one model (same
+/// joints, names, rest and limits): a crowd of one character reads one skeleton.
+#[derive(Resource, Default)]
+pub(crate) struct Skeletons(Vec<Arc<Skeleton>>);
+
+impl Skeletons {
+    /// The shared skeleton equal to `skeleton`, or `skeleton` itself, now shared; forgets
+    /// skeletons no character holds any more.
+    fn share(&mut self, skeleton: Arc<Skeleton>) -> Arc<Skeleton> {
+        self.0.retain(|s| Arc::strong_count(s) > 1);
+        let same = |a: &Skeleton, b: &Skeleton| {
+            a.names() == b.names()
+                && a.parent_indices() == b.parent_indices()
+                && a.rest_transforms() == b.rest_transforms()
+                && a.limits() == b.limits()
+        };
+        if let Some(shared) = self.0.iter().find(|s| same(s, &skeleton)) {
+            return Arc::clone(shared);
+        }
+        self.0.push(Arc::clone(&skeleton));
+        skeleton
+    }
+}
+
+/// The joints below `root`, parents first, depth first: `(entity, parent index)`.
+fn joints_below(root: Entity, children: &Query<&Children>) -> Vec<(Entity, Option<usize>)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(Entity, Option<usize>)> = Vec::new();
+    if let Ok(kids) = children.get(root) {
+        stack.extend(kids.iter().rev().map(|e| (e, None)));
+    }
+    while let Some((entity, parent)) = stack.pop() {
+        let index = out.len();
+        out.push((entity, parent));
+        if let Ok(kids) = children.get(entity) {
+            stack.extend(kids.iter().rev().map(|e| (e, Some(index))));
+        }
+    }
+    out
+}
+
+/// `name`, or `name#2`, `name#3`, … when `names` has it (glTF allows duplicate node names;
+/// a skeleton does not).
+fn unique_name(names: &[String], name: String) -> String {
+    if !names.contains(&name) {
+        return name;
+    }
+    // Among `names.len() + 1` suffixes one is free.
+    (2..names.len() + 3)
+        .map(|k| format!("{name}#{k}"))
+        .find(|n| !names.contains(n))
+        .expect("an unused suffix")
+}
+
+/// Builds a character's rig from its joint entities, or says why not (`Ok(None)`: nothing
+/// has spawned below the root yet).
+fn build_rig(
+    root: Entity,
+    character: &IkarusCharacter,
+    children: &Query<&Children>,
+    nodes: &Query<(&Transform, Option<&Name>)>,
+    helper: &TransformHelper,
+) -> Result<Option<CharacterRig>, IkarusError> {
+    let found = joints_below(root, children);
+    let found: Vec<_> = found
+        .into_iter()
+        .filter(|(e, _)| nodes.contains(*e))
+        .collect();
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let root_world = helper
+        .compute_global_transform(root)
+        .map_err(|_| IkarusError::MissingTarget(root))?;
+    let Some((world_from_model, root_unit)) = model_frame(&root_world) else {
+        return Err(IkarusError::NonUniformScale {
+            joint: "(the character's root)".into(),
+            scale: root_world.to_scale_rotation_translation().0.to_array(),
+        });
+    };
+    let mut names: Vec<String> = Vec::with_capacity(found.len());
+    let mut units = Vec::with_capacity(found.len());
+    let mut scales = Vec::with_capacity(found.len());
+    let mut rest = Vec::with_capacity(found.len());
+    for &(entity, parent) in &found {
+        let (transform, name) = nodes.get(entity).expect("filtered above");
+        let name = unique_name(
+            &names,
+            name.map_or_else(|| format!("entity{}", entity.index()), ToString::to_string),
+        );
+        let unit = match parent {
+            Some(p) => {
+                let own = uniform(scales[p]).ok_or_else(|| IkarusError::NonUniformScale {
+                    joint: names[p].clone(),
+                    scale: scales[p].to_array(),
+                })?;
+                units[p] * own
+            }
+            None => root_unit,
+        };
+        units.push(unit);
+        scales.push(transform.scale);
+        rest.push(to_local(transform, unit));
+        names.push(name);
+    }
+    let build = |limits: &[Option<JointLimit>]| -> Result<Skeleton, IkarusError> {
+        let mut builder = SkeletonBuilder::new();
+        for (k, &(_, parent)) in found.iter().enumerate() {
+            let parent = parent.map(|p| names[p].as_str());
+            match &limits[k] {
+                Some(limit) => builder.limited_joint(&names[k], parent, rest[k], limit.clone()),
+                None => builder.joint(&names[k], parent, rest[k]),
+            };
+        }
+        builder
+            .build()
+            .map_err(|e| IkarusError::Skeleton(e.to_string()))
+    };
+    let free = build(&vec![None; found.len()])?;
+    let mut map = HumanoidMap::recognise(&free);
+    for (bone, name) in &character.bones {
+        let joint = free
+            .joint(name)
+            .ok_or_else(|| IkarusError::UnknownJoint { name: name.clone() })?;
+        map.set(*bone, Some(joint));
+    }
+    let skeleton = if character.limits.is_empty() {
+        free
+    } else {
+        let mut limits = vec![None; found.len()];
+        for (name, limit) in &character.limits {
+            let joint = free
+                .joint(name)
+                .or_else(|| HumanoidBone::from_vrm_name(name).and_then(|b| map.joint(b)))
+                .ok_or_else(|| IkarusError::UnknownJoint { name: name.clone() })?;
+            limits[joint.index()] = Some(limit.clone());
+        }
+        build(&limits)?
+    };
+    let pose = skeleton.rest_pose();
+    let mut model = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &pose, &mut model);
+    Ok(Some(CharacterRig {
+        joints: found.iter().map(|&(e, _)| e).collect(),
+        units,
+        scales,
+        model,
+        input: pose.clone(),
+        model_current: true,
+        touched: vec![false; pose.len()],
+        pose,
+        written: Vec::new(),
+        world_from_model,
+        model_from_world: world_from_model.inverse(),
+        dt: 0.0,
+        readable: false,
+        solved: false,
+        skeleton: Arc::new(skeleton),
+        map: Arc::new(map),
+    }))
+}
+
+/// Builds the rig of every character that has none yet (when something below it spawned) or
+/// whose [`IkarusCharacter`] changed.
+pub(crate) fn build_characters(
+    mut commands: Commands,
+    mut characters: Query<(
+        Entity,
+        Ref<IkarusCharacter>,
+        Has<CharacterRig>,
+        &mut IkarusStatus,
+    )>,
+    spawned: Query<(), Changed<Children>>,
+    children: Query<&Children>,
+    nodes: Query<(&Transform, Option<&Name>)>,
+    helper: TransformHelper,
+    mut skeletons: ResMut<Skeletons>,
+) {
+    let anything_spawned = !spawned.is_empty();
+    for (root, character, has_rig, mut status) in &mut characters {
+        let changed = character.is_changed();
+        if has_rig && !changed {
+            continue;
+        }
+        if !(changed || anything_spawned) {
+            continue;
+        }
+        match build_rig(root, &character, &children, &nodes, &helper) {
+            Ok(Some(mut rig)) => {
+                rig.skeleton = skeletons.share(rig.skeleton);
+                commands.entity(root).insert(rig);
+                *status = IkarusStatus::Ready;
+            }
+            Ok(None) => *status = IkarusStatus::Waiting,
+            Err(error) => {
+                commands.entity(root).remove::<CharacterRig>();
+                *status = IkarusStatus::Error(error);
+            }
+        }
+    }
+}
+
+/// Reads every character's animated pose, root frame and frame time.
+pub(crate) fn read_characters(
+    mut characters: Query<(Entity, &mut CharacterRig, &mut IkarusStatus)>,
+    transforms: Query<&Transform>,
+    helper: TransformHelper,
+    time: Res<Time>,
+) {
+    let dt = time.delta_secs_f64();
+    for (root, rig, status) in &mut characters {
+        read_character(root, rig, status, &transforms, &helper, dt);
+    }
+}
+
+fn read_character(
+    root: Entity,
+    mut rig: Mut<CharacterRig>,
+    mut status: Mut<IkarusStatus>,
+    transforms: &Query<&Transform>,
+    helper: &TransformHelper,
+    dt: f64,
+) {
+    let rig = &mut *rig;
+    rig.readable = false;
+    rig.solved = false;
+    rig.dt = dt;
+    let frame = helper
+        .compute_global_transform(root)
+        .ok()
+        .and_then(|world| model_frame(&world));
+    let Some((world_from_model, root_unit)) = frame else {
+        status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
+            joint: "(the character's root)".into(),
+            scale: [f32::NAN; 3],
+        }));
+        return;
+    };
+    rig.world_from_model = world_from_model;
+    rig.model_from_world = world_from_model.inverse();
+    let skeleton = &*rig.skeleton;
+    for (k, &entity) in rig.joints.iter().enumerate() {
+        let Ok(transform) = transforms.get(entity) else {
+            status.set_if_neq(IkarusStatus::Error(IkarusError::MissingTarget(entity)));
+            return;
+        };
+        let unit = if let Some(p) = skeleton.parent(JointId::from_index(k)) {
+            let Some(own) = uniform(rig.scales[p.index()]) else {
+                status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
+                    joint: skeleton.name(p).to_owned(),
+                    scale: rig.scales[p.index()].to_array(),
+                }));
+                return;
+            };
+            rig.units[p.index()] * own
+        } else {
+            root_unit
+        };
+        rig.units[k] = unit;
+        rig.scales[k] = transform.scale;
+        let joint = JointId::from_index(k);
+        rig.pose[joint] = if rig.written.get(k) == Some(transform) {
+            rig.input[joint]
+        } else if transform.translation.is_finite() && transform.rotation.is_finite() {
+            to_local(transform, unit)
+        } else {
+            status.set_if_neq(IkarusStatus::Error(IkarusError::NonFinitePose));
+            return;
+        };
+    }
+    rig.input
+        .transforms_mut()
+        .copy_from_slice(rig.pose.transforms());
+    rig.model_current = false;
+    rig.readable = true;
+    if *status != IkarusStatus::Ready {
+        *status = IkarusStatus::Ready;
+    }
+}
+
+/// Writes every solved pose back into its joints (only the transforms that changed are
+/// touched, so Bevy's change detection sees only what IK moved).
+pub(crate) fn write_characters(
+    mut characters: Query<&mut CharacterRig>,
+    mut transforms: Query<&mut Transform>,
+) {
+    for mut rig in &mut characters {
+        let rig = &mut *rig;
+        let finite =
+            |t: &ikarus_core::Transform| t.translation.is_finite() && t.rotation.is_finite();
+        if !(rig.readable && rig.solved && rig.pose.transforms().iter().all(finite)) {
+            if rig.readable {
+                rig.update_model();
+            }
+            continue;
+        }
+        if rig.written.len() != rig.joints.len() {
+            // The first write: sized once.
+            rig.written = vec![Transform::IDENTITY; rig.joints.len()];
+        }
+        for (k, &entity) in rig.joints.iter().enumerate() {
+            let joint = JointId::from_index(k);
+            // A joint IK left as animated, and did not write last frame either, holds its
+            // animation already: not even looked up.
+            let moved = rig.pose[joint] != rig.input[joint];
+            if !(moved || rig.touched[k]) {
+                continue;
+            }
+            if let Ok(mut transform) = transforms.get_mut(entity) {
+                let solved = from_local(&rig.pose[joint], rig.units[k], rig.scales[k]);
+                transform.set_if_neq(solved);
+                rig.written[k] = solved;
+                rig.touched[k] = moved;
+            }
+        }
+        rig.update_model();
+    }
+}
