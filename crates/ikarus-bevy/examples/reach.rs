@@ -75,8 +75,10 @@ struct Trackers {
     head: Entity,
     left: Entity,
     right: Entity,
-    /// Each tracker's offset from the head at calibration (world), once placed.
+    /// Each hand tracker's offset from the head at calibration (world), once placed.
     offsets: Option<[Vec3; 2]>,
+    /// The head's height above the ground at calibration.
+    head_height: f32,
 }
 
 fn main() {
@@ -100,7 +102,7 @@ fn main() {
         .insert_resource(IkarusGround::Heightfield(terrain()))
         .insert_resource(CharacterBones(character))
         .add_systems(Startup, setup)
-        .add_systems(Update, (calibrate, walk).chain())
+        .add_systems(Update, (calibrate, walk, report).chain())
         .run();
 }
 
@@ -114,9 +116,10 @@ fn setup(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
+    // VRM 0.x characters face −Z: the camera stands in front of the walking circle.
     commands.spawn((
         Camera3d::default(),
-        Transform::from_xyz(0.0, 2.2, 4.5).looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
+        Transform::from_xyz(1.6, 1.9, -4.6).looking_at(Vec3::new(0.0, 0.7, -1.0), Vec3::Y),
     ));
     commands.spawn((
         DirectionalLight {
@@ -151,10 +154,15 @@ fn setup(
     let right = tracker(&mut commands, materials.add(Color::srgb(0.9, 0.1, 0.1)));
     // The red ball follows the mouse while dragged, in the camera's plane.
     commands.entity(right).observe(
-        |drag: On<Pointer<Drag>>, mut transforms: Query<&mut Transform>| {
+        |drag: On<Pointer<Drag>>,
+         cameras: Query<&GlobalTransform, With<Camera3d>>,
+         mut transforms: Query<&mut Transform>| {
+            let Ok(camera) = cameras.single() else {
+                return;
+            };
             if let Ok(mut transform) = transforms.get_mut(drag.event_target()) {
                 let d = drag.delta * 0.004;
-                transform.translation += Vec3::new(d.x, -d.y, 0.0);
+                transform.translation += camera.right() * d.x - camera.up() * d.y;
             }
         },
     );
@@ -164,6 +172,7 @@ fn setup(
         left,
         right,
         offsets: None,
+        head_height: 0.0,
     });
 }
 
@@ -215,24 +224,32 @@ fn calibrate(
     };
     commands.entity(trackers.character).insert(body);
     trackers.offsets = Some([left - head, right - head]);
+    trackers.head_height = head.y;
 }
+
+/// Seconds of the walk: 1/60 a frame, whatever the frame rate (the tracker solver steps at
+/// 60 frames per second; a software renderer draws one frame a second).
+#[derive(Default)]
+struct Clock(u32);
 
 /// The headset walks a slow circle over the bumps (its height following the ground), the
 /// left hand swings beside it; the right hand is where it was dragged, carried along.
 fn walk(
-    time: Res<Time>,
+    mut clock: Local<Clock>,
     trackers: Res<Trackers>,
     ground: Res<IkarusGround>,
     mut transforms: Query<&mut Transform>,
-    mut last: Local<Option<Vec3>>,
 ) {
     use ikarus_anim::ground::Ground;
     let Some([left_offset, _]) = trackers.offsets else {
         return;
     };
-    // Two seconds standing still after calibration, then walking.
-    let t = (time.elapsed_secs() - 2.0).max(0.0) * 0.25;
-    let (radius, standing): (f32, f32) = (1.2, 1.45);
+    // Half a second standing still after calibration, then walking; the right hand reaching
+    // ahead for the red ball until it is dragged elsewhere.
+    clock.0 += 1;
+    let seconds = clock.0 as f32 / 60.0;
+    let t = (seconds - 0.5).max(0.0) * 0.25;
+    let radius = 1.2;
     let centre = Vec3::new(0.0, 0.0, -radius);
     let along = Vec3::new(radius * t.sin(), 0.0, radius * t.cos()) + centre;
     let height = ground
@@ -241,10 +258,9 @@ fn walk(
     let Ok(head) = transforms.get(trackers.head).map(|t| t.translation) else {
         return;
     };
-    let standing = last.map_or(head.y, |_| height + standing.min(head.y));
-    let next = Vec3::new(along.x, standing, along.z);
+    // The ground under the start is at about 0: the head keeps its height above the ground.
+    let next = Vec3::new(along.x, height + trackers.head_height, along.z);
     let step = next - head;
-    *last = Some(next);
     for (entity, moved) in [
         (trackers.head, next),
         (
@@ -258,6 +274,28 @@ fn walk(
     }
     if let Ok(mut right) = transforms.get_mut(trackers.right) {
         right.translation += step;
+        if clock.0 == 2 {
+            // In and ahead of the T-pose's hand: within reach.
+            right.translation += Vec3::new(-0.15, -0.1, -0.2);
+        }
+    }
+}
+
+/// Every two seconds: where the hips are, how the last solve went.
+fn report(
+    time: Res<Time>,
+    trackers: Res<Trackers>,
+    rigs: Query<(&CharacterRig, &IkReport)>,
+    mut next: Local<f32>,
+) {
+    if time.elapsed_secs() < *next {
+        return;
+    }
+    *next = time.elapsed_secs() + 2.0;
+    if let Ok((rig, report)) = rigs.get(trackers.character)
+        && let Some(hips) = rig.map().joint(HumanoidBone::Hips)
+    {
+        info!("hips at {:.3}; {report:?}", rig.world_position(hips));
     }
 }
 
