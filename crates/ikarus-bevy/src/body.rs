@@ -10,7 +10,7 @@ use ikarus_anim::retarget::Character;
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, Skeleton};
-use ikarus_solve::body::{BodyConfig, BodyRig};
+use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport, SolveStatus};
 
 use crate::character::CharacterRig;
@@ -113,6 +113,8 @@ pub(crate) struct BodyState {
     targets: Vec<Result<(DVec3, DQuat), IkarusError>>,
     bends: Vec<(HumanoidBone, Entity, Result<DVec3, IkarusError>)>,
     grounder: Option<(FrameGrounder, Grounded)>,
+    /// The body solve's buffers, kept from frame to frame (no allocation per frame).
+    scratch: BodyScratch,
 }
 
 /// The joint a body effector on `bone` drives (the chest's: the highest of spine, chest and
@@ -186,6 +188,7 @@ fn prepare(
     }
     Ok(BodyState {
         skeleton: Arc::clone(rig.skeleton_arc()),
+        scratch: BodyScratch::new(skeleton, &body_rig),
         rig: body_rig,
         config,
         targets: body
@@ -357,9 +360,13 @@ fn solve_body(
             }
         }
     }
-    let report = state
-        .rig
-        .solve(&state.skeleton, &state.task, &state.config, &mut rig.pose);
+    let report = state.rig.solve_with(
+        &state.skeleton,
+        &state.task,
+        &state.config,
+        &mut rig.pose,
+        &mut state.scratch,
+    );
     if report.status == SolveStatus::InvalidInput {
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
     }

@@ -2,10 +2,9 @@
 //! over frames after warm-up, against the same app without the plugin's components (what
 //! Bevy itself allocates per frame, if anything).
 //!
-//! The full-body path calls `BodyRig::solve`, which still allocates a few buffers per call;
-//! its test asserts that the plugin adds nothing beyond those (the solver's own count is
-//! measured directly on the same tasks), and keeps the strict zero assertion in a separate
-//! test, ignored until the solver is allocation-free.
+//! The full-body path calls `BodyRig::solve_with` with the buffers the component keeps
+//! (`BodyScratch`): the body solver's own count, measured directly on the same tasks, is 0,
+//! and a body frame with grounding allocates nothing at all (the strict test).
 #![allow(unsafe_code)] // a global allocator is an `unsafe impl`
 
 mod common;
@@ -186,7 +185,7 @@ fn body(world: &mut World, character: Entity, model: &common::Model) -> usize {
 /// Allocations of `FRAMES` direct calls of the body solver on Godette with the same kind of
 /// task (both hands, hips and feet).
 fn solver_allocations(model: &common::Model) -> usize {
-    use ikarus_solve::body::{BodyConfig, BodyRig};
+    use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
     use ikarus_solve::{Effector, Goal, IkTask};
     let rest = model.rest();
     let config = BodyConfig::default();
@@ -206,8 +205,9 @@ fn solver_allocations(model: &common::Model) -> usize {
         effector(HumanoidBone::RightFoot, DVec3::ZERO),
     ]);
     let mut pose = model.skeleton.rest_pose();
+    let mut scratch = BodyScratch::new(&model.skeleton, &rig);
     for _ in 0..WARM_UP {
-        rig.solve(&model.skeleton, &task, &config, &mut pose);
+        rig.solve_with(&model.skeleton, &task, &config, &mut pose, &mut scratch);
     }
     count(|| {
         for k in 0..FRAMES {
@@ -216,7 +216,7 @@ fn solver_allocations(model: &common::Model) -> usize {
                 rest.position(model.joint(HumanoidBone::LeftHand))
                     + DVec3::new(-0.1, -0.3 + dy, 0.3),
             );
-            let _report = rig.solve(&model.skeleton, &task, &config, &mut pose);
+            let _report = rig.solve_with(&model.skeleton, &task, &config, &mut pose, &mut scratch);
         }
     })
 }
@@ -242,10 +242,9 @@ fn body_frames_allocate_only_inside_the_body_solver() {
     );
 }
 
-/// The strict form, for when `BodyRig::solve` allocates nothing (its buffers in a workspace):
-/// ignored until then; `cargo test -p ikarus-bevy --test alloc -- --ignored` runs it.
+/// The strict form: the body solve keeps its buffers (`BodyScratch`), so a body frame with
+/// grounding allocates nothing at all.
 #[test]
-#[ignore = "BodyRig::solve still allocates its buffers per call"]
 fn body_frames_allocate_nothing() {
     let _serial = ONE_AT_A_TIME
         .lock()
