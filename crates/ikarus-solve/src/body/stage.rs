@@ -898,19 +898,7 @@ fn swivel(
     // Else, from the current side first (tracking: the last frame's swivel is nearly
     // right), a pattern search down to 0.2°; the whole circle only when that ends in a
     // joint past its limit or a wrist turned by more than half a radian.
-    let descend = |mut best: (f64, f64), mut step: f64| {
-        while step > 4e-3 {
-            let (left, right) = (cost(best.1 - step), cost(best.1 + step));
-            if left < best.0 && left <= right {
-                best = (left, best.1 - step);
-            } else if right < best.0 {
-                best = (right, best.1 + step);
-            } else {
-                step *= 0.5;
-            }
-        }
-        best
-    };
+    let descend = |best: (f64, f64), step: f64| pattern_search(&cost, best, step, 4e-3);
     let mut best = descend((cost(0.0), 0.0), 0.125);
     if best.0 > 0.5 || parts(best.1).1 > 0.0 {
         let step = std::f64::consts::TAU / 24.0;
@@ -969,8 +957,23 @@ fn free_swivel(
             best = (c, angle);
         }
     }
-    let mut step = step / 2.0;
-    while step > 1e-3 {
+    let best = pattern_search(&cost, best, step / 2.0, 1e-3);
+    if best.1.is_finite() && past(best.1) < at_zero {
+        best.1
+    } else {
+        0.0
+    }
+}
+
+/// A one-dimensional pattern search of `cost` from `best` (its cost, its argument): a step
+/// each way, taken when it lowers the cost, else halved, until it is under `finest`.
+fn pattern_search(
+    cost: &impl Fn(f64) -> f64,
+    mut best: (f64, f64),
+    mut step: f64,
+    finest: f64,
+) -> (f64, f64) {
+    while step > finest {
         let (left, right) = (cost(best.1 - step), cost(best.1 + step));
         if left < best.0 && left <= right {
             best = (left, best.1 - step);
@@ -980,11 +983,7 @@ fn free_swivel(
             step *= 0.5;
         }
     }
-    if best.1.is_finite() && past(best.1) < at_zero {
-        best.1
-    } else {
-        0.0
-    }
+    best
 }
 
 /// An arm whose goal is beyond its reach: the clavicle turns its upper arm's start towards
