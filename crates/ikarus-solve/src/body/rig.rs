@@ -21,6 +21,8 @@ pub(crate) struct Limb {
     pub(crate) axis: DVec3,
     /// The arm's shoulder (clavicle) joint, when mapped above the upper arm.
     pub(crate) clavicle: Option<JointId>,
+    /// The joints from the upper bone start down to the end joint's parent, root first.
+    pub(crate) inner: Vec<JointId>,
 }
 
 /// A skeleton's body for the full-body solver: the hips, the spine joints that share a bend,
@@ -205,7 +207,12 @@ impl BodyRig {
                 _ => None,
             }
             .filter(|&j| j != a && skeleton.is_ancestor_or_self(j, a) && path.contains(&j));
+            let Some(mut inner) = skeleton.chain(a, c) else {
+                return Ok(None);
+            };
+            inner.pop();
             Ok(Some(Limb {
+                inner,
                 bones,
                 joints: [a, b, c],
                 bend_goal,

@@ -4,7 +4,6 @@
 use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
-use nalgebra::{SMatrix, SVector};
 
 use super::rig::{BodyRig, Limb};
 use super::{BodyConfig, RootMode};
@@ -38,6 +37,9 @@ const BACK_OFF_STEPS: usize = 10;
 /// The smallest relative gain of an iteration for the body stage to go on.
 const MIN_GAIN: f64 = 1e-6;
 
+/// The body stage's Jacobian, row-major: a residual's row is contiguous.
+type Jacobian = [[f64; UNKNOWNS]; RESIDUALS];
+
 /// What the body stage pulls on: the role of an effector and its blended goal.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Role {
@@ -58,6 +60,25 @@ struct Target {
     /// A full pull (1): the effector holds the body back rather than follow it (a pinned
     /// foot).
     pinned: bool,
+}
+
+/// A spine joint as one evaluation of the body stage has it: its local rotation, and its
+/// model frame and rotation (walked once from the hips, for every path that passes it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SpineJoint {
+    local: DQuat,
+    frame: DAffine3,
+    rotation: DQuat,
+}
+
+impl Default for SpineJoint {
+    fn default() -> Self {
+        Self {
+            local: DQuat::IDENTITY,
+            frame: DAffine3::IDENTITY,
+            rotation: DQuat::IDENTITY,
+        }
+    }
 }
 
 /// The body stage's view of one evaluation: the pelvis and spine moved by `u`.
@@ -93,51 +114,38 @@ impl Body<'_> {
         self.rig.spine_groups[k]
     }
 
-    /// Moves the state the unknowns start from to where `u` takes it (`u` is then zero
+    /// Moves the state the unknowns start from to where some `u` takes it (`u` is then zero
     /// again): the hips, the spine's local rotations, and the spine's model frames.
-    fn fold(&mut self, u: &[f64; UNKNOWNS], spine: &mut [DQuat]) {
-        let (hips, rotation) = self.frames(u, spine);
+    /// `(hips, rotation)` and `spine` are [`frames`](Self::frames) of `u`, as the residuals
+    /// of `u` left them.
+    fn fold(&mut self, (hips, rotation): (DAffine3, DQuat), spine: &[SpineJoint]) {
         self.hips = hips;
         self.hips_rotation = rotation;
-        self.spine_local.copy_from_slice(spine);
-        let (mut frame, mut model_rotation) = (hips, rotation);
-        for (k, &j) in self.rig.spine.iter().enumerate() {
-            let mut local = self.start[j];
-            local.rotation = self.spine_local[k];
-            frame *= local.to_affine();
-            model_rotation *= local.rotation;
-            self.spine_origins[k] = frame.translation;
-            self.spine_rotations[k] = model_rotation;
+        for (k, joint) in spine.iter().enumerate() {
+            self.spine_local[k] = joint.local;
+            self.spine_origins[k] = joint.frame.translation;
+            self.spine_rotations[k] = joint.rotation;
         }
     }
 
     /// The Jacobian of the residuals `r` (for `u` = 0) by the unknowns: each point's motion
     /// under the pelvis's move and turn (about its origin) and each spine joint's turn about
     /// its own origin, shared within its group; rotation residuals turn with the frames.
-    fn jacobian(
-        &self,
-        targets: &[Target],
-        spine: &[DQuat],
-        r: &[f64; RESIDUALS],
-    ) -> SMatrix<f64, RESIDUALS, UNKNOWNS> {
-        let mut j = SMatrix::<f64, RESIDUALS, UNKNOWNS>::zeros();
+    fn jacobian(&self, targets: &[Target], spine: &[SpineJoint], r: &[f64; RESIDUALS]) -> Jacobian {
+        let mut j = [[0.0; UNKNOWNS]; RESIDUALS];
         let hips = (self.hips, self.hips_rotation);
         let origin = self.hips.translation;
         // Columns of a point `p` whose path passes the first `m` spine joints, for a row
         // functional `row(v)` of the point's velocity `v`.
-        let point = |j: &mut SMatrix<f64, RESIDUALS, UNKNOWNS>,
-                     row: usize,
-                     p: DVec3,
-                     m: usize,
-                     weights: DVec3| {
+        let point = |j: &mut Jacobian, row: usize, p: DVec3, m: usize, weights: DVec3| {
             for i in 0..3 {
                 let e = DVec3::AXES[i];
-                j[(row, i)] += self.scales[0] * weights.dot(e);
-                j[(row, 3 + i)] += self.scales[1] * weights.dot(e.cross(p - origin));
+                j[row][i] += self.scales[0] * weights.dot(e);
+                j[row][3 + i] += self.scales[1] * weights.dot(e.cross(p - origin));
                 for k in 0..m {
                     let (group, share) = self.group(k);
                     let v = e.cross(p - self.spine_origins[k]) * share * self.scales[2];
-                    j[(row, 6 + 3 * group + i)] += weights.dot(v);
+                    j[row][6 + 3 * group + i] += weights.dot(v);
                 }
             }
         };
@@ -170,10 +178,10 @@ impl Body<'_> {
                 Role::Hips => {
                     for i in 0..3 {
                         if t.position.is_some() {
-                            j[(4 + i, i)] = self.scales[0] * t.strength;
+                            j[4 + i][i] = self.scales[0] * t.strength;
                         }
                         if t.orientation.is_some() {
-                            j[(7 + i, 3 + i)] = self.scales[1] * t.strength;
+                            j[7 + i][3 + i] = self.scales[1] * t.strength;
                         }
                     }
                 }
@@ -192,11 +200,10 @@ impl Body<'_> {
                     }
                     if let (Some(_), Role::Chest) = (t.orientation, t.role) {
                         for i in 0..3 {
-                            j[(13 + i, 3 + i)] = self.scales[1] * t.strength;
+                            j[13 + i][3 + i] = self.scales[1] * t.strength;
                             for k in 0..m {
                                 let (group, share) = self.group(k);
-                                j[(13 + i, 6 + 3 * group + i)] +=
-                                    self.scales[2] * share * t.strength;
+                                j[13 + i][6 + 3 * group + i] += self.scales[2] * share * t.strength;
                             }
                         }
                     }
@@ -209,7 +216,7 @@ impl Body<'_> {
     /// The hips' model frame and rotation and the local rotation of each spine joint for
     /// unknowns `u`: the hips turned about their own origin, then moved; the spine's bend
     /// shared equally by its joints, each put onto its limit.
-    fn frames(&self, u: &[f64; UNKNOWNS], spine: &mut [DQuat]) -> (DAffine3, DQuat) {
+    fn frames(&self, u: &[f64; UNKNOWNS], spine: &mut [SpineJoint]) -> (DAffine3, DQuat) {
         let t = DVec3::new(u[0], u[1], u[2]) * self.scales[0];
         let r = DVec3::new(u[3], u[4], u[5]) * self.scales[1];
         let turn = DQuat::from_scaled_axis(r);
@@ -218,7 +225,9 @@ impl Body<'_> {
             * DAffine3::from_quat(turn)
             * DAffine3::from_translation(-origin)
             * self.hips;
-        for (k, q) in spine.iter_mut().enumerate() {
+        let hips_rotation = (turn * self.hips_rotation).normalize();
+        let (mut frame, mut model_rotation) = (hips, hips_rotation);
+        for (k, joint) in spine.iter_mut().enumerate() {
             let j = self.rig.spine[k];
             // Joint k bends with group k·G/n, whose bend its joints share equally.
             let (group, share) = self.group(k);
@@ -227,38 +236,52 @@ impl Body<'_> {
             let axis = self.spine_rotations[k].conjugate() * b;
             let turned = (self.spine_local[k] * DQuat::from_scaled_axis(axis * share)).normalize();
             // Onto the joint's limit: the descent sees the spine as it can bend.
-            *q = onto_limit(self.skeleton, j, turned);
+            let mut local = self.start[j];
+            local.rotation = onto_limit(self.skeleton, j, turned);
+            frame *= local.to_affine();
+            model_rotation *= local.rotation;
+            *joint = SpineJoint {
+                local: local.rotation,
+                frame,
+                rotation: model_rotation,
+            };
         }
-        (hips, (turn * self.hips_rotation).normalize())
+        (hips, hips_rotation)
     }
 
     /// The model frame and rotation at the end of `path` (from the hips, exclusive) given the
-    /// hips' frame and rotation and the spine's local rotations.
+    /// hips' frame and rotation and the spine as [`frames`](Self::frames) placed it: from the
+    /// last spine joint the path passes, the rest of the path as the input has it.
     fn walk(
         &self,
         (mut frame, mut rotation): (DAffine3, DQuat),
-        spine: &[DQuat],
+        spine: &[SpineJoint],
         path: &[JointId],
     ) -> (DAffine3, DQuat) {
-        for &j in path {
-            let mut local = self.start[j];
-            if let Some(k) = self.rig.spine_slot[j.index()] {
-                local.rotation = spine[k];
-            }
+        let m = path
+            .iter()
+            .take_while(|p| self.rig.spine_slot[p.index()].is_some())
+            .count();
+        if let Some(last) = m.checked_sub(1).map(|k| &spine[k]) {
+            (frame, rotation) = (last.frame, last.rotation);
+        }
+        for &j in &path[m..] {
+            let local = self.start[j];
             frame *= local.to_affine();
             rotation *= local.rotation;
         }
         (frame, rotation)
     }
 
-    /// The residuals of `targets` for unknowns `u`; the count used.
+    /// The residuals of `targets` for unknowns `u` into `out`; the hips' frame and rotation
+    /// and the spine (`spine`) there, as [`frames`](Self::frames) gives them.
     fn residuals(
         &self,
         u: &[f64; UNKNOWNS],
         targets: &[Target],
-        spine: &mut [DQuat],
+        spine: &mut [SpineJoint],
         out: &mut [f64; RESIDUALS],
-    ) {
+    ) -> (DAffine3, DQuat) {
         let hips = self.frames(u, spine);
         *out = [0.0; RESIDUALS];
         for t in targets {
@@ -304,6 +327,89 @@ impl Body<'_> {
                 }
             }
         }
+        hips
+    }
+}
+
+/// The body stage's normal equations `(JᵀJ + μI) δ = −Jᵀr`, accumulated over the rows that
+/// are not zero (a limb inside its reach, an effector absent) and solved by a hand-written
+/// Cholesky of fixed size: a general one spent most of its time on the zeros.
+struct Normal {
+    /// `JᵀJ` (upper triangle and diagonal).
+    a: [[f64; UNKNOWNS]; UNKNOWNS],
+    /// `Jᵀr`.
+    g: [f64; UNKNOWNS],
+}
+
+impl Normal {
+    /// The normal equations of `jacobian` and `r`, the unknowns for which `moves` is false
+    /// held still (their columns taken as zero).
+    fn new(jacobian: &Jacobian, r: &[f64; RESIDUALS], moves: impl Fn(usize) -> bool) -> Self {
+        let mut normal = Self {
+            a: [[0.0; UNKNOWNS]; UNKNOWNS],
+            g: [0.0; UNKNOWNS],
+        };
+        let mut still = [false; UNKNOWNS];
+        for (k, s) in still.iter_mut().enumerate() {
+            *s = !moves(k);
+        }
+        for (row, &ri) in jacobian.iter().zip(r) {
+            if row.iter().all(|&x| x == 0.0) {
+                continue;
+            }
+            let mut row = *row;
+            for (x, _) in row.iter_mut().zip(&still).filter(|(_, s)| **s) {
+                *x = 0.0;
+            }
+            for p in 0..UNKNOWNS {
+                let x = row[p];
+                if x == 0.0 {
+                    continue;
+                }
+                normal.g[p] += x * ri;
+                for (a, &y) in normal.a[p][p..].iter_mut().zip(&row[p..]) {
+                    *a += x * y;
+                }
+            }
+        }
+        normal
+    }
+
+    /// The step `δ` for damping `mu` (0 for the unknowns held still); `None` when the damped
+    /// matrix is not positive definite.
+    fn step(&self, mu: f64) -> Option<[f64; UNKNOWNS]> {
+        // L·Lᵀ = JᵀJ + μI, L lower and row-major (`l[q][k]`, k ≤ q): each entry is a dot
+        // product of two rows' leading parts (measured faster here than the right-looking
+        // form, which rewrites the trailing rows at every column).
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let mut l = [[0.0; UNKNOWNS]; UNKNOWNS];
+        let mut inverse = [0.0; UNKNOWNS];
+        for p in 0..UNKNOWNS {
+            let (done, below) = l.split_at_mut(p + 1);
+            let row = &mut done[p];
+            let d = self.a[p][p] + mu - dot(&row[..p], &row[..p]);
+            if d.is_nan() || d <= 0.0 {
+                return None;
+            }
+            row[p] = d.sqrt();
+            inverse[p] = 1.0 / row[p];
+            for (q, lq) in below.iter_mut().enumerate() {
+                lq[p] = (self.a[p][p + 1 + q] - dot(&row[..p], &lq[..p])) * inverse[p];
+            }
+        }
+        // L y = −g, then Lᵀ x = y.
+        let mut y = [0.0; UNKNOWNS];
+        for p in 0..UNKNOWNS {
+            y[p] = (-self.g[p] - dot(&l[p][..p], &y[..p])) * inverse[p];
+        }
+        for p in (0..UNKNOWNS).rev() {
+            let mut sum = y[p];
+            for k in p + 1..UNKNOWNS {
+                sum -= l[k][p] * y[k];
+            }
+            y[p] = sum * inverse[p];
+        }
+        y.iter().all(|x| x.is_finite()).then_some(y)
     }
 }
 
@@ -351,7 +457,8 @@ pub struct BodyScratch {
     original: LocalPose,
     blended: IkTask,
     targets: Vec<Target>,
-    spine: Vec<DQuat>,
+    spine: Vec<SpineJoint>,
+    spine_trial: Vec<SpineJoint>,
     spine_local: Vec<DQuat>,
     spine_origins: Vec<DVec3>,
     spine_rotations: Vec<DQuat>,
@@ -372,6 +479,7 @@ impl BodyScratch {
             },
             targets: Vec::with_capacity(7),
             spine: Vec::with_capacity(n),
+            spine_trial: Vec::with_capacity(n),
             spine_local: Vec::with_capacity(n),
             spine_origins: Vec::with_capacity(n),
             spine_rotations: Vec::with_capacity(n),
@@ -423,6 +531,7 @@ impl BodyRig {
             blended,
             targets,
             spine: scratch_spine,
+            spine_trial: scratch_trial,
             spine_local,
             spine_origins,
             spine_rotations,
@@ -503,7 +612,10 @@ impl BodyRig {
             }),
             limbs,
         };
-        let mut spine = refill(scratch_spine, self.spine.iter().map(|_| DQuat::IDENTITY));
+        let mut spine = refill(
+            scratch_spine,
+            self.spine.iter().map(|_| SpineJoint::default()),
+        );
         let mut u = [0.0; UNKNOWNS];
         // A hips goal places the pelvis outright: the descent starts there.
         if let Some(hips) = targets
@@ -522,8 +634,13 @@ impl BodyRig {
                 u[3..6].copy_from_slice(&r.to_array());
             }
         }
+        // `spine` and `placed` hold the body at the accepted `u`, `trial_spine` at a trial.
+        let mut trial_spine = refill(
+            scratch_trial,
+            self.spine.iter().map(|_| SpineJoint::default()),
+        );
         let mut r = [0.0; RESIDUALS];
-        body.residuals(&u, targets, &mut spine, &mut r);
+        let mut placed = body.residuals(&u, targets, &mut spine, &mut r);
         let mut c = cost(&r);
         let mut mu = 1e-4;
         let mut iterations = 0;
@@ -532,33 +649,24 @@ impl BodyRig {
                 break;
             }
             iterations += 1;
-            // Linearised where the descent stands: the last accepted step folded in.
-            body.fold(&u, &mut spine);
-            u = [0.0; UNKNOWNS];
-            let mut jacobian = body.jacobian(targets, &spine, &r);
-            for k in (0..UNKNOWNS).filter(|&k| !body.moves(k)) {
-                jacobian.set_column(k, &SVector::zeros());
-            }
-            let residual = SVector::<f64, RESIDUALS>::from_column_slice(&r);
-            let normal = jacobian.transpose() * jacobian;
-            let gradient = jacobian.transpose() * residual;
+            // Linearised where the descent stands: the unknowns are zero there.
+            body.fold(placed, &spine);
+            let jacobian = body.jacobian(targets, &spine, &r);
+            let normal = Normal::new(&jacobian, &r, |k| body.moves(k));
             let mut improved = false;
             for _ in 0..10 {
-                let damped = normal + SMatrix::<f64, UNKNOWNS, UNKNOWNS>::identity() * mu;
-                let Some(step) = damped.cholesky().map(|ch| ch.solve(&(-gradient))) else {
+                let Some(step) = normal.step(mu) else {
                     mu *= 10.0;
                     continue;
                 };
-                let mut trial = u;
-                for (x, s) in trial.iter_mut().zip(step.iter()) {
-                    *x += s;
-                }
+                let trial = step;
                 let mut trial_r = [0.0; RESIDUALS];
-                body.residuals(&trial, targets, &mut spine, &mut trial_r);
+                let trial_placed = body.residuals(&trial, targets, &mut trial_spine, &mut trial_r);
                 let trial_c = cost(&trial_r);
                 if trial_c < c && trial.iter().all(|x| x.is_finite()) {
                     improved = c - trial_c > MIN_GAIN * c;
-                    (u, r, c) = (trial, trial_r, trial_c);
+                    (r, c, placed) = (trial_r, trial_c, trial_placed);
+                    std::mem::swap(&mut spine, &mut trial_spine);
                     mu = (mu / 10.0).max(1e-12);
                     break;
                 }
@@ -579,7 +687,7 @@ impl BodyRig {
         let original = &*original;
         let mut active: Vec<String> = Vec::new();
         // The body as the descent placed it, in the hips' and spine's local terms.
-        let (hips, hips_rotation) = body.frames(&u, &mut spine);
+        let (hips, hips_rotation) = placed;
         let placed_hips = ikarus_core::Transform {
             translation: parent.inverse().transform_point3(hips.translation),
             rotation: (parent_rotation.conjugate() * hips_rotation).normalize(),
@@ -590,7 +698,7 @@ impl BodyRig {
             if t == 1.0 {
                 pose[self.hips] = placed_hips;
                 for (k, &j) in self.spine.iter().enumerate() {
-                    pose[j].rotation = spine[k];
+                    pose[j].rotation = spine[k].local;
                 }
             } else {
                 // A share `t` of the move from the input body.
@@ -598,7 +706,7 @@ impl BodyRig {
                 pose[self.hips].translation = from.translation.lerp(placed_hips.translation, t);
                 pose[self.hips].rotation = from.rotation.slerp(placed_hips.rotation, t).normalize();
                 for (k, &j) in self.spine.iter().enumerate() {
-                    let between = original[j].rotation.slerp(spine[k], t).normalize();
+                    let between = original[j].rotation.slerp(spine[k].local, t).normalize();
                     pose[j].rotation = onto_limit(skeleton, j, between);
                 }
             }
@@ -642,7 +750,7 @@ impl BodyRig {
         // The buffers go back for the next solve.
         (*spine_local, *spine_origins, *spine_rotations) =
             (body.spine_local, body.spine_origins, body.spine_rotations);
-        *scratch_spine = spine;
+        (*scratch_spine, *scratch_trial) = (spine, trial_spine);
 
         // 4. The head.
         let head_target = targets.iter().find(|t| matches!(t.role, Role::Head));
@@ -796,22 +904,25 @@ fn solve_limb(
             .unwrap_or_else(|| (goal - s).cross(axis_model));
         let pole = limb.bend_goal.map_or(Pole::Vector(side), Pole::Hint);
         if let Ok(chain) = TwoBoneChain::new(skeleton, a, b, c, axis) {
+            // `model` is the FK of `pose` here (the body placed, the clavicle turned), so
+            // the chain's input is read from it directly.
+            let input = chain.input(skeleton, pose, model, goal, pole);
             let twist_angle = match (target.orientation, limb.bend_goal) {
-                (Some(rotation), None) => {
-                    let input = chain.input(skeleton, pose, model, goal, pole);
-                    swivel(skeleton, limb, &input, rotation, pose, model)
-                }
-                (None, None) => {
-                    let input = chain.input(skeleton, pose, model, goal, pole);
-                    free_swivel(skeleton, limb, &input, pose)
-                }
+                (Some(rotation), None) => swivel(skeleton, limb, &input, rotation, pose, model),
+                (None, None) => free_swivel(skeleton, limb, &input, pose),
                 _ => 0.0,
             };
             let settings = TwoBoneSettings {
                 twist_angle,
                 ..TwoBoneSettings::default()
             };
-            reached = two_bone::solve_chain(skeleton, &chain, goal, pole, &settings, pose, model);
+            let output = two_bone::solve(&input, &settings);
+            output.apply_to(&chain, pose);
+            reached = output.reached;
+            if target.orientation.is_some() {
+                // The end's parent frame, for the end's goal rotation below.
+                fk::update_joints(skeleton, pose, model, &limb.inner);
+            }
         }
     }
     if let Some(goal) = target.orientation {
@@ -1110,7 +1221,7 @@ mod tests {
             reaches: [0.3; 4],
             limbs,
         };
-        let mut spine = vec![DQuat::IDENTITY; rig.spine.len()];
+        let mut spine = vec![SpineJoint::default(); rig.spine.len()];
         let zero = [0.0; UNKNOWNS];
         let mut r = [0.0; RESIDUALS];
         body.residuals(&zero, &targets, &mut spine, &mut r);
@@ -1130,9 +1241,9 @@ mod tests {
             for i in 0..RESIDUALS {
                 let numeric = (rp[i] - rm[i]) / (2.0 * h);
                 assert!(
-                    (analytic[(i, k)] - numeric).abs() < 1e-6,
+                    (analytic[i][k] - numeric).abs() < 1e-6,
                     "row {i}, unknown {k}: {} vs {numeric}",
-                    analytic[(i, k)]
+                    analytic[i][k]
                 );
             }
         }
