@@ -8,7 +8,7 @@ use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use super::rig::{BodyRig, Limb};
 use super::{BodyConfig, RootMode};
 use crate::analytic::enforce_limits_into;
-use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneSettings};
+use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneOutput, TwoBoneSettings};
 use crate::report::residuals;
 use crate::{IkTask, SolveReport, SolveStatus};
 
@@ -213,6 +213,13 @@ impl Body<'_> {
                 }
             }
         }
+        // The unknowns held still (a pinned pelvis, a spine group without joints) have no
+        // column.
+        for k in (0..UNKNOWNS).filter(|&k| !self.moves(k)) {
+            for row in &mut j {
+                row[k] = 0.0;
+            }
+        }
         j
     }
 
@@ -339,12 +346,12 @@ impl Body<'_> {
 /// reach, an effector absent): a task has fewer such rows than the body has unknowns (six
 /// 6-D effectors give 9 against 18), so the Cholesky is of the smaller matrix. Hand-written
 /// and of fixed size: a general 18×18 one spent most of its time on zeros.
-struct Normal {
-    /// The non-zero rows of `J` (the first `m`), the columns of unknowns held still zeroed.
-    rows: [[f64; UNKNOWNS]; RESIDUALS],
-    /// Their residuals.
+struct Normal<'a> {
+    jacobian: &'a Jacobian,
+    /// The non-zero rows of `J` (the first `m`) and their residuals.
+    rows: [usize; RESIDUALS],
     r: [f64; RESIDUALS],
-    /// `JJᵀ` (lower triangle and diagonal).
+    /// `JJᵀ` on them (lower triangle and diagonal).
     jjt: [[f64; RESIDUALS]; RESIDUALS],
     m: usize,
 }
@@ -367,42 +374,34 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail
 }
 
-impl Normal {
-    /// The step's equations for `jacobian` and `r`, the unknowns for which `moves` is false
-    /// held still (their columns taken as zero).
-    fn new(jacobian: &Jacobian, r: &[f64; RESIDUALS], moves: impl Fn(usize) -> bool) -> Self {
+impl<'a> Normal<'a> {
+    /// The step's equations for `jacobian` and `r`.
+    fn new(jacobian: &'a Jacobian, r: &[f64; RESIDUALS]) -> Self {
         let mut normal = Self {
-            rows: [[0.0; UNKNOWNS]; RESIDUALS],
+            jacobian,
+            rows: [0; RESIDUALS],
             r: [0.0; RESIDUALS],
             jjt: [[0.0; RESIDUALS]; RESIDUALS],
             m: 0,
         };
-        let mut still = [false; UNKNOWNS];
-        for (k, s) in still.iter_mut().enumerate() {
-            *s = !moves(k);
-        }
-        for (row, &ri) in jacobian.iter().zip(r) {
-            let mut row = *row;
-            for (x, _) in row.iter_mut().zip(&still).filter(|(_, s)| **s) {
-                *x = 0.0;
+        for (i, (row, &ri)) in jacobian.iter().zip(r).enumerate() {
+            if row.iter().any(|&x| x != 0.0) {
+                normal.rows[normal.m] = i;
+                normal.r[normal.m] = ri;
+                normal.m += 1;
             }
-            if row.iter().all(|&x| x == 0.0) {
-                continue;
-            }
-            normal.rows[normal.m] = row;
-            normal.r[normal.m] = ri;
-            normal.m += 1;
         }
         for i in 0..normal.m {
+            let row = &jacobian[normal.rows[i]];
             for k in 0..=i {
-                normal.jjt[i][k] = dot(&normal.rows[i], &normal.rows[k]);
+                normal.jjt[i][k] = dot(row, &jacobian[normal.rows[k]]);
             }
         }
         normal
     }
 
-    /// The step `δ` for damping `mu` (0 for the unknowns held still); `None` when the damped
-    /// matrix is not positive definite.
+    /// The step `δ` for damping `mu` (0 for the unknowns held still, whose columns are
+    /// zero); `None` when the damped matrix is not positive definite.
     fn step(&self, mu: f64) -> Option<[f64; UNKNOWNS]> {
         let m = self.m;
         // L·Lᵀ = JJᵀ + μI, L lower and row-major (`l[q][k]`, k ≤ q).
@@ -434,8 +433,8 @@ impl Normal {
             z[p] = sum * inverse[p];
         }
         let mut step = [0.0; UNKNOWNS];
-        for (row, &zi) in self.rows[..m].iter().zip(&z) {
-            for (x, &j) in step.iter_mut().zip(row) {
+        for (&i, &zi) in self.rows[..m].iter().zip(&z) {
+            for (x, &j) in step.iter_mut().zip(&self.jacobian[i]) {
                 *x -= j * zi;
             }
         }
@@ -683,7 +682,7 @@ impl BodyRig {
             // Linearised where the descent stands: the unknowns are zero there.
             body.fold(placed, &spine);
             let jacobian = body.jacobian(targets, &spine, &r);
-            let normal = Normal::new(&jacobian, &r, |k| body.moves(k));
+            let normal = Normal::new(&jacobian, &r);
             let mut improved = false;
             for _ in 0..10 {
                 let Some(step) = normal.step(mu) else {
@@ -938,16 +937,19 @@ fn solve_limb(
             // `model` is the FK of `pose` here (the body placed, the clavicle turned), so
             // the chain's input is read from it directly.
             let input = chain.input(skeleton, pose, model, goal, pole);
-            let twist_angle = match (target.orientation, limb.bend_goal) {
+            // The swivel, and the limb solved there when the search already has it.
+            let (twist_angle, solved) = match (target.orientation, limb.bend_goal) {
                 (Some(rotation), None) => swivel(skeleton, limb, &input, rotation, pose, model),
                 (None, None) => free_swivel(skeleton, limb, &input, pose),
-                _ => 0.0,
+                _ => (0.0, None),
             };
-            let settings = TwoBoneSettings {
-                twist_angle,
-                ..TwoBoneSettings::default()
-            };
-            let output = two_bone::solve(&input, &settings);
+            let output = solved.unwrap_or_else(|| {
+                let settings = TwoBoneSettings {
+                    twist_angle,
+                    ..TwoBoneSettings::default()
+                };
+                two_bone::solve(&input, &settings)
+            });
             output.apply_to(&chain, pose);
             reached = output.reached;
             if target.orientation.is_some() {
@@ -982,7 +984,7 @@ fn swivel(
     rotation: DQuat,
     pose: &LocalPose,
     model: &ModelPose,
-) -> f64 {
+) -> (f64, Option<TwoBoneOutput>) {
     let [a, b, c] = limb.joints;
     let end_parent = skeleton.parent(c).unwrap_or(b);
     // Frames between the start and the mid joint, and the mid joint and the end's parent,
@@ -1009,11 +1011,12 @@ fn swivel(
             violation(a, pose[a].rotation * out.start_correction)
                 + violation(b, pose[b].rotation * out.mid_correction)
                 + violation(c, local),
+            out,
         )
     };
     // Inside the limits first (a radian past a limit outweighs any turn), then the turn.
     let cost = |twist_angle: f64| {
-        let (turn, past) = parts(twist_angle);
+        let (turn, past, _) = parts(twist_angle);
         turn + 1000.0 * past
     };
     // The swivel that turns the wrist or ankle least, in closed form: the twist turns the
@@ -1034,8 +1037,11 @@ fn swivel(
         let n = (input.target - input.start_joint.translation).normalize_or_zero();
         2.0 * n.dot(q.xyz()).atan2(q.w)
     };
-    if least_turn.is_finite() && parts(least_turn).1 <= 1e-12 {
-        return least_turn;
+    if least_turn.is_finite() {
+        let (_, past, out) = parts(least_turn);
+        if past <= 1e-12 {
+            return (least_turn, Some(out));
+        }
     }
     // Else, from the current side first (tracking: the last frame's swivel is nearly
     // right), a pattern search down to 0.2°; the whole circle only when that ends in a
@@ -1056,7 +1062,7 @@ fn swivel(
             best = descend(scan, step / 2.0);
         }
     }
-    if best.1.is_finite() { best.1 } else { 0.0 }
+    (if best.1.is_finite() { best.1 } else { 0.0 }, None)
 }
 
 /// The swivel for a limb with a position goal only: 0 (the current side of the bend) when
@@ -1069,7 +1075,7 @@ fn free_swivel(
     limb: &Limb,
     input: &two_bone::TwoBoneInput,
     pose: &LocalPose,
-) -> f64 {
+) -> (f64, Option<TwoBoneOutput>) {
     let [a, b, _] = limb.joints;
     let past = |twist_angle: f64| {
         let settings = TwoBoneSettings {
@@ -1082,14 +1088,17 @@ fn free_swivel(
                 .limit(j)
                 .violation(skeleton.rest(j).rotation.conjugate() * local)
         };
-        violation(a, pose[a].rotation * out.start_correction)
-            + violation(b, pose[b].rotation * out.mid_correction)
+        (
+            violation(a, pose[a].rotation * out.start_correction)
+                + violation(b, pose[b].rotation * out.mid_correction),
+            out,
+        )
     };
-    let at_zero = past(0.0);
+    let (at_zero, out) = past(0.0);
     if at_zero <= 1e-12 {
-        return 0.0;
+        return (0.0, Some(out));
     }
-    let cost = |angle: f64| past(angle) + 1e-3 * angle.abs();
+    let cost = |angle: f64| past(angle).0 + 1e-3 * angle.abs();
     let step = std::f64::consts::TAU / 48.0;
     let mut best = (cost(0.0), 0.0);
     for k in 1..48 {
@@ -1100,10 +1109,10 @@ fn free_swivel(
         }
     }
     let best = pattern_search(&cost, best, step / 2.0, 1e-3);
-    if best.1.is_finite() && past(best.1) < at_zero {
-        best.1
+    if best.1.is_finite() && past(best.1).0 < at_zero {
+        (best.1, None)
     } else {
-        0.0
+        (0.0, Some(out))
     }
 }
 
@@ -1309,7 +1318,7 @@ mod tests {
             DQuat::from_rotation_x(-0.25),
         ] {
             let rotation = (turn * model.rotation(c)).normalize();
-            let found = swivel(&skeleton, limb, &input, rotation, &pose, &model);
+            let (found, _) = swivel(&skeleton, limb, &input, rotation, &pose, &model);
             let hand_turn = |twist_angle: f64| {
                 let mut p = pose.clone();
                 let mut m = model.clone();
