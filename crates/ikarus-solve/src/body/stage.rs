@@ -442,6 +442,18 @@ impl<'a> Normal<'a> {
     }
 }
 
+/// How far `local` (joint `j`'s local rotation) is past the joint's limit, radians: 0 where
+/// the limit's `contains` (its cheap test first, 1e-9 rad of tolerance) holds it.
+fn past_limit(skeleton: &Skeleton, j: JointId, local: DQuat) -> f64 {
+    let limit = skeleton.limit(j);
+    let delta = skeleton.rest(j).rotation.conjugate() * local;
+    if limit.contains(delta) {
+        0.0
+    } else {
+        limit.violation(delta)
+    }
+}
+
 /// `local` (joint `j`'s local rotation) if its limit holds it, else projected onto the limit.
 fn onto_limit(skeleton: &Skeleton, j: JointId, local: DQuat) -> DQuat {
     let rest = skeleton.rest(j).rotation;
@@ -899,6 +911,7 @@ fn solve_limb(
 ) -> bool {
     let [a, b, c] = limb.joints;
     let mut reached = true;
+    let mut checked = [false; 3];
     if let Some(goal) = target.position {
         if let Some(clavicle) = limb.clavicle {
             reach_with_clavicle(skeleton, limb, clavicle, goal, pose, model, active);
@@ -937,12 +950,14 @@ fn solve_limb(
             // `model` is the FK of `pose` here (the body placed, the clavicle turned), so
             // the chain's input is read from it directly.
             let input = chain.input(skeleton, pose, model, goal, pole);
-            // The swivel, and the limb solved there when the search already has it.
-            let (twist_angle, solved) = match (target.orientation, limb.bend_goal) {
+            // The swivel, the limb solved there when the search already has it, and whether
+            // the search found the limb's joints inside their limits there.
+            let (twist_angle, solved, inside) = match (target.orientation, limb.bend_goal) {
                 (Some(rotation), None) => swivel(skeleton, limb, &input, rotation, pose, model),
                 (None, None) => free_swivel(skeleton, limb, &input, pose),
-                _ => (0.0, None),
+                _ => (0.0, None, [false; 3]),
             };
+            checked = inside;
             let output = solved.unwrap_or_else(|| {
                 let settings = TwoBoneSettings {
                     twist_angle,
@@ -967,7 +982,16 @@ fn solve_limb(
             pose[c].rotation = local;
         }
     }
-    enforce_limits_into(skeleton, &[a, b, c], pose, active);
+    // The joints a search found inside their limits are not tested again.
+    let mut joints = [a; 3];
+    let mut n = 0;
+    for (j, inside) in [a, b, c].into_iter().zip(checked) {
+        if !inside {
+            joints[n] = j;
+            n += 1;
+        }
+    }
+    enforce_limits_into(skeleton, &joints[..n], pose, active);
     fk::update_subtree(skeleton, pose, model, a);
     reached
 }
@@ -984,17 +1008,14 @@ fn swivel(
     rotation: DQuat,
     pose: &LocalPose,
     model: &ModelPose,
-) -> (f64, Option<TwoBoneOutput>) {
+) -> (f64, Option<TwoBoneOutput>, [bool; 3]) {
     let [a, b, c] = limb.joints;
     let end_parent = skeleton.parent(c).unwrap_or(b);
     // Frames between the start and the mid joint, and the mid joint and the end's parent,
     // stay as they are.
     let start_to_mid = model.rotation(a).conjugate() * model.rotation(b);
     let mid_to_parent = model.rotation(b).conjugate() * model.rotation(end_parent);
-    let violation = |j: JointId, local: DQuat| {
-        let delta = skeleton.rest(j).rotation.conjugate() * local;
-        skeleton.limit(j).violation(delta)
-    };
+    let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
     // The wrist's or ankle's turn from its own, and how far the limb's joints are past their
     // limits (radians each).
     let parts = |twist_angle: f64| {
@@ -1025,9 +1046,10 @@ fn swivel(
     // end's parent frame at φ = 0 and `G` the goal; its angle from the current `C` is the
     // angle of `R(−φ) Q` with `Q = G C⁻¹ P⁻¹` (an angle is unchanged by conjugation),
     // whose scalar part `cos(φ/2) Q_w + sin(φ/2) n·Q_v` is largest at
-    // `φ = 2 atan2(n·Q_v, Q_w)`. When every joint there is inside its limit (to rounding:
-    // a joint the closed form leaves on its limit measures ~1e-16 past it), that is the
-    // answer (the usual case: one solve instead of a search).
+    // `φ = 2 atan2(n·Q_v, Q_w)`. When every joint there is inside its limit (within the
+    // limits' 1e-9 rad: a joint the closed form leaves on its limit measures ~1e-16 past
+    // it), that is the answer (the usual case: one solve instead of a search), and the
+    // limits need no test after it.
     let least_turn = {
         let out = two_bone::solve(input, &TwoBoneSettings::default());
         let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
@@ -1039,8 +1061,8 @@ fn swivel(
     };
     if least_turn.is_finite() {
         let (_, past, out) = parts(least_turn);
-        if past <= 1e-12 {
-            return (least_turn, Some(out));
+        if past == 0.0 {
+            return (least_turn, Some(out), [true; 3]);
         }
     }
     // Else, from the current side first (tracking: the last frame's swivel is nearly
@@ -1062,7 +1084,11 @@ fn swivel(
             best = descend(scan, step / 2.0);
         }
     }
-    (if best.1.is_finite() { best.1 } else { 0.0 }, None)
+    (
+        if best.1.is_finite() { best.1 } else { 0.0 },
+        None,
+        [false; 3],
+    )
 }
 
 /// The swivel for a limb with a position goal only: 0 (the current side of the bend) when
@@ -1075,7 +1101,7 @@ fn free_swivel(
     limb: &Limb,
     input: &two_bone::TwoBoneInput,
     pose: &LocalPose,
-) -> (f64, Option<TwoBoneOutput>) {
+) -> (f64, Option<TwoBoneOutput>, [bool; 3]) {
     let [a, b, _] = limb.joints;
     let past = |twist_angle: f64| {
         let settings = TwoBoneSettings {
@@ -1083,11 +1109,7 @@ fn free_swivel(
             ..TwoBoneSettings::default()
         };
         let out = two_bone::solve(input, &settings);
-        let violation = |j: JointId, local: DQuat| {
-            skeleton
-                .limit(j)
-                .violation(skeleton.rest(j).rotation.conjugate() * local)
-        };
+        let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
         (
             violation(a, pose[a].rotation * out.start_correction)
                 + violation(b, pose[b].rotation * out.mid_correction),
@@ -1095,8 +1117,9 @@ fn free_swivel(
         )
     };
     let (at_zero, out) = past(0.0);
-    if at_zero <= 1e-12 {
-        return (0.0, Some(out));
+    if at_zero == 0.0 {
+        // The end joint keeps its rotation, which may be past its own limit.
+        return (0.0, Some(out), [true, true, false]);
     }
     let cost = |angle: f64| past(angle).0 + 1e-3 * angle.abs();
     let step = std::f64::consts::TAU / 48.0;
@@ -1110,9 +1133,9 @@ fn free_swivel(
     }
     let best = pattern_search(&cost, best, step / 2.0, 1e-3);
     if best.1.is_finite() && past(best.1).0 < at_zero {
-        (best.1, None)
+        (best.1, None, [false; 3])
     } else {
-        (0.0, Some(out))
+        (0.0, Some(out), [false; 3])
     }
 }
 
@@ -1318,7 +1341,7 @@ mod tests {
             DQuat::from_rotation_x(-0.25),
         ] {
             let rotation = (turn * model.rotation(c)).normalize();
-            let (found, _) = swivel(&skeleton, limb, &input, rotation, &pose, &model);
+            let (found, _, _) = swivel(&skeleton, limb, &input, rotation, &pose, &model);
             let hand_turn = |twist_angle: f64| {
                 let mut p = pose.clone();
                 let mut m = model.clone();
