@@ -24,11 +24,15 @@
 //!   `contains` test without its Euler decomposition.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ikarus_core::Skeleton;
+use glam::DVec3;
+use ikarus_anim::ground::{FrameGroundConfig, FrameGrounder, Heightfield};
+use ikarus_anim::retarget::Character;
 use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::humanoid_map::HumanoidMap;
+use ikarus_core::{ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
-use ikarus_solve::{IkTask, PreparedTask, SolverConfig, solve};
+use ikarus_solve::{Goal, IkTask, PreparedTask, SolverConfig, solve};
 use ikarus_testdata::motions;
 use std::hint::black_box;
 
@@ -81,5 +85,88 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// A game's grounded frame: the animation's pose (the crouch) taken as the input, its forward
+/// kinematics, the [`FrameGrounder`]'s hips and feet goals on a bumpy heightfield (±4 cm,
+/// 10 cm cells), the hands reaching 5 cm ahead of where the animation has them and the head
+/// where it has it, lowered with the pelvis, and the prepared body solve: everything a frame costs but the
+/// animation itself.
+fn bench_grounded(c: &mut Criterion) {
+    let skeleton = builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let mut grounder = FrameGrounder::new(
+        Character {
+            skeleton: &skeleton,
+            map: &map,
+        },
+        &FrameGroundConfig::default(),
+    )
+    .expect("the built-in humanoid has feet");
+    #[allow(clippy::cast_precision_loss)] // grid indices
+    let heights = (0..40)
+        .map(|i| {
+            (0..40)
+                .map(|j| 0.04 * (0.9 * j as f64).sin() * (0.7 * i as f64).cos())
+                .collect()
+        })
+        .collect();
+    let ground = Heightfield::new([-2.0, -2.0], 0.1, heights).expect("a valid grid");
+    let animated: Vec<_> = (0..FRAMES)
+        .map(|k| motions::crouch(&skeleton, k, FRAMES))
+        .collect();
+    let ends = motions::crouch_body_ends(&skeleton, FRAMES);
+    let task = IkTask::from_poses(ends[0]);
+    let config = SolverConfig::Body(BodyConfig::default());
+    let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
+    let (hips, ankles) = (grounder.hips(), grounder.ankles());
+    let head = skeleton.joint("head").expect("a head");
+    let mut model = ModelPose::new(&skeleton);
+    let mut pose = animated[0].clone();
+    let mut k = 0;
+    let report = std::env::var("BODY_REPORT").is_ok();
+    c.bench_function("body_frame/body_grounded", |b| {
+        b.iter(|| {
+            if report && k < FRAMES {
+                println!("grounded: {:?}", prepared.solve(&mut pose.clone()));
+            }
+            let frame = k % FRAMES;
+            pose.transforms_mut()
+                .copy_from_slice(animated[frame].transforms());
+            fk::forward_kinematics(&skeleton, &pose, &mut model);
+            let grounded = grounder.goals(&model, &ground, 1.0 / 60.0);
+            for (goal, &(joint, position, rotation)) in prepared.goals_mut().zip(&ends[frame]) {
+                *goal = if joint == hips {
+                    grounded.hips
+                } else if joint == ankles[0] {
+                    grounded.feet[0]
+                } else if joint == ankles[1] {
+                    grounded.feet[1]
+                } else if joint == head {
+                    // The head goes down with the pelvis.
+                    let lowered = position + DVec3::Y * grounded.pelvis_offset;
+                    Goal::from_position_orientation(lowered, rotation)
+                } else {
+                    Goal::from_position_orientation(position + DVec3::new(0.0, 0.0, 0.05), rotation)
+                };
+            }
+            k += 1;
+            let r = prepared.solve(&mut pose);
+            if report && k < FRAMES {
+                fk::forward_kinematics(&skeleton, &pose, &mut model);
+                for g in prepared.goals_mut().zip(&ends[frame]) {
+                    let j = (g.1).0;
+                    println!(
+                        "  {} {:.4} {:.4}",
+                        skeleton.name(j),
+                        model.position(j).distance(g.0.position.unwrap()),
+                        grounded.pelvis_offset
+                    );
+                }
+                println!("{r:?}");
+            }
+            black_box(r)
+        });
+    });
+}
+
+criterion_group!(benches, bench, bench_grounded);
 criterion_main!(benches);

@@ -38,7 +38,7 @@ const MET_SHARE: f64 = 0.3;
 /// the move at the last).
 const BACK_OFF_STEPS: usize = 10;
 /// The smallest relative gain of an iteration for the body stage to go on.
-const MIN_GAIN: f64 = 1e-6;
+const MIN_GAIN: f64 = 1e-3;
 
 /// The body stage's Jacobian, row-major: a residual's row is contiguous.
 type Jacobian = [[f64; UNKNOWNS]; RESIDUALS];
@@ -1030,15 +1030,15 @@ fn swivel(
         (
             local.angle_between(pose[c].rotation),
             violation(a, pose[a].rotation * out.start_correction)
-                + violation(b, pose[b].rotation * out.mid_correction)
-                + violation(c, local),
+                + violation(b, pose[b].rotation * out.mid_correction),
+            violation(c, local),
             out,
         )
     };
     // Inside the limits first (a radian past a limit outweighs any turn), then the turn.
     let cost = |twist_angle: f64| {
-        let (turn, past, _) = parts(twist_angle);
-        turn + 1000.0 * past
+        let (turn, limb, end, _) = parts(twist_angle);
+        turn + 1000.0 * (limb + end)
     };
     // The swivel that turns the wrist or ankle least, in closed form: the twist turns the
     // solved limb rigidly about the start→goal line `n` (the two-bone solve's model-space
@@ -1060,17 +1060,21 @@ fn swivel(
         2.0 * n.dot(q.xyz()).atan2(q.w)
     };
     if least_turn.is_finite() {
-        let (_, past, out) = parts(least_turn);
-        if past == 0.0 {
+        let (_, limb, end, out) = parts(least_turn);
+        if limb + end == 0.0 {
             return (least_turn, Some(out), [true; 3]);
         }
     }
     // Else, from the current side first (tracking: the last frame's swivel is nearly
-    // right), a pattern search down to 0.2°; the whole circle only when that ends in a
-    // joint past its limit or a wrist turned by more than half a radian.
+    // right), a pattern search down to 0.2°; the whole circle only when that ends in the
+    // upper or mid joint past its limit or a wrist turned by more than half a radian. A goal
+    // rotation past the end joint's own limit at every swivel (a sole tilted to a slope
+    // further than the ankle bends) is met as nearly as the descent finds, without the
+    // circle: there is nothing inside the limits for it to find.
     let descend = |best: (f64, f64), step: f64| pattern_search(&cost, best, step, 4e-3);
     let mut best = descend((cost(0.0), 0.0), 0.125);
-    if best.0 > 0.5 || parts(best.1).1 > 0.0 {
+    let (turn, limb, _, _) = parts(best.1);
+    if turn > 0.5 || limb > 0.0 {
         let step = std::f64::consts::TAU / 24.0;
         let mut scan = best;
         for k in 0..24 {
