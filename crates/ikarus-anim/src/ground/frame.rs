@@ -25,6 +25,7 @@ use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
+use super::foot::Foot;
 use super::{Ground, GroundError};
 use crate::retarget::{Character, RetargetError};
 
@@ -72,15 +73,6 @@ pub struct FrameGoals {
     pub pelvis_offset: f64,
 }
 
-/// A foot's joints and its toe tip.
-#[derive(Clone, Copy, Debug)]
-struct Foot {
-    ankle: JointId,
-    toes: Option<JointId>,
-    /// The toe tip in the toes' frame.
-    tip: Option<DVec3>,
-}
-
 /// Grounds a character frame after frame; keeps the pelvis's spring between frames. See the
 /// [module docs](self).
 #[derive(Clone, Debug)]
@@ -123,25 +115,7 @@ impl FrameGrounder {
         };
         let legs = [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?];
         let (_, rest) = crate::retarget::align::reference(skeleton, map, None);
-        let feet = [0, 1].map(|s| {
-            let ankle = legs[s][2];
-            let toes = map
-                .joint(HumanoidBone::TOES[s])
-                .filter(|&t| t != ankle && skeleton.is_ancestor_or_self(ankle, t));
-            let tip = toes.map(|t| {
-                let child = skeleton
-                    .children(t)
-                    .next()
-                    .map(|c| rest.position(c))
-                    .filter(|p| p.distance(rest.position(t)) > 1e-6);
-                let at = child.unwrap_or_else(|| {
-                    let foot = rest.position(t) - rest.position(ankle);
-                    rest.position(t) + foot.reject_from(DVec3::Y) * 0.5
-                });
-                rest.rotation(t).conjugate() * (at - rest.position(t))
-            });
-            Foot { ankle, toes, tip }
-        });
+        let feet = Foot::both(skeleton, map, [legs[0][2], legs[1][2]], &rest);
         Ok(Self {
             hips,
             legs,
@@ -180,7 +154,8 @@ impl FrameGrounder {
         let config = self.config;
         let feet = self
             .feet
-            .map(|foot| foot_goal(&foot, model, ground, &config));
+            .each_ref()
+            .map(|foot| foot_goal(foot, model, ground, &config));
         let target = feet[0].2.min(feet[1].2);
         // Never above what both legs reach from: the hip's highest point above each foot
         // goal, by the leg's length as the frame poses it.
@@ -253,20 +228,15 @@ fn foot_goal(
     config: &FrameGroundConfig,
 ) -> (DVec3, DQuat, f64, f64) {
     let ankle = model.position(foot.ankle);
-    let rotation = model.rotation(foot.ankle);
-    // The sole points: ankle, toes joint, toe tip (fixed size: no allocation per frame).
-    let mut points = [ankle; 3];
-    let mut count = 1;
+    // The sole points' lowest height above the floor gives the contact weight.
+    let mut lowest = ankle.y;
     if let Some(toes) = foot.toes {
-        points[1] = model.position(toes);
-        count = 2;
+        lowest = lowest.min(model.position(toes).y);
         if let Some(tip) = foot.tip {
-            points[2] = model.position(toes) + model.rotation(toes) * tip;
-            count = 3;
+            lowest = lowest.min((model.position(toes) + model.rotation(toes) * tip).y);
         }
     }
-    let points = &points[..count];
-    let lowest = points.iter().map(|p| p.y).fold(f64::INFINITY, f64::min) - config.floor;
+    let lowest = lowest - config.floor;
     let weight = if config.contact_height > 0.0 {
         ((3.0 * config.contact_height - lowest) / (2.0 * config.contact_height)).clamp(0.0, 1.0)
     } else if lowest <= 0.0 {
@@ -274,32 +244,9 @@ fn foot_goal(
     } else {
         0.0
     };
-    let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
-        return (ankle, rotation, 0.0, weight);
-    };
-    let full = DQuat::from_rotation_arc(DVec3::Y, normal);
-    let angle = full.angle_between(DQuat::IDENTITY);
-    let limited = if angle > config.max_tilt && angle > 0.0 {
-        DQuat::IDENTITY.slerp(full, config.max_tilt / angle)
-    } else {
-        full
-    };
-    let tilt = DQuat::IDENTITY.slerp(limited, weight);
-    let lift = points
-        .iter()
-        .filter_map(|&p| {
-            let turned = ankle + tilt * (p - ankle);
-            let (height, _) = ground.sample(turned.x, turned.z)?;
-            Some(height + (p.y - config.floor) - turned.y)
-        })
-        .fold(f64::NEG_INFINITY, f64::max);
-    let lift = if lift.is_finite() { lift } else { 0.0 };
-    (
-        ankle + DVec3::Y * lift,
-        (tilt * rotation).normalize(),
-        lift,
-        weight,
-    )
+    let (position, rotation, lift) =
+        foot.goal(model, weight, (ground, config.floor), config.max_tilt);
+    (position, rotation, lift, weight)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 //! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
 //! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only.
 
+mod foot;
 mod frame;
 mod mesh;
 mod terrain;
@@ -34,6 +35,7 @@ use ikarus_core::{JointId, ModelPose, Motion, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
+use foot::Foot;
 pub use frame::{FrameGoals, FrameGroundConfig, FrameGrounder};
 pub use mesh::{TriangleMesh, TriangleMeshError};
 pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
@@ -101,15 +103,6 @@ pub enum GroundError {
     Setting(&'static str),
 }
 
-/// One foot: its joints and the rest heights of its sole points above the rest's lowest
-/// joint.
-struct Foot {
-    ankle: JointId,
-    toes: Option<JointId>,
-    /// The toe tip in the toes' frame (the toes' first child, else half a foot ahead).
-    tip: Option<DVec3>,
-}
-
 /// Grounds every frame of `motion` (frames of `character`) on `ground` (see the module docs).
 /// Model space is the character's, +Y up, metres as the skeleton has them.
 ///
@@ -149,26 +142,7 @@ pub fn ground_motion(
     // An upright reference (the rest pose, or a T-pose made from it when the rest lays the
     // bones along one axis): where the feet's rest heights and the legs' lengths come from.
     let (_, rest) = crate::retarget::align::reference(skeleton, map, Some(motion));
-    let feet = [0, 1].map(|s| {
-        let toes = map.joint(HumanoidBone::TOES[s]);
-        let tip = toes.map(|t| {
-            let child = skeleton
-                .children(t)
-                .next()
-                .map(|c| rest.position(c))
-                .filter(|p| p.distance(rest.position(t)) > 1e-6);
-            let at = child.unwrap_or_else(|| {
-                let foot = rest.position(t) - rest.position(legs[s][2]);
-                rest.position(t) + foot.reject_from(DVec3::Y) * 0.5
-            });
-            rest.rotation(t).conjugate() * (at - rest.position(t))
-        });
-        Foot {
-            ankle: legs[s][2],
-            toes,
-            tip,
-        }
-    });
+    let feet = Foot::both(skeleton, map, [legs[0][2], legs[1][2]], &rest);
     let frames = motion.len();
     let dt = motion.frame_time();
     let models: Vec<ModelPose> = fk::model_frames(skeleton, motion.frames());
@@ -210,7 +184,8 @@ pub fn ground_motion(
     // Per frame, each foot's goal and lift.
     let mut goals: Vec<[(DVec3, DQuat, f64); 2]> = Vec::with_capacity(frames);
     for (f, m) in models.iter().enumerate() {
-        goals.push([0, 1].map(|s| foot_goal(&feet[s], m, weights[f][s], (ground, floor), config)));
+        goals
+            .push([0, 1].map(|s| feet[s].goal(m, weights[f][s], (ground, floor), config.max_tilt)));
     }
     // The pelvis: the lower foot's lift, smoothed, never above what both legs reach from.
     // Each leg's reach as the frame poses it (bone lengths may change over a clip).
@@ -320,50 +295,6 @@ pub fn ground_motion(
         toe_tips: feet.each_ref().map(|f| f.toes.zip(f.tip)),
         floor,
     })
-}
-
-/// A foot's goal in one frame: the ankle's position and the foot's rotation, turned towards
-/// the ground's normal by the contact `weight` and lifted so that each sole point is as high
-/// above the ground under it as the animation had it above `floor`; and the lift.
-fn foot_goal(
-    foot: &Foot,
-    model: &ModelPose,
-    weight: f64,
-    (ground, floor): (&dyn Ground, f64),
-    config: &GroundConfig,
-) -> (DVec3, DQuat, f64) {
-    let ankle = model.position(foot.ankle);
-    let rotation = model.rotation(foot.ankle);
-    let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
-        return (ankle, rotation, 0.0);
-    };
-    let full = DQuat::from_rotation_arc(DVec3::Y, normal);
-    let angle = full.angle_between(DQuat::IDENTITY);
-    let limited = if angle > config.max_tilt && angle > 0.0 {
-        DQuat::IDENTITY.slerp(full, config.max_tilt / angle)
-    } else {
-        full
-    };
-    let tilt = DQuat::IDENTITY.slerp(limited, weight.clamp(0.0, 1.0));
-    // The sole points in the animation, and where the turn takes them about the ankle.
-    let mut points: Vec<DVec3> = Vec::with_capacity(3);
-    points.push(ankle);
-    if let Some(toes) = foot.toes {
-        points.push(model.position(toes));
-        if let Some(tip) = foot.tip {
-            points.push(model.position(toes) + model.rotation(toes) * tip);
-        }
-    }
-    let lift = points
-        .iter()
-        .filter_map(|&p| {
-            let turned = ankle + tilt * (p - ankle);
-            let (height, _) = ground.sample(turned.x, turned.z)?;
-            Some(height + (p.y - floor) - turned.y)
-        })
-        .fold(f64::NEG_INFINITY, f64::max);
-    let lift = if lift.is_finite() { lift } else { 0.0 };
-    (ankle + DVec3::Y * lift, (tilt * rotation).normalize(), lift)
 }
 
 /// A critically damped spring of angular frequency `omega` following `targets` frame by
