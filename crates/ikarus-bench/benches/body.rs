@@ -87,9 +87,12 @@ fn bench(c: &mut Criterion) {
 
 /// A game's grounded frame: the animation's pose (the crouch) taken as the input, its forward
 /// kinematics, the [`FrameGrounder`]'s hips and feet goals on a bumpy heightfield (±4 cm,
-/// 10 cm cells), the hands reaching 5 cm ahead of where the animation has them and the head
-/// where it has it, lowered with the pelvis, and the prepared body solve: everything a frame costs but the
-/// animation itself.
+/// 10 cm cells), the head and hands where the animation has them, lowered with the pelvis,
+/// and the prepared body solve: everything a frame costs but the animation itself. The deep
+/// crouch on bumps takes the right ankle past its limit in half the frames (reported
+/// `unreachable`, the sole as near the slope as the ankle bends). Hands reaching past their
+/// arms' length instead draw the pelvis against its goal, a compromise the body stage
+/// reaches in 5–8 iterations (`body_prepared` measures a reach).
 fn bench_grounded(c: &mut Criterion) {
     let skeleton = builtin_humanoid();
     let map = HumanoidMap::recognise(&skeleton);
@@ -117,7 +120,6 @@ fn bench_grounded(c: &mut Criterion) {
     let config = SolverConfig::Body(BodyConfig::default());
     let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
     let (hips, ankles) = (grounder.hips(), grounder.ankles());
-    let head = skeleton.joint("head").expect("a head");
     let mut model = ModelPose::new(&skeleton);
     let mut pose = animated[0].clone();
     let mut k = 0;
@@ -136,17 +138,16 @@ fn bench_grounded(c: &mut Criterion) {
                     grounded.feet[0]
                 } else if joint == ankles[1] {
                     grounded.feet[1]
-                } else if joint == head {
-                    // The head goes down with the pelvis.
-                    let lowered = position + DVec3::Y * grounded.pelvis_offset;
-                    Goal::from_position_orientation(lowered, rotation)
                 } else {
-                    Goal::from_position_orientation(position + DVec3::new(0.0, 0.0, 0.05), rotation)
+                    // The head and hands where the animation has them, gone down with the
+                    // pelvis.
+                    let moved = position + DVec3::Y * grounded.pelvis_offset;
+                    Goal::from_position_orientation(moved, rotation)
                 };
             }
             k += 1;
             let r = prepared.solve(&mut pose);
-            if report && k <= FRAMES {
+            if report && (1000..1000 + FRAMES).contains(&k) {
                 println!("grounded: {r:?}");
             }
             black_box(r)

@@ -242,6 +242,22 @@ impl JointLimit {
         }
     }
 
+    /// [`violation`](Self::violation), but 0 wherever [`contains`](Self::contains) holds
+    /// (within its 1e-9 rad), and by the cheap inside test first: a joint clearly inside its
+    /// limit costs no exact decomposition, and one outside costs one (not the two of
+    /// `contains` then `violation`).
+    pub fn excess(&self, delta: DQuat) -> f64 {
+        match self {
+            Self::Hinge(h) if hinge_clearly_inside(h, delta) => 0.0,
+            Self::SwingTwist(s) if swing_twist_clearly_inside(s, delta) => 0.0,
+            Self::Free | Self::Locked | Self::Hinge(_) | Self::SwingTwist(_) => {
+                let v = self.violation(delta);
+                if v <= ANGLE_TOLERANCE { 0.0 } else { v }
+            }
+            Self::Euler(_) | Self::Mmd(_) => self.violation(delta),
+        }
+    }
+
     /// How far `delta` (the rotation relative to rest, see the module docs) lies outside the
     /// limit, in radians; 0 when legal.
     ///
@@ -803,8 +819,9 @@ mod tests {
 
     #[test]
     fn the_cheap_inside_tests_agree_with_the_exact_violation() {
-        // `contains` takes a shortcut for rotations well inside hinges and swing–twist
-        // cones; it must answer exactly as `violation <= tolerance` does, near the bounds too.
+        // `contains` and `excess` take a shortcut for rotations well inside hinges and
+        // swing–twist cones; they must answer exactly as `violation <= tolerance` does, near
+        // the bounds too.
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = || {
             state ^= state << 13;
@@ -849,6 +866,9 @@ mod tests {
                 }
                 let exact = limit.violation(q) <= ANGLE_TOLERANCE;
                 assert_eq!(limit.contains(q), exact, "{limit:?} {q}");
+                // `excess` is the violation where `contains` fails, else 0, to the bit.
+                let excess = if exact { 0.0 } else { limit.violation(q) };
+                assert_eq!(limit.excess(q).to_bits(), excess.to_bits(), "{limit:?} {q}");
                 inside += usize::from(exact);
                 outside += usize::from(!exact);
             }

@@ -445,13 +445,8 @@ impl<'a> Normal<'a> {
 /// How far `local` (joint `j`'s local rotation) is past the joint's limit, radians: 0 where
 /// the limit's `contains` (its cheap test first, 1e-9 rad of tolerance) holds it.
 fn past_limit(skeleton: &Skeleton, j: JointId, local: DQuat) -> f64 {
-    let limit = skeleton.limit(j);
     let delta = skeleton.rest(j).rotation.conjugate() * local;
-    if limit.contains(delta) {
-        0.0
-    } else {
-        limit.violation(delta)
-    }
+    skeleton.limit(j).excess(delta)
 }
 
 /// `local` (joint `j`'s local rotation) if its limit holds it, else projected onto the limit.
