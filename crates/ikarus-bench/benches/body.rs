@@ -6,10 +6,11 @@
 //!
 //! ## What explains the numbers
 //!
-//! - Instructions per frame (199,800 prepared) come from callgrind, which the machine's load does
+//! - Instructions per frame (97,200 prepared) come from callgrind, which the machine's load does
 //!   not change: `valgrind --tool=callgrind` on the bench binary with
 //!   `--profile-time 3 body_frame/body_prepared`, inclusive instructions of
-//!   `BodyRig::solve_with` over its call count.
+//!   `BodyRig::solve_with` over its call count (callgrind counts each byte of a `rep stos`
+//!   zeroing as one; `perf` shows those at about 1% of the time).
 //! - 566 µs at first. Then: the pelvis placed by a hips goal before the descent; the descent
 //!   stopped at 10 µm (3 iterations, not 10); an analytic Jacobian (checked against central
 //!   differences) instead of 18 forward differences.
@@ -17,11 +18,23 @@
 //!   least, `φ = 2 atan2(n·Q_v, Q_w)`, checked against a scan of 20,001 swivels — with the pattern
 //!   search kept only for a swivel whose joints would leave their limits, and the solve's buffers
 //!   (`BodyScratch`) kept by the prepared task.
-//! - Where the instructions go (inclusive): the limbs 27% (two-bone solves 13%, the swivel 6%),
-//!   forward kinematics 16%, the body stage's residuals 14%, Cholesky 12%, its Jacobian 8%.
-//! - The aim of 10 µs is not met. Next: the body stage's normal equations on the rows and columns
-//!   in use, one FK fewer (the prepared path's caller already has it), and the limits'
-//!   `contains` test without its Euler decomposition.
+//! - 22 → 8.8 µs prepared (199,800 → 97,200 instructions), measured step by step with `perf`:
+//!   the limbs' two-bone solve read from the model pose in hand instead of a full FK per limb
+//!   (−9%); the damped step as `−Jᵀ(JJᵀ + μI)⁻¹r` over the non-zero rows by a fixed-size
+//!   Cholesky (9×9 for six effectors) instead of nalgebra's 18×18 `JᵀJ` (−20%); the accepted
+//!   evaluation kept for the next linearisation and the spine walked once per evaluation
+//!   (−14%); the body stage met within a third of the task's tolerance instead of 10 µm (1.8
+//!   iterations a frame, was 2.4; −12%); the swivel searches handing back the solve they end on
+//!   and limits tested by their cheap inside test before an exact violation
+//!   (`JointLimit::excess`), joints a search found inside not tested again (−17%).
+//! - Tried and dropped: a right-looking Cholesky (8% slower than the dot-product form here);
+//!   a swivel search skipped when only the end joint cannot fit (8 µs grounded instead of 13,
+//!   but 0.004 rad worse soles on the bumps, and one frame a fit the search finds missed).
+//! - Where the time goes now (`perf`): limit tests 12%, the body stage's residuals 9%, the
+//!   two-bone solves 8%, FK 6–10%, the step's equations and Cholesky 15%.
+//! - `body_grounded` (13 µs): half its frames ask the right ankle past its limit (a deep crouch
+//!   on bumps), and the knee's swivel is then searched for the nearest fit (~4 µs of those
+//!   frames); the grounder itself is 12,300 instructions.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
