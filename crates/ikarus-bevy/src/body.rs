@@ -370,7 +370,10 @@ fn solve_body(
     if report.status == SolveStatus::InvalidInput {
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
     }
-    rig.model_current = false;
+    // The solve's own model frames are the FK of the pose it returned: no FK again at
+    // `Write`.
+    rig.model.copy_from(state.scratch.model());
+    rig.model_current = true;
     rig.solved = true;
     Ok(report)
 }

@@ -101,6 +101,23 @@ pub struct ModelPose {
 }
 
 impl ModelPose {
+    /// Makes this pose a copy of `other` without allocating (a solver's model frames handed
+    /// to a caller's buffer).
+    ///
+    /// # Panics
+    /// When the two were sized for different skeletons.
+    pub fn copy_from(&mut self, other: &Self) {
+        assert_eq!(
+            self.len(),
+            other.len(),
+            "model pose is for a different skeleton"
+        );
+        self.model_from_joint
+            .copy_from_slice(&other.model_from_joint);
+        self.rotations.copy_from_slice(&other.rotations);
+        self.rigid.copy_from_slice(&other.rigid);
+    }
+
     /// A pose of identity transforms sized for the skeleton (run forward kinematics to fill it).
     pub fn new(skeleton: &Skeleton) -> Self {
         Self {

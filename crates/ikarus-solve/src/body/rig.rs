@@ -48,6 +48,10 @@ pub struct BodyRig {
     pub(crate) arms: [Option<Limb>; 2],
     /// Left and right leg.
     pub(crate) legs: [Option<Limb>; 2],
+    /// Every joint but those below a limb's end (fingers, toes), parents first: what the
+    /// placed body's forward kinematics computes before the limbs, which bring their own
+    /// subtrees along.
+    pub(crate) above_ends: Vec<JointId>,
 }
 
 /// Why a skeleton or a configuration does not fit the full-body solver.
@@ -234,6 +238,22 @@ impl BodyRig {
                 (group, 1.0 / members as f64)
             })
             .collect();
+        let arms = [limb(HumanoidBone::ARMS[0])?, limb(HumanoidBone::ARMS[1])?];
+        let legs = [limb(HumanoidBone::LEGS[0])?, limb(HumanoidBone::LEGS[1])?];
+        let ends: Vec<JointId> = arms
+            .iter()
+            .chain(&legs)
+            .flatten()
+            .map(|l| l.joints[2])
+            .collect();
+        let above_ends = skeleton
+            .joints()
+            .filter(|&j| {
+                !ends
+                    .iter()
+                    .any(|&e| e != j && skeleton.is_ancestor_or_self(e, j))
+            })
+            .collect();
         Ok(Self {
             hips,
             spine,
@@ -242,8 +262,9 @@ impl BodyRig {
             chest,
             neck,
             head,
-            arms: [limb(HumanoidBone::ARMS[0])?, limb(HumanoidBone::ARMS[1])?],
-            legs: [limb(HumanoidBone::LEGS[0])?, limb(HumanoidBone::LEGS[1])?],
+            arms,
+            legs,
+            above_ends,
         })
     }
 

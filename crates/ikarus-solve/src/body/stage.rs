@@ -501,6 +501,14 @@ pub struct BodyScratch {
 }
 
 impl BodyScratch {
+    /// The model frames (forward kinematics) of the pose the last solve through these buffers
+    /// returned, when it was not refused as invalid input: a caller that needs them (a game
+    /// engine writing world transforms) copies them instead of running FK again.
+    #[must_use]
+    pub fn model(&self) -> &ModelPose {
+        &self.model
+    }
+
     /// Buffers for solving `rig` on `skeleton` (tasks of up to seven effectors need no
     /// more; more effectors grow them once).
     #[must_use]
@@ -747,7 +755,8 @@ impl BodyRig {
                     pose[j].rotation = onto_limit(skeleton, j, between);
                 }
             }
-            fk::forward_kinematics(skeleton, pose, model);
+            // The joints below the limbs' ends come with each limb's own update.
+            fk::update_joints(skeleton, pose, model, &self.above_ends);
             let axes = self.body_axes(model);
             active.clear();
             let (mut reached, mut feet) = (true, 0.0_f64);
@@ -756,6 +765,7 @@ impl BodyRig {
                     .iter()
                     .find(|t| matches!(t.role, Role::Limb(i) if i == k))
                 else {
+                    fk::update_subtree(skeleton, pose, model, limb.joints[2]);
                     continue;
                 };
                 reached &= solve_limb(skeleton, (limb, axes), target, pose, model, &mut active);

@@ -348,3 +348,43 @@ fn a_prepared_body_task_solves_as_solve_does() {
     bad.effectors[0].joint = joint(&skeleton, "leftLowerArm");
     assert!(crate::PreparedTask::new(&skeleton, &bad, &config).is_err());
 }
+
+#[test]
+fn the_scratch_keeps_the_forward_kinematics_of_the_solved_pose() {
+    // `BodyScratch::model` is handed to callers in place of their own FK: after every kind of
+    // solve (reachable, far past reach with the back-off of `hold_pinned_feet`, a head turn),
+    // it equals the FK of the returned pose to the bit.
+    let skeleton = builtin_humanoid();
+    let (mut task, start) = reach_task(&skeleton);
+    let before = model_of(&skeleton, &start);
+    let shoulder = joint(&skeleton, "leftUpperArm");
+    let head = joint(&skeleton, "head");
+    task.effectors.push(Effector::new(
+        head,
+        Goal {
+            position: None,
+            orientation: Some(DQuat::from_rotation_y(0.4) * before.rotation(head)),
+        },
+    ));
+    for (past, hold) in [(-0.2, false), (0.3, false), (1.0, true)] {
+        let arm = before
+            .position(task.effectors[2].joint)
+            .distance(before.position(shoulder));
+        task.effectors[2].goal.position =
+            Some(before.position(shoulder) + DVec3::new(0.6, -0.2, 0.8).normalize() * (arm + past));
+        let config = BodyConfig {
+            hold_pinned_feet: hold,
+            ..BodyConfig::default()
+        };
+        let rig = BodyRig::new(&skeleton, &config).unwrap();
+        let mut scratch = BodyScratch::new(&skeleton, &rig);
+        let mut pose = start.clone();
+        let report = rig.solve_with(&skeleton, &task, &config, &mut pose, &mut scratch);
+        assert_ne!(report.status, SolveStatus::InvalidInput);
+        assert_eq!(
+            scratch.model(),
+            &model_of(&skeleton, &pose),
+            "{past} m past"
+        );
+    }
+}
