@@ -959,7 +959,7 @@ fn solve_limb(
             // the search found the limb's joints inside their limits there.
             let (twist_angle, solved, inside) = match (target.orientation, limb.bend_goal) {
                 (Some(rotation), None) => swivel(skeleton, limb, &input, rotation, pose, model),
-                (None, None) => free_swivel(skeleton, limb, &input, pose),
+                (None, None) => free_swivel(skeleton, limb, &input, pose, model.rotation(a)),
                 _ => (0.0, None, [false; 3]),
             };
             checked = inside;
@@ -1021,21 +1021,21 @@ fn swivel(
     let start_to_mid = model.rotation(a).conjugate() * model.rotation(b);
     let mid_to_parent = model.rotation(b).conjugate() * model.rotation(end_parent);
     let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
+    // The limb solved at swivel 0; every other swivel turns it rigidly (`twisted`), so the
+    // mid joint's local rotation, and how far it is past its limit, are the same at every
+    // swivel.
+    let at_zero = two_bone::solve(input, &TwoBoneSettings::default());
+    let mid_past = violation(b, pose[b].rotation * at_zero.mid_correction);
     // The wrist's or ankle's turn from its own, and how far the limb's joints are past their
     // limits (radians each).
     let parts = |twist_angle: f64| {
-        let settings = TwoBoneSettings {
-            twist_angle,
-            ..TwoBoneSettings::default()
-        };
-        let out = two_bone::solve(input, &settings);
+        let out = twisted(input, &at_zero, model.rotation(a), twist_angle);
         let start = model.rotation(a) * out.start_correction;
         let mid = start * start_to_mid * out.mid_correction;
         let local = ((mid * mid_to_parent).conjugate() * rotation).normalize();
         (
             local.angle_between(pose[c].rotation),
-            violation(a, pose[a].rotation * out.start_correction)
-                + violation(b, pose[b].rotation * out.mid_correction),
+            violation(a, pose[a].rotation * out.start_correction) + mid_past,
             violation(c, local),
             out,
         )
@@ -1056,7 +1056,7 @@ fn swivel(
     // it), that is the answer (the usual case: one solve instead of a search), and the
     // limits need no test after it.
     let least_turn = {
-        let out = two_bone::solve(input, &TwoBoneSettings::default());
+        let out = at_zero;
         let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
         let q = (rotation * pose[c].rotation.conjugate() * (mid * mid_to_parent).conjugate())
             .normalize();
@@ -1110,18 +1110,16 @@ fn free_swivel(
     limb: &Limb,
     input: &two_bone::TwoBoneInput,
     pose: &LocalPose,
+    model_start: DQuat,
 ) -> (f64, Option<TwoBoneOutput>, [bool; 3]) {
     let [a, b, _] = limb.joints;
+    // As in `swivel`: the limb solved once, turned rigidly for every other swivel.
+    let solved = two_bone::solve(input, &TwoBoneSettings::default());
+    let mid_past = past_limit(skeleton, b, pose[b].rotation * solved.mid_correction);
     let past = |twist_angle: f64| {
-        let settings = TwoBoneSettings {
-            twist_angle,
-            ..TwoBoneSettings::default()
-        };
-        let out = two_bone::solve(input, &settings);
-        let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
+        let out = twisted(input, &solved, model_start, twist_angle);
         (
-            violation(a, pose[a].rotation * out.start_correction)
-                + violation(b, pose[b].rotation * out.mid_correction),
+            past_limit(skeleton, a, pose[a].rotation * out.start_correction) + mid_past,
             out,
         )
     };
@@ -1145,6 +1143,29 @@ fn free_swivel(
         (best.1, None, [false; 3])
     } else {
         (0.0, Some(out), [false; 3])
+    }
+}
+
+/// The two-bone solve at swivel `angle` from the one at 0 (`at_zero`): the swivel turns the
+/// solved limb rigidly about the start→goal line (the two-bone solve turns its pole about that
+/// line and aligns the limb's frame to it), so the start joint's model rotation turns by
+/// `angle` about the line and the mid joint's correction stays (tested against the solve).
+/// `start` is the start joint's model rotation before the solve. One quaternion product in
+/// place of a solve for each swivel a search tries.
+fn twisted(
+    input: &two_bone::TwoBoneInput,
+    at_zero: &TwoBoneOutput,
+    start: DQuat,
+    angle: f64,
+) -> TwoBoneOutput {
+    if angle == 0.0 {
+        return *at_zero;
+    }
+    let n = (input.target - input.start_joint.translation).normalize_or_zero();
+    let turn = DQuat::from_axis_angle(n, angle);
+    TwoBoneOutput {
+        start_correction: (start.conjugate() * turn * start * at_zero.start_correction).normalize(),
+        ..*at_zero
     }
 }
 
@@ -1320,6 +1341,63 @@ mod tests {
             }
         }
     }
+    #[test]
+    fn a_swivel_turns_the_solved_limb_rigidly_about_the_goal_line() {
+        // What `twisted` relies on: the two-bone solve at swivel φ is its solve at 0 turned by
+        // φ about the start→goal line in model space (the start joint's correction) and
+        // unchanged below it (the mid joint's) — against the two-bone solve itself at 24
+        // swivels round the circle, on both arms and legs of a bent humanoid.
+        let skeleton = builtin_humanoid();
+        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
+        let mut pose = skeleton.rest_pose();
+        for (name, q) in [
+            ("leftUpperArm", DQuat::from_rotation_z(-0.9)),
+            ("leftLowerArm", DQuat::from_rotation_y(-0.7)),
+            ("rightUpperArm", DQuat::from_rotation_z(0.6)),
+            ("rightLowerArm", DQuat::from_rotation_y(0.5)),
+            ("leftUpperLeg", DQuat::from_rotation_x(-0.5)),
+            ("leftLowerLeg", DQuat::from_rotation_x(0.9)),
+            ("rightLowerLeg", DQuat::from_rotation_x(0.3)),
+        ] {
+            pose[skeleton.joint(name).unwrap()].rotation = q;
+        }
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        // Equal as rotations, to rounding (a quaternion and its negation are one rotation).
+        let near = |p: DQuat, q: DQuat| (p - q).length().min((p + q).length()) < 1e-12;
+        for limb in rig.limbs() {
+            let [a, b, c] = limb.joints;
+            let chain = TwoBoneChain::new(&skeleton, a, b, c, limb.axis).unwrap();
+            let goal = model.position(c) + DVec3::new(0.05, 0.08, -0.06);
+            let pole = Pole::Vector(
+                two_bone::recover_pole(model.position(a), model.position(b), model.position(c))
+                    .unwrap(),
+            );
+            let input = chain.input(&skeleton, &pose, &model, goal, pole);
+            let at_zero = two_bone::solve(&input, &TwoBoneSettings::default());
+            for k in 0..24 {
+                let angle = -3.0 + 0.25 * f64::from(k);
+                let solved = two_bone::solve(
+                    &input,
+                    &TwoBoneSettings {
+                        twist_angle: angle,
+                        ..TwoBoneSettings::default()
+                    },
+                );
+                let turned = twisted(&input, &at_zero, model.rotation(a), angle);
+                assert!(
+                    near(solved.start_correction, turned.start_correction),
+                    "{:?} at {angle}: {} vs {}",
+                    limb.bones,
+                    solved.start_correction,
+                    turned.start_correction
+                );
+                assert!(near(solved.mid_correction, turned.mid_correction));
+                assert_eq!(solved.reached, turned.reached);
+            }
+        }
+    }
+
     #[test]
     fn the_swivel_in_closed_form_turns_the_hand_least() {
         // Against a scan of the swivel: the closed form's angle leaves the hand's local
