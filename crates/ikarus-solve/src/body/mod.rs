@@ -24,7 +24,7 @@
 //!    the hips, chest and head goals themselves. The damped step is taken in its row form,
 //!    `−Jᵀ(JJᵀ + μI)⁻¹r`, over the residuals that are not zero (9 for six 6-D effectors, at
 //!    most 19), by a fixed-size Cholesky; the stage stops within a third of the task's
-//!    position tolerance, in one to three iterations on tracking frames. The damping keeps the
+//!    position tolerance (one to three iterations on the `body` bench's frames). The damping keeps the
 //!    body where the input had it unless an effector needs it to move. A position-based pass (FABRIK over the whole body) was the
 //!    alternative: it cannot weigh a pinned foot against a pulling hand other than by order.
 //! 3. **The limbs exactly**: each hand and foot with a goal by the two-bone closed form
