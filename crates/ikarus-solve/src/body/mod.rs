@@ -24,9 +24,10 @@
 //!    the hips, chest and head goals themselves. The damped step is taken in its row form,
 //!    `−Jᵀ(JJᵀ + μI)⁻¹r`, over the residuals that are not zero (9 for six 6-D effectors, at
 //!    most 19), by a fixed-size Cholesky; the stage stops within a third of the task's
-//!    position tolerance (one to three iterations on the `body` bench's frames). The damping keeps the
-//!    body where the input had it unless an effector needs it to move. A position-based pass (FABRIK over the whole body) was the
-//!    alternative: it cannot weigh a pinned foot against a pulling hand other than by order.
+//!    position tolerance (one to three iterations on the `body` bench's frames). The
+//!    damping keeps the body where the input had it unless an effector needs it to move. A
+//!    position-based pass (FABRIK over the whole body) was the alternative: it cannot weigh a
+//!    pinned foot against a pulling hand other than by order.
 //! 3. **The limbs exactly**: each hand and foot with a goal by the two-bone closed form
 //!    (the 7-DOF limb without its swivel search; the elbow or knee on the side of its bend
 //!    goal, else of its current bend, so consecutive frames never flip), the hand or foot then
