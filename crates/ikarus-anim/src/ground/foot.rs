@@ -7,6 +7,27 @@ use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton};
 
 use super::Ground;
+use crate::retarget::RetargetError;
+
+/// The hips and the legs (upper leg, lower leg, foot; left, right) of a humanoid map, or
+/// the first of them it lacks.
+pub(super) fn hips_and_legs(
+    map: &HumanoidMap,
+) -> Result<(JointId, [[JointId; 3]; 2]), RetargetError> {
+    let joint = |b: HumanoidBone| {
+        map.joint(b).ok_or(RetargetError::MissingBone {
+            side: "source",
+            bone: b.vrm_name(),
+        })
+    };
+    let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
+        Ok([joint(a)?, joint(b)?, joint(c)?])
+    };
+    Ok((
+        joint(HumanoidBone::Hips)?,
+        [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?],
+    ))
+}
 
 /// One foot: its joints, its toe tip, and its ankle's limit.
 #[derive(Clone, Debug)]

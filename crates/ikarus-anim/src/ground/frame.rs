@@ -21,13 +21,12 @@
 //! Model space is the character's (+Y up); the [`Ground`] is sampled in it.
 
 use glam::{DQuat, DVec3};
-use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
-use super::foot::Foot;
+use super::foot::{Foot, hips_and_legs};
 use super::{Ground, GroundError};
-use crate::retarget::{Character, RetargetError};
+use crate::retarget::Character;
 
 /// Options of [`FrameGrounder`]. Lengths in the skeleton's unit (metres).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,17 +102,7 @@ impl FrameGrounder {
             }
         }
         let (skeleton, map) = (character.skeleton, character.map);
-        let joint = |b: HumanoidBone| {
-            map.joint(b).ok_or(RetargetError::MissingBone {
-                side: "source",
-                bone: b.vrm_name(),
-            })
-        };
-        let hips = joint(HumanoidBone::Hips)?;
-        let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
-            Ok([joint(a)?, joint(b)?, joint(c)?])
-        };
-        let legs = [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?];
+        let (hips, legs) = hips_and_legs(map)?;
         let (_, rest) = crate::retarget::align::reference(skeleton, map, None);
         let feet = Foot::both(skeleton, map, [legs[0][2], legs[1][2]], &rest);
         Ok(Self {
@@ -254,7 +243,7 @@ mod tests {
     use super::*;
     use crate::ground::{Heightfield, Plane};
     use ikarus_core::humanoid::builtin_humanoid;
-    use ikarus_core::humanoid_map::HumanoidMap;
+    use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
     use ikarus_core::{ModelPose, fk};
     use ikarus_solve::body::{BodyConfig, BodyRig};
     use ikarus_solve::{Effector, IkTask, SolveStatus};

@@ -30,7 +30,6 @@ mod mesh;
 mod terrain;
 
 use glam::{DQuat, DVec3};
-use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, ModelPose, Motion, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
@@ -127,17 +126,7 @@ pub fn ground_motion(
     }
     let skeleton = character.skeleton;
     let map = character.map;
-    let joint = |b: HumanoidBone| {
-        map.joint(b).ok_or(RetargetError::MissingBone {
-            side: "source",
-            bone: b.vrm_name(),
-        })
-    };
-    let hips = joint(HumanoidBone::Hips)?;
-    let leg = |[a, b, c]: [HumanoidBone; 3]| -> Result<[JointId; 3], RetargetError> {
-        Ok([joint(a)?, joint(b)?, joint(c)?])
-    };
-    let legs = [leg(HumanoidBone::LEGS[0])?, leg(HumanoidBone::LEGS[1])?];
+    let (hips, legs) = foot::hips_and_legs(map)?;
     let rig = BodyRig::from_map(skeleton, map, &BodyConfig::default())?;
     // An upright reference (the rest pose, or a T-pose made from it when the rest lays the
     // bones along one axis): where the feet's rest heights and the legs' lengths come from.
