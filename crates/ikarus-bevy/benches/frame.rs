@@ -6,7 +6,8 @@
 //! the hand targets moving every frame. `plugin/N` is one `App::update` with `MinimalPlugins`
 //! and the plugin (its read, solve and write; no transform propagation, which a game pays
 //! with or without IK); `direct_each/N` is, per character, the animated pose copied into the
-//! working pose and `BodyRig::solve` on that character's own rig and task with the goals the
+//! working pose and `BodyRig::solve_with` (its buffers kept from frame to frame, as the plugin
+//! keeps them) on that character's own rig and task with the goals the
 //! plugin reads (rounded to f32 where the character stands) — the same work the plugin asks
 //! of the solver, since nothing animates the joints and the plugin starts every frame from
 //! the last animated input (the rest here). What the plugin adds is the difference.
@@ -27,7 +28,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ikarus_bevy::prelude::*;
 use ikarus_core::glam::DVec3;
 use ikarus_core::{LocalPose, Skeleton};
-use ikarus_solve::body::{BodyConfig, BodyRig};
+use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask};
 
 /// Where character `i` of `n` stands (a grid 1.5 m apart).
@@ -130,6 +131,7 @@ fn f32_rounded_point(p: DVec3, at: DVec3) -> DVec3 {
 struct Direct {
     skeleton: Skeleton,
     rig: BodyRig,
+    scratch: BodyScratch,
     config: BodyConfig,
     task: IkTask,
     homes: [DVec3; 2],
@@ -159,6 +161,7 @@ impl Direct {
             .collect();
         let mut direct = Self {
             skeleton: model.skeleton.clone(),
+            scratch: BodyScratch::new(&model.skeleton, &rig),
             rig,
             config,
             task: IkTask::from_effectors(effectors),
@@ -185,10 +188,13 @@ impl Direct {
         for pose in &mut self.poses {
             pose.transforms_mut()
                 .copy_from_slice(self.input.transforms());
-            black_box(
-                self.rig
-                    .solve(&self.skeleton, &self.task, &self.config, pose),
-            );
+            black_box(self.rig.solve_with(
+                &self.skeleton,
+                &self.task,
+                &self.config,
+                pose,
+                &mut self.scratch,
+            ));
         }
     }
 }
@@ -199,6 +205,13 @@ fn frame(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("body_frame");
     group.sample_size(10);
+    // The plugin's fixed cost: its systems with no character.
+    for (name, with_plugin) in [("plugin", true), ("bevy_only", false)] {
+        let mut app = plugin_app(&model, 0, with_plugin);
+        group.bench_with_input(BenchmarkId::new(name, 0), &0, |b, _| {
+            b.iter(|| app.update());
+        });
+    }
     for n in [1, 100, 1000] {
         let mut app = plugin_app(&model, n, true);
         group.bench_with_input(BenchmarkId::new("plugin", n), &n, |b, _| {

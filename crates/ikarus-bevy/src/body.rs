@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
 use ikarus_anim::ground::FrameGrounder;
 use ikarus_anim::retarget::Character;
 use ikarus_core::glam::{DQuat, DVec3};
@@ -14,6 +13,7 @@ use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport, SolveStatus};
 
 use crate::character::CharacterRig;
+use crate::convert::WorldFrames;
 use crate::error::{IkReport, IkarusError};
 use crate::ground::{Grounding, IkarusGround, ModelGround};
 use crate::limb::{target_in, weight};
@@ -147,9 +147,12 @@ fn prepare(
     let mut slots = Vec::with_capacity(body.effectors.len());
     for e in &body.effectors {
         let joint = effector_joint(rig, e.bone)?;
-        config
-            .pull
-            .insert(e.bone.vrm_name().to_owned(), weight(e.pull));
+        // Only a pull other than what the settings give (1 by default) is written in: every
+        // solve looks the effectors' pulls up by name.
+        let pull = weight(e.pull);
+        if config.pull.get(e.bone.vrm_name()).copied().unwrap_or(1.0) != pull {
+            config.pull.insert(e.bone.vrm_name().to_owned(), pull);
+        }
         task.effectors
             .push(Effector::new(joint, Goal::from_position(DVec3::ZERO)));
         slots.push((
@@ -258,15 +261,15 @@ pub(crate) fn prepare_bodies(
 /// Reads every body's targets and bend goals.
 pub(crate) fn read_bodies(
     mut bodies: Query<(&CharacterRig, &FullBodyIk, &mut BodyState)>,
-    helper: TransformHelper,
+    frames: WorldFrames,
 ) {
     for (rig, body, mut state) in &mut bodies {
         let state = &mut *state;
         for (target, e) in state.targets.iter_mut().zip(&body.effectors) {
-            *target = target_in(rig, e.target, &helper);
+            *target = target_in(rig, e.target, &frames);
         }
         for (_, entity, at) in &mut state.bends {
-            *at = target_in(rig, *entity, &helper).map(|(p, _)| p);
+            *at = target_in(rig, *entity, &frames).map(|(p, _)| p);
         }
     }
 }
@@ -285,7 +288,10 @@ pub(crate) fn solve_bodies(
         }
         match solve_body(&mut rig, &mut state, ground) {
             Ok(solved) => report.set_report(&solved),
-            Err(error) => report.set_error(error),
+            Err(error) => {
+                rig.refused = true;
+                report.set_error(error);
+            }
         }
     }
 }
@@ -371,9 +377,9 @@ fn solve_body(
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
     }
     // The solve's own model frames are the FK of the pose it returned: no FK again at
-    // `Write`.
-    rig.model.copy_from(state.scratch.model());
+    // `Write` (exchanged, not copied; the next solve overwrites what the scratch holds).
+    state.scratch.swap_model(&mut rig.model);
     rig.model_current = true;
-    rig.solved = true;
+    rig.may_change(state.rig.driven().iter().copied());
     Ok(report)
 }

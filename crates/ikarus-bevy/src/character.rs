@@ -4,12 +4,11 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, fk};
 
-use crate::convert::{from_local, model_frame, to_local, uniform};
+use crate::convert::{WorldFrames, from_local, model_frame, to_local, uniform};
 use crate::error::IkarusError;
 
 /// Marks a character: put it on the root entity of a glTF or VRM scene (the entity with
@@ -73,6 +72,8 @@ pub struct CharacterRig {
     units: Vec<f64>,
     /// Per joint, its own Bevy scale as read (kept when written back).
     scales: Vec<Vec3>,
+    /// The root's world scale as last read (the first joints' unit).
+    root_unit: f64,
     /// This frame's pose: the animation after [`IkarusSystems::Read`](crate::IkarusSystems),
     /// the solved pose after `Solve`.
     pub(crate) pose: LocalPose,
@@ -89,14 +90,25 @@ pub struct CharacterRig {
     pub(crate) model_current: bool,
     /// Per joint, whether the last write put a solved (not animated) transform there.
     touched: Vec<bool>,
+    /// The joints `touched` marks, and a spare list for the next write's.
+    touched_list: Vec<usize>,
+    touched_spare: Vec<usize>,
+    /// The joints a solver may have changed this frame, each once (`Write` looks only at
+    /// these and at [`touched_list`](Self::touched_list)), and per joint whether it is listed.
+    changed: Vec<usize>,
+    listed: Vec<bool>,
     world_from_model: DAffine3,
     model_from_world: DAffine3,
+    /// The rotation of [`model_from_world`](Self::model_from_world).
+    model_from_world_rotation: DQuat,
     /// Seconds since the previous frame.
     pub(crate) dt: f64,
     /// Whether this frame's pose was read (finite) and so may be solved and written.
     pub(crate) readable: bool,
-    /// Whether a solver changed the pose this frame (it is then written).
-    pub(crate) solved: bool,
+    /// Whether a solver on the character refused this frame (a bad target, a failed setup):
+    /// the joints then keep what the last write put there (held over, not snapped back to
+    /// the animation for a frame).
+    pub(crate) refused: bool,
 }
 
 impl CharacterRig {
@@ -140,6 +152,31 @@ impl CharacterRig {
         &self.model
     }
 
+    /// Notes that a solver may have changed `joints`' local transforms this frame: `Write`
+    /// writes back only such joints (and those it left solved last frame).
+    pub(crate) fn may_change(&mut self, joints: impl IntoIterator<Item = JointId>) {
+        for joint in joints {
+            let k = joint.index();
+            if !self.listed[k] {
+                self.listed[k] = true;
+                self.changed.push(k);
+            }
+        }
+    }
+
+    /// [`may_change`](Self::may_change) for every joint (a solver that sets the whole pose).
+    pub(crate) fn may_change_all(&mut self) {
+        self.may_change(self.skeleton.joints());
+    }
+
+    /// Forgets the joints listed by [`may_change`](Self::may_change).
+    fn clear_changed(&mut self) {
+        for &k in &self.changed {
+            self.listed[k] = false;
+        }
+        self.changed.clear();
+    }
+
     /// Brings [`model`](Self::model) up to the current pose (forward kinematics, when a read
     /// or a solve left it stale).
     pub(crate) fn update_model(&mut self) {
@@ -159,6 +196,11 @@ impl CharacterRig {
         self.model_from_world
     }
 
+    /// The rotation of [`model_from_world`](Self::model_from_world).
+    pub(crate) fn model_from_world_rotation(&self) -> DQuat {
+        self.model_from_world_rotation
+    }
+
     /// A joint's world position this frame (after `Solve`: solved), f64.
     pub fn world_position(&self, joint: JointId) -> DVec3 {
         self.world_from_model
@@ -167,8 +209,7 @@ impl CharacterRig {
 
     /// A joint's world rotation this frame (after `Solve`: solved), f64.
     pub fn world_rotation(&self, joint: JointId) -> DQuat {
-        let (_, rotation, _) = self.world_from_model.to_scale_rotation_translation();
-        rotation * self.model.rotation(joint)
+        self.model_from_world_rotation.conjugate() * self.model.rotation(joint)
     }
 }
 
@@ -233,7 +274,7 @@ fn build_rig(
     character: &IkarusCharacter,
     children: &Query<&Children>,
     nodes: &Query<(&Transform, Option<&Name>)>,
-    helper: &TransformHelper,
+    frames: &WorldFrames,
 ) -> Result<Option<CharacterRig>, IkarusError> {
     let found = joints_below(root, children);
     let found: Vec<_> = found
@@ -243,13 +284,11 @@ fn build_rig(
     if found.is_empty() {
         return Ok(None);
     }
-    let root_world = helper
-        .compute_global_transform(root)
-        .map_err(|_| IkarusError::MissingTarget(root))?;
+    let root_world = frames.get(root).ok_or(IkarusError::MissingTarget(root))?;
     let Some((world_from_model, root_unit)) = model_frame(&root_world) else {
         return Err(IkarusError::NonUniformScale {
             joint: "(the character's root)".into(),
-            scale: root_world.to_scale_rotation_translation().0.to_array(),
+            scale: root_world.scale.to_array().map(|x| x as f32),
         });
     };
     let mut names: Vec<String> = Vec::with_capacity(found.len());
@@ -311,27 +350,55 @@ fn build_rig(
         }
         build(&limits)?
     };
-    let pose = skeleton.rest_pose();
-    let mut model = ModelPose::new(&skeleton);
-    fk::forward_kinematics(&skeleton, &pose, &mut model);
-    Ok(Some(CharacterRig {
-        joints: found.iter().map(|&(e, _)| e).collect(),
-        units,
-        scales,
-        model,
-        input: pose.clone(),
-        model_current: true,
-        touched: vec![false; pose.len()],
-        pose,
-        written: Vec::new(),
+    Ok(Some(CharacterRig::new(
+        skeleton,
+        map,
+        found.iter().map(|&(e, _)| e).collect(),
+        (units, scales),
         world_from_model,
-        model_from_world: world_from_model.inverse(),
-        dt: 0.0,
-        readable: false,
-        solved: false,
-        skeleton: Arc::new(skeleton),
-        map: Arc::new(map),
-    }))
+    )))
+}
+
+impl CharacterRig {
+    /// A rig at its rest pose: the skeleton, its map, the joint entities by joint index, the
+    /// units and scales read, the root's frame.
+    fn new(
+        skeleton: Skeleton,
+        map: HumanoidMap,
+        joints: Vec<Entity>,
+        (units, scales): (Vec<f64>, Vec<Vec3>),
+        world_from_model: DAffine3,
+    ) -> Self {
+        let pose = skeleton.rest_pose();
+        let n = pose.len();
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let model_from_world = world_from_model.inverse();
+        Self {
+            joints,
+            root_unit: units.first().copied().unwrap_or(1.0),
+            units,
+            scales,
+            model,
+            input: pose.clone(),
+            model_current: true,
+            touched: vec![false; n],
+            touched_list: Vec::with_capacity(n),
+            touched_spare: Vec::with_capacity(n),
+            changed: Vec::with_capacity(n),
+            listed: vec![false; n],
+            pose,
+            written: Vec::new(),
+            world_from_model,
+            model_from_world,
+            model_from_world_rotation: DQuat::from_affine3(&model_from_world),
+            dt: 0.0,
+            readable: false,
+            refused: false,
+            skeleton: Arc::new(skeleton),
+            map: Arc::new(map),
+        }
+    }
 }
 
 /// Builds the rig of every character that has none yet (when something below it spawned) or
@@ -347,19 +414,21 @@ pub(crate) fn build_characters(
     spawned: Query<(), Changed<Children>>,
     children: Query<&Children>,
     nodes: Query<(&Transform, Option<&Name>)>,
-    helper: TransformHelper,
+    frames: WorldFrames,
     mut skeletons: ResMut<Skeletons>,
 ) {
-    let anything_spawned = !spawned.is_empty();
+    // Whether any entity got children this frame: looked up (a walk over every parent
+    // entity) only when a character still waits for its joints.
+    let mut anything_spawned = None;
     for (root, character, has_rig, mut status) in &mut characters {
         let changed = character.is_changed();
         if has_rig && !changed {
             continue;
         }
-        if !(changed || anything_spawned) {
+        if !(changed || *anything_spawned.get_or_insert_with(|| !spawned.is_empty())) {
             continue;
         }
-        match build_rig(root, &character, &children, &nodes, &helper) {
+        match build_rig(root, &character, &children, &nodes, &frames) {
             Ok(Some(mut rig)) => {
                 rig.skeleton = skeletons.share(rig.skeleton);
                 commands.entity(root).insert(rig);
@@ -378,12 +447,12 @@ pub(crate) fn build_characters(
 pub(crate) fn read_characters(
     mut characters: Query<(Entity, &mut CharacterRig, &mut IkarusStatus)>,
     transforms: Query<&Transform>,
-    helper: TransformHelper,
+    frames: WorldFrames,
     time: Res<Time>,
 ) {
     let dt = time.delta_secs_f64();
     for (root, rig, status) in &mut characters {
-        read_character(root, rig, status, &transforms, &helper, dt);
+        read_character(root, rig, status, &transforms, &frames, dt);
     }
 }
 
@@ -392,17 +461,15 @@ fn read_character(
     mut rig: Mut<CharacterRig>,
     mut status: Mut<IkarusStatus>,
     transforms: &Query<&Transform>,
-    helper: &TransformHelper,
+    frames: &WorldFrames,
     dt: f64,
 ) {
     let rig = &mut *rig;
     rig.readable = false;
-    rig.solved = false;
+    rig.refused = false;
     rig.dt = dt;
-    let frame = helper
-        .compute_global_transform(root)
-        .ok()
-        .and_then(|world| model_frame(&world));
+    rig.clear_changed();
+    let frame = frames.get(root).and_then(|world| model_frame(&world));
     let Some((world_from_model, root_unit)) = frame else {
         status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
             joint: "(the character's root)".into(),
@@ -412,39 +479,49 @@ fn read_character(
     };
     rig.world_from_model = world_from_model;
     rig.model_from_world = world_from_model.inverse();
+    rig.model_from_world_rotation = DQuat::from_affine3(&rig.model_from_world);
     let skeleton = &*rig.skeleton;
+    // The units hold while no scale changes: from the first joint whose parent frame's scale
+    // differs from the last read (parents come first), they are worked out again.
+    let mut rescaled = root_unit != rig.root_unit;
+    rig.root_unit = root_unit;
     for (k, &entity) in rig.joints.iter().enumerate() {
         let Ok(transform) = transforms.get(entity) else {
             status.set_if_neq(IkarusStatus::Error(IkarusError::MissingTarget(entity)));
             return;
         };
-        let unit = if let Some(p) = skeleton.parent(JointId::from_index(k)) {
-            let Some(own) = uniform(rig.scales[p.index()]) else {
-                status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
-                    joint: skeleton.name(p).to_owned(),
-                    scale: rig.scales[p.index()].to_array(),
-                }));
-                return;
-            };
-            rig.units[p.index()] * own
-        } else {
-            root_unit
-        };
-        rig.units[k] = unit;
-        rig.scales[k] = transform.scale;
         let joint = JointId::from_index(k);
-        rig.pose[joint] = if rig.written.get(k) == Some(transform) {
-            rig.input[joint]
+        if rescaled {
+            rig.units[k] = if let Some(p) = skeleton.parent(joint) {
+                let Some(own) = uniform(rig.scales[p.index()]) else {
+                    status.set_if_neq(IkarusStatus::Error(IkarusError::NonUniformScale {
+                        joint: skeleton.name(p).to_owned(),
+                        scale: rig.scales[p.index()].to_array(),
+                    }));
+                    return;
+                };
+                rig.units[p.index()] * own
+            } else {
+                root_unit
+            };
+        }
+        if transform.scale != rig.scales[k] {
+            rig.scales[k] = transform.scale;
+            rescaled = true;
+        }
+        let unit = rig.units[k];
+        // A joint still holding what the last write put there was not animated since.
+        if rig.touched[k] && rig.written[k] == *transform {
+            rig.pose[joint] = rig.input[joint];
         } else if transform.translation.is_finite() && transform.rotation.is_finite() {
-            to_local(transform, unit)
+            let local = to_local(transform, unit);
+            rig.pose[joint] = local;
+            rig.input[joint] = local;
         } else {
             status.set_if_neq(IkarusStatus::Error(IkarusError::NonFinitePose));
             return;
-        };
+        }
     }
-    rig.input
-        .transforms_mut()
-        .copy_from_slice(rig.pose.transforms());
     rig.model_current = false;
     rig.readable = true;
     if *status != IkarusStatus::Ready {
@@ -452,8 +529,9 @@ fn read_character(
     }
 }
 
-/// Writes every solved pose back into its joints (only the transforms that changed are
-/// touched, so Bevy's change detection sees only what IK moved).
+/// Writes every solved pose back into its joints: only the joints a solver may have changed
+/// and those the last write left solved are looked at, and only the transforms that changed
+/// are touched, so Bevy's change detection sees only what IK moved.
 pub(crate) fn write_characters(
     mut characters: Query<&mut CharacterRig>,
     mut transforms: Query<&mut Transform>,
@@ -462,31 +540,55 @@ pub(crate) fn write_characters(
         let rig = &mut *rig;
         let finite =
             |t: &ikarus_core::Transform| t.translation.is_finite() && t.rotation.is_finite();
-        if !(rig.readable && rig.solved && rig.pose.transforms().iter().all(finite)) {
+        // Joints no solver listed hold the input, read finite. A frame nothing solved (no
+        // solver on the character any more) puts the animation back where the last write
+        // left a solved transform.
+        let writable = rig.readable
+            && !rig.refused
+            && rig
+                .changed
+                .iter()
+                .all(|&k| finite(&rig.pose[JointId::from_index(k)]));
+        if !writable {
             if rig.readable {
                 rig.update_model();
             }
+            rig.clear_changed();
             continue;
         }
         if rig.written.len() != rig.joints.len() {
             // The first write: sized once.
             rig.written = vec![Transform::IDENTITY; rig.joints.len()];
         }
-        for (k, &entity) in rig.joints.iter().enumerate() {
+        let mut next = std::mem::take(&mut rig.touched_spare);
+        next.clear();
+        let (changed, previous) = (
+            std::mem::take(&mut rig.changed),
+            std::mem::take(&mut rig.touched_list),
+        );
+        // The listed joints, then those left solved last frame that no solver listed.
+        let unlisted = previous.iter().copied().filter(|&k| !rig.listed[k]);
+        for k in changed.iter().copied().chain(unlisted) {
             let joint = JointId::from_index(k);
             // A joint IK left as animated, and did not write last frame either, holds its
             // animation already: not even looked up.
             let moved = rig.pose[joint] != rig.input[joint];
-            if !(moved || rig.touched[k]) {
-                continue;
-            }
-            if let Ok(mut transform) = transforms.get_mut(entity) {
+            if (moved || rig.touched[k])
+                && let Ok(mut transform) = transforms.get_mut(rig.joints[k])
+            {
                 let solved = from_local(&rig.pose[joint], rig.units[k], rig.scales[k]);
                 transform.set_if_neq(solved);
                 rig.written[k] = solved;
                 rig.touched[k] = moved;
             }
+            if rig.touched[k] {
+                next.push(k);
+            }
         }
+        rig.changed = changed;
+        rig.touched_list = next;
+        rig.touched_spare = previous;
+        rig.clear_changed();
         rig.update_model();
     }
 }

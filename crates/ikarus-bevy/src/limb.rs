@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton, Transform as IkTransform, fk};
@@ -13,7 +12,7 @@ use ikarus_solve::limb7::{self, Limb7Chain, Limb7Goal, SwivelPolicy};
 use ikarus_solve::two_bone::{self, Pole, TwoBoneChain, TwoBoneSettings};
 
 use crate::character::CharacterRig;
-use crate::convert::{dvec3, to_model};
+use crate::convert::{WorldFrames, dvec3, to_model};
 use crate::error::{IkReport, IkarusError};
 
 /// Which limb: a humanoid hand or foot (its chain found through the humanoid map), or three
@@ -275,28 +274,33 @@ pub(crate) fn prepare_limbs(
 pub(crate) fn target_in(
     rig: &CharacterRig,
     entity: Entity,
-    helper: &TransformHelper,
+    frames: &WorldFrames,
 ) -> Result<(DVec3, DQuat), IkarusError> {
-    let world = helper
-        .compute_global_transform(entity)
-        .map_err(|_| IkarusError::MissingTarget(entity))?;
-    to_model(&world, &rig.model_from_world()).ok_or(IkarusError::NonFiniteTarget(entity))
+    let world = frames
+        .get(entity)
+        .ok_or(IkarusError::MissingTarget(entity))?;
+    to_model(
+        &world,
+        &rig.model_from_world(),
+        rig.model_from_world_rotation(),
+    )
+    .ok_or(IkarusError::NonFiniteTarget(entity))
 }
 
 /// Reads every limb's target and pole.
 pub(crate) fn read_limbs(
     mut limbs: Query<(&LimbIk, &mut LimbState)>,
     rigs: Query<&CharacterRig>,
-    helper: TransformHelper,
+    frames: WorldFrames,
 ) {
     for (limb, mut state) in &mut limbs {
         let Ok(rig) = rigs.get(limb.character) else {
             continue;
         };
-        state.target = target_in(rig, limb.target, &helper);
+        state.target = target_in(rig, limb.target, &frames);
         state.pole = limb
             .pole
-            .map(|pole| target_in(rig, pole, &helper).map(|(p, _)| p));
+            .map(|pole| target_in(rig, pole, &frames).map(|(p, _)| p));
     }
 }
 
@@ -314,7 +318,10 @@ pub(crate) fn solve_limbs(
         }
         match solve_limb(&mut rig, limb, state) {
             Ok((status, errors, limited)) => report.set_solved(status, errors, limited),
-            Err(error) => report.set_error(error),
+            Err(error) => {
+                rig.refused = true;
+                report.set_error(error);
+            }
         }
     }
 }
@@ -427,9 +434,13 @@ fn solve_limb(
         wanted
     });
     fk::update_subtree(&skeleton, pose, model, start);
-    rig.solved = true;
     let position_error = model.position(end).distance(goal);
     let rotation_error = wanted.map_or(0.0, |w| model.rotation(end).angle_between(w));
+    // The chain's joints, from its end up to its start.
+    let chain = std::iter::successors(Some(end), |&j| {
+        (j != start).then(|| skeleton.parent(j)).flatten()
+    });
+    rig.may_change(chain);
     // Reached within 1e-4 of the skeleton's unit (0.1 mm at metres) and 1e-3 rad.
     let status = if position_error <= 1e-4 && rotation_error <= 1e-3 {
         SolveStatus::Converged

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
 use ikarus_anim::retarget::Character;
 use ikarus_anim::track::{Points, TrackConfig, TrackSolver, calibrate};
 use ikarus_core::humanoid_map::HumanoidBone;
@@ -13,6 +12,7 @@ use ikarus_core::{LocalPose, Skeleton};
 use ikarus_solve::SolveStatus;
 
 use crate::character::CharacterRig;
+use crate::convert::WorldFrames;
 use crate::error::{IkReport, IkarusError};
 use crate::ground::{IkarusGround, ModelGround};
 use crate::limb::target_in;
@@ -138,14 +138,14 @@ pub(crate) fn prepare_tracked(
 /// non-finite one is left out (the solver holds it).
 pub(crate) fn read_tracked(
     mut bodies: Query<(&CharacterRig, &mut TrackerState)>,
-    helper: TransformHelper,
+    frames: WorldFrames,
 ) {
     for (rig, mut state) in &mut bodies {
         let state = &mut *state;
         state.frame.clear();
         state.lost = None;
         for (&bone, &entity) in state.points.bones().iter().zip(&state.entities) {
-            match target_in(rig, entity, &helper) {
+            match target_in(rig, entity, &frames) {
                 Ok((position, rotation)) => {
                     state.frame.push((bone, TrackerPose { position, rotation }));
                 }
@@ -180,6 +180,7 @@ pub(crate) fn solve_tracked(
         if state.solver.is_none() {
             if let Some(error) = state.lost.take() {
                 report.set_error(error);
+                rig.refused = true;
                 continue;
             }
             let fps = body.fps;
@@ -203,6 +204,7 @@ pub(crate) fn solve_tracked(
                 }
                 Err(error) => {
                     report.set_error(IkarusError::Setup(error.to_string()));
+                    rig.refused = true;
                     continue;
                 }
             }
@@ -220,13 +222,14 @@ pub(crate) fn solve_tracked(
             report.set_error(IkarusError::Solve(
                 frame.solve.message.clone().unwrap_or_default(),
             ));
+            rig.refused = true;
             continue;
         }
         rig.pose
             .transforms_mut()
             .copy_from_slice(state.pose.transforms());
         rig.model_current = false;
-        rig.solved = true;
+        rig.may_change_all();
         report.set_report(&frame.solve);
     }
 }

@@ -436,3 +436,80 @@ fn ik_never_feeds_on_its_own_output() {
     run(&mut app, 1);
     assert!(world_position(&app, hand).distance(half) > 1e-3);
 }
+
+#[test]
+fn every_joint_is_where_the_solve_put_it_and_the_animation_returns_on_release() {
+    // The write looks only at the joints a solver may change and those it left solved: after
+    // propagation every one of the character's joints (fingers, toes, hair included) must be
+    // where the rig's solved model frames say, frame after frame as the targets move; and
+    // with the solver removed, every joint goes back to the animation (the rest here).
+    let Some(model) = godette("every joint") else {
+        return;
+    };
+    let mut app = app();
+    let root = turned_root();
+    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let hands = [HumanoidBone::LeftHand, HumanoidBone::RightHand];
+    let homes = hands.map(|b| rest_world(&model, &root, b));
+    let targets = homes.map(|at| target(app.world_mut(), at));
+    let mut body = FullBodyIk::default();
+    for (bone, &entity) in hands.iter().zip(&targets) {
+        body = body.with(BodyEffector::new(*bone, entity).with_rotation_weight(0.5));
+    }
+    for bone in [HumanoidBone::LeftFoot, HumanoidBone::RightFoot] {
+        let at = target(app.world_mut(), rest_world(&model, &root, bone));
+        body = body.with(BodyEffector::new(bone, at));
+    }
+    app.world_mut().entity_mut(character).insert(body);
+    let rest_world_of = |k: usize| {
+        let p = model.rest().position(ikarus_core::JointId::from_index(k));
+        dv(root.transform_point(Vec3::new(p.x as f32, p.y as f32, p.z as f32)))
+    };
+    let mut moved = 0.0_f64;
+    for frame in 0..8 {
+        let t = f64::from(frame) * 0.4;
+        let offset = DVec3::new(0.1 * t.sin(), -0.3 - 0.1 * t.cos(), 0.25);
+        move_to(&mut app, targets[0], homes[0] + offset);
+        move_to(
+            &mut app,
+            targets[1],
+            homes[1] + offset * DVec3::new(-1.0, 1.0, 1.0),
+        );
+        run(&mut app, 1);
+        let rig = app.world().get::<CharacterRig>(character).unwrap();
+        for (k, &entity) in joints.iter().enumerate() {
+            let joint = ikarus_core::JointId::from_index(k);
+            let solved = rig.world_position(joint);
+            let shown = world_position(&app, entity);
+            assert!(
+                shown.distance(solved) < 2e-5,
+                "frame {frame}: {} shown {shown} solved {solved}",
+                rig.skeleton().name(joint)
+            );
+            // Twice the chord between the unit quaternions (≈ the angle; `angle_between`'s
+            // arccosine would magnify f32 rounding near 0).
+            let (a, b) = (
+                dq(app
+                    .world()
+                    .get::<GlobalTransform>(entity)
+                    .unwrap()
+                    .rotation()),
+                rig.world_rotation(joint),
+            );
+            let turn = 2.0 * (a - b).length().min((a + b).length());
+            assert!(
+                turn < 2e-5,
+                "frame {frame}: {} {turn}",
+                rig.skeleton().name(joint)
+            );
+            moved = moved.max(shown.distance(rest_world_of(k)));
+        }
+    }
+    assert!(moved > 0.2, "the solves moved the body: {moved}");
+    app.world_mut().entity_mut(character).remove::<FullBodyIk>();
+    run(&mut app, 2);
+    for (k, &entity) in joints.iter().enumerate() {
+        let back = world_position(&app, entity).distance(rest_world_of(k));
+        assert!(back < 2e-5, "joint {k} stayed {back} m off its animation");
+    }
+}

@@ -52,6 +52,8 @@ pub struct BodyRig {
     /// placed body's forward kinematics computes before the limbs, which bring their own
     /// subtrees along.
     pub(crate) above_ends: Vec<JointId>,
+    /// Every joint a solve may change, parents first (see [`driven`](Self::driven)).
+    pub(crate) driven: Vec<JointId>,
 }
 
 /// Why a skeleton or a configuration does not fit the full-body solver.
@@ -254,6 +256,17 @@ impl BodyRig {
                     .any(|&e| e != j && skeleton.is_ancestor_or_self(e, j))
             })
             .collect();
+        let mut driven = vec![hips];
+        driven.extend(&spine);
+        driven.extend(neck);
+        driven.extend(head.as_ref().map(|(h, _)| *h));
+        for limb in arms.iter().chain(&legs).flatten() {
+            driven.extend(limb.clavicle);
+            driven.extend(&limb.inner);
+            driven.push(limb.joints[2]);
+        }
+        driven.sort_unstable();
+        driven.dedup();
         Ok(Self {
             hips,
             spine,
@@ -265,6 +278,7 @@ impl BodyRig {
             arms,
             legs,
             above_ends,
+            driven,
         })
     }
 
@@ -323,6 +337,16 @@ impl BodyRig {
             })?;
         limb.bend_goal = goal;
         Ok(())
+    }
+
+    /// Every joint a solve may change (in joint order, parents first): the hips, the spine
+    /// and neck, the head, the clavicles, and each limb's joints from its upper bone to its
+    /// end. A solve leaves every other joint's local transform as it came, to the bit (the
+    /// fingers and toes ride along in the model frames); a caller writing the solved pose
+    /// back into an engine writes only these.
+    #[must_use]
+    pub fn driven(&self) -> &[JointId] {
+        &self.driven
     }
 
     /// The limbs (arms, then legs) that were found.

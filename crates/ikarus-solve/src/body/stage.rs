@@ -509,6 +509,14 @@ impl BodyScratch {
         &self.model
     }
 
+    /// Exchanges the model frames of the last solve with `model` (no copy): `model` then
+    /// holds [`model`](Self::model)'s frames, and these buffers `model`'s old ones, which the
+    /// next solve overwrites. For a caller keeping its own FK of the solved pose; `model`
+    /// must be of the same skeleton (else the next solve sizes these buffers again).
+    pub fn swap_model(&mut self, model: &mut ModelPose) {
+        std::mem::swap(&mut self.model, model);
+    }
+
     /// Buffers for solving `rig` on `skeleton` (tasks of up to seven effectors need no
     /// more; more effectors grow them once).
     #[must_use]

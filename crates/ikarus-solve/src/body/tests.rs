@@ -388,3 +388,107 @@ fn the_scratch_keeps_the_forward_kinematics_of_the_solved_pose() {
         );
     }
 }
+
+#[test]
+fn a_solve_changes_only_the_driven_joints() {
+    // `BodyRig::driven` is what an engine writes back: every other joint leaves a solve to the
+    // bit as it came, whatever the task (hands within and far past reach, 6-D goals, a head
+    // turn, a moved chest and hips), and the driven ones are the body's, not its fingers.
+    let skeleton = builtin_humanoid();
+    let start = crouch(&skeleton);
+    let before = model_of(&skeleton, &start);
+    let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
+    let driven = rig.driven();
+    let names: Vec<&str> = driven.iter().map(|&j| skeleton.name(j)).collect();
+    for name in [
+        "hips",
+        "neck",
+        "head",
+        "leftShoulder",
+        "rightLowerArm",
+        "leftFoot",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    assert!(
+        skeleton.len() > driven.len(),
+        "the humanoid's fingers or toes are not driven: {names:?}"
+    );
+    assert!(driven.windows(2).all(|w| w[0] < w[1]), "sorted, each once");
+    let mut changed = vec![false; skeleton.len()];
+    for (k, reach) in [0.1, 0.5, 1.2].into_iter().enumerate() {
+        let mut effectors: Vec<Effector> = ["leftFoot", "rightFoot", "rightHand"]
+            .map(|n| held(&skeleton, &before, n))
+            .to_vec();
+        let hand = joint(&skeleton, "leftHand");
+        let head = joint(&skeleton, "head");
+        let chest = joint(&skeleton, "upperChest");
+        let turn = DQuat::from_rotation_y(0.3 * (k as f64 + 1.0));
+        effectors.push(Effector::new(
+            hand,
+            Goal {
+                position: Some(before.position(hand) + DVec3::new(reach, 0.2, 0.3)),
+                orientation: Some(turn * before.rotation(hand)),
+            },
+        ));
+        effectors.push(Effector::new(
+            head,
+            Goal {
+                position: None,
+                orientation: Some(turn * before.rotation(head)),
+            },
+        ));
+        effectors.push(Effector::new(
+            chest,
+            Goal::from_position(before.position(chest) + DVec3::new(0.0, -0.05, 0.04)),
+        ));
+        let task = IkTask::from_effectors(effectors);
+        let mut pose = start.clone();
+        let report = rig.solve(&skeleton, &task, &BodyConfig::default(), &mut pose);
+        assert_ne!(report.status, SolveStatus::InvalidInput, "{report:?}");
+        for j in skeleton.joints() {
+            if pose[j] != start[j] {
+                changed[j.index()] = true;
+                assert!(
+                    driven.contains(&j),
+                    "{} changed but is not driven ({reach} m)",
+                    skeleton.name(j)
+                );
+            }
+        }
+    }
+    // Not a vacuous list: the solves moved the hips, the spine, a clavicle and both arms.
+    for name in [
+        "hips",
+        "leftShoulder",
+        "leftLowerArm",
+        "rightUpperArm",
+        "neck",
+    ] {
+        assert!(
+            changed[joint(&skeleton, name).index()],
+            "{name} never moved"
+        );
+    }
+}
+
+#[test]
+fn a_swapped_model_holds_the_solve_and_the_next_solve_is_unchanged() {
+    // `swap_model` hands the solve's frames over without a copy; the buffers then hold the
+    // caller's old frames, which must not leak into the next solve.
+    let skeleton = builtin_humanoid();
+    let (task, start) = reach_task(&skeleton);
+    let config = BodyConfig::default();
+    let rig = BodyRig::new(&skeleton, &config).unwrap();
+    let mut scratch = BodyScratch::new(&skeleton, &rig);
+    let mut mine = model_of(&skeleton, &crouch(&skeleton));
+    let mut first = start.clone();
+    rig.solve_with(&skeleton, &task, &config, &mut first, &mut scratch);
+    scratch.swap_model(&mut mine);
+    assert_eq!(mine, model_of(&skeleton, &first));
+    let mut second = start.clone();
+    let report = rig.solve_with(&skeleton, &task, &config, &mut second, &mut scratch);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    assert_eq!(first, second);
+    assert_eq!(scratch.model(), &mine);
+}
