@@ -115,6 +115,10 @@ pub(crate) struct BodyState {
     grounder: Option<(FrameGrounder, Grounded)>,
     /// The body solve's buffers, kept from frame to frame (no allocation per frame).
     scratch: BodyScratch,
+    /// The joints the solve reads or moves (the body's, the grounded toes), asked of the rig
+    /// whose identity is `registered`.
+    needs: Vec<JointId>,
+    registered: Option<u64>,
 }
 
 /// The joint a body effector on `bone` drives (the chest's: the highest of spine, chest and
@@ -189,7 +193,18 @@ fn prepare(
     for &(bone, _) in &body.bend_goals {
         body_rig.set_bend_goal(bone, None).map_err(|e| setup(&e))?;
     }
+    let mut needs = body_rig.driven().to_vec();
+    needs.extend(task.effectors.iter().map(|e| e.joint));
+    if grounder.is_some() {
+        needs.extend(
+            HumanoidBone::TOES
+                .iter()
+                .filter_map(|&b| rig.map().joint(b)),
+        );
+    }
     Ok(BodyState {
+        needs,
+        registered: None,
         skeleton: Arc::clone(rig.skeleton_arc()),
         scratch: BodyScratch::new(skeleton, &body_rig),
         rig: body_rig,
@@ -219,7 +234,7 @@ pub(crate) fn prepare_bodies(
             Entity,
             Option<Ref<FullBodyIk>>,
             Option<Ref<Grounding>>,
-            Option<&BodyState>,
+            Option<&mut BodyState>,
             &mut IkReport,
         ),
         (
@@ -227,7 +242,7 @@ pub(crate) fn prepare_bodies(
             Without<TrackedBody>,
         ),
     >,
-    rigs: Query<&CharacterRig>,
+    mut rigs: Query<&mut CharacterRig>,
     mut gone: RemovedComponents<FullBodyIk>,
     mut ungrounded: RemovedComponents<Grounding>,
 ) {
@@ -237,17 +252,26 @@ pub(crate) fn prepare_bodies(
         }
     }
     for (entity, body, grounding, state, mut report) in &mut bodies {
-        let Ok(rig) = rigs.get(entity) else {
+        let Ok(mut rig) = rigs.get_mut(entity) else {
             continue;
         };
-        let current = state.is_some_and(|s| Arc::ptr_eq(&s.skeleton, rig.skeleton_arc()));
         let changed = body.as_ref().is_some_and(Ref::is_changed)
             || grounding.as_ref().is_some_and(Ref::is_changed);
-        if current && !changed {
+        if let Some(mut state) = state
+            && Arc::ptr_eq(&state.skeleton, rig.skeleton_arc())
+            && !changed
+        {
+            // A rig built again on the same skeleton is asked for the joints again.
+            if state.registered != Some(rig.id()) {
+                rig.need(state.needs.iter().copied());
+                state.registered = Some(rig.id());
+            }
             continue;
         }
-        match prepare(rig, body.as_deref(), grounding.as_deref()) {
-            Ok(state) => {
+        match prepare(&rig, body.as_deref(), grounding.as_deref()) {
+            Ok(mut state) => {
+                rig.need(state.needs.iter().copied());
+                state.registered = Some(rig.id());
                 commands.entity(entity).insert(state);
             }
             Err(error) => {
@@ -258,33 +282,44 @@ pub(crate) fn prepare_bodies(
     }
 }
 
-/// Reads every body's targets and bend goals.
-pub(crate) fn read_bodies(
-    mut bodies: Query<(&CharacterRig, &FullBodyIk, &mut BodyState)>,
-    frames: WorldFrames,
+/// Reads a body's targets and bend goals (model space).
+fn read_targets(
+    rig: &CharacterRig,
+    body: &FullBodyIk,
+    state: &mut BodyState,
+    frames: &WorldFrames,
 ) {
-    for (rig, body, mut state) in &mut bodies {
-        let state = &mut *state;
-        for (target, e) in state.targets.iter_mut().zip(&body.effectors) {
-            *target = target_in(rig, e.target, &frames);
-        }
-        for (_, entity, at) in &mut state.bends {
-            *at = target_in(rig, *entity, &frames).map(|(p, _)| p);
-        }
+    for (target, e) in state.targets.iter_mut().zip(&body.effectors) {
+        *target = target_in(rig, e.target, frames);
+    }
+    for (_, entity, at) in &mut state.bends {
+        *at = target_in(rig, *entity, frames).map(|(p, _)| p);
     }
 }
 
-/// Solves every body: the game's effectors blended over the animation, the grounded hips
-/// and feet, then the full-body solver.
+/// Solves every body: its targets read, the game's effectors blended over the animation,
+/// the grounded hips and feet, then the full-body solver.
 pub(crate) fn solve_bodies(
-    mut bodies: Query<(&mut CharacterRig, &mut BodyState, &mut IkReport), Without<TrackedBody>>,
+    mut bodies: Query<
+        (
+            &mut CharacterRig,
+            Option<&FullBodyIk>,
+            &mut BodyState,
+            &mut IkReport,
+        ),
+        Without<TrackedBody>,
+    >,
+    frames: WorldFrames,
     ground: Option<Res<IkarusGround>>,
 ) {
     let flat = IkarusGround::default();
     let ground = ground.as_deref().unwrap_or(&flat);
-    for (mut rig, mut state, mut report) in &mut bodies {
+    for (mut rig, body, mut state, mut report) in &mut bodies {
         if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
             continue;
+        }
+        if let Some(body) = body {
+            read_targets(&rig, body, &mut state, &frames);
         }
         match solve_body(&mut rig, &mut state, ground) {
             Ok(solved) => report.set_report(&solved),

@@ -2,6 +2,7 @@
 //! and written each frame.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy::prelude::*;
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
@@ -27,6 +28,14 @@ pub struct IkarusCharacter {
     /// joint's rest frame (the rest being the pose the scene had when the rig was built).
     /// Every solver keeps them. Default: none (free joints).
     pub limits: Vec<(String, JointLimit)>,
+    /// Whether every joint is read each frame. By default (`false`) only the joints the
+    /// character's solvers read or move, and their ancestors, are (as Unreal's IK Rig and
+    /// Final IK read only the bones they use): for a full body that is the body's 20 or so
+    /// joints, not the fingers, toes, hair and face. The others keep the local transform last
+    /// read in [`CharacterRig::pose`], so their [`CharacterRig::model_pose`] frames follow the
+    /// solved body but not this frame's animation of them; their entities are never written.
+    /// Set it for a game system that reads every joint's frame from the rig.
+    pub read_all_joints: bool,
 }
 
 impl IkarusCharacter {
@@ -67,6 +76,11 @@ pub struct CharacterRig {
     map: Arc<HumanoidMap>,
     /// The joint entities, by joint index.
     joints: Vec<Entity>,
+    /// This rig's identity (solvers note which rig they asked their joints of).
+    id: u64,
+    /// Per joint, whether it is read each frame, and those joints in order (parents first).
+    reads: Vec<bool>,
+    read_list: Vec<usize>,
     /// Per joint, the uniform scale of its parent frame in model units (translations read
     /// are multiplied by it), as read this frame.
     units: Vec<f64>,
@@ -152,6 +166,38 @@ impl CharacterRig {
         &self.model
     }
 
+    /// This rig's identity: a rig built again (the same skeleton or not) is another.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Has `joints` and their ancestors read from the next read on (a solver asks for the
+    /// joints it reads or moves when it is prepared on this rig).
+    pub(crate) fn need(&mut self, joints: impl IntoIterator<Item = JointId>) {
+        let mut grew = false;
+        for joint in joints {
+            let mut at = Some(joint);
+            while let Some(j) = at {
+                if self.reads[j.index()] {
+                    break;
+                }
+                self.reads[j.index()] = true;
+                grew = true;
+                at = self.skeleton.parent(j);
+            }
+        }
+        if grew {
+            self.read_list.clear();
+            self.read_list
+                .extend((0..self.reads.len()).filter(|&k| self.reads[k]));
+        }
+    }
+
+    /// [`need`](Self::need) for every joint (a solver that sets the whole pose).
+    pub(crate) fn need_all(&mut self) {
+        self.need(self.skeleton.joints());
+    }
+
     /// Notes that a solver may have changed `joints`' local transforms this frame: `Write`
     /// writes back only such joints (and those it left solved last frame).
     pub(crate) fn may_change(&mut self, joints: impl IntoIterator<Item = JointId>) {
@@ -212,6 +258,9 @@ impl CharacterRig {
         self.model_from_world_rotation.conjugate() * self.model.rotation(joint)
     }
 }
+
+/// Rig identities, never reused.
+static RIGS: AtomicU64 = AtomicU64::new(0);
 
 /// The skeletons of the characters alive, shared between instances of one model (same
 /// joints, names, rest and limits): a crowd of one character reads one skeleton.
@@ -350,13 +399,17 @@ fn build_rig(
         }
         build(&limits)?
     };
-    Ok(Some(CharacterRig::new(
+    let mut rig = CharacterRig::new(
         skeleton,
         map,
         found.iter().map(|&(e, _)| e).collect(),
         (units, scales),
         world_from_model,
-    )))
+    );
+    if character.read_all_joints {
+        rig.need_all();
+    }
+    Ok(Some(rig))
 }
 
 impl CharacterRig {
@@ -376,6 +429,9 @@ impl CharacterRig {
         let model_from_world = world_from_model.inverse();
         Self {
             joints,
+            id: RIGS.fetch_add(1, Ordering::Relaxed),
+            reads: vec![false; n],
+            read_list: Vec::with_capacity(n),
             root_unit: units.first().copied().unwrap_or(1.0),
             units,
             scales,
@@ -485,7 +541,8 @@ fn read_character(
     // differs from the last read (parents come first), they are worked out again.
     let mut rescaled = root_unit != rig.root_unit;
     rig.root_unit = root_unit;
-    for (k, &entity) in rig.joints.iter().enumerate() {
+    for &k in &rig.read_list {
+        let entity = rig.joints[k];
         let Ok(transform) = transforms.get(entity) else {
             status.set_if_neq(IkarusStatus::Error(IkarusError::MissingTarget(entity)));
             return;

@@ -40,10 +40,17 @@
 //!   feature the plugin orders itself after Bevy's `AnimationSystems`; without it a game that
 //!   animates orders [`IkarusSystems::Build`] after its animation) and before
 //!   `TransformSystems::Propagate`, in the public [`IkarusSystems`] sets: [`Build`]
-//!   (characters and solvers prepared when they appear or change), [`Read`] (joints, roots
-//!   and targets in), [`Solve`] (trackers, then full bodies with grounding, then limbs) and
-//!   [`Write`] (joints out). Targets are read with Bevy's `TransformHelper`, so a target
-//!   moved in `Update` is followed in the same frame.
+//!   (characters and solvers prepared when they appear or change), [`Read`] (joints and
+//!   roots in), [`Solve`] (trackers, then full bodies with grounding, then limbs, each
+//!   reading its targets just before it solves) and [`Write`] (joints out). Targets' world
+//!   frames are composed from their `Transform`s and their ancestors' (in f64, not from
+//!   last frame's `GlobalTransform`), so a target moved in `Update` is followed in the same
+//!   frame.
+//! - **What is read and written.** Each frame a character's joints that its solvers read or
+//!   move, and their ancestors, are read (for a full body its 20 or so body joints, not the
+//!   fingers, hair or face; [`IkarusCharacter::read_all_joints`] reads every joint); only
+//!   the joints a solver may have changed, and those the last frame left solved, are
+//!   written.
 //! - **State.** Each character keeps its buffers (pose, model frames, tasks, tracker and
 //!   grounding state) in its components, sized once: a steady frame allocates nothing in
 //!   this crate's code (tested with a counting allocator, `tests/alloc.rs`).

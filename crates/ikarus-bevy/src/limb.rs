@@ -151,6 +151,18 @@ pub(crate) struct LimbState {
     /// This frame's target (model space), pole, or why not.
     target: Result<(DVec3, DQuat), IkarusError>,
     pole: Option<Result<DVec3, IkarusError>>,
+    /// The rig asked for the chain's joints (its identity).
+    registered: Option<u64>,
+}
+
+impl LimbState {
+    /// The chain's joints, from its end up to its start.
+    fn chain(&self) -> impl Iterator<Item = JointId> + '_ {
+        let [start, _, end] = self.joints;
+        std::iter::successors(Some(end), move |&j| {
+            (j != start).then(|| self.skeleton.parent(j)).flatten()
+        })
+    }
 }
 
 /// The mid joint's hinge axis in its rest frame: given, its hinge limit, the humanoid
@@ -237,29 +249,39 @@ fn prepare(rig: &CharacterRig, limb: &LimbIk) -> Result<LimbState, IkarusError> 
         joints,
         target: Err(IkarusError::MissingTarget(limb.target)),
         pole: None,
+        registered: None,
     })
 }
 
 /// Prepares every limb that is new, changed, or whose character was rebuilt.
 pub(crate) fn prepare_limbs(
     mut commands: Commands,
-    mut limbs: Query<(Entity, Ref<LimbIk>, Option<&LimbState>, &mut IkReport)>,
-    rigs: Query<&CharacterRig>,
+    mut limbs: Query<(Entity, Ref<LimbIk>, Option<&mut LimbState>, &mut IkReport)>,
+    mut rigs: Query<&mut CharacterRig>,
 ) {
     for (entity, limb, state, mut report) in &mut limbs {
-        let Ok(rig) = rigs.get(limb.character) else {
+        let Ok(mut rig) = rigs.get_mut(limb.character) else {
             if state.is_some() {
                 commands.entity(entity).remove::<LimbState>();
             }
             report.set_error(IkarusError::NotACharacter(limb.character));
             continue;
         };
-        let current = state.is_some_and(|s| Arc::ptr_eq(&s.skeleton, rig.skeleton_arc()));
-        if current && !limb.is_changed() {
+        if let Some(mut state) = state
+            && Arc::ptr_eq(&state.skeleton, rig.skeleton_arc())
+            && !limb.is_changed()
+        {
+            // A rig built again on the same skeleton is asked for the joints again.
+            if state.registered != Some(rig.id()) {
+                rig.need(state.chain());
+                state.registered = Some(rig.id());
+            }
             continue;
         }
-        match prepare(rig, &limb) {
-            Ok(state) => {
+        match prepare(&rig, &limb) {
+            Ok(mut state) => {
+                rig.need(state.chain());
+                state.registered = Some(rig.id());
                 commands.entity(entity).insert(state);
             }
             Err(error) => {
@@ -287,36 +309,25 @@ pub(crate) fn target_in(
     .ok_or(IkarusError::NonFiniteTarget(entity))
 }
 
-/// Reads every limb's target and pole.
-pub(crate) fn read_limbs(
-    mut limbs: Query<(&LimbIk, &mut LimbState)>,
-    rigs: Query<&CharacterRig>,
+/// Solves every limb on its character's current pose (after the full-body solvers): its
+/// target and pole read, then the chain's closed form.
+pub(crate) fn solve_limbs(
+    mut limbs: Query<(&LimbIk, &mut LimbState, &mut IkReport)>,
+    mut rigs: Query<&mut CharacterRig>,
     frames: WorldFrames,
 ) {
-    for (limb, mut state) in &mut limbs {
-        let Ok(rig) = rigs.get(limb.character) else {
-            continue;
-        };
-        state.target = target_in(rig, limb.target, &frames);
-        state.pole = limb
-            .pole
-            .map(|pole| target_in(rig, pole, &frames).map(|(p, _)| p));
-    }
-}
-
-/// Solves every limb on its character's current pose (after the full-body solvers).
-pub(crate) fn solve_limbs(
-    mut limbs: Query<(&LimbIk, &LimbState, &mut IkReport)>,
-    mut rigs: Query<&mut CharacterRig>,
-) {
-    for (limb, state, mut report) in &mut limbs {
+    for (limb, mut state, mut report) in &mut limbs {
         let Ok(mut rig) = rigs.get_mut(limb.character) else {
             continue;
         };
         if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
             continue;
         }
-        match solve_limb(&mut rig, limb, state) {
+        state.target = target_in(&rig, limb.target, &frames);
+        state.pole = limb
+            .pole
+            .map(|pole| target_in(&rig, pole, &frames).map(|(p, _)| p));
+        match solve_limb(&mut rig, limb, &state) {
             Ok((status, errors, limited)) => report.set_solved(status, errors, limited),
             Err(error) => {
                 rig.refused = true;
@@ -436,11 +447,7 @@ fn solve_limb(
     fk::update_subtree(&skeleton, pose, model, start);
     let position_error = model.position(end).distance(goal);
     let rotation_error = wanted.map_or(0.0, |w| model.rotation(end).angle_between(w));
-    // The chain's joints, from its end up to its start.
-    let chain = std::iter::successors(Some(end), |&j| {
-        (j != start).then(|| skeleton.parent(j)).flatten()
-    });
-    rig.may_change(chain);
+    rig.may_change(state.chain());
     // Reached within 1e-4 of the skeleton's unit (0.1 mm at metres) and 1e-3 rad.
     let status = if position_error <= 1e-4 && rotation_error <= 1e-3 {
         SolveStatus::Converged

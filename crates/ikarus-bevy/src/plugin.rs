@@ -14,9 +14,10 @@ pub enum IkarusSystems {
     /// Characters' skeletons built when their scenes spawn; solvers prepared when their
     /// components appear or change.
     Build,
-    /// Joints, roots, targets, poles and trackers read (f32 → f64, world → model space).
+    /// Characters' joints and roots read (f32 → f64, world → model space).
     Read,
-    /// Tracked bodies, then full bodies with grounding, then limbs, on each character's pose.
+    /// Tracked bodies, then full bodies with grounding, then limbs, on each character's pose;
+    /// each reads its targets, poles and trackers just before it solves.
     Solve,
     /// Solved joints written back (f64 → f32), only those that changed.
     Write,
@@ -59,12 +60,7 @@ impl Plugin for IkarusPlugin {
                 )
                     .chain()
                     .in_set(IkarusSystems::Build),
-                (
-                    character::read_characters,
-                    (limb::read_limbs, body::read_bodies, tracked::read_tracked),
-                )
-                    .chain()
-                    .in_set(IkarusSystems::Read),
+                character::read_characters.in_set(IkarusSystems::Read),
                 (
                     tracked::solve_tracked,
                     body::solve_bodies,

@@ -95,6 +95,8 @@ pub(crate) struct TrackerState {
     /// The tracker's last solved pose: where its next frame starts (the solver's steps and
     /// held samples continue from it, whatever the joints' animation holds).
     pose: LocalPose,
+    /// The rig asked for every joint (its identity): the tracker sets the whole pose.
+    registered: Option<u64>,
 }
 
 /// Prepares every tracked body that is new, changed, or whose rig was rebuilt (it calibrates
@@ -104,21 +106,29 @@ pub(crate) fn prepare_tracked(
     mut bodies: Query<(
         Entity,
         Ref<TrackedBody>,
-        Option<&TrackerState>,
+        Option<&mut TrackerState>,
         &mut IkReport,
     )>,
-    rigs: Query<&CharacterRig>,
+    mut rigs: Query<&mut CharacterRig>,
 ) {
     for (entity, body, state, mut report) in &mut bodies {
-        let Ok(rig) = rigs.get(entity) else {
+        let Ok(mut rig) = rigs.get_mut(entity) else {
             continue;
         };
-        let current = state.is_some_and(|s| Arc::ptr_eq(&s.skeleton, rig.skeleton_arc()));
-        if current && !body.is_changed() {
+        if let Some(mut state) = state
+            && Arc::ptr_eq(&state.skeleton, rig.skeleton_arc())
+            && !body.is_changed()
+        {
+            // A rig built again on the same skeleton is asked for the joints again.
+            if state.registered != Some(rig.id()) {
+                rig.need_all();
+                state.registered = Some(rig.id());
+            }
             continue;
         }
         match body.entities() {
             Ok((points, entities)) => {
+                rig.need_all();
                 commands.entity(entity).insert(TrackerState {
                     skeleton: Arc::clone(rig.skeleton_arc()),
                     points,
@@ -127,6 +137,7 @@ pub(crate) fn prepare_tracked(
                     lost: None,
                     solver: None,
                     pose: rig.pose().clone(),
+                    registered: Some(rig.id()),
                 });
             }
             Err(error) => report.set_error(error),
@@ -136,30 +147,24 @@ pub(crate) fn prepare_tracked(
 
 /// Reads every tracker's sample into its body's frame (model space); a missing or
 /// non-finite one is left out (the solver holds it).
-pub(crate) fn read_tracked(
-    mut bodies: Query<(&CharacterRig, &mut TrackerState)>,
-    frames: WorldFrames,
-) {
-    for (rig, mut state) in &mut bodies {
-        let state = &mut *state;
-        state.frame.clear();
-        state.lost = None;
-        for (&bone, &entity) in state.points.bones().iter().zip(&state.entities) {
-            match target_in(rig, entity, &frames) {
-                Ok((position, rotation)) => {
-                    state.frame.push((bone, TrackerPose { position, rotation }));
-                }
-                Err(error) => {
-                    if state.lost.is_none() {
-                        state.lost = Some(error);
-                    }
+fn read_trackers(rig: &CharacterRig, state: &mut TrackerState, frames: &WorldFrames) {
+    state.frame.clear();
+    state.lost = None;
+    for (&bone, &entity) in state.points.bones().iter().zip(&state.entities) {
+        match target_in(rig, entity, frames) {
+            Ok((position, rotation)) => {
+                state.frame.push((bone, TrackerPose { position, rotation }));
+            }
+            Err(error) => {
+                if state.lost.is_none() {
+                    state.lost = Some(error);
                 }
             }
         }
     }
 }
 
-/// Calibrates (first frame) and solves every tracked body.
+/// Reads the trackers of, calibrates (first frame) and solves every tracked body.
 pub(crate) fn solve_tracked(
     mut bodies: Query<(
         &mut CharacterRig,
@@ -167,6 +172,7 @@ pub(crate) fn solve_tracked(
         &mut TrackerState,
         &mut IkReport,
     )>,
+    frames: WorldFrames,
     ground: Option<Res<IkarusGround>>,
 ) {
     let flat = IkarusGround::default();
@@ -177,6 +183,7 @@ pub(crate) fn solve_tracked(
         if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
             continue;
         }
+        read_trackers(rig, state, &frames);
         if state.solver.is_none() {
             if let Some(error) = state.lost.take() {
                 report.set_error(error);

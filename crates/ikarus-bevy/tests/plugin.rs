@@ -513,3 +513,85 @@ fn every_joint_is_where_the_solve_put_it_and_the_animation_returns_on_release() 
         assert!(back < 2e-5, "joint {k} stayed {back} m off its animation");
     }
 }
+
+#[test]
+fn the_joints_a_solver_uses_are_read_every_frame_and_others_on_request() {
+    // A body solver holding nothing (weights 0) leaves the pose as read, so `pose()` shows
+    // what the read saw: the hips' animation every frame, also after the rig is built again
+    // on the same (shared) skeleton; a finger's animation only with `read_all_joints`.
+    let Some(model) = godette("reads") else {
+        return;
+    };
+    for read_all in [false, true] {
+        let mut app = app();
+        let (character, joints) = spawn(app.world_mut(), &model, Transform::default(), None);
+        app.world_mut()
+            .get_mut::<IkarusCharacter>(character)
+            .unwrap()
+            .read_all_joints = read_all;
+        let goal = target(app.world_mut(), DVec3::new(0.3, 1.0, 0.3));
+        let mut held = BodyEffector::new(HumanoidBone::LeftHand, goal);
+        held.position_weight = 0.0;
+        app.world_mut()
+            .entity_mut(character)
+            .insert(FullBodyIk::default().with(held));
+        let hips = model.joint(HumanoidBone::Hips);
+        let finger = model.joint(HumanoidBone::LeftIndexProximal);
+        let rest = |j: ikarus_core::JointId| model.skeleton.rest(j);
+        // Built at the rest.
+        run(&mut app, 1);
+        let built: *const ikarus_core::Skeleton = app
+            .world()
+            .get::<CharacterRig>(character)
+            .unwrap()
+            .skeleton();
+        for frame in 1..8 {
+            // At frame 4 the rig is built again from the rest: the same skeleton, shared.
+            let again = frame == 4;
+            if again {
+                app.world_mut()
+                    .get_mut::<IkarusCharacter>(character)
+                    .unwrap()
+                    .set_changed();
+            }
+            let lift = if again { 0.0 } else { 0.01 * f64::from(frame) };
+            for (joint, by) in [(hips, lift), (finger, 0.5 * lift)] {
+                let t = rest(joint).translation + DVec3::Y * by;
+                app.world_mut()
+                    .get_mut::<Transform>(joints[joint.index()])
+                    .unwrap()
+                    .translation = Vec3::new(t.x as f32, t.y as f32, t.z as f32);
+            }
+            run(&mut app, 1);
+            let rig = app.world().get::<CharacterRig>(character).unwrap();
+            assert!(
+                std::ptr::eq(rig.skeleton(), built),
+                "the skeleton is shared"
+            );
+            let seen =
+                |j: ikarus_core::JointId| rig.pose()[j].translation.y - rest(j).translation.y;
+            assert!(
+                (seen(hips) - lift).abs() < 1e-6,
+                "frame {frame}: hips {}",
+                seen(hips)
+            );
+            if read_all {
+                assert!((seen(finger) - 0.5 * lift).abs() < 1e-6, "frame {frame}");
+            } else {
+                assert!(
+                    seen(finger).abs() < 1e-9,
+                    "frame {frame}: the finger was read"
+                );
+            }
+            // The finger's entity keeps its animation either way (nothing writes it).
+            let shown = app
+                .world()
+                .get::<Transform>(joints[finger.index()])
+                .unwrap();
+            assert!(
+                (f64::from(shown.translation.y) - rest(finger).translation.y - 0.5 * lift).abs()
+                    < 1e-6
+            );
+        }
+    }
+}
