@@ -16,10 +16,15 @@
 //!
 //! then the pelvis moves by the lower foot's lift, smoothed by a critically damped spring
 //! ([`GroundConfig::time_constant`]) run forwards and backwards over the clip (the lower of
-//! the two: the pelvis goes down before a lower step needs it) and never higher than the
-//! legs can reach from, and the
-//! full-body solver ([`ikarus_solve::body`]) places the pelvis and both feet exactly (the
-//! legs by their closed form, every limit kept); the spine, arms and head keep the animation.
+//! the two: the pelvis goes down before a lower step needs it; the springs start again where
+//! the animation itself jumps, as into a T-pose first frame, so a cut does not ring on) and
+//! never higher than the legs can reach from (that limit first bent below itself to at most
+//! 20 m/s² of upward curvature: a foot goal on bumps moves it in corners the pelvis would
+//! otherwise take in one frame), and the full-body solver ([`ikarus_solve::body`]) places
+//! the pelvis and both feet exactly (the legs by their closed form, every limit kept); the
+//! spine, arms and head keep the animation. On the shared walks and runs over a slope, stairs
+//! and bumps the hips' vertical acceleration stays within the clip's own plus 10 m/s²
+//! (`tests/ground.rs`).
 //!
 //! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
 //! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only.
@@ -186,13 +191,12 @@ pub fn ground_motion(
     } else {
         f64::INFINITY
     };
-    // Per frame the lower foot's lift, never above what both legs reach from.
-    let mut highest = Vec::with_capacity(frames);
-    let targets: Vec<f64> = models
+    // Per frame the highest the pelvis may go for both legs to reach their goals.
+    let reach_limits: Vec<f64> = models
         .iter()
         .enumerate()
         .map(|(f, m)| {
-            let limit = (0..2)
+            (0..2)
                 .map(|s| {
                     let hip = m.position(legs[s][0]);
                     let goal = goals[f][s].0;
@@ -205,11 +209,18 @@ pub fn ground_motion(
                         f64::NEG_INFINITY
                     }
                 })
-                .fold(f64::INFINITY, f64::min);
-            highest.push(limit);
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    // Bent no faster than the pelvis may be (a foot goal on an uneven ground moves the limit
+    // in corners, and a pelvis held to it would take them in one frame).
+    let highest = bent_below(&reach_limits, MAX_BEND, dt);
+    // Per frame the lower foot's lift, never above what both legs reach from.
+    let targets: Vec<f64> = (0..frames)
+        .map(|f| {
             let target = goals[f][0].2.min(goals[f][1].2);
-            if limit.is_finite() {
-                target.min(limit)
+            if highest[f].is_finite() {
+                target.min(highest[f])
             } else {
                 target
             }
@@ -217,10 +228,19 @@ pub fn ground_motion(
         .collect();
     // Smoothed by a critically damped spring run forwards and backwards over the clip, the
     // lower of the two taken: the pelvis goes down before a lower step needs it and comes up
-    // after, never in a jump; then never above the legs' reach.
-    let forward = spring(targets.iter().copied(), omega, dt);
-    let mut backward = spring(targets.iter().rev().copied(), omega, dt);
-    backward.reverse();
+    // after, never in a jump; then never above the legs' reach. Where the animation itself
+    // cuts (a T-pose first frame, clips joined), the springs start again: nothing is
+    // smoothed across a cut, so the cut does not ring on in the frames after it.
+    let sole_points = [hips, feet[0].ankle, feet[1].ankle];
+    let cuts = cuts(&models, &sole_points);
+    let mut forward = Vec::with_capacity(frames);
+    let mut backward = Vec::with_capacity(frames);
+    for range in cuts.windows(2).map(|w| w[0]..w[1]) {
+        forward.extend(spring(targets[range.clone()].iter().copied(), omega, dt));
+        let mut back = spring(targets[range].iter().rev().copied(), omega, dt);
+        back.reverse();
+        backward.extend(back);
+    }
     let offsets: Vec<f64> = forward
         .iter()
         .zip(&backward)
@@ -286,6 +306,62 @@ pub fn ground_motion(
     })
 }
 
+/// The most the pelvis's reach limit bends upwards, m/s² (see [`bent_below`]): an 18 cm step
+/// taken by the pelvis's spring at its default 0.1 s bends it about as much.
+const MAX_BEND: f64 = 20.0;
+
+/// The largest curve at or below `limits` (per frame, `dt` apart) that bends upwards by at
+/// most `bend` (its second derivative): at each frame the lowest of the parabolas
+/// `limits[s] + bend/2·(t − t_s)²` over the frames `s` within half a second (further ones
+/// are metres above). Non-finite limits (none, or a goal out of reach whatever the pelvis)
+/// are left out; a frame with no finite limit near keeps its own.
+fn bent_below(limits: &[f64], bend: f64, dt: f64) -> Vec<f64> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
+    let window = (0.5 / dt).ceil() as usize;
+    (0..limits.len())
+        .map(|t| {
+            let lo = t.saturating_sub(window);
+            let hi = (t + window + 1).min(limits.len());
+            (lo..hi)
+                .filter(|&s| limits[s].is_finite())
+                .map(|s| {
+                    #[allow(clippy::cast_precision_loss)] // frame counts
+                    let u = (t as f64 - s as f64) * dt;
+                    limits[s] + 0.5 * bend * u * u
+                })
+                .fold(limits[t], f64::min)
+        })
+        .collect()
+}
+
+/// A frame is a cut when one of the tracked joints moves at least this far (metres) into it
+/// and at least [`CUT_RATIO`] times as far as it moves into the frames on either side.
+const CUT_DISTANCE: f64 = 0.05;
+/// See [`CUT_DISTANCE`].
+const CUT_RATIO: f64 = 4.0;
+
+/// Where `models` cut, as segment bounds: `0`, every frame the animation jumps into (one of
+/// `joints` moves [`CUT_DISTANCE`] or more, and [`CUT_RATIO`] times what it moves into the
+/// frames around: a jump, not a fast limb, whatever the frame rate), and `models.len()`.
+fn cuts(models: &[ModelPose], joints: &[JointId]) -> Vec<usize> {
+    let step = |f: usize, j: JointId| models[f].position(j).distance(models[f - 1].position(j));
+    let n = models.len();
+    let mut bounds = vec![0];
+    for f in 1..n {
+        let jumped = joints.iter().any(|&j| {
+            let d = step(f, j);
+            let before = if f >= 2 { step(f - 1, j) } else { 0.0 };
+            let after = if f + 1 < n { step(f + 1, j) } else { 0.0 };
+            d >= CUT_DISTANCE && d >= CUT_RATIO * before.max(after)
+        });
+        if jumped {
+            bounds.push(f);
+        }
+    }
+    bounds.push(n);
+    bounds
+}
+
 /// A critically damped spring of angular frequency `omega` following `targets` frame by
 /// frame (`dt` seconds apart), from rest at the first target; the exact step of the spring's
 /// equation each frame.
@@ -325,5 +401,66 @@ mod tests {
             assert!((x - exact).abs() < 1e-12, "{k}: {x} vs {exact}");
             assert!(*x <= 1.0);
         }
+    }
+
+    #[test]
+    fn a_limit_with_a_dent_is_bent_below_it_smoothly() {
+        // A flat limit with a one-frame dent of 5 mm at 120 fps: the curve stays at or below
+        // the limit everywhere, meets it where it is flat far from the dent, and bends
+        // upwards by no more than `bend` (second differences / dt²).
+        let dt = 1.0 / 120.0;
+        let mut limits = vec![0.1; 241];
+        limits[120] = 0.095;
+        limits[10] = f64::INFINITY;
+        let bend = 20.0;
+        let out = bent_below(&limits, bend, dt);
+        for (t, (&o, &l)) in out.iter().zip(&limits).enumerate() {
+            assert!(o <= l, "{t}: {o} above {l}");
+        }
+        assert_eq!(out[120], 0.095);
+        assert_eq!(out[0], 0.1);
+        assert_eq!(out[240], 0.1);
+        // A frame without a limit of its own is under its neighbours' parabolas.
+        assert!(
+            (out[10] - (0.1 + 0.5 * bend * dt * dt)).abs() < 1e-15,
+            "{}",
+            out[10]
+        );
+        for t in 1..240 {
+            let second = (out[t + 1] - 2.0 * out[t] + out[t - 1]) / (dt * dt);
+            assert!(second <= bend + 1e-6, "{t}: bends {second}");
+        }
+        // Its width: the parabola from the dent's bottom meets 0.1 after √(2·0.005/20) s.
+        let reach = (2.0 * 0.005 / bend).sqrt();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
+        let frames = (reach / dt).ceil() as usize;
+        assert!(out[120 + frames - 2] < 0.1 && out[120 + frames + 1] == 0.1);
+    }
+
+    #[test]
+    fn a_jump_in_the_animation_is_a_cut_and_a_fast_limb_is_not() {
+        // One joint walking at 1.2 m/s at 120 fps, jumping 30 cm into frame 1 (a T-pose first
+        // frame) and 20 cm into frame 50; a second joint swinging at 8 m/s is no cut.
+        use ikarus_core::SkeletonBuilder;
+        let mut builder = SkeletonBuilder::new();
+        builder.joint("a", None, ikarus_core::Transform::IDENTITY);
+        builder.joint("b", None, ikarus_core::Transform::IDENTITY);
+        let skeleton = builder.build().unwrap();
+        let dt = 1.0 / 120.0;
+        let (a, b) = (skeleton.joint("a").unwrap(), skeleton.joint("b").unwrap());
+        let models: Vec<ModelPose> = (0..100_i32)
+            .map(|f| {
+                let mut pose = skeleton.rest_pose();
+                let t = f64::from(f) * dt;
+                let jumps = if f >= 1 { 0.3 } else { 0.0 } + if f >= 50 { 0.2 } else { 0.0 };
+                pose[a].translation = DVec3::new(1.2 * t + jumps, 0.0, 0.0);
+                pose[b].translation = DVec3::new(0.0, 0.0, (8.0 * t).sin());
+                let mut model = ModelPose::new(&skeleton);
+                fk::forward_kinematics(&skeleton, &pose, &mut model);
+                model
+            })
+            .collect();
+        assert_eq!(cuts(&models, &[a, b]), vec![0, 1, 50, 100]);
+        assert_eq!(cuts(&models, &[b]), vec![0, 100]);
     }
 }
