@@ -401,19 +401,33 @@ fn solve_body(
             }
         }
     }
-    let report = state.rig.solve_with(
-        &state.skeleton,
-        &state.task,
-        &state.config,
-        &mut rig.pose,
-        &mut state.scratch,
-    );
+    // The solve's own model frames are the FK of the pose it returned: no FK again at
+    // `Write`. Frames already made for the grounder or the weights are its starting frames
+    // (`solve_in`); else they are exchanged after, not copied (the next solve overwrites
+    // what the scratch holds).
+    let report = if rig.model_current {
+        state.rig.solve_in(
+            &state.skeleton,
+            &state.task,
+            &state.config,
+            &mut rig.pose,
+            &mut rig.model,
+            &mut state.scratch,
+        )
+    } else {
+        let report = state.rig.solve_with(
+            &state.skeleton,
+            &state.task,
+            &state.config,
+            &mut rig.pose,
+            &mut state.scratch,
+        );
+        state.scratch.swap_model(&mut rig.model);
+        report
+    };
     if report.status == SolveStatus::InvalidInput {
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
     }
-    // The solve's own model frames are the FK of the pose it returned: no FK again at
-    // `Write` (exchanged, not copied; the next solve overwrites what the scratch holds).
-    state.scratch.swap_model(&mut rig.model);
     rig.model_current = true;
     rig.may_change(state.rig.driven().iter().copied());
     Ok(report)

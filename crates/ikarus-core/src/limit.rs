@@ -443,25 +443,35 @@ fn hinge_clearly_inside(h: &HingeLimit, delta: DQuat) -> bool {
 /// approximation. `false` means "not sure": the exact test decides.
 #[inline]
 fn swing_twist_clearly_inside(s: &SwingTwistLimit, delta: DQuat) -> bool {
-    let (swing, twist) = swing_twist(delta, s.twist_axis);
-    if !(swing.w > 0.0 && twist.w > 0.0) {
+    // The swing–twist split without normalising: the twist `t = (d·axis, w)` with
+    // `d = v·axis` is the unit twist scaled by its length, and the swing `delta · t*` the unit
+    // swing scaled by the same length; every quantity below is a ratio of their components
+    // (the angles' tangents, the swing's direction), which the scale leaves alone, and a
+    // positive scale keeps the signs. Written out: `delta · t* = (w² + d², w (v − d axis) −
+    // d (v × axis))`, the swing's vector part perpendicular to the axis.
+    let axis = s.twist_axis;
+    let (w, v) = (delta.w, delta.xyz());
+    let d = v.dot(axis);
+    // (A split with no twist to speak of, |t| < 1e-12, is the exact test's to make.)
+    if !(w > 0.0 && w * w + d * d >= 1e-24) {
         return false;
     }
     let margin = INSIDE_MARGIN;
-    let twist_angle = 2.0 * approx_atan(twist.xyz().dot(s.twist_axis) / twist.w);
+    let twist_angle = 2.0 * approx_atan(d / w);
     if !(twist_angle - margin >= s.twist.0 && twist_angle + margin <= s.twist.1) {
         return false;
     }
-    let v = swing.xyz();
-    let length = v.length();
+    let swing_w = w * w + d * d;
+    let swing_v = (v - axis * d) * w - v.cross(axis) * d;
+    let length = swing_v.length();
     if length == 0.0 {
         return true;
     }
     // The swing's rotation vector is θ·v̂ with θ = 2 atan(|v| / w) ≤ `theta`.
-    let theta = 2.0 * approx_atan(length / swing.w) + margin;
+    let theta = 2.0 * approx_atan(length / swing_w) + margin;
     let (p, r) = (
-        v.dot(s.swing_axis) / length,
-        v.dot(s.twist_axis.cross(s.swing_axis)) / length,
+        swing_v.dot(s.swing_axis) / length,
+        swing_v.dot(axis.cross(s.swing_axis)) / length,
     );
     let a = if p >= 0.0 { s.swing_u.1 } else { -s.swing_u.0 };
     let b = if r >= 0.0 { s.swing_v.1 } else { -s.swing_v.0 };
@@ -874,6 +884,48 @@ mod tests {
             }
         }
         assert!(inside > 20_000 && outside > 20_000, "{inside} {outside}");
+    }
+
+    #[test]
+    fn the_cheap_swing_twist_test_agrees_on_random_limits_and_axes() {
+        // Limits with twist and swing axes in every direction and ranges up to ±2 rad of
+        // swing and ±3 of twist: wherever the shortcut says "inside" the exact violation
+        // agrees, and `contains` answers as the exact test does; the shortcut is taken often.
+        let mut state = 0x1234_5678_9abc_def1_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut shortcut = 0;
+        for _ in 0..50 {
+            let twist_axis = DVec3::new(next(), next(), next()).normalize();
+            let swing_axis = DQuat::from_axis_angle(twist_axis, next() * 3.0)
+                * twist_axis.any_orthonormal_vector();
+            let limit = SwingTwistLimit {
+                twist_axis,
+                swing_axis,
+                swing_u: (-next().abs() * 2.0, next().abs() * 2.0),
+                swing_v: (-next().abs() * 2.0, next().abs() * 2.0),
+                twist: (-next().abs() * 3.0, next().abs() * 3.0),
+            };
+            let joint = JointLimit::SwingTwist(limit);
+            for i in 0..4_000 {
+                let axis = DVec3::new(next(), next(), next()).normalize_or(DVec3::Z);
+                let mut q = DQuat::from_axis_angle(axis, next() * 3.1);
+                if i % 3 == 0 {
+                    q = joint.project(q) * DQuat::from_axis_angle(axis, next() * 4e-9);
+                }
+                let exact = joint.violation(q) <= ANGLE_TOLERANCE;
+                assert_eq!(joint.contains(q), exact, "{joint:?} {q}");
+                if swing_twist_clearly_inside(&limit, q) {
+                    shortcut += 1;
+                    assert!(exact, "{joint:?} {q}");
+                }
+            }
+        }
+        assert!(shortcut > 40_000, "{shortcut}");
     }
 
     #[test]

@@ -55,6 +55,8 @@ fn prepared_tasks_give_the_one_shot_pose_and_report_frame_after_frame() {
         (r#"{"kind": "lm"}"#, hand),
         (r#"{"kind": "fabrik"}"#, hand),
         (r#"{"kind": "jacobian", "method": "dls"}"#, hand),
+        (r#"{"kind": "body"}"#, hand),
+        (r#"{"kind": "body"}"#, foot),
     ];
     let mut rng = Rng(42);
     let mut converged = 0;

@@ -559,7 +559,6 @@ impl BodyRig {
     /// [`solve`](Self::solve) with the caller's buffers: the same pose and report to the
     /// bit, and no allocation but the names of active limits in the report. A `scratch` made
     /// for another skeleton is made again.
-    #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
     pub fn solve_with(
         &self,
         skeleton: &Skeleton,
@@ -567,6 +566,53 @@ impl BodyRig {
         config: &BodyConfig,
         pose: &mut LocalPose,
         scratch: &mut BodyScratch,
+    ) -> SolveReport {
+        self.solve_from(skeleton, task, config, pose, scratch, false)
+    }
+
+    /// [`solve_with`](Self::solve_with) for a caller that keeps the model frames of `pose`
+    /// (a game computes them for its grounder or its skinning): `model` must be the forward
+    /// kinematics of `pose` on entry, and is that of the solved pose on return (of the pose
+    /// as it came when the task is refused). The solve starts from it instead of running
+    /// forward kinematics again; the same pose and report as
+    /// [`solve_with`](Self::solve_with), bit for bit (tested).
+    pub fn solve_in(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &BodyConfig,
+        pose: &mut LocalPose,
+        model: &mut ModelPose,
+        scratch: &mut BodyScratch,
+    ) -> SolveReport {
+        if model.len() != skeleton.len() {
+            // Not this skeleton's frames: solved as `solve_with`, the frames made anew.
+            let report = self.solve_with(skeleton, task, config, pose, scratch);
+            *model = scratch.model.clone();
+            return report;
+        }
+        if scratch.model.len() != skeleton.len() || scratch.original.len() != skeleton.len() {
+            *scratch = BodyScratch::new(skeleton, self);
+        }
+        // The caller's frames are the solve's starting frames, and the solved frames go back
+        // to the caller: two exchanges, no copy.
+        scratch.swap_model(model);
+        let report = self.solve_from(skeleton, task, config, pose, scratch, true);
+        scratch.swap_model(model);
+        report
+    }
+
+    /// The solve; `model_current`: the scratch's model frames are already the forward
+    /// kinematics of `pose`.
+    #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
+    fn solve_from(
+        &self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        config: &BodyConfig,
+        pose: &mut LocalPose,
+        scratch: &mut BodyScratch,
+        model_current: bool,
     ) -> SolveReport {
         if let Err(reason) = task.validate(skeleton) {
             return SolveReport::invalid(reason);
@@ -592,7 +638,9 @@ impl BodyRig {
         for (slot, limb) in limbs.iter_mut().zip(self.limbs()) {
             *slot = Some(limb);
         }
-        fk::forward_kinematics(skeleton, pose, model);
+        if !model_current {
+            fk::forward_kinematics(skeleton, pose, model);
+        }
 
         // 1. Goals blended over the input.
         blended.effectors.clear();
@@ -1178,21 +1226,28 @@ fn twisted(
 }
 
 /// A one-dimensional pattern search of `cost` from `best` (its cost, its argument): a step
-/// each way, taken when it lowers the cost, else halved, until it is under `finest`.
+/// each way, taken when it lowers the cost, else halved, until it is under `finest`. The
+/// point a step leaves behind is the new point's neighbour on that side, its cost known.
 fn pattern_search(
     cost: &impl Fn(f64) -> f64,
     mut best: (f64, f64),
     mut step: f64,
     finest: f64,
 ) -> (f64, f64) {
+    // The cost one step to the left or right of `best`, when known.
+    let mut known: (Option<f64>, Option<f64>) = (None, None);
     while step > finest {
-        let (left, right) = (cost(best.1 - step), cost(best.1 + step));
+        let left = known.0.unwrap_or_else(|| cost(best.1 - step));
+        let right = known.1.unwrap_or_else(|| cost(best.1 + step));
         if left < best.0 && left <= right {
+            known = (None, Some(best.0));
             best = (left, best.1 - step);
         } else if right < best.0 {
+            known = (Some(best.0), None);
             best = (right, best.1 + step);
         } else {
             step *= 0.5;
+            known = (None, None);
         }
     }
     best

@@ -213,7 +213,8 @@ impl<'s> PreparedTask<'s> {
     /// kinematics of `pose` on entry (at least of the chain and its ancestors), and is on
     /// return the forward kinematics of the new pose. The closed forms `two_bone` and `limb7`
     /// then read the chain's ancestors from `model` instead of computing them, and recompute
-    /// only the chain and its subtree (what the solve moved); the other solvers run as
+    /// only the chain and its subtree (what the solve moved); the full-body solver starts
+    /// from `model` instead of its own forward kinematics; the other solvers run as
     /// [`solve`](Self::solve) does and then recompute the whole model pose. The same pose and
     /// report as [`solve`](Self::solve) (tested).
     ///
@@ -232,11 +233,10 @@ impl<'s> PreparedTask<'s> {
             Engine::Limb7(engine, _) => {
                 analytic::solve_in(&mut **engine, skeleton, task, pose, model)
             }
+            // The body solve starts from the caller's frames and hands back its own.
             Engine::Body(body) => {
                 let (rig, config, scratch) = &mut **body;
-                let report = rig.solve_with(skeleton, task, config, pose, scratch);
-                fk::forward_kinematics(skeleton, pose, model);
-                report
+                rig.solve_in(skeleton, task, config, pose, model, scratch)
             }
             Engine::General(workspace) => {
                 let report = solve_with(skeleton, task, &self.config, workspace, pose);
