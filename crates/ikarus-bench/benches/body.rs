@@ -6,10 +6,10 @@
 //!
 //! ## What explains the numbers
 //!
-//! - Instructions per frame (97,200 prepared) come from callgrind, which the machine's load does
+//! - Instructions per frame (93,600 prepared) come from callgrind, which the machine's load does
 //!   not change: `valgrind --tool=callgrind` on the bench binary with
 //!   `--profile-time 3 body_frame/body_prepared`, inclusive instructions of
-//!   `BodyRig::solve_with` over its call count (callgrind counts each byte of a `rep stos`
+//!   the body solve (`solve_from`) over its call count (callgrind counts each byte of a `rep stos`
 //!   zeroing as one; `perf` shows those at about 1% of the time).
 //! - 566 µs at first. Then: the pelvis placed by a hips goal before the descent; the descent
 //!   stopped at 10 µm (3 iterations, not 10); an analytic Jacobian (checked against central
@@ -36,7 +36,13 @@
 //!   deep crouch on bumps), and the knee's swivel is then searched for the nearest fit; each
 //!   swivel the search tries is now the swivel-0 solve turned rigidly about the goal line (one
 //!   quaternion product, checked against the two-bone solve) instead of a solve. The grounder
-//!   itself is 12,300 instructions.
+//!   itself is 12,000 instructions.
+//! - 11.4 → 9.2 µs grounded, 8.5 → 7.9 µs prepared (97,200 → 93,600 instructions): the
+//!   swing–twist limits' cheap inside test (22% of the grounded frame in `perf`, 41 calls a
+//!   frame) without normalising the twist and swing (only ratios of their components matter:
+//!   one square root and two divisions instead of two and eight; −1.4 µs); the pattern search
+//!   reusing the cost of the point a step leaves behind (−0.6 µs; 17 costs a search before);
+//!   the grounded frame's model pose handed to the solve (`solve_in`: one FK fewer).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
