@@ -30,7 +30,9 @@
 //!    pinned foot against a pulling hand other than by order.
 //! 3. **The limbs exactly**: each hand and foot with a goal by the two-bone closed form
 //!    (the 7-DOF limb without its swivel search; the elbow or knee on the side of its bend
-//!    goal, else of its current bend, so consecutive frames never flip), the hand or foot then
+//!    goal, else of its current bend, so consecutive frames never flip; a limb too straight
+//!    to show a bend bends about its hinge, else its preferred angle
+//!    ([`BodyConfig::preferred_angles`]), else the humanoid convention), the hand or foot then
 //!    turned to its goal rotation, every joint put back onto its limit.
 //! 4. **The head**: a head rotation goal turned half by the neck and the rest by the head
 //!    (by the head alone when the head also has a position goal, which the neck would move).
@@ -83,6 +85,13 @@ pub struct BodyConfig {
     /// Bend goals: a model-space point each elbow or knee turns towards (VRM name of the
     /// lower arm or leg → point). Without one a limb keeps the side of its current bend.
     pub bend_goals: BTreeMap<String, [f64; 3]>,
+    /// Preferred angles (Unreal's): the way a straight arm or leg bends (VRM name of the
+    /// lower arm or leg → the elbow's or knee's rotation from its rest, intrinsic X, Y, Z
+    /// Euler angles in radians, in the joint's rest frame; only its axis is used). A limb too
+    /// straight to show a bend of its own bends about that axis; one already bent keeps its
+    /// side, and an elbow or knee with a hinge limit bends about the hinge. Without one a
+    /// straight limb bends by the humanoid convention (knees forward, elbows back).
+    pub preferred_angles: BTreeMap<String, [f64; 3]>,
     /// Whether the pelvis moves. Default [`RootMode::Free`].
     pub root: RootMode,
     /// Resistance of the pelvis to moving and turning, relative to the spine. Default 1;
@@ -109,6 +118,7 @@ impl Default for BodyConfig {
             pull: BTreeMap::new(),
             blend: BTreeMap::new(),
             bend_goals: BTreeMap::new(),
+            preferred_angles: BTreeMap::new(),
             root: RootMode::Free,
             pelvis_stiffness: 1.0,
             spine_stiffness: 1.0,

@@ -1,6 +1,6 @@
 //! The body a full-body solve works on: a skeleton's humanoid bones found once.
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton, fk};
 
@@ -19,6 +19,9 @@ pub(crate) struct Limb {
     /// humanoid convention at rest (knees about the body's left, the left elbow about its
     /// down, the right elbow about its up).
     pub(crate) axis: DVec3,
+    /// The bend axis of the mid joint (its rest frame) for a straight limb, from the
+    /// configuration's preferred angle.
+    pub(crate) preferred: Option<DVec3>,
     /// The arm's shoulder (clavicle) joint, when mapped above the upper arm.
     pub(crate) clavicle: Option<JointId>,
     /// The joints from the upper bone start down to the end joint's parent, root first.
@@ -90,6 +93,15 @@ pub enum BodyRigError {
     /// The task has a base joint: the body solver moves the pelvis itself.
     #[error("the body solver moves the pelvis itself: give no base joint")]
     Base,
+    /// A preferred angle is on a bone that is not an elbow or knee (a lower arm or leg), is
+    /// not finite, or turns by no angle (it has no axis).
+    #[error(
+        "body solver: the preferred angle of `{name}` must be a finite, non-zero turn of a lower arm or leg"
+    )]
+    PreferredAngle {
+        /// The bone's VRM name.
+        name: String,
+    },
     /// A stiffness is not a positive finite number.
     #[error("body solver: `{setting}` must be a positive finite number, got {value}")]
     Stiffness {
@@ -207,6 +219,11 @@ impl BodyRig {
                 JointLimit::Hinge(h) => h.axis,
                 _ => rest.rotation(b).conjugate() * convention,
             };
+            // Checked with the configuration: a preferred angle here has an axis.
+            let preferred = config
+                .preferred_angles
+                .get(bones[1].vrm_name())
+                .and_then(|&angles| preferred_axis(bones[1].vrm_name(), angles));
             let clavicle = match bones[0] {
                 HumanoidBone::LeftUpperArm => map.joint(HumanoidBone::LeftShoulder),
                 HumanoidBone::RightUpperArm => map.joint(HumanoidBone::RightShoulder),
@@ -224,6 +241,7 @@ impl BodyRig {
                 bend_goal,
                 path,
                 axis,
+                preferred,
                 clavicle,
             }))
         };
@@ -355,12 +373,29 @@ impl BodyRig {
     }
 }
 
+/// The bend axis a preferred angle gives the mid joint of the limb whose lower bone is
+/// `name` (`leftLowerArm`, …): the axis of its intrinsic XYZ Euler turn, or `None` when the
+/// bone is no lower arm or leg, or the turn is not finite or is no turn.
+fn preferred_axis(name: &str, [x, y, z]: [f64; 3]) -> Option<DVec3> {
+    use HumanoidBone as B;
+    let bone = HumanoidBone::from_vrm_name(name)?;
+    if !matches!(
+        bone,
+        B::LeftLowerArm | B::RightLowerArm | B::LeftLowerLeg | B::RightLowerLeg
+    ) {
+        return None;
+    }
+    let (axis, angle) = DQuat::from_euler(glam::EulerRot::XYZ, x, y, z).to_axis_angle();
+    (angle.is_finite() && angle > 1e-9 && axis.is_finite()).then_some(axis)
+}
+
 /// The names and numbers of `config` that need no skeleton to check.
 fn check_config(config: &BodyConfig) -> Result<(), BodyRigError> {
     for (setting, names) in [
         ("pull", config.pull.keys().collect::<Vec<_>>()),
         ("blend", config.blend.keys().collect()),
         ("bend_goals", config.bend_goals.keys().collect()),
+        ("preferred_angles", config.preferred_angles.keys().collect()),
     ] {
         if let Some(name) = names
             .into_iter()
@@ -370,6 +405,11 @@ fn check_config(config: &BodyConfig) -> Result<(), BodyRigError> {
                 setting,
                 name: name.clone(),
             });
+        }
+    }
+    for (name, &angles) in &config.preferred_angles {
+        if preferred_axis(name, angles).is_none() {
+            return Err(BodyRigError::PreferredAngle { name: name.clone() });
         }
     }
     for (setting, value) in [

@@ -998,7 +998,10 @@ fn solve_limb(
         let axis = match (skeleton.limit(b), clear, bend_normal) {
             (ikarus_core::JointLimit::Hinge(_), _, _) => limb.axis,
             (_, true, Some(n)) => rest_to_model.conjugate() * n,
-            _ => rest_to_model.conjugate() * convention,
+            // Straight: the preferred angle's axis, else the convention.
+            _ => limb
+                .preferred
+                .unwrap_or_else(|| rest_to_model.conjugate() * convention),
         };
         let axis_model = rest_to_model * axis;
         let side = limb

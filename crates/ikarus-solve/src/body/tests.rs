@@ -492,3 +492,86 @@ fn a_swapped_model_holds_the_solve_and_the_next_solve_is_unchanged() {
     assert_eq!(first, second);
     assert_eq!(scratch.model(), &mine);
 }
+
+#[test]
+fn a_straight_leg_bends_about_its_preferred_angle() {
+    // The humanoid without limits, legs straight at rest: the left foot's goal 25 cm higher
+    // makes the knee bend. Without a preferred angle it bends by the convention (forward,
+    // about the body's left); with one about the rest frame's Z it bends sideways (the knee
+    // off the hip–ankle line along X); with one about X as the convention does. Every time
+    // the foot is met, and the preferred angle is checked with the configuration.
+    let skeleton = builtin_humanoid().without_limits();
+    let start = skeleton.rest_pose();
+    let before = model_of(&skeleton, &start);
+    let (hip, knee, foot) = (
+        joint(&skeleton, "leftUpperLeg"),
+        joint(&skeleton, "leftLowerLeg"),
+        joint(&skeleton, "leftFoot"),
+    );
+    let goal = before.position(foot) + DVec3::new(0.0, 0.25, 0.05);
+    let task = IkTask::from_effectors(vec![
+        Effector::new(foot, Goal::from_position(goal)),
+        held(&skeleton, &before, "rightFoot"),
+    ]);
+    let offset = |preferred: Option<[f64; 3]>| {
+        let mut config = BodyConfig::default();
+        config.pull.insert("leftFoot".into(), 0.0);
+        if let Some(angles) = preferred {
+            config
+                .preferred_angles
+                .insert("leftLowerLeg".into(), angles);
+        }
+        let mut pose = start.clone();
+        let report = solve(&skeleton, &task, &body(config), &mut pose);
+        assert_eq!(
+            report.status,
+            SolveStatus::Converged,
+            "{preferred:?}: {report:?}"
+        );
+        let model = model_of(&skeleton, &pose);
+        assert!(model.position(foot).distance(goal) < 1e-4);
+        let (h, k, f) = (
+            model.position(hip),
+            model.position(knee),
+            model.position(foot),
+        );
+        (k - h).reject_from(f - h)
+    };
+    let plain = offset(None);
+    assert!(plain.z.abs() > 5.0 * plain.x.abs(), "convention: {plain}");
+    let sideways = offset(Some([0.0, 0.0, 0.4]));
+    assert!(
+        sideways.x.abs() > 5.0 * sideways.z.abs(),
+        "about Z: {sideways}"
+    );
+    assert!(sideways.length() > 0.05, "{sideways}");
+    let forward = offset(Some([0.4, 0.0, 0.0]));
+    assert!(
+        (forward.normalize() - plain.normalize()).length() < 1e-6
+            || (forward.normalize() + plain.normalize()).length() < 1e-6,
+        "about X: {forward} vs {plain}"
+    );
+    for (name, angles) in [
+        ("leftHand", [0.0, 0.0, 0.4]),
+        ("leftLowerLeg", [0.0; 3]),
+        ("leftLowerLeg", [f64::NAN, 0.0, 0.0]),
+    ] {
+        let mut config = BodyConfig::default();
+        config.preferred_angles.insert(name.into(), angles);
+        assert!(
+            matches!(
+                BodyRig::new(&skeleton, &config),
+                Err(BodyRigError::PreferredAngle { .. })
+            ),
+            "{name} {angles:?}"
+        );
+    }
+    let mut config = BodyConfig::default();
+    config
+        .preferred_angles
+        .insert("knee".into(), [0.3, 0.0, 0.0]);
+    assert!(matches!(
+        BodyRig::new(&skeleton, &config),
+        Err(BodyRigError::UnknownBone { .. })
+    ));
+}
