@@ -12,7 +12,7 @@ use ikarus_core::{JointId, ModelPose, Motion, Skeleton, fk};
 const LEG: f64 = 0.85;
 
 /// How much more the grounded hips may accelerate vertically than the clip's own on its flat
-/// floor, m/s² (measured: at most 9.3, the Bandai walk on the bumps; was 71 on the CMU walk
+/// floor, m/s² (measured: at most 9.6, the Bandai walk on the bumps; was 71 on the CMU walk
 /// before the cuts restarted the springs and the reach limit was bent smoothly).
 const POP_MARGIN: f64 = 10.0;
 

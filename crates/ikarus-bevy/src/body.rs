@@ -8,7 +8,7 @@ use ikarus_anim::ground::FrameGrounder;
 use ikarus_anim::retarget::Character;
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone;
-use ikarus_core::{JointId, Skeleton};
+use ikarus_core::{JointId, Skeleton, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveReport, SolveStatus};
 
@@ -385,6 +385,8 @@ fn solve_body(
             .set_bend_goal(*bone, Some(at))
             .map_err(|e| IkarusError::Setup(e.to_string()))?;
     }
+    // The toes the grounder bends over an edge, set on the solved pose.
+    let mut toes = [None; 2];
     if let Some((grounder, slots)) = &mut state.grounder {
         let in_model = ModelGround {
             ground,
@@ -399,6 +401,10 @@ fn solve_body(
             if let Some(k) = *slot {
                 state.task.effectors[k].goal = goal;
             }
+        }
+        // Only for a foot the grounder drives (not one a game's effector holds).
+        for (s, slot) in slots.feet.iter().enumerate() {
+            toes[s] = goals.toes[s].filter(|_| slot.is_some());
         }
     }
     // The solve's own model frames are the FK of the pose it returned: no FK again at
@@ -427,6 +433,11 @@ fn solve_body(
     };
     if report.status == SolveStatus::InvalidInput {
         return Err(IkarusError::Solve(report.message.unwrap_or_default()));
+    }
+    for (joint, bent) in toes.into_iter().flatten() {
+        rig.pose[joint].rotation = bent;
+        fk::update_subtree(&state.skeleton, &rig.pose, &mut rig.model, joint);
+        rig.may_change([joint]);
     }
     rig.model_current = true;
     rig.may_change(state.rig.driven().iter().copied());

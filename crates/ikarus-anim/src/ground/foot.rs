@@ -29,11 +29,33 @@ pub(super) fn hips_and_legs(
     ))
 }
 
+/// A foot's goal in one frame: where the ankle goes, how the foot turns, how far it was
+/// lifted, and the toes bent up over an edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct FootGoal {
+    pub(super) position: DVec3,
+    pub(super) rotation: DQuat,
+    pub(super) lift: f64,
+    /// The toes' local rotation, bent up so that the toe tip clears a step or a bump the
+    /// rest of the sole does not reach; `None`: the toes as animated.
+    pub(super) toes: Option<DQuat>,
+}
+
+/// The toes' joint: its parent, rest rotation and limit (how far it bends).
+#[derive(Clone, Debug)]
+struct Toes {
+    parent: JointId,
+    rest: DQuat,
+    limit: JointLimit,
+}
+
 /// One foot: its joints, its toe tip, and its ankle's limit.
 #[derive(Clone, Debug)]
 pub(super) struct Foot {
     pub(super) ankle: JointId,
     pub(super) toes: Option<JointId>,
+    /// The toes' joint, when it can bend (mapped, with a tip and a parent).
+    bend: Option<Toes>,
     /// The toe tip in the toes' frame (the toes' first child, else half a foot ahead).
     pub(super) tip: Option<DVec3>,
     /// The ankle's parent (the shin), its rest rotation and its limit: the sole's turn
@@ -69,9 +91,17 @@ impl Foot {
                 });
                 rest.rotation(t).conjugate() * (at - rest.position(t))
             });
+            let bend = toes.zip(tip).and_then(|(t, _)| {
+                Some(Toes {
+                    parent: skeleton.parent(t)?,
+                    rest: skeleton.rest(t).rotation,
+                    limit: skeleton.limit(t).clone(),
+                })
+            });
             Self {
                 ankle,
                 toes,
+                bend,
                 tip,
                 shin: skeleton.parent(ankle),
                 rest: skeleton.rest(ankle).rotation,
@@ -85,19 +115,26 @@ impl Foot {
     /// `weight` (at most `max_tilt`, and no further than the ankle's limit lets it turn
     /// against the shin as animated, when the animation has it inside), and lifted so that
     /// each sole point is as high above the ground under it as the animation had it above
-    /// `floor`; and the lift. Where the ground has no sample under the ankle, the animated
-    /// foot and no lift. Allocates nothing.
+    /// `floor`; and the lift. A toe tip that alone would go into the ground (over a step's
+    /// edge, a bump) bends the toes up instead of lifting the foot, as far as the toes' limit
+    /// lets them; the foot is lifted by what is left. Where the ground has no sample under
+    /// the ankle, the animated foot and no lift. Allocates nothing.
     pub(super) fn goal(
         &self,
         model: &ModelPose,
         weight: f64,
         (ground, floor): (&dyn Ground, f64),
         max_tilt: f64,
-    ) -> (DVec3, DQuat, f64) {
+    ) -> FootGoal {
         let ankle = model.position(self.ankle);
         let rotation = model.rotation(self.ankle);
         let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
-            return (ankle, rotation, 0.0);
+            return FootGoal {
+                position: ankle,
+                rotation,
+                lift: 0.0,
+                toes: None,
+            };
         };
         let full = DQuat::from_rotation_arc(DVec3::Y, normal);
         let angle = full.angle_between(DQuat::IDENTITY);
@@ -110,8 +147,8 @@ impl Foot {
             model,
             DQuat::IDENTITY.slerp(limited, weight.clamp(0.0, 1.0)),
         );
-        // The sole points in the animation (fixed size: no allocation per frame), and where
-        // the turn takes them about the ankle.
+        // The sole points in the animation (fixed size: no allocation per frame): the ankle,
+        // the ball of the foot, the toe tip.
         let mut points = [ankle; 3];
         let mut count = 1;
         if let Some(toes) = self.toes {
@@ -122,16 +159,111 @@ impl Foot {
                 count = 3;
             }
         }
-        let lift = points[..count]
+        // How far each point must go up, turned about the ankle, to keep its height.
+        let need = |p: DVec3| {
+            let turned = ankle + tilt * (p - ankle);
+            let (height, _) = ground.sample(turned.x, turned.z)?;
+            Some(height + (p.y - floor) - turned.y)
+        };
+        // The tip is left to the toes when they can bend.
+        let lifted = if self.bend.is_some() {
+            count.min(2)
+        } else {
+            count
+        };
+        let lift = points[..lifted]
             .iter()
-            .filter_map(|&p| {
-                let turned = ankle + tilt * (p - ankle);
-                let (height, _) = ground.sample(turned.x, turned.z)?;
-                Some(height + (p.y - floor) - turned.y)
-            })
+            .filter_map(|&p| need(p))
             .fold(f64::NEG_INFINITY, f64::max);
-        let lift = if lift.is_finite() { lift } else { 0.0 };
-        (ankle + DVec3::Y * lift, (tilt * rotation).normalize(), lift)
+        let mut lift = if lift.is_finite() { lift } else { 0.0 };
+        let mut toes = None;
+        if let (Some(bend), 3) = (&self.bend, count)
+            && need(points[2]).is_some_and(|n| n > lift)
+        {
+            let (local, rest) = self.bend_toes(
+                bend,
+                model,
+                (tilt, lift),
+                (points[1], points[2]),
+                (ground, floor),
+            );
+            toes = local;
+            lift += rest;
+        }
+        FootGoal {
+            position: ankle + DVec3::Y * lift,
+            rotation: (tilt * rotation).normalize(),
+            lift,
+            toes,
+        }
+    }
+
+    /// The toes bent up about the ball of the foot (`ball`, `tip`: animated positions; the
+    /// foot turned by `tilt` about the ankle and lifted by `lift`) until the tip is as high
+    /// above the ground under it as the animation had it above `floor`, within the toes'
+    /// limit: their local rotation then (`None` when they cannot bend that way), and how much
+    /// higher the foot must still go for the tip.
+    fn bend_toes(
+        &self,
+        bend: &Toes,
+        model: &ModelPose,
+        (tilt, lift): (DQuat, f64),
+        (ball, tip): (DVec3, DVec3),
+        (ground, floor): (&dyn Ground, f64),
+    ) -> (Option<DQuat>, f64) {
+        let Some(joint) = self.toes else {
+            return (None, 0.0);
+        };
+        let ankle = model.position(self.ankle);
+        let placed = |p: DVec3| ankle + tilt * (p - ankle) + DVec3::Y * lift;
+        let (pivot, reach) = (placed(ball), placed(tip) - placed(ball));
+        // Lifting the tip turns the toes about the horizontal axis across them.
+        let Some(axis) = reach.cross(DVec3::Y).try_normalize() else {
+            return (None, 0.0);
+        };
+        // Below 0: the tip is that far under where it belongs, at a bend of `angle`.
+        let short = |angle: f64| {
+            let at = pivot + DQuat::from_axis_angle(axis, angle) * reach;
+            ground
+                .sample(at.x, at.z)
+                .map_or(0.0, |(height, _)| at.y - (height + (tip.y - floor)))
+        };
+        let parent = (tilt * model.rotation(bend.parent)).normalize();
+        let turned = (tilt * model.rotation(joint)).normalize();
+        let local = |angle: f64| {
+            (parent.conjugate() * DQuat::from_axis_angle(axis, angle) * turned).normalize()
+        };
+        let inside = |angle: f64| bend.limit.contains(bend.rest.conjugate() * local(angle));
+        // The most the toes bend: a quarter turn, or less by their limit (when the animation
+        // has them inside it).
+        let mut most = std::f64::consts::FRAC_PI_2;
+        if inside(0.0) && !inside(most) {
+            let (mut lo, mut hi) = (0.0, most);
+            for _ in 0..16 {
+                let mid = 0.5 * (lo + hi);
+                if inside(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            most = lo;
+        }
+        if short(most) < 0.0 {
+            // Bent as far as they go; the foot goes up by the rest.
+            return ((most > 0.0).then(|| local(most)), -short(most));
+        }
+        // The least bend that clears, by bisection (its upper end, which clears).
+        let (mut lo, mut hi) = (0.0, most);
+        for _ in 0..24 {
+            let mid = 0.5 * (lo + hi);
+            if short(mid) >= 0.0 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        (Some(local(hi)), 0.0)
     }
 
     /// `tilt` (a model-space turn of the animated foot), shortened along its way so that
@@ -201,8 +333,13 @@ mod tests {
                 !foot.limit.contains(local(unclamped)),
                 "the full turn is past"
             );
-            let (position, rotation, lift) =
-                foot.goal(&model, 1.0, (&ground, 0.0), 30f64.to_radians());
+            let FootGoal {
+                position,
+                rotation,
+                lift,
+                toes: bent,
+            } = foot.goal(&model, 1.0, (&ground, 0.0), 30f64.to_radians());
+            assert_eq!(bent, None, "the tip clears a plane with the sole");
             assert!(foot.limit.contains(local(rotation)));
             // Turned as far as the limit lets it: a little more is past it.
             let tilt = (rotation * model.rotation(foot.ankle).conjugate()).normalize();
@@ -234,5 +371,75 @@ mod tests {
                 "the lowest sole point sits on: {clearance}"
             );
         }
+    }
+
+    #[test]
+    fn toes_bend_up_over_a_step_the_rest_of_the_sole_does_not_reach() {
+        // The built-in humanoid at rest on flat ground with a step of height `h` starting
+        // between the ball of the foot and the toe tip: the ankle and ball stay down (no
+        // lift), the toes bend up (about their hinge, within −50°) just enough for the tip
+        // to sit on the step; a step higher than the toes can bend over lifts the foot by the
+        // rest, the toes on their limit. Checked by FK of the bent toes.
+        let skeleton = builtin_humanoid();
+        let map = HumanoidMap::recognise(&skeleton);
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut model);
+        let ankles =
+            [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| map.joint(b).expect("feet"));
+        let feet = Foot::both(&skeleton, &map, ankles, &model);
+        let foot = &feet[0];
+        let (toes, tip) = (foot.toes.expect("toes"), foot.tip.expect("a tip"));
+        let ball = model.position(toes);
+        let animated_tip = ball + model.rotation(toes) * tip;
+        let edge = 0.5 * (ball.z + animated_tip.z);
+        for (h, bends_fully) in [(0.03, false), (0.08, true)] {
+            let step = crate::ground::GroundFn(move |_x: f64, z: f64| {
+                Some((if z >= edge { h } else { 0.0 }, DVec3::Y))
+            });
+            let goal = foot.goal(&model, 1.0, (&step, 0.0), 0.5);
+            let bent = goal.toes.expect("the toes bend");
+            // The toes' frame: their parent as the goal turns it (not at all: flat), bent.
+            let parent = skeleton.parent(toes).expect("a parent");
+            let rotation = model.rotation(parent) * bent;
+            let at = ball + DVec3::Y * goal.lift + rotation * tip;
+            let wanted = h + animated_tip.y;
+            assert!(at.z >= edge, "{h}: the tip left the step ({at})");
+            let delta = skeleton.rest(toes).rotation.conjugate() * bent;
+            assert!(
+                skeleton.limit(toes).contains(delta),
+                "{h}: past the toes' limit"
+            );
+            if bends_fully {
+                assert!(
+                    (at.y - wanted).abs() < 1e-9,
+                    "{h}: tip at {} for {wanted}",
+                    at.y
+                );
+                assert!(
+                    goal.lift > 0.02,
+                    "{h}: the foot goes up by the rest ({})",
+                    goal.lift
+                );
+                let more = delta * DQuat::from_rotation_x(-1e-3);
+                assert!(
+                    !skeleton.limit(toes).contains(more),
+                    "{h}: not on the limit"
+                );
+            } else {
+                assert_eq!(goal.lift, 0.0, "{h}: the sole stays down");
+                assert!(
+                    at.y >= wanted && at.y - wanted < 1e-6,
+                    "{h}: tip at {} for {wanted}",
+                    at.y
+                );
+            }
+        }
+        // Flat ground: nothing bends, nothing lifts.
+        let flat = crate::ground::Plane {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+        };
+        let goal = foot.goal(&model, 1.0, (&flat, 0.0), 0.5);
+        assert_eq!((goal.toes, goal.lift), (None, 0.0));
     }
 }

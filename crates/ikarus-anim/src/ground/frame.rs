@@ -24,7 +24,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
-use super::foot::{Foot, hips_and_legs};
+use super::foot::{Foot, FootGoal, hips_and_legs};
 use super::{Ground, GroundError};
 use crate::retarget::Character;
 
@@ -68,6 +68,10 @@ pub struct FrameGoals {
     pub lifts: [f64; 2],
     /// Each foot's contact weight, 0..1.
     pub weights: [f64; 2],
+    /// Each foot's toes bent up over an edge, a bump or a step the rest of the sole does not
+    /// reach: the toes' joint and its local rotation, to set on the solved pose (their
+    /// parent's frame is the foot's goal); `None`: the toes as animated.
+    pub toes: [Option<(JointId, DQuat)>; 2],
     /// The pelvis's move along +Y after the spring.
     pub pelvis_offset: f64,
 }
@@ -145,7 +149,7 @@ impl FrameGrounder {
             .feet
             .each_ref()
             .map(|foot| foot_goal(foot, model, ground, &config));
-        let target = feet[0].2.min(feet[1].2);
+        let target = feet[0].0.lift.min(feet[1].0.lift);
         // Never above what both legs reach from: the hip's highest point above each foot
         // goal, by the leg's length as the frame poses it.
         let highest = (0..2)
@@ -155,7 +159,7 @@ impl FrameGrounder {
                     * (model.position(b).distance(model.position(a))
                         + model.position(c).distance(model.position(b)));
                 let hip = model.position(a);
-                let goal = feet[s].0;
+                let goal = feet[s].0.position;
                 let room = reach * reach - (hip - goal).reject_from(DVec3::Y).length_squared();
                 if room > 0.0 {
                     goal.y + room.sqrt() - hip.y
@@ -188,11 +192,11 @@ impl FrameGrounder {
                 model.position(self.hips) + DVec3::Y * offset,
                 model.rotation(self.hips),
             ),
-            feet: feet.map(|(position, rotation, _, _)| {
-                Goal::from_position_orientation(position, rotation)
-            }),
-            lifts: feet.map(|f| f.2),
-            weights: feet.map(|f| f.3),
+            feet: feet
+                .map(|(goal, _)| Goal::from_position_orientation(goal.position, goal.rotation)),
+            lifts: feet.map(|f| f.0.lift),
+            weights: feet.map(|f| f.1),
+            toes: [0, 1].map(|s| self.feet[s].toes.zip(feet[s].0.toes)),
             pelvis_offset: offset,
         }
     }
@@ -207,15 +211,15 @@ fn spring_step(x: f64, v: f64, target: f64, omega: f64, dt: f64) -> (f64, f64) {
     (target + (delta + temp) * decay, (v - omega * temp) * decay)
 }
 
-/// A foot's goal: the ankle's position and the foot's rotation, turned towards the ground's
+/// A foot's goal (the ankle's position and the foot's rotation, turned towards the ground's
 /// normal by its contact weight and lifted so that each sole point keeps its height above the
-/// ground; the lift and the weight.
+/// ground; the lift; the toes bent over an edge) and its contact weight.
 fn foot_goal(
     foot: &Foot,
     model: &ModelPose,
     ground: &dyn Ground,
     config: &FrameGroundConfig,
-) -> (DVec3, DQuat, f64, f64) {
+) -> (FootGoal, f64) {
     let ankle = model.position(foot.ankle);
     // The sole points' lowest height above the floor gives the contact weight.
     let mut lowest = ankle.y;
@@ -233,9 +237,10 @@ fn foot_goal(
     } else {
         0.0
     };
-    let (position, rotation, lift) =
-        foot.goal(model, weight, (ground, config.floor), config.max_tilt);
-    (position, rotation, lift, weight)
+    (
+        foot.goal(model, weight, (ground, config.floor), config.max_tilt),
+        weight,
+    )
 }
 
 #[cfg(test)]

@@ -10,9 +10,12 @@
 //! 3. the foot lifted so that every sole point (the ankle, the ball of the foot when the toes
 //!    are mapped, the toe tip) is as high above the ground under it as the animation had it
 //!    above its own floor: a planted foot lands on the ground, a lifted one clears it by what
-//!    the animation lifted it, so nothing crosses the ground between contacts. A foot the
-//!    animation plants across the edge of a step stands on the higher part (its heel above
-//!    the lower step); the toes do not yet bend over the edge;
+//!    the animation lifted it, so nothing crosses the ground between contacts. A toe tip
+//!    that alone reaches over a step's edge or a bump bends the toes up instead (about the
+//!    ball of the foot, by the least angle that sets the tip on the higher ground, within
+//!    the toes' limit; the foot is lifted only by what the toes cannot take), so the heel
+//!    and ball stay down; a foot the animation plants with its ball across the edge stands
+//!    on the higher part (its heel above the lower step);
 //!
 //! then the pelvis moves by the lower foot's lift, smoothed by a critically damped spring
 //! ([`GroundConfig::time_constant`]) run forwards and backwards over the clip (the lower of
@@ -34,12 +37,12 @@ mod frame;
 mod mesh;
 mod terrain;
 
-use glam::{DQuat, DVec3};
+use glam::DVec3;
 use ikarus_core::{JointId, ModelPose, Motion, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
-use foot::Foot;
+use foot::{Foot, FootGoal};
 pub use frame::{FrameGoals, FrameGroundConfig, FrameGrounder};
 pub use mesh::{TriangleMesh, TriangleMeshError};
 pub use terrain::{Ground, GroundFn, Heightfield, HeightfieldError, Plane};
@@ -176,7 +179,7 @@ pub fn ground_motion(
         })
         .collect();
     // Per frame, each foot's goal and lift.
-    let mut goals: Vec<[(DVec3, DQuat, f64); 2]> = Vec::with_capacity(frames);
+    let mut goals: Vec<[FootGoal; 2]> = Vec::with_capacity(frames);
     for (f, m) in models.iter().enumerate() {
         goals
             .push([0, 1].map(|s| feet[s].goal(m, weights[f][s], (ground, floor), config.max_tilt)));
@@ -199,7 +202,7 @@ pub fn ground_motion(
             (0..2)
                 .map(|s| {
                     let hip = m.position(legs[s][0]);
-                    let goal = goals[f][s].0;
+                    let goal = goals[f][s].position;
                     let across = (hip - goal).reject_from(DVec3::Y).length_squared();
                     let r = reach(m, legs[s]);
                     let room = r * r - across;
@@ -218,7 +221,7 @@ pub fn ground_motion(
     // Per frame the lower foot's lift, never above what both legs reach from.
     let targets: Vec<f64> = (0..frames)
         .map(|f| {
-            let target = goals[f][0].2.min(goals[f][1].2);
+            let target = goals[f][0].lift.min(goals[f][1].lift);
             if highest[f].is_finite() {
                 target.min(highest[f])
             } else {
@@ -280,16 +283,22 @@ pub fn ground_motion(
             position: Some(m.position(hips) + DVec3::Y * offsets[f]),
             orientation: Some(m.rotation(hips)),
         };
-        for (effector, (position, rotation, _)) in task.effectors[1..].iter_mut().zip(goals[f]) {
+        for (effector, goal) in task.effectors[1..].iter_mut().zip(goals[f]) {
             effector.goal = Goal {
-                position: Some(position),
-                orientation: Some(rotation),
+                position: Some(goal.position),
+                orientation: Some(goal.rotation),
             };
         }
         let mut pose = motion.frames()[f].clone();
         let report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
         if report.status != SolveStatus::Converged {
             unreached += 1;
+        }
+        // Toes bent up over an edge (their parent's frame is the foot's goal, now met).
+        for (foot, goal) in feet.iter().zip(goals[f]) {
+            if let (Some(toes), Some(bent)) = (foot.toes, goal.toes) {
+                pose[toes].rotation = bent;
+            }
         }
 
         // The motion was sized for this skeleton.
