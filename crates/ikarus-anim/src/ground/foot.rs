@@ -29,6 +29,9 @@ pub(super) fn hips_and_legs(
     ))
 }
 
+/// How far (metres) a toe tip may sit below its place before the toes bend for it.
+const TIP_SLACK: f64 = 1e-6;
+
 /// A foot's goal in one frame: where the ankle goes, how the foot turns, how far it was
 /// lifted, and the toes bent up over an edge.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -177,8 +180,9 @@ impl Foot {
             .fold(f64::NEG_INFINITY, f64::max);
         let mut lift = if lift.is_finite() { lift } else { 0.0 };
         let mut toes = None;
+        // (A tip within a micrometre of its place, rounding on flat ground, needs no bend.)
         if let (Some(bend), 3) = (&self.bend, count)
-            && need(points[2]).is_some_and(|n| n > lift)
+            && need(points[2]).is_some_and(|n| n > lift + TIP_SLACK)
         {
             let (local, rest) = self.bend_toes(
                 bend,
