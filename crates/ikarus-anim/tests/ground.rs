@@ -327,3 +327,72 @@ fn the_clips_own_floor_changes_nothing() {
     // √(2 · 0.001) of the thigh, about 1.3 cm here; every other joint stays.
     assert!(worst < 1.2e-2, "{worst} m");
 }
+
+/// The built-in humanoid with every bone of zero length (all joints at one place).
+fn collapsed_humanoid() -> Skeleton {
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    let mut builder = ikarus_core::SkeletonBuilder::new();
+    for joint in humanoid.joints() {
+        let parent = humanoid.parent(joint).map(|p| humanoid.name(p));
+        builder.joint(
+            humanoid.name(joint),
+            parent,
+            ikarus_core::Transform::IDENTITY,
+        );
+    }
+    builder.build().unwrap()
+}
+
+/// A skeleton of zero-length bones carries no shape: grounding, retargeting (either side)
+/// and tracker calibration refuse it by name instead of writing a clip of nonsense.
+#[test]
+fn a_skeleton_of_zero_length_bones_is_refused_everywhere() {
+    use ikarus_anim::retarget::{RetargetConfig, RetargetError, retarget};
+    let collapsed = collapsed_humanoid();
+    let map = HumanoidMap::recognise(&collapsed);
+    let character = Character {
+        skeleton: &collapsed,
+        map: &map,
+    };
+    let still = |skeleton: &Skeleton| {
+        let mut motion = Motion::for_skeleton(skeleton, 1.0 / 30.0).unwrap();
+        for _ in 0..4 {
+            motion.push(skeleton.rest_pose()).unwrap();
+        }
+        motion
+    };
+    let motion = still(&collapsed);
+    let flat = ikarus_anim::ground::Plane {
+        point: DVec3::ZERO,
+        normal: DVec3::Y,
+    };
+    let error = ground_motion(character, &motion, &flat, &GroundConfig::default()).unwrap_err();
+    assert!(error.to_string().contains("carries no shape"), "{error}");
+    let humanoid = ikarus_core::humanoid::builtin_humanoid();
+    let humanoid_map = HumanoidMap::recognise(&humanoid);
+    let shaped = Character {
+        skeleton: &humanoid,
+        map: &humanoid_map,
+    };
+    let walk = still(&humanoid);
+    let config = RetargetConfig::default();
+    assert!(matches!(
+        retarget(shaped, &walk, character, &config),
+        Err(RetargetError::NoShape { side: "target" })
+    ));
+    assert!(matches!(
+        retarget(character, &motion, shaped, &config),
+        Err(RetargetError::NoShape { side: "source" })
+    ));
+    let sample = ikarus_core::trackers::TrackerPose {
+        position: DVec3::new(0.0, 1.6, 0.0),
+        rotation: glam::DQuat::IDENTITY,
+    };
+    let frame = [
+        (HumanoidBone::Head, sample),
+        (HumanoidBone::LeftHand, sample),
+        (HumanoidBone::RightHand, sample),
+    ];
+    let error = ikarus_anim::track::calibrate(character, &frame, &[], 0.0).unwrap_err();
+    assert!(error.to_string().contains("carries no shape"), "{error}");
+}

@@ -130,6 +130,19 @@ impl Skeleton {
         LocalPose::from_transforms(self.rest.clone())
     }
 
+    /// Whether the rest pose has any extent: some joint away from another. A skeleton whose
+    /// bones all have zero length (every joint at one place) carries no shape for a
+    /// retargeting, a grounding or a tracker calibration to measure.
+    pub fn has_extent(&self) -> bool {
+        let mut model = crate::ModelPose::new(self);
+        crate::fk::forward_kinematics(self, &self.rest_pose(), &mut model);
+        let mut positions = model.positions();
+        let Some(first) = positions.next() else {
+            return false;
+        };
+        positions.any(|p| p.distance(first) > 1e-9)
+    }
+
     /// The joint's limit, relative to its rest rotation (see [`JointLimit`]).
     #[inline]
     pub fn limit(&self, joint: JointId) -> &JointLimit {
@@ -553,6 +566,22 @@ mod tests {
 
     fn t(y: f64) -> Transform {
         Transform::from_translation(DVec3::new(0.0, y, 0.0))
+    }
+
+    #[test]
+    fn a_skeleton_of_zero_length_bones_has_no_extent() {
+        let mut b = SkeletonBuilder::new();
+        b.joint("r", None, t(0.0))
+            .joint("a", Some("r"), t(0.0))
+            .joint("b", Some("a"), t(0.0));
+        assert!(!b.build().unwrap().has_extent());
+        // One bone of length: extent, also when it is not the root's.
+        let mut b = SkeletonBuilder::new();
+        b.joint("r", None, t(0.0))
+            .joint("a", Some("r"), t(0.0))
+            .joint("b", Some("a"), t(1e-3));
+        assert!(b.build().unwrap().has_extent());
+        assert!(crate::humanoid::builtin_humanoid().has_extent());
     }
 
     #[test]

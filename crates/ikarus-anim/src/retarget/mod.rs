@@ -146,6 +146,15 @@ pub enum RetargetError {
     /// The motion's frame time is not a positive finite number of seconds. Resample it.
     #[error("frame time {0} s: expected a positive finite number")]
     FrameTime(f64),
+    /// A skeleton's bones all have zero length: its rest pose has every joint at one place,
+    /// and carries no shape to measure.
+    #[error(
+        "the {side} skeleton carries no shape: every joint of its rest pose is at one place (all its bones have zero length)"
+    )]
+    NoShape {
+        /// `source` or `target`.
+        side: &'static str,
+    },
 }
 
 /// The target's contact points and floor, what [`metrics::measure`] reads.
@@ -219,6 +228,9 @@ pub fn retarget(
     config: &RetargetConfig,
 ) -> Result<Retargeted, RetargetError> {
     check_clip(source, motion)?;
+    if !target.skeleton.has_extent() {
+        return Err(RetargetError::NoShape { side: "target" });
+    }
     let alignment = Alignment::new(
         source.skeleton,
         source.map,
@@ -248,8 +260,12 @@ pub fn plant_feet(
     run(character, motion, character, config, None)
 }
 
-/// Whether `motion` is a clip of `source`'s skeleton with finite frames and a frame time.
+/// Whether `motion` is a clip of `source`'s skeleton (one with a shape) with finite frames
+/// and a frame time.
 pub(crate) fn check_clip(source: Character<'_>, motion: &Motion) -> Result<(), RetargetError> {
+    if !source.skeleton.has_extent() {
+        return Err(RetargetError::NoShape { side: "source" });
+    }
     if motion.joint_count() != source.skeleton.len() {
         return Err(RetargetError::MotionMismatch {
             expected: source.skeleton.len(),

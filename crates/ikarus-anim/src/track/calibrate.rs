@@ -92,6 +92,11 @@ pub(crate) struct Reference {
 
 impl Reference {
     pub(crate) fn new(character: Character<'_>) -> Result<Self, TrackError> {
+        if !character.skeleton.has_extent() {
+            return Err(TrackError::Calibration(
+                "the avatar carries no shape: every joint of its rest pose is at one place (all its bones have zero length)".into(),
+            ));
+        }
         let (_, model) = crate::retarget::align::reference(character.skeleton, character.map, None);
         let floor = model.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
         let at = |b: HumanoidBone| {
