@@ -2,7 +2,10 @@
 //! hands, feet) on a crouching, reaching motion of 32 frames, each frame solved from the
 //! last one's result (as a game or a tracker runs it), through `solve` with
 //! `{"kind": "body"}` and through a `PreparedTask`; Levenberg–Marquardt (default settings) on
-//! the same tasks beside it.
+//! the same tasks beside it. `body_grounded` is a game's frame: the animation's pose in, its
+//! FK, `FrameGrounder` on a ±4 cm bumpy heightfield, the six goals, the prepared solve starting
+//! from the grounder's frames (`PreparedTask::solve_in`); half its frames ask the right ankle
+//! past its limit, and the knee's swivel is then searched for the nearest fit.
 //!
 //! ## What explains the numbers
 //!
