@@ -314,21 +314,25 @@ pub(crate) fn solve_bodies(
 ) {
     let flat = IkarusGround::default();
     let ground = ground.as_deref().unwrap_or(&flat);
-    for (mut rig, body, mut state, mut report) in &mut bodies {
-        if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
-            continue;
-        }
-        if let Some(body) = body {
-            read_targets(&rig, body, &mut state, &frames);
-        }
-        match solve_body(&mut rig, &mut state, ground) {
-            Ok(solved) => report.set_report(&solved),
-            Err(error) => {
-                rig.refused = true;
-                report.set_error(error);
+    // Characters are independent: with Bevy's `multi_threaded` feature (this crate's
+    // `multi_threaded`) they are solved on the compute task pool's threads, else in turn.
+    bodies
+        .par_iter_mut()
+        .for_each(|(mut rig, body, mut state, mut report)| {
+            if !rig.readable || !Arc::ptr_eq(&state.skeleton, rig.skeleton_arc()) {
+                return;
             }
-        }
-    }
+            if let Some(body) = body {
+                read_targets(&rig, body, &mut state, &frames);
+            }
+            match solve_body(&mut rig, &mut state, ground) {
+                Ok(solved) => report.set_report(&solved),
+                Err(error) => {
+                    rig.refused = true;
+                    report.set_error(error);
+                }
+            }
+        });
 }
 
 /// One character's body solve on its pose (the animation on entry); its report.

@@ -51,6 +51,9 @@
 //!   fingers, hair or face; [`IkarusCharacter::read_all_joints`] reads every joint); only
 //!   the joints a solver may have changed, and those the last frame left solved, are
 //!   written.
+//! - **Threads.** With this crate's `multi_threaded` feature (Bevy's) full bodies are solved
+//!   on the compute task pool's threads (`par_iter_mut` over the characters); without it, and
+//!   for limbs and tracked bodies, in turn.
 //! - **State.** Each character keeps its buffers (pose, model frames, tasks, tracker and
 //!   grounding state) in its components, sized once: a steady frame allocates nothing in
 //!   this crate's code (tested with a counting allocator, `tests/alloc.rs`).

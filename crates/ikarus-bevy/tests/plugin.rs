@@ -595,3 +595,43 @@ fn the_joints_a_solver_uses_are_read_every_frame_and_others_on_request() {
         }
     }
 }
+
+#[test]
+fn many_characters_each_reach_their_own_targets() {
+    // Sixteen characters on a grid, each hand pulled to its own point: every one converges
+    // and its hand is at its own target (with the `multi_threaded` feature the bodies are
+    // solved on several threads; nothing may cross between characters).
+    let Some(model) = godette("many") else {
+        return;
+    };
+    let mut app = app();
+    let mut cases = Vec::new();
+    for i in 0..16_u8 {
+        let at = Vec3::new(f32::from(i % 4) * 1.5, 0.0, f32::from(i / 4) * 1.5);
+        let root = Transform::from_translation(at);
+        let (character, joints) = spawn(app.world_mut(), &model, root, None);
+        let goal = rest_world(&model, &root, HumanoidBone::LeftHand)
+            + DVec3::new(0.05 * f64::from(i % 5), -0.3, 0.2 + 0.01 * f64::from(i));
+        let hand = target(app.world_mut(), goal);
+        let feet = [HumanoidBone::LeftFoot, HumanoidBone::RightFoot]
+            .map(|b| target(app.world_mut(), rest_world(&model, &root, b)));
+        app.world_mut().entity_mut(character).insert(
+            FullBodyIk::default()
+                .with(BodyEffector::new(HumanoidBone::LeftHand, hand))
+                .with(BodyEffector::new(HumanoidBone::LeftFoot, feet[0]))
+                .with(BodyEffector::new(HumanoidBone::RightFoot, feet[1])),
+        );
+        cases.push((character, joints, goal));
+    }
+    run(&mut app, 3);
+    for (k, (character, joints, goal)) in cases.iter().enumerate() {
+        let report = app.world().get::<IkReport>(*character).unwrap();
+        assert!(report.converged(), "character {k}: {report:?}");
+        let hand = world_position(&app, joints[model.joint(HumanoidBone::LeftHand).index()]);
+        assert!(
+            hand.distance(*goal) < 1e-4,
+            "character {k}: {}",
+            hand.distance(*goal)
+        );
+    }
+}
