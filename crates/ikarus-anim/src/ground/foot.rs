@@ -308,13 +308,8 @@ mod tests {
     use ikarus_core::fk;
     use ikarus_core::humanoid::builtin_humanoid;
 
-    #[test]
-    fn a_sole_on_a_side_slope_turns_no_further_than_the_ankle_bends() {
-        // The built-in humanoid standing at rest on a plane sloping 28° sideways (about +Z):
-        // the full turn towards the normal rolls the ankle 28° against the shin, past its
-        // ±20° limit (checked); the goal turns it only as far as the limit, and lifts the
-        // foot so that every sole point clears the slope by its animated height and the
-        // highest requirement is met exactly.
+    /// The built-in humanoid, its rest pose's model frames and its feet.
+    fn humanoid_feet() -> (Skeleton, ModelPose, [Foot; 2]) {
         let skeleton = builtin_humanoid();
         let map = HumanoidMap::recognise(&skeleton);
         let mut model = ModelPose::new(&skeleton);
@@ -322,6 +317,17 @@ mod tests {
         let ankles =
             [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| map.joint(b).expect("feet"));
         let feet = Foot::both(&skeleton, &map, ankles, &model);
+        (skeleton, model, feet)
+    }
+
+    #[test]
+    fn a_sole_on_a_side_slope_turns_no_further_than_the_ankle_bends() {
+        // The built-in humanoid standing at rest on a plane sloping 28° sideways (about +Z):
+        // the full turn towards the normal rolls the ankle 28° against the shin, past its
+        // ±20° limit (checked); the goal turns it only as far as the limit, and lifts the
+        // foot so that every sole point clears the slope by its animated height and the
+        // highest requirement is met exactly.
+        let (_, model, feet) = humanoid_feet();
         let slope = 28f64.to_radians();
         let ground = Plane {
             point: DVec3::ZERO,
@@ -384,13 +390,7 @@ mod tests {
         // lift), the toes bend up (about their hinge, within −50°) just enough for the tip
         // to sit on the step; a step higher than the toes can bend over lifts the foot by the
         // rest, the toes on their limit. Checked by FK of the bent toes.
-        let skeleton = builtin_humanoid();
-        let map = HumanoidMap::recognise(&skeleton);
-        let mut model = ModelPose::new(&skeleton);
-        fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut model);
-        let ankles =
-            [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| map.joint(b).expect("feet"));
-        let feet = Foot::both(&skeleton, &map, ankles, &model);
+        let (skeleton, model, feet) = humanoid_feet();
         let foot = &feet[0];
         let (toes, tip) = (foot.toes.expect("toes"), foot.tip.expect("a tip"));
         let ball = model.position(toes);
