@@ -1308,26 +1308,40 @@ mod tests {
     use super::*;
     use ikarus_core::humanoid::builtin_humanoid;
 
+    /// The built-in humanoid, its body rig, the rest pose with `turns` (joint name → local
+    /// rotation) and that pose's model frames.
+    fn bent(turns: &[(&str, DQuat)]) -> (Skeleton, BodyRig, LocalPose, ModelPose) {
+        let skeleton = builtin_humanoid();
+        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
+        let mut pose = skeleton.rest_pose();
+        for &(name, q) in turns {
+            pose[skeleton.joint(name).unwrap()].rotation = q;
+        }
+        let mut model = ModelPose::new(&skeleton);
+        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        (skeleton, rig, pose, model)
+    }
+
     #[test]
     fn the_jacobian_is_the_residuals_derivative() {
         // Against central differences of the residuals themselves, on a bent pose of the
         // built-in humanoid with every kind of residual active: hands and feet past their
         // reach, the hips, chest and head placed, the hips and chest turned (rotation goals at
         // the current rotations, where the rotation rows are exact).
-        let skeleton = builtin_humanoid();
-        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
-        let mut pose = skeleton.rest_pose();
-        for (name, turn) in [
-            ("spine", 0.2),
-            ("chest", -0.15),
-            ("upperChest", 0.1),
-            ("neck", 0.3),
-        ] {
-            let j = skeleton.joint(name).unwrap();
-            pose[j].rotation = DQuat::from_euler(glam::EulerRot::XYZ, turn, 0.5 * turn, -turn);
-        }
-        let mut model = ModelPose::new(&skeleton);
-        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        let (skeleton, rig, pose, model) = bent(
+            &[
+                ("spine", 0.2),
+                ("chest", -0.15),
+                ("upperChest", 0.1),
+                ("neck", 0.3),
+            ]
+            .map(|(name, turn)| {
+                (
+                    name,
+                    DQuat::from_euler(glam::EulerRot::XYZ, turn, 0.5 * turn, -turn),
+                )
+            }),
+        );
         let mut limbs = [None; 4];
         for (slot, limb) in limbs.iter_mut().zip(rig.limbs()) {
             *slot = Some(limb);
@@ -1413,10 +1427,7 @@ mod tests {
         // φ about the start→goal line in model space (the start joint's correction) and
         // unchanged below it (the mid joint's) — against the two-bone solve itself at 24
         // swivels round the circle, on both arms and legs of a bent humanoid.
-        let skeleton = builtin_humanoid();
-        let rig = BodyRig::new(&skeleton, &BodyConfig::default()).unwrap();
-        let mut pose = skeleton.rest_pose();
-        for (name, q) in [
+        let (skeleton, rig, pose, model) = bent(&[
             ("leftUpperArm", DQuat::from_rotation_z(-0.9)),
             ("leftLowerArm", DQuat::from_rotation_y(-0.7)),
             ("rightUpperArm", DQuat::from_rotation_z(0.6)),
@@ -1424,11 +1435,7 @@ mod tests {
             ("leftUpperLeg", DQuat::from_rotation_x(-0.5)),
             ("leftLowerLeg", DQuat::from_rotation_x(0.9)),
             ("rightLowerLeg", DQuat::from_rotation_x(0.3)),
-        ] {
-            pose[skeleton.joint(name).unwrap()].rotation = q;
-        }
-        let mut model = ModelPose::new(&skeleton);
-        fk::forward_kinematics(&skeleton, &pose, &mut model);
+        ]);
         // Equal as rotations, to rounding (a quaternion and its negation are one rotation).
         let near = |p: DQuat, q: DQuat| (p - q).length().min((p + q).length()) < 1e-12;
         for limb in rig.limbs() {
