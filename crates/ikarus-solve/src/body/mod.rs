@@ -43,6 +43,8 @@
 //! Effectors on the hips, chest (or spine / upper chest), head, hands and feet are accepted;
 //! any other joint is refused with a message naming it.
 
+mod descent;
+mod limb;
 mod rig;
 mod stage;
 

@@ -5,7 +5,7 @@ use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton, fk};
 
 use super::BodyConfig;
-use super::stage::SPINE_GROUPS;
+use super::descent::SPINE_GROUPS;
 
 /// One arm or leg: upper bone start, mid joint, end joint, its bend goal if any, and the
 /// joints from the hips (exclusive) down to its start, root first.

@@ -1,0 +1,363 @@
+//! The limbs of the full-body solve (see the [module docs](super)): each hand and foot by
+//! the two-bone closed form, its swivel searched where a joint limit needs it, and the
+//! clavicle's help for an arm past its reach.
+
+use glam::{DQuat, DVec3};
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
+
+use super::descent::{REACH, Target};
+use super::rig::Limb;
+use crate::analytic::enforce_limits_into;
+use crate::analytic::two_bone::{self, Pole, TwoBoneChain, TwoBoneOutput, TwoBoneSettings};
+
+/// How far `local` (joint `j`'s local rotation) is past the joint's limit, radians: 0 where
+/// the limit's `contains` (its cheap test first, 1e-9 rad of tolerance) holds it.
+fn past_limit(skeleton: &Skeleton, j: JointId, local: DQuat) -> f64 {
+    let delta = skeleton.rest(j).rotation.conjugate() * local;
+    skeleton.limit(j).excess(delta)
+}
+
+/// One limb onto its target by the two-bone closed form, the end turned to its goal
+/// rotation, the three joints put onto their limits; whether the closed form reached.
+#[allow(clippy::too_many_arguments)] // the solve's state, passed down once
+pub(super) fn solve_limb(
+    skeleton: &Skeleton,
+    (limb, body_axes): (&Limb, (DVec3, DVec3)),
+    target: &Target,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+    active: &mut Vec<String>,
+) -> bool {
+    let [a, b, c] = limb.joints;
+    let mut reached = true;
+    let mut checked = [false; 3];
+    if let Some(goal) = target.position {
+        if let Some(clavicle) = limb.clavicle {
+            reach_with_clavicle(skeleton, limb, clavicle, goal, pose, model, active);
+        }
+        let (s, m, e) = (model.position(a), model.position(b), model.position(c));
+        // The elbow or knee keeps the side of its current bend where the bend is clear;
+        // a limb too straight to show one bends about its flexion axis as it is turned
+        // now, so consecutive frames never flip.
+        let rest_to_model =
+            model.rotation(b) * pose[b].rotation.conjugate() * skeleton.rest(b).rotation;
+        let clear = (m - s).reject_from(e - s).length() > 0.01 * m.distance(s);
+        // A hinge bends about its axis; a free mid joint about the normal of its current
+        // bend where it is clear (an axis off that normal would narrow the limb's reach),
+        // else about the humanoid's convention in the body as it stands now (knees about
+        // its left, the left elbow about its down, the right about its up).
+        let bend_normal = (m - s).cross(e - m).try_normalize();
+        let (up, left) = body_axes;
+        let convention = match limb.bones[1] {
+            HumanoidBone::LeftLowerArm => -up,
+            HumanoidBone::RightLowerArm => up,
+            _ => left,
+        };
+        let axis = match (skeleton.limit(b), clear, bend_normal) {
+            (ikarus_core::JointLimit::Hinge(_), _, _) => limb.axis,
+            (_, true, Some(n)) => rest_to_model.conjugate() * n,
+            // Straight: the preferred angle's axis, else the convention.
+            _ => limb
+                .preferred
+                .unwrap_or_else(|| rest_to_model.conjugate() * convention),
+        };
+        let axis_model = rest_to_model * axis;
+        let side = limb
+            .bend_goal
+            .map(|p| p - s)
+            .or_else(|| clear.then(|| two_bone::recover_pole(s, m, e)).flatten())
+            .unwrap_or_else(|| (goal - s).cross(axis_model));
+        let pole = limb.bend_goal.map_or(Pole::Vector(side), Pole::Hint);
+        if let Ok(chain) = TwoBoneChain::new(skeleton, a, b, c, axis) {
+            // `model` is the FK of `pose` here (the body placed, the clavicle turned), so
+            // the chain's input is read from it directly.
+            let input = chain.input(skeleton, pose, model, goal, pole);
+            // The swivel, the limb solved there when the search already has it, and whether
+            // the search found the limb's joints inside their limits there.
+            let (twist_angle, solved, inside) = match (target.orientation, limb.bend_goal) {
+                (Some(rotation), None) => swivel(skeleton, limb, &input, rotation, pose, model),
+                (None, None) => free_swivel(skeleton, limb, &input, pose, model.rotation(a)),
+                _ => (0.0, None, [false; 3]),
+            };
+            checked = inside;
+            let output = solved.unwrap_or_else(|| {
+                let settings = TwoBoneSettings {
+                    twist_angle,
+                    ..TwoBoneSettings::default()
+                };
+                two_bone::solve(&input, &settings)
+            });
+            output.apply_to(&chain, pose);
+            reached = output.reached;
+            if target.orientation.is_some() {
+                // The end's parent frame, for the end's goal rotation below.
+                fk::update_joints(skeleton, pose, model, &limb.inner);
+            }
+        }
+    }
+    if let Some(goal) = target.orientation {
+        let parent = skeleton
+            .parent(c)
+            .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+        let local = (parent.conjugate() * goal).normalize();
+        if local.is_finite() {
+            pose[c].rotation = local;
+        }
+    }
+    // The joints a search found inside their limits are not tested again.
+    let mut joints = [a; 3];
+    let mut n = 0;
+    for (j, inside) in [a, b, c].into_iter().zip(checked) {
+        if !inside {
+            joints[n] = j;
+            n += 1;
+        }
+    }
+    enforce_limits_into(skeleton, &joints[..n], pose, active);
+    fk::update_subtree(skeleton, pose, model, a);
+    reached
+}
+
+/// The swivel (a two-bone `twist_angle`, radians about the start→goal line) for a limb whose
+/// end also has a rotation goal: the one that leaves the end joint's local rotation nearest
+/// to what it is now, and every joint of the limb inside its limit — a wrist or ankle keeps
+/// its own turn and the elbow or knee swings to where it fits, as the 7-DOF limb's swivel
+/// (seed 000, 7-DOF limb) does; 0 when nothing beats the current side.
+pub(super) fn swivel(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    input: &two_bone::TwoBoneInput,
+    rotation: DQuat,
+    pose: &LocalPose,
+    model: &ModelPose,
+) -> (f64, Option<TwoBoneOutput>, [bool; 3]) {
+    let [a, b, c] = limb.joints;
+    let end_parent = skeleton.parent(c).unwrap_or(b);
+    // Frames between the start and the mid joint, and the mid joint and the end's parent,
+    // stay as they are.
+    let start_to_mid = model.rotation(a).conjugate() * model.rotation(b);
+    let mid_to_parent = model.rotation(b).conjugate() * model.rotation(end_parent);
+    let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
+    // The limb solved at swivel 0; every other swivel turns it rigidly (`twisted`), so the
+    // mid joint's local rotation, and how far it is past its limit, are the same at every
+    // swivel.
+    let at_zero = two_bone::solve(input, &TwoBoneSettings::default());
+    let mid_past = violation(b, pose[b].rotation * at_zero.mid_correction);
+    // The wrist's or ankle's turn from its own, and how far the limb's joints are past their
+    // limits (radians each).
+    let parts = |twist_angle: f64| {
+        let out = twisted(input, &at_zero, model.rotation(a), twist_angle);
+        let start = model.rotation(a) * out.start_correction;
+        let mid = start * start_to_mid * out.mid_correction;
+        let local = ((mid * mid_to_parent).conjugate() * rotation).normalize();
+        (
+            local.angle_between(pose[c].rotation),
+            violation(a, pose[a].rotation * out.start_correction) + mid_past,
+            violation(c, local),
+            out,
+        )
+    };
+    // Inside the limits first (a radian past a limit outweighs any turn), then the turn.
+    let cost = |twist_angle: f64| {
+        let (turn, limb, end, _) = parts(twist_angle);
+        turn + 1000.0 * (limb + end)
+    };
+    // The swivel that turns the wrist or ankle least, in closed form: the twist turns the
+    // solved limb rigidly about the start→goal line `n` (the two-bone solve's model-space
+    // twist), so the end joint's local rotation at swivel φ is `P⁻¹ R(−φ) G` with `P` the
+    // end's parent frame at φ = 0 and `G` the goal; its angle from the current `C` is the
+    // angle of `R(−φ) Q` with `Q = G C⁻¹ P⁻¹` (an angle is unchanged by conjugation),
+    // whose scalar part `cos(φ/2) Q_w + sin(φ/2) n·Q_v` is largest at
+    // `φ = 2 atan2(n·Q_v, Q_w)`. When every joint there is inside its limit (within the
+    // limits' 1e-9 rad: a joint the closed form leaves on its limit measures ~1e-16 past
+    // it), that is the answer (the usual case: one solve instead of a search), and the
+    // limits need no test after it.
+    let least_turn = {
+        let out = at_zero;
+        let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
+        let q = (rotation * pose[c].rotation.conjugate() * (mid * mid_to_parent).conjugate())
+            .normalize();
+        let q = if q.w < 0.0 { -q } else { q };
+        let n = (input.target - input.start_joint.translation).normalize_or_zero();
+        2.0 * n.dot(q.xyz()).atan2(q.w)
+    };
+    if least_turn.is_finite() {
+        let (_, limb, end, out) = parts(least_turn);
+        if limb + end == 0.0 {
+            return (least_turn, Some(out), [true; 3]);
+        }
+    }
+    // Else, from the current side first (tracking: the last frame's swivel is nearly
+    // right), a pattern search down to 0.2°; the whole circle only when that ends in the
+    // upper or mid joint past its limit or a wrist turned by more than half a radian. A goal
+    // rotation past the end joint's own limit at every swivel (a sole tilted to a slope
+    // further than the ankle bends) is met as nearly as the descent finds, without the
+    // circle: there is nothing inside the limits for it to find.
+    let descend = |best: (f64, f64), step: f64| pattern_search(&cost, best, step, 4e-3);
+    let mut best = descend((cost(0.0), 0.0), 0.125);
+    let (turn, limb, _, _) = parts(best.1);
+    if turn > 0.5 || limb > 0.0 {
+        let step = std::f64::consts::TAU / 24.0;
+        let mut scan = best;
+        for k in 0..24 {
+            let angle = f64::from(k) * step - std::f64::consts::PI;
+            let c = cost(angle);
+            if c < scan.0 {
+                scan = (c, angle);
+            }
+        }
+        if scan.1 != best.1 {
+            best = descend(scan, step / 2.0);
+        }
+    }
+    (
+        if best.1.is_finite() { best.1 } else { 0.0 },
+        None,
+        [false; 3],
+    )
+}
+
+/// The swivel for a limb with a position goal only: 0 (the current side of the bend) when
+/// the upper and mid joints stay inside their limits there; else, of 48 swivels round the
+/// circle and then a finer look about the best, the one that leaves them least past their
+/// limits, the nearest to 0 among equals — so that a reachable hand is reached inside the
+/// limits rather than pulled off its goal by the limits' projection.
+fn free_swivel(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    input: &two_bone::TwoBoneInput,
+    pose: &LocalPose,
+    model_start: DQuat,
+) -> (f64, Option<TwoBoneOutput>, [bool; 3]) {
+    let [a, b, _] = limb.joints;
+    // As in `swivel`: the limb solved once, turned rigidly for every other swivel.
+    let solved = two_bone::solve(input, &TwoBoneSettings::default());
+    let mid_past = past_limit(skeleton, b, pose[b].rotation * solved.mid_correction);
+    let past = |twist_angle: f64| {
+        let out = twisted(input, &solved, model_start, twist_angle);
+        (
+            past_limit(skeleton, a, pose[a].rotation * out.start_correction) + mid_past,
+            out,
+        )
+    };
+    let (at_zero, out) = past(0.0);
+    if at_zero == 0.0 {
+        // The end joint keeps its rotation, which may be past its own limit.
+        return (0.0, Some(out), [true, true, false]);
+    }
+    let cost = |angle: f64| past(angle).0 + 1e-3 * angle.abs();
+    let step = std::f64::consts::TAU / 48.0;
+    let mut best = (cost(0.0), 0.0);
+    for k in 1..48 {
+        let angle = f64::from(k) * step - std::f64::consts::PI;
+        let c = cost(angle);
+        if c < best.0 {
+            best = (c, angle);
+        }
+    }
+    let best = pattern_search(&cost, best, step / 2.0, 1e-3);
+    if best.1.is_finite() && past(best.1).0 < at_zero {
+        (best.1, None, [false; 3])
+    } else {
+        (0.0, Some(out), [false; 3])
+    }
+}
+
+/// The two-bone solve at swivel `angle` from the one at 0 (`at_zero`): the swivel turns the
+/// solved limb rigidly about the start→goal line (the two-bone solve turns its pole about that
+/// line and aligns the limb's frame to it), so the start joint's model rotation turns by
+/// `angle` about the line and the mid joint's correction stays (tested against the solve).
+/// `start` is the start joint's model rotation before the solve. One quaternion product in
+/// place of a solve for each swivel a search tries.
+pub(super) fn twisted(
+    input: &two_bone::TwoBoneInput,
+    at_zero: &TwoBoneOutput,
+    start: DQuat,
+    angle: f64,
+) -> TwoBoneOutput {
+    if angle == 0.0 {
+        return *at_zero;
+    }
+    let n = (input.target - input.start_joint.translation).normalize_or_zero();
+    let turn = DQuat::from_axis_angle(n, angle);
+    TwoBoneOutput {
+        start_correction: (start.conjugate() * turn * start * at_zero.start_correction).normalize(),
+        ..*at_zero
+    }
+}
+
+/// A one-dimensional pattern search of `cost` from `best` (its cost, its argument): a step
+/// each way, taken when it lowers the cost, else halved, until it is under `finest`. The
+/// point a step leaves behind is the new point's neighbour on that side, its cost known.
+fn pattern_search(
+    cost: &impl Fn(f64) -> f64,
+    mut best: (f64, f64),
+    mut step: f64,
+    finest: f64,
+) -> (f64, f64) {
+    // The cost one step to the left or right of `best`, when known.
+    let mut known: (Option<f64>, Option<f64>) = (None, None);
+    while step > finest {
+        let left = known.0.unwrap_or_else(|| cost(best.1 - step));
+        let right = known.1.unwrap_or_else(|| cost(best.1 + step));
+        if left < best.0 && left <= right {
+            known = (None, Some(best.0));
+            best = (left, best.1 - step);
+        } else if right < best.0 {
+            known = (Some(best.0), None);
+            best = (right, best.1 + step);
+        } else {
+            step *= 0.5;
+            known = (None, None);
+        }
+    }
+    best
+}
+
+/// An arm whose goal is beyond its reach: the clavicle turns its upper arm's start towards
+/// the goal, by the least angle that brings the goal within reach (or as far as its limit
+/// lets it).
+fn reach_with_clavicle(
+    skeleton: &Skeleton,
+    limb: &Limb,
+    clavicle: JointId,
+    goal: DVec3,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+    active: &mut Vec<String>,
+) {
+    let [a, b, c] = limb.joints;
+    let reach = REACH
+        * (model.position(b).distance(model.position(a))
+            + model.position(c).distance(model.position(b)));
+    let pivot = model.position(clavicle);
+    let arm = model.position(a) - pivot;
+    if (goal - model.position(a)).length() <= reach {
+        return;
+    }
+    let Some(axis) = arm.cross(goal - pivot).try_normalize() else {
+        return;
+    };
+    let full = arm.angle_between(goal - pivot);
+    let off = |angle: f64| (goal - (pivot + DQuat::from_axis_angle(axis, angle) * arm)).length();
+    // The distance falls as the angle grows to `full`: bisect for where it meets the reach.
+    let (mut lo, mut hi) = (0.0, full);
+    if off(hi) > reach {
+        lo = hi;
+    } else {
+        for _ in 0..40 {
+            let mid = 0.5 * (lo + hi);
+            if off(mid) > reach { lo = mid } else { hi = mid }
+        }
+        lo = hi;
+    }
+    let turn = DQuat::from_axis_angle(axis, lo);
+    let parent = skeleton
+        .parent(clavicle)
+        .map_or(DQuat::IDENTITY, |p| model.rotation(p));
+    let wanted = (turn * model.rotation(clavicle)).normalize();
+    pose[clavicle].rotation = (parent.conjugate() * wanted).normalize();
+    enforce_limits_into(skeleton, &[clavicle], pose, active);
+    fk::update_subtree(skeleton, pose, model, clavicle);
+}
