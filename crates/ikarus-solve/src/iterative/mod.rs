@@ -9,3 +9,4 @@ pub mod fabrik;
 pub mod jacobian;
 pub mod lm;
 pub mod path;
+mod settings;
