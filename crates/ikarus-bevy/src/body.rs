@@ -336,6 +336,9 @@ pub(crate) fn solve_bodies(
 }
 
 /// One character's body solve on its pose (the animation on entry); its report.
+///
+/// Kept as one function of about 110 lines: the effectors, bend goals, grounding and solve of one
+/// character read the same borrowed rig and state in the order the frame runs them.
 fn solve_body(
     rig: &mut CharacterRig,
     state: &mut BodyState,

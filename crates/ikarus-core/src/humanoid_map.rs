@@ -704,6 +704,8 @@ fn numbered_finger(
     finger(side, f, segment)
 }
 
+/// Kept as one function of about 140 lines: it is one table (a `match` per naming scheme), which
+/// reads best whole.
 #[allow(clippy::too_many_lines)] // one table per scheme, side by side
 fn scheme_bone(scheme: NamingScheme, name: &ParsedName) -> Option<HumanoidBone> {
     use HumanoidBone as B;

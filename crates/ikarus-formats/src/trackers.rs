@@ -232,6 +232,9 @@ const COMPONENTS: [&str; 7] = ["x", "y", "z", "qx", "qy", "qz", "qw"];
 ///
 /// # Errors
 /// As [`read`].
+///
+/// Kept as one function of about 130 lines: the header's columns and then each row, with every
+/// error naming its line; the two parts share the column table.
 #[allow(clippy::too_many_lines)] // header, rows, frame rate: in order, each a few lines
 pub fn from_csv(text: &str, name: &str) -> Result<Trackers, TrackerFileError> {
     let csv_error = |line: usize, message: String| TrackerFileError::Csv {

@@ -29,6 +29,9 @@ use crate::{no_panic, value_error};
 ///
 /// # Errors
 /// `ValueError` naming a bad argument, or with `ikarus_anim`'s `MocapError` message.
+///
+/// Kept as one function of about 110 lines: each Python argument converted and checked in the
+/// signature's order (each error names its argument), then one call.
 #[pyfunction]
 #[pyo3(signature = (skeleton, points, layout, fps = 30.0, confidence = None, up = None, units = 1.0, bone_lengths = "fit", filter = false, min_confidence = 0.3, contacts = false))]
 #[allow(clippy::too_many_arguments)] // the Python signature: keyword arguments with defaults

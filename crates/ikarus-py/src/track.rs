@@ -17,6 +17,9 @@ use crate::retarget::Given;
 use crate::{no_panic, value_error};
 
 /// The recording as given: a file (JSON or CSV), or a dict of `(frames, 7)` arrays.
+///
+/// Kept as one function of about 150 lines: each accepted input (a file, or a dict of arrays)
+/// converted and checked in one place, so every error names its tracker and row.
 fn recording(trackers: &Bound<'_, PyAny>, fps: Option<f64>) -> PyResult<Trackers> {
     if let Ok(path) = trackers.extract::<String>() {
         if fps.is_some() {

@@ -116,6 +116,10 @@ pub enum GroundError {
 /// # Errors
 /// [`GroundError`] when the map lacks the hips, legs or feet, the motion does not fit, or a
 /// setting is out of range.
+///
+/// Kept as one function of about 200 lines: it is the clip-wide pipeline (settings checked, the
+/// clip's own floor, the pelvis springs and their cuts, the feet frame by frame), each step reading
+/// the arrays the one before made; split, each piece would take most of these locals as arguments.
 #[allow(clippy::too_many_lines)] // the per-frame steps in order, each a few lines
 pub fn ground_motion(
     character: Character<'_>,

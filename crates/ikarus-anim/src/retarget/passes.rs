@@ -89,6 +89,9 @@ struct Frame {
 impl<'a> Clip<'a> {
     /// Passes 1–2: the source's FK, the root mapping and floor, every frame copied onto the
     /// target (or kept, on the motion's own skeleton: `alignment` `None`), and the limbs.
+    ///
+    /// Kept as one function of about 100 lines: passes 1 and 2 in their order, each reading the
+    /// references and rest frames the lines before set up.
     pub(super) fn new(
         source: Character<'_>,
         motion: &Motion,

@@ -70,6 +70,9 @@ impl<'a> TrackSolver<'a> {
     /// # Errors
     /// [`TrackError`] when the avatar lacks a tracked bone or a leg, does not fit the body
     /// solver, or a setting is out of range.
+    ///
+    /// Kept as one function of about 110 lines: the settings' checks, then the rig, the reference
+    /// and the tracker slots, each built from the one before.
     pub fn new(
         character: Character<'a>,
         bones: &[HumanoidBone],
@@ -330,6 +333,10 @@ impl<'a> TrackSolver<'a> {
     /// Solves one frame (`frame`: each tracker's raw sample; trackers missing from it are
     /// held) on `ground`, from `pose` (the previous frame's result, or
     /// [`start_pose`](Self::start_pose)) into `pose`.
+    ///
+    /// Kept as one function of about 200 lines: the frame's numbered steps in order, each using
+    /// what the step before computed (samples → goals → heading → pelvis → feet → solve); the steps
+    /// that stand alone are methods of their own.
     #[allow(clippy::too_many_lines)] // the steps of a frame in order, each a few lines
     pub fn solve_frame(
         &mut self,

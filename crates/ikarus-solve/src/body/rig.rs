@@ -127,6 +127,9 @@ impl BodyRig {
     ///
     /// # Errors
     /// As [`new`](Self::new).
+    ///
+    /// Kept as one function of about 170 lines: each part of the rig (hips, body axes, spine,
+    /// limbs, head) is found from the map and the rest frames the parts before set up.
     #[allow(clippy::too_many_lines)] // the body's parts found in order, each a few lines
     pub fn from_map(
         skeleton: &Skeleton,

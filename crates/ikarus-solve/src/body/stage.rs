@@ -156,6 +156,10 @@ impl BodyRig {
 
     /// The solve; `model_current`: the scratch's model frames are already the forward
     /// kinematics of `pose`.
+    ///
+    /// Kept as one function of about 290 lines: the numbered stages share one set of borrowed
+    /// buffers (the scratch's, destructured once); the stages that stand alone ([`Body`],
+    /// [`solve_limb`], [`turn_head`](Self::turn_head)) are in functions of their own.
     #[allow(clippy::too_many_lines)] // the four stages in order, each a few lines
     fn solve_from(
         &self,

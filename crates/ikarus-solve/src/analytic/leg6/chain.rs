@@ -89,6 +89,9 @@ impl Leg6Chain {
     /// order, knee, ankle pitch, ankle roll), a joint without a hinge limit or with a rest
     /// scale, axes that do not match the roles (within [`CHAIN_TOLERANCE`]), hip axes that do
     /// not meet in one point, or a non-finite sole.
+    ///
+    /// Kept as one function of about 150 lines: the chain's checks in the order the errors document
+    /// them, each using the joints and frames the one before established.
     #[allow(clippy::too_many_lines)] // one validation after another
     pub fn new(
         skeleton: &Skeleton,

@@ -89,6 +89,10 @@ fn climb_clamped(
 /// `(r_y, r_z)` and `(−W, h)` both have length `ρ`, and when the knee is within reach the two
 /// ankle pitch vectors both have length `|w|`, so their dot and cross products are cosine and
 /// sine times a length known early. Clamped or out-of-reach cases normalize.
+///
+/// Kept as one function of about 160 lines: the closed form is one straight-line computation (roll,
+/// knee, pitches, hip) whose intermediate lengths are reused across the steps; split, they would be
+/// passed around or recomputed.
 #[allow(clippy::too_many_lines)] // one straight-line computation, split only by its comments
 #[allow(clippy::inline_always)] // measured: 131-134 ns per pose solve without, 108-118 with
 #[inline(always)]

@@ -285,6 +285,9 @@ fn branch_sign<S: Simd>(
 }
 
 /// The scalar path on every lane; the lanes that must leave for it, one bit each.
+///
+/// Kept as one function of over 100 lines: one straight-line computation on SIMD lanes; split, the
+/// lanes would be stored and loaded between the pieces.
 #[allow(clippy::too_many_lines)] // one straight-line computation, as the scalar path
 #[inline(always)]
 fn compute<S: Simd>(

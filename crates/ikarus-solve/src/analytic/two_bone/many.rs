@@ -166,6 +166,9 @@ fn gather<S: Simd>(
 }
 
 /// The scalar path on every lane; the lanes that must leave for it, one bit each.
+///
+/// Kept as one function of over 100 lines: one straight-line computation on SIMD lanes; split, the
+/// lanes would be stored and loaded between the pieces.
 #[allow(clippy::too_many_lines)] // one straight-line computation, as `TwoBoneTask::solve`
 #[inline(always)]
 fn compute<S: Simd>(

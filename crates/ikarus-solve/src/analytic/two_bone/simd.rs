@@ -144,6 +144,9 @@ fn vec3<S: Simd>(simd: S, gathered: &[S::f64s; FIELDS], index: usize) -> Vec3<S>
 
 /// The common path of `solve_unchecked` (settings with no softening and full weight) on every
 /// lane; returns the lanes to re-solve with the scalar function, one bit each.
+///
+/// Kept as one function of about 150 lines: one straight-line computation on SIMD lanes, with no
+/// calls to compile apart from the dispatched instruction set.
 #[allow(clippy::too_many_lines)] // one straight-line computation, as `solve_unchecked`
 #[inline(always)]
 pub(super) fn kernel<S: Simd>(
