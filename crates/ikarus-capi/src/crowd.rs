@@ -7,7 +7,10 @@ use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::{Goal, SolveReport};
 
-use crate::error::{Failure, IkarusError, IkarusStatus, guard, guard_value, mut_arg, ref_arg};
+use crate::error::{
+    IkarusError, IkarusStatus, free_handle, guard, guard_value, in_slice, mut_arg, out_slice,
+    ref_arg, same_joints,
+};
 use crate::pose::{IKARUS_LOCAL_STRIDE, read_local, write_local};
 use crate::prepared::{IkarusPrepared, IkarusReport};
 use crate::skeleton::IkarusSkeleton;
@@ -22,51 +25,6 @@ pub struct IkarusCrowd {
     /// Scratch of `ikarus_prepared_solve_crowd`, sized once per shape.
     goals: Vec<Goal>,
     reports: Vec<SolveReport>,
-}
-
-/// A slice argument of at least `needed` values.
-///
-/// # Safety
-/// `ptr` is NULL or points to `len` readable values that stay valid for `'a`.
-unsafe fn in_slice<'a, T>(
-    ptr: *const T,
-    len: usize,
-    needed: usize,
-    argument: &str,
-) -> Result<&'a [T], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(argument));
-    }
-    if len < needed {
-        return Err(Failure::invalid(format!(
-            "`{argument}` holds {len} values; {needed} are needed"
-        )));
-    }
-    // SAFETY: not NULL (checked); `len` readable values by this function's contract.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
-
-/// A writable slice argument of at least `needed` values.
-///
-/// # Safety
-/// `ptr` is NULL or points to `len` writable values used by nothing else during `'a`.
-unsafe fn out_slice<'a, T>(
-    ptr: *mut T,
-    len: usize,
-    needed: usize,
-    argument: &str,
-) -> Result<&'a mut [T], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(argument));
-    }
-    if len < needed {
-        return Err(Failure::invalid(format!(
-            "`{argument}` holds {len} values; {needed} are needed"
-        )));
-    }
-    // SAFETY: not NULL (checked); `len` writable, exclusive values by this function's
-    // contract.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
 }
 
 /// A new crowd of `count` characters of `skel`, each in the rest pose, owned by the caller
@@ -107,10 +65,9 @@ pub unsafe extern "C" fn ikarus_crowd_new(
 /// this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ikarus_crowd_free(crowd: *mut IkarusCrowd) {
-    if !crowd.is_null() {
-        // SAFETY: created by `Box::into_raw` in `ikarus_crowd_new`, freed only here.
-        drop(unsafe { Box::from_raw(crowd) });
-    }
+    // SAFETY: NULL or made by `ikarus_crowd_new` and not yet freed, by this function's
+    // contract.
+    unsafe { free_handle(crowd) };
 }
 
 /// The number of characters of a crowd (0 for NULL).
@@ -170,7 +127,8 @@ pub unsafe extern "C" fn ikarus_crowd_set_local(
         let crowd = unsafe { mut_arg(crowd, "crowd") }?;
         let per = IKARUS_LOCAL_STRIDE * crowd.skeleton.len();
         // SAFETY: NULL or `values_len` readable doubles, by this function's contract.
-        let values = unsafe { in_slice(values, values_len, per * crowd.poses.len(), "values") }?;
+        let values =
+            unsafe { in_slice(values, values_len, per * crowd.poses.len(), "values", "") }?;
         let parsed = values
             .chunks_exact(per)
             .take(crowd.poses.len())
@@ -247,17 +205,16 @@ pub unsafe extern "C" fn ikarus_prepared_solve_crowd(
         let prepared = unsafe { mut_arg(prepared, "prepared") }?;
         // SAFETY: NULL or live and exclusive, by this function's contract.
         let crowd = unsafe { mut_arg(crowd, "crowd") }?;
-        let (joints, crowd_joints) = (prepared.skeleton().len(), crowd.skeleton.len());
-        if joints != crowd_joints {
-            return Err(Failure::invalid(format!(
-                "the crowd's skeleton has {crowd_joints} joints but the prepared task's {joints}: make the crowd from that skeleton"
-            )));
-        }
+        same_joints(
+            ("the crowd's skeleton", crowd.skeleton.len()),
+            ("the prepared task's", prepared.skeleton().len()),
+            "make the crowd from that skeleton",
+        )?;
         let count = crowd.poses.len();
         let effectors = prepared.task().task().effectors.len();
         let goals = count * effectors;
         // SAFETY: NULL or `positions_len` readable doubles, by this function's contract.
-        let positions = unsafe { in_slice(positions, positions_len, 3 * goals, "positions") }?;
+        let positions = unsafe { in_slice(positions, positions_len, 3 * goals, "positions", "") }?;
         let orientations = if orientations.is_null() {
             None
         } else {

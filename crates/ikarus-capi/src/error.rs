@@ -167,6 +167,86 @@ pub(crate) unsafe fn mut_arg<'a, T>(ptr: *mut T, argument: &str) -> Result<&'a m
     unsafe { ptr.as_mut() }.ok_or_else(|| Failure::null(argument))
 }
 
+/// Checks a buffer argument: not NULL, and `len` at least `needed` (`detail`, if not empty,
+/// says what the count is made of, e.g. " (3 trackers)").
+fn check_buffer(
+    is_null: bool,
+    len: usize,
+    needed: usize,
+    argument: &str,
+    detail: &str,
+) -> Result<(), Failure> {
+    if is_null {
+        return Err(Failure::null(argument));
+    }
+    if len < needed {
+        return Err(Failure::invalid(format!(
+            "`{argument}` holds {len} doubles; {needed} are needed{detail}"
+        )));
+    }
+    Ok(())
+}
+
+/// A `double` array argument of at least `needed` values (see [`check_buffer`] for `detail`).
+///
+/// # Safety
+/// `ptr` is NULL or points to `len` readable doubles that stay valid for `'a`.
+pub(crate) unsafe fn in_slice<'a>(
+    ptr: *const f64,
+    len: usize,
+    needed: usize,
+    argument: &str,
+    detail: &str,
+) -> Result<&'a [f64], Failure> {
+    check_buffer(ptr.is_null(), len, needed, argument, detail)?;
+    // SAFETY: not NULL (checked); `len` readable doubles by this function's contract.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// A writable `double` array argument of at least `needed` values.
+///
+/// # Safety
+/// `ptr` is NULL or points to `len` writable doubles used by nothing else during `'a`.
+pub(crate) unsafe fn out_slice<'a>(
+    ptr: *mut f64,
+    len: usize,
+    needed: usize,
+    argument: &str,
+) -> Result<&'a mut [f64], Failure> {
+    check_buffer(ptr.is_null(), len, needed, argument, "")?;
+    // SAFETY: not NULL (checked); `len` writable, exclusive doubles by this function's
+    // contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// Checks that two joint counts agree: "`subject` has `has` joints but `other` `joints`:
+/// `advice`".
+pub(crate) fn same_joints(
+    (subject, has): (&str, usize),
+    (other, joints): (&str, usize),
+    advice: &str,
+) -> Result<(), Failure> {
+    if has == joints {
+        Ok(())
+    } else {
+        Err(Failure::invalid(format!(
+            "{subject} has {has} joints but {other} {joints}: {advice}"
+        )))
+    }
+}
+
+/// Frees a handle the library gave out with `Box::into_raw`. NULL is ignored.
+///
+/// # Safety
+/// `ptr` is NULL or a `T` created by `Box::into_raw` in this library, not yet freed; it is
+/// invalid after this call.
+pub(crate) unsafe fn free_handle<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: created by `Box::into_raw`, freed only here, by this function's contract.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}
+
 /// A string for C: owned by the caller, freed with `ikarus_string_free`.
 pub(crate) fn c_string(text: &str) -> *mut c_char {
     CString::new(text.replace('\0', "\\0"))

@@ -1,10 +1,13 @@
 //! Poses: one local transform per joint, read and written over flat `double` arrays.
 
 use ikarus_core::glam::{DQuat, DVec3};
-use ikarus_core::{LocalPose, ModelPose, fk};
+use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 
 use crate::IkarusSkeleton;
-use crate::error::{Failure, IkarusError, IkarusStatus, guard, guard_value, mut_arg, ref_arg};
+use crate::error::{
+    Failure, IkarusError, IkarusStatus, free_handle, guard, guard_value, in_slice, mut_arg,
+    out_slice, ref_arg, same_joints,
+};
 
 /// Doubles per joint in `ikarus_pose_get_local` / `ikarus_pose_set_local`: translation
 /// `x, y, z` then rotation `x, y, z, w` (`parent_from_joint`).
@@ -19,37 +22,11 @@ pub struct IkarusPose {
 
 /// Checks that `pose` belongs to a skeleton with `skel`'s joint count.
 pub(crate) fn check_pose(skel: &IkarusSkeleton, pose: &IkarusPose) -> Result<(), Failure> {
-    let (joints, pose_joints) = (skel.skeleton.len(), pose.pose.len());
-    if joints == pose_joints {
-        Ok(())
-    } else {
-        Err(Failure::invalid(format!(
-            "the pose has {pose_joints} joints but the skeleton {joints}: use a pose made from this skeleton"
-        )))
-    }
-}
-
-/// A writable `double` buffer argument of at least `needed` values.
-///
-/// # Safety
-/// `ptr` is NULL or points to `len` writable doubles used by nothing else during `'a`.
-unsafe fn out_doubles<'a>(
-    ptr: *mut f64,
-    len: usize,
-    needed: usize,
-    argument: &str,
-) -> Result<&'a mut [f64], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(argument));
-    }
-    if len < needed {
-        return Err(Failure::invalid(format!(
-            "`{argument}` holds {len} doubles; {needed} are needed"
-        )));
-    }
-    // SAFETY: not NULL (checked); `len` writable, exclusive doubles by this function's
-    // contract.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+    same_joints(
+        ("the pose", pose.pose.len()),
+        ("the skeleton", skel.skeleton.len()),
+        "use a pose made from this skeleton",
+    )
 }
 
 /// Writes `pose`'s local transforms into `out` in the layout of `ikarus_pose_get_local`.
@@ -155,10 +132,8 @@ pub unsafe extern "C" fn ikarus_pose_clone(pose: *const IkarusPose) -> *mut Ikar
 /// this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ikarus_pose_free(pose: *mut IkarusPose) {
-    if !pose.is_null() {
-        // SAFETY: created by `Box::into_raw` in `into_handle`, freed only here.
-        drop(unsafe { Box::from_raw(pose) });
-    }
+    // SAFETY: NULL or made by `into_handle` and not yet freed, by this function's contract.
+    unsafe { free_handle(pose) };
 }
 
 /// The number of joints of a pose (0 for NULL).
@@ -169,6 +144,32 @@ pub unsafe extern "C" fn ikarus_pose_free(pose: *mut IkarusPose) {
 pub unsafe extern "C" fn ikarus_pose_joint_count(pose: *const IkarusPose) -> usize {
     // SAFETY: NULL or live, by this function's contract.
     unsafe { pose.as_ref() }.map_or(0, |p| p.pose.len())
+}
+
+/// What the world-frame writers share: the arguments checked, the skeleton, `pose`'s model
+/// frames on it (forward kinematics) and the caller's buffer of `stride` doubles per joint.
+///
+/// # Safety
+/// `skel`, `pose` are NULL or live handles; `out.0` is NULL or points to `out.1` writable
+/// doubles used by nothing else during `'a`.
+unsafe fn world_out<'a>(
+    skel: *const IkarusSkeleton,
+    pose: *const IkarusPose,
+    (out, out_len): (*mut f64, usize),
+    stride: usize,
+    argument: &str,
+) -> Result<(&'a Skeleton, ModelPose, &'a mut [f64]), Failure> {
+    // SAFETY: NULL or live, by this function's contract.
+    let skel: &'a IkarusSkeleton = unsafe { ref_arg(skel, "skel") }?;
+    // SAFETY: NULL or live, by this function's contract.
+    let pose = unsafe { ref_arg(pose, "pose") }?;
+    check_pose(skel, pose)?;
+    let skeleton = &*skel.skeleton;
+    // SAFETY: NULL or `out_len` writable doubles, by this function's contract.
+    let out = unsafe { out_slice(out, out_len, stride * skeleton.len(), argument) }?;
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &pose.pose, &mut model);
+    Ok((skeleton, model, out))
 }
 
 /// Writes each joint's world (model-space) position, by forward kinematics of `pose` on
@@ -187,16 +188,8 @@ pub unsafe extern "C" fn ikarus_pose_world_positions(
     err: *mut *mut IkarusError,
 ) -> IkarusStatus {
     guard(err, || {
-        // SAFETY: NULL or live, by this function's contract.
-        let skel = unsafe { ref_arg(skel, "skel") }?;
-        // SAFETY: NULL or live, by this function's contract.
-        let pose = unsafe { ref_arg(pose, "pose") }?;
-        check_pose(skel, pose)?;
-        let skeleton = &*skel.skeleton;
-        // SAFETY: NULL or `out_len` writable doubles, by this function's contract.
-        let out = unsafe { out_doubles(out_xyz, out_len, 3 * skeleton.len(), "out_xyz") }?;
-        let mut model = ModelPose::new(skeleton);
-        fk::forward_kinematics(skeleton, &pose.pose, &mut model);
+        // SAFETY: the arguments as this function's contract states them.
+        let (_, model, out) = unsafe { world_out(skel, pose, (out_xyz, out_len), 3, "out_xyz") }?;
         for (xyz, p) in out.chunks_exact_mut(3).zip(model.positions()) {
             xyz.copy_from_slice(&p.to_array());
         }
@@ -221,17 +214,9 @@ pub unsafe extern "C" fn ikarus_pose_world_transforms(
     err: *mut *mut IkarusError,
 ) -> IkarusStatus {
     guard(err, || {
-        // SAFETY: NULL or live, by this function's contract.
-        let skel = unsafe { ref_arg(skel, "skel") }?;
-        // SAFETY: NULL or live, by this function's contract.
-        let pose = unsafe { ref_arg(pose, "pose") }?;
-        check_pose(skel, pose)?;
-        let skeleton = &*skel.skeleton;
-        let needed = IKARUS_LOCAL_STRIDE * skeleton.len();
-        // SAFETY: NULL or `out_len` writable doubles, by this function's contract.
-        let out = unsafe { out_doubles(out, out_len, needed, "out") }?;
-        let mut model = ModelPose::new(skeleton);
-        fk::forward_kinematics(skeleton, &pose.pose, &mut model);
+        // SAFETY: the arguments as this function's contract states them.
+        let (skeleton, model, out) =
+            unsafe { world_out(skel, pose, (out, out_len), IKARUS_LOCAL_STRIDE, "out") }?;
         for (values, j) in out
             .chunks_exact_mut(IKARUS_LOCAL_STRIDE)
             .zip(skeleton.joints())
@@ -263,7 +248,7 @@ pub unsafe extern "C" fn ikarus_pose_get_local(
         let pose = unsafe { ref_arg(pose, "pose") }?;
         let needed = IKARUS_LOCAL_STRIDE * pose.pose.len();
         // SAFETY: NULL or `out_len` writable doubles, by this function's contract.
-        let out = unsafe { out_doubles(out, out_len, needed, "out") }?;
+        let out = unsafe { out_slice(out, out_len, needed, "out") }?;
         write_local(&pose.pose, out);
         Ok(())
     })
@@ -288,18 +273,9 @@ pub unsafe extern "C" fn ikarus_pose_set_local(
     guard(err, || {
         // SAFETY: NULL or live and exclusive, by this function's contract.
         let pose = unsafe { mut_arg(pose, "pose") }?;
-        if values.is_null() {
-            return Err(Failure::null("values"));
-        }
         let needed = IKARUS_LOCAL_STRIDE * pose.pose.len();
-        if values_len < needed {
-            return Err(Failure::invalid(format!(
-                "`values` holds {values_len} doubles; {needed} are needed"
-            )));
-        }
-        // SAFETY: not NULL (checked); `values_len` readable doubles by this function's
-        // contract.
-        let values = unsafe { std::slice::from_raw_parts(values, values_len) };
+        // SAFETY: NULL or `values_len` readable doubles, by this function's contract.
+        let values = unsafe { in_slice(values, values_len, needed, "values", "") }?;
         let parsed = read_local(&values[..needed])?;
         for (t, (translation, rotation)) in pose.pose.transforms_mut().iter_mut().zip(parsed) {
             t.translation = translation;

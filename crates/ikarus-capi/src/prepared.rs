@@ -11,7 +11,8 @@ use ikarus_jobs::task::load_posture_model;
 use ikarus_solve::{PreparedTask, SolveReport, SolveStatus};
 
 use crate::error::{
-    Failure, IkarusError, IkarusStatus, guard, guard_value, mut_arg, ref_arg, str_arg,
+    Failure, IkarusError, IkarusStatus, free_handle, guard, guard_value, mut_arg, ref_arg,
+    same_joints, str_arg,
 };
 use crate::pose::IkarusPose;
 use crate::skeleton::IkarusSkeleton;
@@ -131,10 +132,9 @@ pub unsafe extern "C" fn ikarus_prepared_new(
 /// invalid after this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ikarus_prepared_free(prepared: *mut IkarusPrepared) {
-    if !prepared.is_null() {
-        // SAFETY: created by `Box::into_raw` in `ikarus_prepared_new`, freed only here.
-        drop(unsafe { Box::from_raw(prepared) });
-    }
+    // SAFETY: NULL or made by `ikarus_prepared_new` and not yet freed, by this function's
+    // contract.
+    unsafe { free_handle(prepared) };
 }
 
 /// The number of effectors (goals) of a prepared task, in the order of its task's
@@ -205,13 +205,11 @@ pub unsafe extern "C" fn ikarus_prepared_solve(
         let prepared = unsafe { mut_arg(prepared, "prepared") }?;
         // SAFETY: NULL or live and exclusive, by this function's contract.
         let pose = unsafe { mut_arg(pose, "pose") }?;
-        let joints = prepared.skeleton.len();
-        if pose.pose.len() != joints {
-            return Err(Failure::invalid(format!(
-                "the pose has {} joints but the prepared task's skeleton {joints}: use a pose made from that skeleton",
-                pose.pose.len()
-            )));
-        }
+        same_joints(
+            ("the pose", pose.pose.len()),
+            ("the prepared task's skeleton", prepared.skeleton.len()),
+            "use a pose made from that skeleton",
+        )?;
         let solved = prepared.task.solve(&mut pose.pose);
         // SAFETY: NULL or a writable report, by this function's contract.
         if let Some(out) = unsafe { report.as_mut() } {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ikarus_core::{JointId, Motion, Skeleton};
 
-use crate::error::{Failure, IkarusError, guard_value, ref_arg, str_arg};
+use crate::error::{Failure, IkarusError, free_handle, guard_value, ref_arg, str_arg};
 
 /// A skeleton (joint names, hierarchy, rest pose, limits) and the motion of the file it came
 /// from, if any. Immutable; created by `ikarus_skeleton_open`, freed by
@@ -89,10 +89,9 @@ pub unsafe extern "C" fn ikarus_skeleton_open_scaled(
 /// this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ikarus_skeleton_free(skel: *mut IkarusSkeleton) {
-    if !skel.is_null() {
-        // SAFETY: created by `Box::into_raw` in `ikarus_skeleton_open_scaled`, freed only here.
-        drop(unsafe { Box::from_raw(skel) });
-    }
+    // SAFETY: NULL or made by `ikarus_skeleton_open_scaled` and not yet freed, by this
+    // function's contract.
+    unsafe { free_handle(skel) };
 }
 
 /// The number of joints (0 for NULL). Joints are indexed 0..count, parents before children.

@@ -12,7 +12,10 @@ use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::trackers::TrackerPose;
 
-use crate::error::{Failure, IkarusError, IkarusStatus, guard, guard_value, mut_arg, ref_arg};
+use crate::error::{
+    Failure, IkarusError, IkarusStatus, free_handle, guard, guard_value, in_slice, mut_arg,
+    ref_arg, same_joints,
+};
 use crate::pose::{IkarusPose, into_handle};
 use crate::prepared::IkarusReport;
 use crate::skeleton::IkarusSkeleton;
@@ -66,18 +69,14 @@ unsafe fn sample_arg<'a>(
     points: Points,
     argument: &str,
 ) -> Result<&'a [f64], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(argument));
-    }
-    let needed = IKARUS_TRACKER_STRIDE * points.bones().len();
-    if len < needed {
-        return Err(Failure::invalid(format!(
-            "`{argument}` holds {len} doubles; {needed} are needed ({} trackers)",
-            points.bones().len()
-        )));
-    }
-    // SAFETY: not NULL (checked); `len` readable doubles by this function's contract.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+    let trackers = points.bones().len();
+    let (needed, detail) = (
+        IKARUS_TRACKER_STRIDE * trackers,
+        format!(" ({trackers} trackers)"),
+    );
+    // SAFETY: NULL or `len` readable doubles that stay valid for `'a`, by this function's
+    // contract.
+    unsafe { in_slice(ptr, len, needed, argument, &detail) }
 }
 
 /// Calibrates and creates a tracker solver for the humanoid `skel` (its bones recognised by
@@ -160,10 +159,9 @@ pub unsafe extern "C" fn ikarus_tracker_new(
 /// after this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ikarus_tracker_free(tracker: *mut IkarusTracker) {
-    if !tracker.is_null() {
-        // SAFETY: created by `Box::into_raw` in `ikarus_tracker_new`, freed only here.
-        drop(unsafe { Box::from_raw(tracker) });
-    }
+    // SAFETY: NULL or made by `ikarus_tracker_new` and not yet freed, by this function's
+    // contract.
+    unsafe { free_handle(tracker) };
 }
 
 /// A new pose holding the avatar's reference pose, where the first frame's solve starts;
@@ -231,12 +229,11 @@ pub unsafe extern "C" fn ikarus_tracker_solve_frame(
         let tracker = unsafe { mut_arg(tracker, "tracker") }?;
         // SAFETY: NULL or live and exclusive, by this function's contract.
         let pose = unsafe { mut_arg(pose, "pose") }?;
-        let (joints, pose_joints) = (tracker.skeleton.len(), pose.pose.len());
-        if joints != pose_joints {
-            return Err(Failure::invalid(format!(
-                "the pose has {pose_joints} joints but the tracker's skeleton {joints}: start from ikarus_tracker_start_pose"
-            )));
-        }
+        same_joints(
+            ("the pose", pose.pose.len()),
+            ("the tracker's skeleton", tracker.skeleton.len()),
+            "start from ikarus_tracker_start_pose",
+        )?;
         // SAFETY: NULL or `samples_len` readable doubles, by this function's contract.
         let values =
             unsafe { sample_arg(samples_xyz_xyzw, samples_len, tracker.points, "samples") }?;
