@@ -9,7 +9,7 @@ mod common;
 use common::model;
 use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, Skeleton, SkeletonBuilder, Transform};
-use ikarus_solve::driver::{self, Iteration, IterativeStep, Workspace};
+use ikarus_solve::driver::{Iteration, IterativeStep, Workspace};
 use ikarus_solve::path::Side;
 use ikarus_solve::{Goal, IkTask, IterationSettings, Tolerance};
 use ikarus_testdata::limits::swing_twist_y;
@@ -120,14 +120,7 @@ fn run<'a>(s: &'a Skeleton, task: &IkTask) -> (Deferred<'a>, ikarus_solve::Solve
     };
     let settings = common::sweeps(2);
     let mut pose = s.rest_pose();
-    let report = driver::run(
-        s,
-        task,
-        &settings,
-        &mut Workspace::new(),
-        &mut pose,
-        &mut step,
-    );
+    let report = Workspace::new().run(s, task, &settings, &mut pose, &mut step);
     (step, report)
 }
 
@@ -201,11 +194,10 @@ fn non_finite_requests_leave_the_joint_as_it_was() {
     // Start legal: the joint turned into its range (third angle inside [-1.14, -0.57]).
     pose[a].rotation = s.limit(a).project(DQuat::IDENTITY);
     assert!(s.limit_violation(&pose).is_none());
-    let report = driver::run(
+    let report = Workspace::new().run(
         &s,
         &task,
         &IterationSettings::default(),
-        &mut Workspace::new(),
         &mut pose,
         &mut Diverging,
     );

@@ -14,7 +14,7 @@ use ikarus_core::{
     EulerLimit, EulerOrder, JointLimit, LocalPose, MmdLimit, Skeleton, SkeletonBuilder, Transform,
 };
 use ikarus_solve::dofs::{Dofs, rotation_vector};
-use ikarus_solve::driver::{self, Iteration, IterativeStep, Workspace};
+use ikarus_solve::driver::{Iteration, IterativeStep, Workspace};
 use ikarus_solve::{Effector, Goal, IkTask, Tolerance};
 use ikarus_testdata::limits::{hinge, swing_twist_y};
 
@@ -103,14 +103,7 @@ fn check_fd(s: &Skeleton, task: &IkTask, pose: &LocalPose, orientation_rows: boo
         position: 0.0,
         rotation: 0.0,
     };
-    driver::run(
-        s,
-        &task,
-        &settings,
-        &mut Workspace::new(),
-        &mut pose,
-        &mut step,
-    );
+    Workspace::new().run(s, &task, &settings, &mut pose, &mut step);
     assert!(step.columns > 0 && step.largest > 0.1, "nothing checked");
     (step.position, step.orientation)
 }
@@ -632,14 +625,7 @@ fn null_space_motion_leaves_the_goals_still_to_first_order() {
     };
     let settings = common::sweeps(1);
     let mut pose = pose;
-    driver::run(
-        &s,
-        &task,
-        &settings,
-        &mut Workspace::new(),
-        &mut pose,
-        &mut probe,
-    );
+    Workspace::new().run(&s, &task, &settings, &mut pose, &mut probe);
     eprintln!(
         "null space: effector moves {:.3e} per unit step raw, {:.3e} projected",
         probe.raw, probe.projected

@@ -49,7 +49,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::driver::{Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::Side;
 use crate::linalg::align::Alignment;
 use crate::{IkTask, SolveReport};
@@ -165,14 +165,9 @@ pub fn solve_with(
         weights: &mut workspace.weights,
         reach: 0.0,
     };
-    driver::run(
-        skeleton,
-        task,
-        &config.iteration,
-        &mut workspace.driver,
-        pose,
-        &mut step,
-    )
+    workspace
+        .driver
+        .run(skeleton, task, &config.iteration, pose, &mut step)
 }
 
 struct CcdStep<'a> {

@@ -596,129 +596,135 @@ fn clamp_angle(q: DQuat, max_angle: f64) -> DQuat {
     DQuat::IDENTITY.slerp(q, max_angle / angle)
 }
 
-/// Runs `step` on `task` with the shared loop (see the module docs). `pose` is the start pose
-/// on entry and the best pose found on exit.
-///
-/// Kept as one function of about 120 lines: the sweeps, restarts, stall test and best-pose
-/// bookkeeping every iterative solver shares read in one place; what differs per solver is in
-/// its [`IterativeStep`].
-pub fn run<S: IterativeStep>(
-    skeleton: &Skeleton,
-    task: &IkTask,
-    settings: &IterationSettings,
-    workspace: &mut Workspace,
-    pose: &mut LocalPose,
-    step: &mut S,
-) -> SolveReport {
-    if let Err(reason) = workspace.start(skeleton, task, settings, pose) {
-        return SolveReport::invalid(reason);
-    }
-    let model = workspace.model.as_mut().expect("sized by start");
-    fk::forward_kinematics(skeleton, pose, model);
-    let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
-    let mut ctx = Iteration {
-        skeleton,
-        task,
-        settings,
-        pose,
-        model,
-        path: &workspace.path,
-        active: &mut workspace.active,
-        hinge_angles: &mut workspace.hinge_angles,
-        base_target,
-        largest_step: 0.0,
-        lazy: false,
-        stale: false,
-    };
-    // Start from a legal pose: every path joint on its limit (one forward kinematics pass).
-    for &pj in ctx.path.joints() {
-        let rotation = ctx.pose[pj.joint].rotation;
-        ctx.set_rotation_deferred(pj, rotation);
-    }
-    ctx.update_model();
-    let score = |(p, r): (f64, f64)| {
-        p / task.tolerance.position.max(1e-300) + r / task.tolerance.rotation.max(1e-300)
-    };
-    let converged =
-        |(p, r): (f64, f64)| p <= task.tolerance.position && r <= task.tolerance.rotation;
-    let mut current = residuals(task, ctx.model);
-    let (mut best_score, mut best_converged) = (score(current), converged(current));
-    refill(&mut workspace.best, ctx.pose.transforms());
-    refill(&mut workspace.best_active, ctx.active);
-    step.prepare(&mut ctx);
-    let offered = step.pattern_moves();
-    workspace.pattern.start(settings, offered);
-    let mut iterations = 0;
-    let mut restarts = 0;
-    let mut rng = SplitMix(settings.seed);
-    // Best score at the start of the current stall window, and the sweep that opened it.
-    let mut window = (best_score, 0);
-    let deadline = settings.deadline();
-    while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
-        // Out of time, or diverged (a NaN or overflowing pose, say from goals near f64::MAX,
-        // that a restart did not cure): the best pose so far is returned.
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) || !score(current).is_finite() {
-            break;
+impl Workspace {
+    /// Runs `step` on `task` with the shared loop (see the module docs). `pose` is the start pose
+    /// on entry and the best pose found on exit.
+    ///
+    /// Kept as one function of about 120 lines: the sweeps, restarts, stall test and best-pose
+    /// bookkeeping every iterative solver shares read in one place; what differs per solver is in
+    /// its [`IterativeStep`].
+    #[allow(clippy::too_many_lines)] // one loop, read in one place (above)
+    pub fn run<S: IterativeStep>(
+        &mut self,
+        skeleton: &Skeleton,
+        task: &IkTask,
+        settings: &IterationSettings,
+        pose: &mut LocalPose,
+        step: &mut S,
+    ) -> SolveReport {
+        let workspace = self;
+        if let Err(reason) = workspace.start(skeleton, task, settings, pose) {
+            return SolveReport::invalid(reason);
         }
-        ctx.largest_step = 0.0;
-        let before_score = score(current);
-        if workspace.pattern.enabled() {
-            refill(&mut workspace.pattern.before, ctx.pose.transforms());
+        let model = workspace.model.as_mut().expect("sized by start");
+        fk::forward_kinematics(skeleton, pose, model);
+        let base_target = task.base.map(|b| (b, model[b], model.rotation(b)));
+        let mut ctx = Iteration {
+            skeleton,
+            task,
+            settings,
+            pose,
+            model,
+            path: &workspace.path,
+            active: &mut workspace.active,
+            hinge_angles: &mut workspace.hinge_angles,
+            base_target,
+            largest_step: 0.0,
+            lazy: false,
+            stale: false,
+        };
+        // Start from a legal pose: every path joint on its limit (one forward kinematics pass).
+        for &pj in ctx.path.joints() {
+            let rotation = ctx.pose[pj.joint].rotation;
+            ctx.set_rotation_deferred(pj, rotation);
         }
-        ctx.lazy = true;
-        step.sweep(&mut ctx);
-        ctx.lazy = false;
-        if ctx.stale {
-            fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
-            ctx.stale = false;
-        }
-        iterations += 1;
-        current = residuals(task, ctx.model);
-        let mut s = score(current);
-        // After an improving sweep, the pattern move while it improves further.
-        if workspace.pattern.enabled()
-            && s < before_score
-            && !converged(current)
-            && let Some(trial) =
-                ctx.try_pattern_move(&mut workspace.pattern, s / before_score, |r| score(r) < s)
-        {
-            current = trial;
-            s = score(trial);
-        }
-        // Converged first (a converged pose may score higher), then the lower score.
-        if (converged(current), -s) > (best_converged, -best_score) {
-            (best_score, best_converged) = (s, converged(current));
-            workspace.best.copy_from_slice(ctx.pose.transforms());
-            workspace.best_active.copy_from_slice(ctx.active);
-        }
-        let still = ctx.largest_step < settings.min_step;
-        // Stalled: over the window the score shrank by less than 10%.
-        let stalled = restarts < settings.restarts
-            && iterations - window.1 >= settings.stall_window
-            && s > 0.9 * window.0;
-        if iterations - window.1 >= settings.stall_window {
-            window = (s, iterations);
-        }
-        if still || stalled {
-            if restarts == settings.restarts {
+        ctx.update_model();
+        let score = |(p, r): (f64, f64)| {
+            p / task.tolerance.position.max(1e-300) + r / task.tolerance.rotation.max(1e-300)
+        };
+        let converged =
+            |(p, r): (f64, f64)| p <= task.tolerance.position && r <= task.tolerance.rotation;
+        let mut current = residuals(task, ctx.model);
+        let (mut best_score, mut best_converged) = (score(current), converged(current));
+        refill(&mut workspace.best, ctx.pose.transforms());
+        refill(&mut workspace.best_active, ctx.active);
+        step.prepare(&mut ctx);
+        let offered = step.pattern_moves();
+        workspace.pattern.start(settings, offered);
+        let mut iterations = 0;
+        let mut restarts = 0;
+        let mut rng = SplitMix(settings.seed);
+        // Best score at the start of the current stall window, and the sweep that opened it.
+        let mut window = (best_score, 0);
+        let deadline = settings.deadline();
+        while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
+            // Out of time, or diverged (a NaN or overflowing pose, say from goals near f64::MAX,
+            // that a restart did not cure): the best pose so far is returned.
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d)
+                || !score(current).is_finite()
+            {
                 break;
             }
-            // Start again from the best pose kicked by random rotations, small first (enough
-            // to unfold a straight chain), then larger, the last ones uniform.
-            restarts += 1;
-            let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
-            ctx.kick(&workspace.best, &mut rng, kick);
+            ctx.largest_step = 0.0;
+            let before_score = score(current);
+            if workspace.pattern.enabled() {
+                refill(&mut workspace.pattern.before, ctx.pose.transforms());
+            }
+            ctx.lazy = true;
+            step.sweep(&mut ctx);
+            ctx.lazy = false;
+            if ctx.stale {
+                fk::forward_kinematics(skeleton, ctx.pose, ctx.model);
+                ctx.stale = false;
+            }
+            iterations += 1;
             current = residuals(task, ctx.model);
-            window = (score(current), iterations);
+            let mut s = score(current);
+            // After an improving sweep, the pattern move while it improves further.
+            if workspace.pattern.enabled()
+                && s < before_score
+                && !converged(current)
+                && let Some(trial) =
+                    ctx.try_pattern_move(&mut workspace.pattern, s / before_score, |r| score(r) < s)
+            {
+                current = trial;
+                s = score(trial);
+            }
+            // Converged first (a converged pose may score higher), then the lower score.
+            if (converged(current), -s) > (best_converged, -best_score) {
+                (best_score, best_converged) = (s, converged(current));
+                workspace.best.copy_from_slice(ctx.pose.transforms());
+                workspace.best_active.copy_from_slice(ctx.active);
+            }
+            let still = ctx.largest_step < settings.min_step;
+            // Stalled: over the window the score shrank by less than 10%.
+            let stalled = restarts < settings.restarts
+                && iterations - window.1 >= settings.stall_window
+                && s > 0.9 * window.0;
+            if iterations - window.1 >= settings.stall_window {
+                window = (s, iterations);
+            }
+            if still || stalled {
+                if restarts == settings.restarts {
+                    break;
+                }
+                // Start again from the best pose kicked by random rotations, small first (enough
+                // to unfold a straight chain), then larger, the last ones uniform.
+                restarts += 1;
+                let kick = (0.25 * f64::from(1u32 << restarts.min(4))).min(std::f64::consts::PI);
+                ctx.kick(&workspace.best, &mut rng, kick);
+                current = residuals(task, ctx.model);
+                window = (score(current), iterations);
+            }
         }
+        pose.transforms_mut().copy_from_slice(&workspace.best);
+        if settings.blend < 1.0 {
+            blend(skeleton, workspace, task, pose, settings.blend);
+        }
+        let mut report = finish(skeleton, task, workspace, pose, iterations);
+        report.restarts = restarts;
+        report
     }
-    pose.transforms_mut().copy_from_slice(&workspace.best);
-    if settings.blend < 1.0 {
-        blend(skeleton, workspace, task, pose, settings.blend);
-    }
-    let mut report = finish(skeleton, task, workspace, pose, iterations);
-    report.restarts = restarts;
-    report
 }
 
 /// The report of the returned pose: residuals by FK, active limits, unreachable when proven.

@@ -48,7 +48,7 @@ use ikarus_core::{LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
 use crate::iterative::dofs::{DofKind, Dofs, rotation_vector};
-use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::driver::{Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::Side;
 use crate::linalg::svd::RowSvd;
 use crate::{IkTask, ParameterError, SolveReport};
@@ -290,14 +290,9 @@ pub fn solve_with(
         dofs: &mut workspace.dofs,
         b: &mut workspace.buffers,
     };
-    driver::run(
-        skeleton,
-        task,
-        &config.iteration,
-        &mut workspace.driver,
-        pose,
-        &mut step,
-    )
+    workspace
+        .driver
+        .run(skeleton, task, &config.iteration, pose, &mut step)
 }
 
 struct JacobianStep<'a> {

@@ -34,7 +34,7 @@ use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use serde::{Deserialize, Serialize};
 
 use crate::iterative::dofs::{DofKind, Dofs};
-use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::driver::{Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::Side;
 use crate::{IkTask, ParameterError, SolveReport};
 
@@ -166,14 +166,9 @@ pub fn solve_with(
         lambda: config.lambda,
         nu: 2.0,
     };
-    driver::run(
-        skeleton,
-        task,
-        &config.iteration,
-        &mut workspace.driver,
-        pose,
-        &mut lm,
-    )
+    workspace
+        .driver
+        .run(skeleton, task, &config.iteration, pose, &mut lm)
 }
 
 struct LmStep<'a> {

@@ -118,14 +118,8 @@ fn climb_with<const CLAMP: bool>(
         unit2(sin0, cos0)
     };
     if CLAMP {
-        (roll, limited[5]) = fit(
-            angle(sin_roll, cos_roll),
-            limits.min.ankle_roll,
-            limits.max.ankle_roll,
-        );
-        if limited[5] {
-            (sin_roll, cos_roll) = roll.sin_cos();
-        }
+        let (lo, hi) = (limits.min.ankle_roll, limits.max.ankle_roll);
+        (roll, limited[5], (sin_roll, cos_roll)) = fit_pair((sin_roll, cos_roll), lo, hi);
     }
 
     // Hip centre → ankle pitch joint in the ankle pitch joint's XZ plane; the rolled height
@@ -177,10 +171,8 @@ fn climb_with<const CLAMP: bool>(
         (0.0, 1.0, single_link_reach(params, tt + ss, ww))
     };
     if CLAMP {
-        (knee, limited[3]) = fit(angle(sin_knee, cos_knee), limits.min.knee, limits.max.knee);
-        if limited[3] {
-            (sin_knee, cos_knee) = knee.sin_cos();
-        }
+        let (lo, hi) = (limits.min.knee, limits.max.knee);
+        (knee, limited[3], (sin_knee, cos_knee)) = fit_pair((sin_knee, cos_knee), lo, hi);
     }
 
     // Ankle pitch: turns v = Ry(−knee)·thigh + shank onto w (counterclockwise in (z, x)).
@@ -193,14 +185,9 @@ fn climb_with<const CLAMP: bool>(
         unit2(sin0, cos0)
     };
     if CLAMP {
-        (ankle_pitch, limited[4]) = fit(
-            angle(sin_pitch, cos_pitch),
-            limits.min.ankle_pitch,
-            limits.max.ankle_pitch,
-        );
-        if limited[4] {
-            (sin_pitch, cos_pitch) = ankle_pitch.sin_cos();
-        }
+        let (lo, hi) = (limits.min.ankle_pitch, limits.max.ankle_pitch);
+        (ankle_pitch, limited[4], (sin_pitch, cos_pitch)) =
+            fit_pair((sin_pitch, cos_pitch), lo, hi);
     }
 
     // Hip: R_hip = R_foot · Rx(−roll) · Ry(−(knee + ankle pitch)); the first product does
@@ -500,6 +487,22 @@ fn excess(angle: f64, (min, max): (f64, f64)) -> f64 {
     } else {
         0.0
     }
+}
+
+/// [`fit`] of the angle of `(sin, cos)`: the fitted angle, whether the limit moved it, and its
+/// sine and cosine (the given pair when it did not).
+#[inline]
+fn fit_pair((sin, cos): (f64, f64), min: f64, max: f64) -> (f64, bool, (f64, f64)) {
+    let (fitted, limited) = fit(angle(sin, cos), min, max);
+    (
+        fitted,
+        limited,
+        if limited {
+            fitted.sin_cos()
+        } else {
+            (sin, cos)
+        },
+    )
 }
 
 /// `angle`, or `angle ± 2π`, when inside `[min, max]`; otherwise the bound nearer around the

@@ -70,7 +70,7 @@ use glam::{DAffine3, DQuat, DVec3, DVec4};
 use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, Skeleton};
 use serde::{Deserialize, Serialize};
 
-use crate::iterative::driver::{self, Iteration, IterationSettings, IterativeStep, Workspace};
+use crate::iterative::driver::{Iteration, IterationSettings, IterativeStep, Workspace};
 use crate::iterative::path::{PathJoint, Side};
 use crate::recover::RotationFit;
 use crate::{IkTask, SolveReport};
@@ -157,14 +157,9 @@ pub fn solve_with(
         plan: &mut workspace.plan,
         chain: &mut workspace.chain,
     };
-    driver::run(
-        skeleton,
-        task,
-        &config.iteration,
-        &mut workspace.driver,
-        pose,
-        &mut step,
-    )
+    workspace
+        .driver
+        .run(skeleton, task, &config.iteration, pose, &mut step)
 }
 
 /// FABRIK's backward step for one bone: the bone (from a joint at `at` to its child, whose
