@@ -880,28 +880,22 @@ mod tests {
         assert_eq!(b[0], Some(HumanoidBone::LeftShoulder));
         assert_eq!(b[1], Some(HumanoidBone::LeftShoulder));
         assert_eq!(b[2], Some(HumanoidBone::LeftUpperArm));
-        assert_eq!(
-            bone("mixamorig:RightHandIndex2")[1],
-            Some(HumanoidBone::RightIndexIntermediate)
-        );
-        assert_eq!(
-            bone("leftThumbMetacarpal")[0],
-            Some(HumanoidBone::LeftThumbMetacarpal)
-        );
-        assert_eq!(
-            bone("leftThumbProximal")[0],
-            Some(HumanoidBone::LeftThumbProximal)
-        );
-        assert_eq!(
-            bone("IndexFinger2_L")[3],
-            Some(HumanoidBone::LeftIndexIntermediate)
-        );
-        assert_eq!(
-            bone("Thumb0_R")[3],
-            Some(HumanoidBone::RightThumbMetacarpal)
-        );
-        assert_eq!(bone("左親指０")[4], Some(HumanoidBone::LeftThumbMetacarpal));
-        assert_eq!(bone("右小指３")[4], Some(HumanoidBone::RightLittleDistal));
+        // (name, scheme index, bone)
+        for (name, scheme, expected) in [
+            (
+                "mixamorig:RightHandIndex2",
+                1,
+                HumanoidBone::RightIndexIntermediate,
+            ),
+            ("leftThumbMetacarpal", 0, HumanoidBone::LeftThumbMetacarpal),
+            ("leftThumbProximal", 0, HumanoidBone::LeftThumbProximal),
+            ("IndexFinger2_L", 3, HumanoidBone::LeftIndexIntermediate),
+            ("Thumb0_R", 3, HumanoidBone::RightThumbMetacarpal),
+            ("左親指０", 4, HumanoidBone::LeftThumbMetacarpal),
+            ("右小指３", 4, HumanoidBone::RightLittleDistal),
+        ] {
+            assert_eq!(bone(name)[scheme], Some(expected), "{name}");
+        }
     }
 
     #[test]
