@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
+#[cfg(feature = "fs")]
 use ikarus_core::humanoid::{BUILTIN_HUMANOID, builtin_humanoid};
+#[cfg(feature = "fs")]
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::rig::Rig;
 use ikarus_core::{Motion, Skeleton};
@@ -78,6 +80,7 @@ impl Document {
 ///
 /// # Errors
 /// [`FormatError`] naming the file and, for parse errors, line and column.
+#[cfg(feature = "fs")]
 pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
     if source == BUILTIN_HUMANOID {
         return Ok(open_builtin(scale));
@@ -90,6 +93,8 @@ pub fn open(source: &str, scale: f64) -> Result<Document, FormatError> {
 ///
 /// # Errors
 /// As [`open`]; [`FormatError::Gltf`] when no animation has that name.
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
 pub fn open_animation(
     source: &str,
     scale: f64,
@@ -198,6 +203,7 @@ pub fn open_bytes(name: &str, bytes: &[u8], scale: f64) -> Result<Document, Form
 ///
 /// # Errors
 /// [`FormatError::Io`] or [`FormatError::Gltf`] when the glTF file cannot be read again.
+#[cfg(feature = "fs")]
 pub fn humanoid_map(source: &str, skeleton: &Skeleton) -> Result<HumanoidMap, FormatError> {
     let path = Path::new(source);
     let extension = lowercase_extension(path);
@@ -231,6 +237,7 @@ pub fn humanoid_map(source: &str, skeleton: &Skeleton) -> Result<HumanoidMap, Fo
 ///
 /// # Errors
 /// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
+#[cfg(feature = "fs")]
 pub fn read_mmd_model(path: &Path, scale: f64) -> Result<crate::mmd::MmdModel, FormatError> {
     let bytes = read_file(path)?;
     let is_pmd = path
@@ -268,6 +275,7 @@ fn lowercase_extension(path: &Path) -> Option<String> {
 ///
 /// # Errors
 /// [`FormatError::Io`] or [`FormatError::Mmd`] with the byte offset.
+#[cfg(feature = "fs")]
 pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatError> {
     let bytes = read_file(path)?;
     crate::mmd::vmd::Vmd::parse(&bytes, scale).map_err(|source| FormatError::Mmd {
@@ -276,11 +284,14 @@ pub fn read_vmd(path: &Path, scale: f64) -> Result<crate::mmd::vmd::Vmd, FormatE
     })
 }
 
+#[cfg(feature = "fs")]
 fn open_builtin(scale: f64) -> Document {
     Document::from_skeleton(builtin_humanoid().scaled(scale))
 }
 
 /// The file's bytes, or [`FormatError::Io`] naming it.
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
 fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     std::fs::read(path).map_err(|source| FormatError::Io {
         path: path.to_owned(),

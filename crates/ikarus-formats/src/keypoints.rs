@@ -16,11 +16,13 @@
 //! Values stay in the file's units and axes; the caller converts them. Readers never panic,
 //! check every count against the input's size, and name the frame of a bad value.
 
+#[cfg(feature = "fs")]
 use std::path::Path;
 
 use glam::{DQuat, DVec3};
 use serde_json::Value;
 
+#[cfg(feature = "fs")]
 use crate::FormatError;
 
 /// Keypoints read from a file.
@@ -102,6 +104,8 @@ pub enum KeypointError {
 /// # Errors
 /// [`FormatError::Io`] when unreadable, [`FormatError::Keypoints`] naming the file and frame
 /// or line when malformed, [`FormatError::UnknownFormat`] for other extensions.
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
 pub fn read(path: &Path) -> Result<KeypointFile, FormatError> {
     let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
         path: path.to_owned(),
@@ -130,6 +134,8 @@ pub fn read(path: &Path) -> Result<KeypointFile, FormatError> {
 ///
 /// # Errors
 /// As [`read`].
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
 pub fn read_segments(path: &Path) -> Result<SegmentFile, FormatError> {
     let text = std::fs::read_to_string(path).map_err(|source| FormatError::Io {
         path: path.to_owned(),

@@ -32,9 +32,9 @@ pub mod mmd;
 pub mod trackers;
 pub mod urdf;
 
-pub use document::{
-    Document, humanoid_map, open, open_animation, open_bytes, read_mmd_model, read_vmd,
-};
+pub use document::{Document, open_bytes};
+#[cfg(feature = "fs")]
+pub use document::{humanoid_map, open, open_animation, read_mmd_model, read_vmd};
 pub use error::FormatError;
 
 /// The README's library example, compiled and run as a doctest.

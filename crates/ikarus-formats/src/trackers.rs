@@ -13,6 +13,7 @@
 //!   CSV has no offsets.
 
 use std::collections::BTreeMap;
+#[cfg(feature = "fs")]
 use std::path::Path;
 
 use ikarus_core::humanoid_map::HumanoidBone;
@@ -87,6 +88,8 @@ struct TrackerJson {
 /// # Errors
 /// [`TrackerFileError`] naming the file: unreadable, malformed (with line and column), a name
 /// that is no VRM bone, or a bad shape.
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
 pub fn read(path: &Path) -> Result<Trackers, TrackerFileError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| TrackerFileError::Io {

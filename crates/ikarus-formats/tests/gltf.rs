@@ -1,6 +1,8 @@
 //! glTF / GLB / VRM against the real files in ../shared/data/gltf (counts pinned by hand from
 //! each file's JSON and accessors), interpolation formulas, round trips and malformed input.
 
+#![allow(clippy::disallowed_methods)] // tests read the shared data files
+
 use std::path::PathBuf;
 
 use ikarus_core::glam::{DQuat, DVec3};

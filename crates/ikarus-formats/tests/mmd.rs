@@ -2,6 +2,8 @@
 //! hand from the files' own bytes (read with a separate script), VMD round trips, and
 //! malformed input.
 
+#![allow(clippy::disallowed_methods)] // tests read the shared data files
+
 use glam::{DQuat, DVec3};
 use ikarus_core::{ModelPose, fk};
 use ikarus_formats::mmd::vmd::{Bezier, BoundMotion, Vmd};

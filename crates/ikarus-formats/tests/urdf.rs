@@ -1,6 +1,8 @@
 //! URDF loading: every file in ../shared/data/urdf loads; chains, `q` and forward kinematics
 //! agree with an independent product of the URDF joints' own transforms; errors name the line.
 
+#![allow(clippy::disallowed_methods)] // tests read the shared data files
+
 use std::f64::consts::{PI, TAU};
 
 use glam::{DAffine3, DQuat, DVec3};

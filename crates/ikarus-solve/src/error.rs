@@ -20,6 +20,14 @@ pub enum ParameterError {
         /// What it must be (`positive and finite`, `finite and >= 0`, `in [0, 1]`).
         range: &'static str,
     },
+    /// A parameter that needs a cargo feature this build of `ikarus-solve` lacks.
+    #[error("{name} needs ikarus-solve's `{feature}` feature, which this build lacks")]
+    NeedsFeature {
+        /// The parameter (`time_budget_us`).
+        name: &'static str,
+        /// The feature (`clock`).
+        feature: &'static str,
+    },
     /// A count that must be at least 1 is 0.
     #[error("{name} must be at least 1")]
     Zero {

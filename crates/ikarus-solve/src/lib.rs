@@ -29,6 +29,7 @@
 
 mod analytic;
 pub mod body;
+mod clock;
 mod config;
 mod error;
 pub mod example_based;
@@ -46,7 +47,9 @@ pub use analytic::{aim, leg6, limb7, two_bone};
 pub use config::{SolverConfig, SolverWorkspace, solve, solve_with};
 pub use iterative::{ccd, dofs, driver, fabrik, jacobian, lm, path};
 pub use linalg::{align, svd};
-pub use runtime::{prepared, threaded};
+pub use runtime::prepared;
+#[cfg(feature = "threads")]
+pub use runtime::threaded;
 
 pub use ccd::{CcdConfig, CcdDamping, CcdVariant};
 pub use driver::{IterationSettings, Workspace};

@@ -6,6 +6,9 @@
 //! `ikarus_core::fk` on skeletons built in code with the dimensions of the Unitree G1 and of
 //! `simple_humanoid.urdf`.
 
+#![allow(clippy::disallowed_methods)]
+// tests read the shared data files
+
 // Joint origins and limits are copied from the URDF files digit for digit (0.5236 is the file's
 // value, not π/6), so that they can be checked against them.
 #![allow(clippy::unreadable_literal, clippy::approx_constant)]

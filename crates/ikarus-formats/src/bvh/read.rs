@@ -3,6 +3,7 @@
 //! frame values.
 
 use std::collections::HashSet;
+#[cfg(feature = "fs")]
 use std::path::Path;
 
 use glam::DVec3;
@@ -10,6 +11,7 @@ use ikarus_core::{MAX_JOINTS, RawJoint, SkeletonBuilder, Transform};
 
 use super::number::{parse_f64, parse_u64};
 use super::{Bvh, BvhError, BvhLayout, Channel, JointChannels};
+#[cfg(feature = "fs")]
 use crate::FormatError;
 
 /// Options for reading BVH.
@@ -32,6 +34,8 @@ impl Bvh {
     /// # Errors
     /// [`FormatError::Io`] when the file cannot be read, [`FormatError::Bvh`] with line and
     /// column when it is not valid BVH.
+    #[cfg(feature = "fs")]
+    #[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
     pub fn read(path: &Path, options: &BvhReadOptions) -> Result<Self, FormatError> {
         let bytes = std::fs::read(path).map_err(|source| FormatError::Io {
             path: path.to_owned(),

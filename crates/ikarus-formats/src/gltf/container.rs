@@ -148,10 +148,7 @@ pub(crate) fn load_buffer(
                     reason: format!("external buffer `{uri}` when reading from bytes"),
                 });
             };
-            let path = base.join(uri);
-            std::fs::read(&path).map_err(|e| {
-                GltfError::invalid(format!("{pointer}.uri"), format!("{}: {e}", path.display()))
-            })?
+            read_external(base, uri, &pointer)?
         }
     };
     if data.len() < byte_length {
@@ -164,6 +161,25 @@ pub(crate) fn load_buffer(
         ));
     }
     Ok(data)
+}
+
+/// An external buffer's bytes, `uri` relative to `base` (`pointer` names the buffer in errors).
+#[cfg(feature = "fs")]
+#[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
+fn read_external(base: &Path, uri: &str, pointer: &str) -> Result<Vec<u8>, GltfError> {
+    let path = base.join(uri);
+    std::fs::read(&path).map_err(|e| {
+        GltfError::invalid(format!("{pointer}.uri"), format!("{}: {e}", path.display()))
+    })
+}
+
+/// Without the `fs` feature no file is read: an external buffer is refused.
+#[cfg(not(feature = "fs"))]
+fn read_external(_base: &Path, uri: &str, pointer: &str) -> Result<Vec<u8>, GltfError> {
+    Err(GltfError::Unsupported {
+        pointer: format!("{pointer}.uri"),
+        reason: format!("external buffer `{uri}`: reading files needs the `fs` feature"),
+    })
 }
 
 /// A GLB file from JSON text and a binary chunk (padded as the specification requires).

@@ -65,6 +65,8 @@ impl GltfFile {
     ///
     /// # Errors
     /// [`crate::FormatError::Io`] or [`crate::FormatError::Gltf`] naming the file.
+    #[cfg(feature = "fs")]
+    #[allow(clippy::disallowed_methods)] // a file edge, behind `fs`
     pub fn read(path: &Path) -> Result<Self, crate::FormatError> {
         let bytes = std::fs::read(path).map_err(|source| crate::FormatError::Io {
             path: path.to_owned(),
@@ -221,6 +223,7 @@ fn animation_name(animation: &gltf::json::Animation, index: usize) -> String {
 }
 
 /// [`crate::open`] for `.gltf`, `.glb`, `.vrm` and `.vrma` files.
+#[cfg(feature = "fs")]
 pub(crate) fn open_document(
     path: &Path,
     scale: f64,

@@ -22,6 +22,7 @@
 use glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointId, JointLimit, LocalPose, ModelPose, Skeleton, fk};
 
+use crate::clock::Deadline;
 use crate::iterative::path::{JointPath, PathJoint, Side};
 pub use crate::iterative::settings::IterationSettings;
 use crate::report::residuals;
@@ -660,9 +661,7 @@ impl Workspace {
         while iterations < settings.max_iterations && !converged(current) && !ctx.path.is_empty() {
             // Out of time, or diverged (a NaN or overflowing pose, say from goals near f64::MAX,
             // that a restart did not cure): the best pose so far is returned.
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d)
-                || !score(current).is_finite()
-            {
+            if deadline.is_some_and(Deadline::passed) || !score(current).is_finite() {
                 break;
             }
             ctx.largest_step = 0.0;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ParameterError;
+use crate::clock::Deadline;
 
 /// Loop parameters shared by the iterative solvers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,9 +113,8 @@ impl IterationSettings {
     }
 
     /// When a solve starting now must stop, from [`IterationSettings::time_budget_us`].
-    pub(crate) fn deadline(&self) -> Option<std::time::Instant> {
-        self.time_budget_us
-            .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6))
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        Deadline::after(self.time_budget_us)
     }
 
     /// Checks the values are usable.
@@ -153,6 +153,13 @@ impl IterationSettings {
                 name: "time_budget_us",
                 value: budget,
                 range: "positive and finite",
+            });
+        }
+        #[cfg(not(feature = "clock"))]
+        if self.time_budget_us.is_some() {
+            return Err(ParameterError::NeedsFeature {
+                name: "time_budget_us",
+                feature: "clock",
             });
         }
         if !(0.0..=1.0).contains(&self.blend) {

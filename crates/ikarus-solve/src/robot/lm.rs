@@ -57,6 +57,7 @@ use glam::{DMat3, DQuat, DVec3};
 
 use super::Screws;
 use crate::Tolerance;
+use crate::clock::Deadline;
 use crate::iterative::driver::SplitMix;
 use crate::iterative::lm::LmConfig;
 
@@ -765,13 +766,9 @@ fn solve_n<const N: usize>(
     let (mut iterations, mut restarts) = (0, 0);
     let mut rng = SplitMix(settings.seed);
     let mut window = (best_score, 0);
-    let deadline = settings
-        .time_budget_us
-        .map(|us| std::time::Instant::now() + std::time::Duration::from_secs_f64(us * 1e-6));
+    let deadline = settings.deadline();
     while iterations < settings.max_iterations && !current.converged(tolerance) {
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d)
-            || !current.score(weights).is_finite()
-        {
+        if deadline.is_some_and(Deadline::passed) || !current.score(weights).is_finite() {
             break;
         }
         let before = current.score(weights);

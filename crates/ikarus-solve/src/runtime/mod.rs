@@ -5,4 +5,5 @@
 //! is many problems of one kernel in a slice.
 
 pub mod prepared;
+#[cfg(feature = "threads")]
 pub mod threaded;

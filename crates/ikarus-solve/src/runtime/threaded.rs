@@ -11,6 +11,8 @@
 //! kinematics of the returned `q`. Results keep the input order whatever the number of
 //! threads.
 
+#![allow(clippy::disallowed_methods)] // threads and timing, behind the `threads` feature
+
 use std::time::Instant;
 
 use glam::{DQuat, DVec3};

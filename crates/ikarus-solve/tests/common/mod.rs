@@ -1,6 +1,7 @@
 //! Helpers shared by the solver tests that need `ikarus_solve` or `ikarus_formats` types (the
 //! rest, re-exported here, is in `ikarus_testdata`).
 
+#![allow(clippy::disallowed_methods)] // tests read the shared data files
 #![allow(dead_code)]
 
 use glam::{DAffine3, DQuat, DVec3};
