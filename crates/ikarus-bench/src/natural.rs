@@ -55,6 +55,75 @@ pub const GROUPS: [(&str, &[Clip], bool); 3] = [
     ),
 ];
 
+/// The group of clips not learned from: a model learned on the CMU and Bandai Namco clips
+/// (every frame), carried onto the built-in humanoid, tested on clips of other performers and
+/// studios carried there too (their middle fifth, as the other groups' held-out frames).
+pub const OTHER_CLIPS: (&str, &[Clip], &[Clip]) = (
+    "other clips",
+    &[
+        ("cmu_02_01_walk_cgspeed_crlf.bvh", "walk", 4, CMU_UNIT),
+        ("cmu_01_01_jump_cgspeed.bvh", "jump", 4, CMU_UNIT),
+        ("bandainamco_ds1_walk_normal_002.bvh", "walk", 1, 0.01),
+        ("bandainamco_ds1_run_normal_001.bvh", "run", 1, 0.01),
+    ],
+    &[
+        ("pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh", "pymo walk", 4, 0.01),
+        ("mocapbank_zxy_crlf.bvh", "mocapbank", 1, 0.01),
+        ("mass_hik_run_crlf.bvh", "mass run", 4, 0.01),
+        ("pfnn_hierarchy_30fps_crlf.bvh", "pfnn", 1, 0.01),
+    ],
+);
+
+/// Two to six effectors, by humanoid bone (a set whose bones a group's skeleton lacks is left
+/// out for that group).
+pub const TWO_TO_SIX: [(&str, &[HumanoidBone]); 5] = [
+    (
+        "2: hands",
+        &[HumanoidBone::LeftHand, HumanoidBone::RightHand],
+    ),
+    (
+        "3: hands, head",
+        &[
+            HumanoidBone::LeftHand,
+            HumanoidBone::RightHand,
+            HumanoidBone::Head,
+        ],
+    ),
+    (
+        "4: hands, feet",
+        &[
+            HumanoidBone::LeftHand,
+            HumanoidBone::RightHand,
+            HumanoidBone::LeftFoot,
+            HumanoidBone::RightFoot,
+        ],
+    ),
+    (
+        "5: hands, feet, head",
+        &[
+            HumanoidBone::LeftHand,
+            HumanoidBone::RightHand,
+            HumanoidBone::LeftFoot,
+            HumanoidBone::RightFoot,
+            HumanoidBone::Head,
+        ],
+    ),
+    (
+        "6: hands, feet, head, chest",
+        &[
+            HumanoidBone::LeftHand,
+            HumanoidBone::RightHand,
+            HumanoidBone::LeftFoot,
+            HumanoidBone::RightFoot,
+            HumanoidBone::Head,
+            HumanoidBone::Chest,
+        ],
+    ),
+];
+
+/// An effector set: its name and bones.
+pub type EffectorSet = (&'static str, &'static [HumanoidBone]);
+
 /// The effector sets, by humanoid bone.
 pub const EFFECTOR_SETS: [(&str, &[HumanoidBone]); 3] = [
     ("hands", &[HumanoidBone::LeftHand, HumanoidBone::RightHand]),
@@ -77,6 +146,31 @@ pub const EFFECTOR_SETS: [(&str, &[HumanoidBone]); 3] = [
     ),
 ];
 
+/// Where a task's solve starts (the hips always at the held-out frame's transform, joints the
+/// model does not cover at the held-out frame's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The model's mean posture: the same start for every frame.
+    Mean,
+    /// The clip's first frame (at 30 fps), as a drag starts from the posture on screen.
+    First,
+    /// The held-out frame before this one in the same clip (1/15 s earlier), as a per-frame
+    /// solve starts from the last result. The clip's first held-out frame has none.
+    Previous,
+}
+
+impl Start {
+    /// The start's name in tables.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mean => "mean",
+            Self::First => "first frame",
+            Self::Previous => "previous frame",
+        }
+    }
+}
+
 /// Latent dimensions of the protocol's model.
 pub const DIMS: usize = 12;
 
@@ -91,7 +185,9 @@ pub struct Case {
     pub set: &'static str,
     /// The goals.
     pub task: IkTask,
-    /// The start pose: the model's mean posture, hips at the held-out transform.
+    /// Where the start pose comes from.
+    pub from: Start,
+    /// The start pose (see [`Start`]), hips at the held-out transform.
     pub start: LocalPose,
     /// The held-out posture.
     pub truth: LocalPose,
@@ -129,10 +225,50 @@ impl Protocol {
     /// # Panics
     /// As [`load`](Self::load).
     pub fn load_with(dims: usize) -> Self {
+        Self::load_from(dims, &[Start::Mean])
+    }
+
+    /// [`load_with`](Self::load_with), with the tasks of every start in `starts` (for each
+    /// held-out frame: each start, then each effector set).
+    ///
+    /// # Panics
+    /// As [`load`](Self::load).
+    pub fn load_from(dims: usize, starts: &[Start]) -> Self {
+        Self::load_all(dims, starts, &EFFECTOR_SETS, false)
+    }
+
+    /// The protocol with the tasks of every start in `starts` and every effector set of
+    /// `sets`, on [`GROUPS`] and, when `other_clips`, also [`OTHER_CLIPS`] (a model tested on
+    /// clips it was not learned from).
+    ///
+    /// # Panics
+    /// As [`load`](Self::load).
+    pub fn load_all(
+        dims: usize,
+        starts: &[Start],
+        sets: &[EffectorSet],
+        other_clips: bool,
+    ) -> Self {
         let mut groups = Vec::new();
         let mut cases = Vec::new();
-        for (g, (name, clips, onto_humanoid)) in GROUPS.into_iter().enumerate() {
-            let (group, mut group_cases) = load_group(g, name, clips, onto_humanoid, dims);
+        let split = GROUPS.map(|(name, clips, onto_humanoid)| {
+            let roles = clips.iter().map(|&c| (c, Role::Split)).collect::<Vec<_>>();
+            (name, roles, onto_humanoid)
+        });
+        let (other, train, test) = OTHER_CLIPS;
+        let other = (
+            other,
+            train
+                .iter()
+                .map(|&c| (c, Role::Train))
+                .chain(test.iter().map(|&c| (c, Role::Test)))
+                .collect::<Vec<_>>(),
+            true,
+        );
+        let all = split.into_iter().chain(other_clips.then_some(other));
+        for (g, (name, clips, onto_humanoid)) in all.enumerate() {
+            let (group, mut group_cases) =
+                load_group(g, (name, &clips, onto_humanoid), dims, (starts, sets));
             groups.push(group);
             cases.append(&mut group_cases);
         }
@@ -223,25 +359,43 @@ fn clip_frames(
 }
 
 /// One group: its skeleton, the model learned on its kept frames, the held-out tasks.
+/// What a clip is for in its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Its middle fifth held out (every second frame), the rest learned from.
+    Split,
+    /// Every frame learned from.
+    Train,
+    /// Its middle fifth held out (every second frame), nothing learned from.
+    Test,
+}
+
 fn load_group(
     g: usize,
-    name: &'static str,
-    clips: &[Clip],
-    onto_humanoid: bool,
+    (name, clips, onto_humanoid): (&'static str, &[(Clip, Role)], bool),
     dims: usize,
+    (starts, sets): (&[Start], &[EffectorSet]),
 ) -> (Group, Vec<Case>) {
     let mut skeleton: Option<Skeleton> = onto_humanoid.then(builtin_humanoid);
     let mut train = Vec::new();
-    let mut held: Vec<(&'static str, LocalPose)> = Vec::new();
-    for &(file, kind, step, unit) in clips {
+    // Per held-out frame: its clip's kind, the clip's first frame, the held-out frame before
+    // it in the clip, and the frame.
+    let mut held: Vec<(&'static str, LocalPose, Option<LocalPose>, LocalPose)> = Vec::new();
+    for &((file, kind, step, unit), role) in clips {
         let frames = clip_frames(file, step, unit, &mut skeleton, onto_humanoid);
-        let (lo, hi) = (frames.len() * 2 / 5, frames.len() * 3 / 5);
+        let (lo, hi) = match role {
+            Role::Train => (0, 0),
+            Role::Split | Role::Test => (frames.len() * 2 / 5, frames.len() * 3 / 5),
+        };
+        let first = frames[0].clone();
+        let mut previous = None;
         for (i, frame) in frames.into_iter().enumerate() {
             if (lo..hi).contains(&i) {
                 if (i - lo) % 2 == 0 {
-                    held.push((kind, frame));
+                    held.push((kind, first.clone(), previous.take(), frame.clone()));
+                    previous = Some(frame);
                 }
-            } else {
+            } else if role != Role::Test {
                 train.push(frame);
             }
         }
@@ -255,42 +409,22 @@ fn load_group(
     model.decode(model.offset(), &bound, &mut mean);
     let mut world = ModelPose::new(&skeleton);
     let mut cases = Vec::new();
-    for (kind, truth) in held {
+    for (kind, first, previous, truth) in held {
         fk::forward_kinematics(&skeleton, &truth, &mut world);
-        let mut start = mean.clone();
-        for j in skeleton.joints().filter(|j| !bound.contains(j)) {
-            start[j] = truth[j];
-        }
-        // The mean posture made legal: every solver starts inside the limits.
-        skeleton.project_to_limits(&mut start);
-        for (set, bones) in EFFECTOR_SETS {
-            let effectors = bones
-                .iter()
-                .map(|&b| {
-                    let joint = map.joint(b).expect("humanoid bone");
-                    Effector {
-                        joint,
-                        goal: Goal {
-                            position: Some(world.position(joint)),
-                            orientation: None,
-                        },
-                        weight: 1.0,
-                    }
-                })
-                .collect();
-            let mut task = IkTask {
-                effectors,
-                ..IkTask::default()
+        for &from in starts {
+            let Some(mut start) = (match from {
+                Start::Mean => Some(mean.clone()),
+                Start::First => Some(first.clone()),
+                Start::Previous => previous.clone(),
+            }) else {
+                continue;
             };
-            task.tolerance.position = 1e-4;
-            cases.push(Case {
-                group: g,
-                kind,
-                set,
-                task,
-                start: start.clone(),
-                truth: truth.clone(),
-            });
+            for j in skeleton.joints().filter(|j| !bound.contains(j)) {
+                start[j] = truth[j];
+            }
+            // The start made legal: every solver starts inside the limits.
+            skeleton.project_to_limits(&mut start);
+            cases.extend(tasks(g, (kind, from, sets), &start, &truth, (&map, &world)));
         }
     }
     (
@@ -301,6 +435,52 @@ fn load_group(
         },
         cases,
     )
+}
+
+/// The tasks of one held-out frame from one start: one per effector set, the goals at the
+/// frame's joint positions (`world`).
+fn tasks(
+    g: usize,
+    (kind, from, sets): (&'static str, Start, &[EffectorSet]),
+    start: &LocalPose,
+    truth: &LocalPose,
+    (map, world): (&HumanoidMap, &ModelPose),
+) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &(set, bones) in sets {
+        if bones.iter().any(|&b| map.joint(b).is_none()) {
+            continue;
+        }
+        let effectors = bones
+            .iter()
+            .map(|&b| {
+                let joint = map.joint(b).expect("humanoid bone");
+                Effector {
+                    joint,
+                    goal: Goal {
+                        position: Some(world.position(joint)),
+                        orientation: None,
+                    },
+                    weight: 1.0,
+                }
+            })
+            .collect();
+        let mut task = IkTask {
+            effectors,
+            ..IkTask::default()
+        };
+        task.tolerance.position = 1e-4;
+        cases.push(Case {
+            group: g,
+            kind,
+            set,
+            task,
+            from,
+            start: start.clone(),
+            truth: truth.clone(),
+        });
+    }
+    cases
 }
 
 /// One solver's score over a set of cases.

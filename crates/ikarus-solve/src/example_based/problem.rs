@@ -129,7 +129,18 @@ impl<'a> Problem<'a> {
         if self.rows == 0 {
             return (0, false);
         }
-        let (latent_iterations, latent_cost) = self.latent(&x, &mut work);
+        // The start is trusted when its effectors are within `start_radius` of the goals (root
+        // mean square over the weighted effectors).
+        #[allow(clippy::cast_precision_loss)] // a handful of effectors
+        let effectors = self
+            .task
+            .effectors
+            .iter()
+            .filter(|e| e.weight > 0.0)
+            .count() as f64;
+        let radius = self.config.start_radius * self.model.scale();
+        let trusted = best_cost <= radius * radius * effectors;
+        let (latent_iterations, latent_cost) = self.latent(&x, trusted, &mut work);
         iterations += latent_iterations;
         if latent_cost < best_cost {
             best_cost = latent_cost;
@@ -345,9 +356,15 @@ impl<'a> Problem<'a> {
         self.residual = saved_residual;
     }
 
-    /// The latent stage from the start pose's latent point; leaves its pose in `pose` and
+    /// The latent stage from the start pose's latent point (`trusted`: kept near it, with the
+    /// start's part off the model carried; see the module docs); leaves its pose in `pose` and
     /// returns the iterations and the pose's weighted squared residual.
-    pub(super) fn latent(&mut self, x_start: &[f64], pose: &mut LocalPose) -> (u32, f64) {
+    pub(super) fn latent(
+        &mut self,
+        x_start: &[f64],
+        trusted: bool,
+        pose: &mut LocalPose,
+    ) -> (u32, f64) {
         let (n, m) = (self.n, self.model.len());
         let k = self.model.dims();
         // Unknowns: the latent point, then the free root's six (priors 1/σ² each).
@@ -362,17 +379,23 @@ impl<'a> Problem<'a> {
         let s2 = (self.config.goal_noise * self.model.scale()).powi(2);
         let mut z = self.posterior_mean(x_start);
         z.extend_from_slice(&x_start[m..]);
+        // A trusted start: its latent point `z₀` with precision 1/τ², and its part off the
+        // model's subspace (`offset`, zero otherwise) carried by every posture.
+        let z_start = z[..k].to_vec();
+        let (start_precision, offset) = self.start_terms(x_start, &z_start, trusted);
         let mut x = vec![0.0; n];
         let mut trial = pose.clone();
         let prior = |z: &[f64]| {
-            z.iter()
-                .zip(&precision)
-                .map(|(v, p)| v * v * p)
-                .sum::<f64>()
+            let own: f64 = z.iter().zip(&precision).map(|(v, p)| v * v * p).sum();
+            let start: f64 = z.iter().zip(&z_start).map(|(a, b)| (a - b) * (a - b)).sum();
+            own + start_precision * start
         };
         let objective = |cost: f64, z: &[f64]| cost / s2 + prior(z);
         let place = |this: &Self, z: &[f64], x: &mut [f64]| {
             this.model.posture(&z[..k], &mut x[..m]);
+            for (v, o) in x[..m].iter_mut().zip(&offset) {
+                *v += o;
+            }
             x[m..].copy_from_slice(&z[k..]);
         };
         place(self, &z, &mut x);
@@ -398,11 +421,18 @@ impl<'a> Problem<'a> {
                 }
             }
             let r = DVector::from_column_slice(&self.residual);
-            let prior_gradient =
-                DVector::from_iterator(unknowns, z.iter().zip(&precision).map(|(v, p)| v * p));
+            // The start's term acts on the latent point only (`z_start` has `k` entries).
+            let toward_start = |i: usize| z_start.get(i).map_or(0.0, |s| z[i] - s);
+            let prior_gradient = DVector::from_iterator(
+                unknowns,
+                (0..unknowns).map(|i| z[i] * precision[i] + start_precision * toward_start(i)),
+            );
             let gradient = jz.transpose() * &r / s2 + prior_gradient;
-            let hessian = jz.transpose() * &jz / s2
-                + DMatrix::from_diagonal(&DVector::from_column_slice(&precision));
+            let diagonal = DVector::from_iterator(
+                unknowns,
+                (0..unknowns).map(|i| precision[i] + if i < k { start_precision } else { 0.0 }),
+            );
+            let hessian = jz.transpose() * &jz / s2 + DMatrix::from_diagonal(&diagonal);
             let mut improved = false;
             for _ in 0..8 {
                 let damped = &hessian + DMatrix::<f64>::identity(unknowns, unknowns) * lambda;
@@ -433,6 +463,22 @@ impl<'a> Problem<'a> {
         }
         // Leave `self.fk` on the returned pose.
         (iterations, self.cost(pose))
+    }
+
+    /// A start's terms in the latent stage: the precision `1/τ²` of its latent point `z_start`
+    /// and its part off the model's subspace, `x_start − μ − W z_start`; `(0, zeros)` when it
+    /// is not `trusted`.
+    fn start_terms(&self, x_start: &[f64], z_start: &[f64], trusted: bool) -> (f64, Vec<f64>) {
+        let m = self.model.len();
+        let mut offset = vec![0.0; m];
+        if !trusted {
+            return (0.0, offset);
+        }
+        self.model.posture(z_start, &mut offset);
+        for (o, s) in offset.iter_mut().zip(&x_start[..m]) {
+            *o = s - *o;
+        }
+        (self.config.start_spread.powi(-2), offset)
     }
 
     /// `z = (WᵀW + σ² I)⁻¹ Wᵀ (x − μ)`, the PPCA posterior mean of posture `x`.
