@@ -62,6 +62,14 @@ fn detect(robot: &Robot) -> Result<ClosedForm, String> {
     ClosedForm::detect(robot.skeleton(), &robot.chain).map_err(|e| e.to_string())
 }
 
+/// The chain `base` → `tip` of `file` and the closed form detected on it (which must be a
+/// `shape`); `None` without the shared data.
+fn load_closed_form(file: &str, base: &str, tip: &str, shape: &str) -> Option<(Robot, ClosedForm)> {
+    let robot = load(file, base, tip)?;
+    let form = detect(&robot).expect(shape);
+    Some((robot, form))
+}
+
 #[test]
 fn detection_names_each_shape() {
     for (file, base, tip) in IIWAS {
@@ -173,10 +181,9 @@ fn every_branch_reaches_the_target_and_one_is_the_sampled_pose() {
 #[test]
 fn iiwa_closed_form_solves_the_trac_ik_slice() {
     for (file, base, tip) in IIWAS {
-        let Some(robot) = load(file, base, tip) else {
+        let Some((robot, form)) = load_closed_form(file, base, tip, "S-R-S") else {
             return;
         };
-        let form = detect(&robot).expect("S-R-S");
         let seed = robot.chain.middle();
         let mut rng = Rng(42);
         let mut solved = 0;
@@ -200,10 +207,9 @@ fn iiwa_closed_form_solves_the_trac_ik_slice() {
 #[test]
 fn legs_solve_every_legal_target() {
     for (file, base, tip) in LEGS {
-        let Some(robot) = load(file, base, tip) else {
+        let Some((robot, form)) = load_closed_form(file, base, tip, "leg") else {
             return;
         };
-        let form = detect(&robot).expect("leg");
         let seed = robot.chain.middle();
         let mut rng = Rng(11);
         let mut q = vec![0.0; 6];
@@ -220,10 +226,9 @@ fn legs_solve_every_legal_target() {
 #[test]
 fn out_of_reach_is_reported_and_legal() {
     let (file, base, tip) = IIWAS[0];
-    let Some(robot) = load(file, base, tip) else {
+    let Some((robot, form)) = load_closed_form(file, base, tip, "S-R-S") else {
         return;
     };
-    let form = detect(&robot).expect("S-R-S");
     let mut q = vec![0.0; 7];
     let outcome = form.solve(
         DVec3::new(3.0, 0.0, 0.5),

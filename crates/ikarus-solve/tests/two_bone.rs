@@ -55,6 +55,17 @@ impl Rig {
         )
     }
 
+    /// The kernel's input for this rig from `pose` (whose model is `model`).
+    fn input(
+        &self,
+        pose: &LocalPose,
+        model: &ModelPose,
+        target: DVec3,
+        pole: Pole,
+    ) -> TwoBoneInput {
+        self.chain.input(&self.skeleton, pose, model, target, pole)
+    }
+
     fn random(rng: &mut Rng, parent: Transform, l1: f64, l2: f64) -> Self {
         let mid_rotation = rng.rotation();
         let to_mid = rng.direction();
@@ -186,8 +197,7 @@ fn reaches_random_targets(parent_name: &str, parent: Transform, seed: u64) {
             );
             assert!((s - start).length() < 1e-12, "{parent_name}: start moved");
             // Bone lengths kept (in start space; model space scales them).
-            let m_s = start_from_model.transform_point3(m);
-            let e_s = start_from_model.transform_point3(e);
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
             assert!(
                 (m_s.length() - rig.l1).abs() < TOLERANCE,
                 "{parent_name}: l1"
@@ -267,8 +277,7 @@ fn far_targets_extend_the_arm_straight_at_the_target() {
             let after = model_of(&rig.skeleton, &pose);
             let (s, m, e) = joint_positions(&rig, &after);
             // In start space: fully extended along the target direction.
-            let e_s = start_from_model.transform_point3(e);
-            let m_s = start_from_model.transform_point3(m);
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
             assert!(
                 (e_s - direction * full).length() < TOLERANCE,
                 "{name}: {e_s}"
@@ -317,8 +326,7 @@ fn near_targets_fold_the_arm_as_far_as_it_goes() {
             assert!(!reached, "{name}: too-close target reported reached");
             let after = model_of(&rig.skeleton, &pose);
             let (_, m, e) = joint_positions(&rig, &after);
-            let e_s = start_from_model.transform_point3(e);
-            let m_s = start_from_model.transform_point3(m);
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
             // End on the target ray at the smallest reachable distance; bones folded flat.
             assert!(
                 (e_s - direction * closest).length() < TOLERANCE,
@@ -509,6 +517,14 @@ fn zero_length_bones_and_axis_along_a_bone_aim_what_they_can() {
     assert!((end_after(&input, &out) - DVec3::new(0.0, 2.0, 0.0)).length() < TOLERANCE);
 }
 
+/// The default settings with `weight`.
+fn weighted(weight: f64) -> TwoBoneSettings {
+    TwoBoneSettings {
+        weight,
+        ..TwoBoneSettings::default()
+    }
+}
+
 #[test]
 fn weight_blends_the_corrections_from_identity() {
     let mut rng = Rng(10);
@@ -519,28 +535,11 @@ fn weight_blends_the_corrections_from_identity() {
             let model = model_of(&rig.skeleton, &pose);
             let reach = rng.range((rig.l1 - rig.l2).abs(), rig.l1 + rig.l2);
             let target = model[rig.chain.start].transform_point3(rng.direction() * reach);
-            let input = rig.chain.input(
-                &rig.skeleton,
-                &pose,
-                &model,
-                target,
-                Pole::Vector(rng.direction()),
-            );
-            let with = |weight| {
-                solve(
-                    &input,
-                    &TwoBoneSettings {
-                        weight,
-                        ..TwoBoneSettings::default()
-                    },
-                )
-            };
-            let full = with(1.0);
+            let input = rig.input(&pose, &model, target, Pole::Vector(rng.direction()));
+            let with = |weight| solve(&input, &weighted(weight));
+            let full =
+                common::assert_weight_clamped(name, with, &TwoBoneOutput::IDENTITY, -3.0, 7.0);
             assert!(full.reached, "{name}");
-            let none = with(0.0);
-            assert_eq!(none, TwoBoneOutput::IDENTITY, "{name}: weight 0");
-            assert_eq!(with(-3.0), TwoBoneOutput::IDENTITY, "{name}: weight < 0");
-            assert_eq!(with(7.0), full, "{name}: weight > 1 is clamped to 1");
             let w = rng.range(0.01, 0.99);
             let part = with(w);
             assert!(!part.reached, "{name}: a partial correction does not reach");
@@ -913,7 +912,7 @@ fn batch_inputs(rng: &mut Rng) -> Vec<TwoBoneInput> {
             } else {
                 Pole::Vector(rng.direction())
             };
-            inputs.push(rig.chain.input(&rig.skeleton, &pose, &model, target, pole));
+            inputs.push(rig.input(&pose, &model, target, pole));
         }
     }
     let straight = straight_arm(0.4, 0.3);
