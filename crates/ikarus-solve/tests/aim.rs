@@ -7,14 +7,14 @@
 //! the aimed joint its own non-uniform scale. The line of sight (`forward`, `up`, `offset`) is
 //! in the joint's local frame, so its model-space image is `model_from_joint` of it.
 
-use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
-use ikarus_testdata::transforms::parent_transforms;
+use ikarus_testdata::assert::{model_of, normal_part, rotation_gap};
+use ikarus_testdata::transforms::{parent_transforms, rooted};
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, Transform};
 use ikarus_solve::aim::{
     AimChain, AimChainError, AimInput, AimOutput, AimSettings, AimStatus, MultiAimChain, Pole,
     solve, solve_chain, solve_chain_multi, solve_slice,
@@ -44,9 +44,8 @@ impl Rig {
         } else {
             DVec3::ONE
         };
-        let mut builder = SkeletonBuilder::new();
+        let mut builder = rooted(parent);
         builder
-            .joint("root", None, parent)
             .joint(
                 "joint",
                 Some("root"),
@@ -146,6 +145,15 @@ fn for_random_cases(
             let (rig, pose, model, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
             check(name, &mut rng, rig, pose, model, target);
         }
+    }
+}
+
+/// The default settings but for `twist_angle` and `weight`.
+fn settings(twist_angle: f64, weight: f64) -> AimSettings {
+    AimSettings {
+        twist_angle,
+        weight,
+        ..AimSettings::default()
     }
 }
 
@@ -271,11 +279,7 @@ fn twist_turns_the_up_axis_by_the_twist_angle_about_the_aim_line() {
         let twist = rng.range(-3.0, 3.0);
         let up_with = |twist_angle: f64| {
             let mut p = pose.clone();
-            let settings = AimSettings {
-                twist_angle,
-                ..AimSettings::default()
-            };
-            let out = rig.solve(target, pole, &settings, &mut p);
+            let out = rig.solve(target, pole, &settings(twist_angle, 1.0), &mut p);
             assert!(out.reached);
             let after = model_of(&rig.skeleton, &p);
             assert!(miss(&after, &rig.chain, target) < TOLERANCE);
@@ -286,27 +290,16 @@ fn twist_turns_the_up_axis_by_the_twist_angle_about_the_aim_line() {
         if plain.length() < 1e-3 {
             return; // up along the line: no roll to measure
         }
-        let turned = signed_angle(plain, twisted, target - joint);
-        assert!(
-            wrap(turned - twist).abs() < 1e-8,
-            "{name}: twist {twist} turned the up axis by {turned}"
-        );
+        let what = format!("{name}: the up axis");
+        common::assert_turned_by(plain, twisted, target - joint, twist, &what);
     });
-}
-
-/// The default settings with `weight`.
-fn weighted(weight: f64) -> AimSettings {
-    AimSettings {
-        weight,
-        ..AimSettings::default()
-    }
 }
 
 #[test]
 fn weight_blends_the_correction_from_identity() {
     for_random_cases(8, 2000, |name, rng, rig, pose, model, target| {
         let input = rig.input(&pose, &model, target, Pole::Vector(rng.direction()));
-        let with = |weight| solve(&input, &weighted(weight));
+        let with = |weight| solve(&input, &settings(0.0, weight));
         let full = common::assert_weight_clamped(name, with, &AimOutput::IDENTITY, -0.5, 2.0);
         assert!(full.reached, "{name}");
         let half = with(0.5);
@@ -328,7 +321,7 @@ fn weight_blends_the_correction_from_identity() {
 
         // Weight 0 leaves the pose alone through the chain too.
         let mut p = pose.clone();
-        let out = rig.solve(target, Pole::Vector(DVec3::Y), &weighted(0.0), &mut p);
+        let out = rig.solve(target, Pole::Vector(DVec3::Y), &settings(0.0, 0.0), &mut p);
         assert!(!out.reached);
         assert_eq!(p, pose);
     });
@@ -390,8 +383,8 @@ fn cone_limit_keeps_forward_within_the_angle_of_its_rest_direction() {
 
 /// A head-like joint with a swing–twist limit (twist about +Y, forward +Z).
 fn limited_head(parent: Transform) -> (Skeleton, AimChain) {
-    let mut builder = SkeletonBuilder::new();
-    builder.joint("root", None, parent).limited_joint(
+    let mut builder = rooted(parent);
+    builder.limited_joint(
         "head",
         Some("root"),
         Transform::from_translation_rotation(

@@ -5,14 +5,13 @@ mod common;
 
 use common::{CMU_TO_METRES, cmu_jump};
 use ikarus_testdata::assert::{model_of, rotation_angle};
+use ikarus_testdata::transforms::rooted;
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{
-    JointId, JointLimit, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform,
-};
+use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform};
 use ikarus_solve::limb7::{
     Limb7, Limb7Chain, Limb7ChainError, Limb7Error, Limb7Geometry, Limb7Goal, Limb7Limits,
     Limb7Report, Limb7Solution, SwivelInterval, SwivelPolicy, solve_chain, solve_slice,
@@ -702,8 +701,7 @@ fn chain_works_under_any_parent_transform() {
     let mut rng = Rng(9);
     for (parent, similarity) in parents {
         let elbow_rest = rng.rotation();
-        let skeleton = SkeletonBuilder::new()
-            .joint("root", None, parent)
+        let skeleton = rooted(parent)
             .joint(
                 "shoulder",
                 Some("root"),

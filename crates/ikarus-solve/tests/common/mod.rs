@@ -191,3 +191,11 @@ pub fn assert_weight_clamped<O: PartialEq + std::fmt::Debug>(
     );
     full
 }
+
+/// Asserts that `twisted` is `plain` turned about `axis` by `twist` radians (modulo a turn),
+/// both normal to `axis`.
+pub fn assert_turned_by(plain: DVec3, twisted: DVec3, axis: DVec3, twist: f64, what: &str) {
+    let turned = ikarus_testdata::assert::signed_angle(plain, twisted, axis);
+    let off = ikarus_testdata::assert::wrap(turned - twist).abs();
+    assert!(off < 1e-8, "{what}: twist {twist} turned it by {turned}");
+}
