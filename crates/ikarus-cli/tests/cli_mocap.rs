@@ -10,7 +10,14 @@ use ikarus_anim::mocap::{Binding, KeypointClip, Layout, MocapConfig, UpAxis, sol
 use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
-use ikarus_formats::keypoints::{KeypointFile, to_json, to_npy};
+use ikarus_formats::keypoints::{to_json, to_npy};
+
+/// Keypoints by forward kinematics and Human3.6M keypoint files, shared with `ikarus-anim`'s
+/// motion-capture tests.
+#[path = "../../ikarus-anim/tests/common/mocap.rs"]
+mod mocap;
+
+use mocap::{h36m_file, keypoints};
 
 /// `ikarus mocap --layout h36m --units mm --up z`: the arguments of the points written here.
 fn h36m_mm_z() -> Command {
@@ -63,25 +70,8 @@ fn mocap_keypoint_files_to_bvh() {
     let layout = Layout::H36m;
     let map = HumanoidMap::recognise(&doc.skeleton);
     let binding = Binding::new(&doc.skeleton, &map, &layout, &[true; 17]);
-    let mut model = ModelPose::new(&doc.skeleton);
-    let mut frame = vec![DVec3::ZERO; 17];
-    let mut truth = Vec::new();
-    for pose in motion.frames() {
-        fk::forward_kinematics(&doc.skeleton, pose, &mut model);
-        binding.keypoints(&model, &mut frame);
-        truth.extend_from_slice(&frame);
-    }
-    let file = KeypointFile {
-        layout: Some("h36m".into()),
-        fps: Some(motion.frame_rate()),
-        names: None,
-        points_per_frame: 17,
-        points: truth
-            .iter()
-            .map(|p| DVec3::new(p.x, -p.z, p.y) * 1000.0)
-            .collect(),
-        confidence: None,
-    };
+    let truth = keypoints(&doc.skeleton, &motion, &binding);
+    let file = h36m_file(&truth, motion.frame_rate());
     let tmp = std::env::temp_dir().join(format!("ikarus-cli-mocap-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::write(tmp.join("walk.json"), to_json(&file)).unwrap();

@@ -17,6 +17,27 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     model
 }
 
+/// The built-in humanoid and its bone map, which the [`Character`] under test borrows.
+struct Avatar {
+    skeleton: Skeleton,
+    map: HumanoidMap,
+}
+
+impl Avatar {
+    fn builtin() -> Self {
+        let skeleton = builtin_humanoid();
+        let map = HumanoidMap::recognise(&skeleton);
+        Self { skeleton, map }
+    }
+
+    fn character(&self) -> Character<'_> {
+        Character {
+            skeleton: &self.skeleton,
+            map: &self.map,
+        }
+    }
+}
+
 /// Trackers on `bones` at the bones' own frames in each of `frames`.
 fn trackers_of(map: &HumanoidMap, frames: &[ModelPose], bones: &[HumanoidBone]) -> Trackers {
     Trackers {
@@ -64,12 +85,8 @@ fn standing(skeleton: &Skeleton, shift: DVec3) -> ModelPose {
 
 #[test]
 fn calibration_of_the_avatar_itself_is_the_identity() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     let frame = standing(&skeleton, DVec3::new(0.4, 0.0, -1.0));
     let trackers = trackers_of(&map, &[frame], Points::Six.bones());
     let mut samples = Vec::new();
@@ -88,12 +105,8 @@ fn calibration_of_the_avatar_itself_is_the_identity() {
 
 #[test]
 fn calibration_recovers_a_taller_user_and_device_offsets() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     // A user 1.2 times the avatar, wearing each device off its bone, turned 0.8 rad.
     let frame = standing(&skeleton, DVec3::ZERO);
     let user = 1.2;
@@ -209,12 +222,8 @@ fn walk(skeleton: &Skeleton, map: &HumanoidMap, speed: f64, seconds: f64) -> Vec
 
 #[test]
 fn six_points_are_met_and_glitches_held() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     let mut frames = vec![standing(&skeleton, DVec3::ZERO)];
     frames.extend(walk(&skeleton, &map, 0.5, 1.0));
     let mut trackers = trackers_of(&map, &frames, Points::Six.bones());
@@ -265,12 +274,8 @@ fn six_points_are_met_and_glitches_held() {
 
 #[test]
 fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     let feet = [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| map.joint(b).unwrap());
     let hips = map.joint(HumanoidBone::Hips).unwrap();
     // Standing, then the head lowered by 0.3 m over a second (a crouch).
@@ -358,12 +363,8 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
 
 #[test]
 fn bad_recordings_are_refused() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     let frames = vec![standing(&skeleton, DVec3::ZERO); 3];
     let mut trackers = trackers_of(&map, &frames, Points::Three.bones());
     let config = TrackConfig {
@@ -401,12 +402,8 @@ fn bad_recordings_are_refused() {
 
 #[test]
 fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     // Standing (knees a little bent), then a half turn in 0.5 s, then a 25 cm crouch in 0.25 s
     // and back, all at 60 frames per second.
     let base = walk(&skeleton, &map, 0.0, 0.1).remove(0);
