@@ -372,11 +372,11 @@ fn local_transforms_round_trip_through_flat_arrays() {
 
 #[test]
 fn a_shared_bvh_opens_like_ikarus_formats() {
-    let Some(dir) = ikarus_testdata::require("bvh", "a_shared_bvh_opens_like_ikarus_formats")
+    let test = "a_shared_bvh_opens_like_ikarus_formats";
+    let Some(path) = ikarus_testdata::require_file("bvh", "cmu_01_01_jump_cgspeed.bvh", test)
     else {
         return;
     };
-    let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
     let document = ikarus_formats::open(path.to_str().unwrap(), 1.0).unwrap();
     let skel = open(path.to_str().unwrap());
     // SAFETY: live skeleton.

@@ -11,6 +11,7 @@ use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
 use ikarus_formats::keypoints::{to_json, to_npy};
+use ikarus_testdata::assert::{largest_fk_gap, largest_joint_distance};
 
 /// Keypoints by forward kinematics and Human3.6M keypoint files, shared with `ikarus-anim`'s
 /// motion-capture tests.
@@ -152,16 +153,11 @@ fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], fram
         ikarus_formats::open(tmp.join("walk-contacts.bvh").to_str().unwrap(), 1.0).unwrap();
     let written_motion = written.motion.unwrap();
     assert_eq!(written_motion.len(), library.motion.len());
-    let mut a = ModelPose::new(&library.skeleton);
-    let mut b = ModelPose::new(&written.skeleton);
-    let mut worst = 0.0_f64;
-    for (x, y) in library.motion.frames().iter().zip(written_motion.frames()) {
-        fk::forward_kinematics(&library.skeleton, x, &mut a);
-        fk::forward_kinematics(&written.skeleton, y, &mut b);
-        for (p, q) in a.positions().zip(b.positions()) {
-            worst = worst.max((p - q).length());
-        }
-    }
+    let worst = largest_fk_gap(
+        (&library.skeleton, &library.motion),
+        (&written.skeleton, &written_motion),
+        largest_joint_distance,
+    );
     assert!(worst < 1e-4, "CLI and library differ by {worst} m");
 }
 
@@ -197,20 +193,21 @@ fn other_formats_match_the_bvh(tmp: &Path) {
         let motion = doc.motion.unwrap();
         assert_eq!(motion.len(), reference_motion.len(), "{}", path.display());
         let map = ikarus_formats::humanoid_map(path.to_str().unwrap(), &doc.skeleton).unwrap();
-        let mut a = ModelPose::new(&reference.skeleton);
-        let mut b = ModelPose::new(&doc.skeleton);
-        let mut worst = 0.0_f64;
         let mut compared = 0;
-        for (x, y) in reference_motion.frames().iter().zip(motion.frames()) {
-            fk::forward_kinematics(&reference.skeleton, x, &mut a);
-            fk::forward_kinematics(&doc.skeleton, y, &mut b);
-            for (bone, j) in reference_map.iter() {
-                if let Some(k) = map.joint(bone) {
-                    worst = worst.max((a.position(j) - b.position(k)).length());
-                    compared += 1;
+        let worst = largest_fk_gap(
+            (&reference.skeleton, &reference_motion),
+            (&doc.skeleton, &motion),
+            |a, b| {
+                let mut worst = 0.0_f64;
+                for (bone, j) in reference_map.iter() {
+                    if let Some(k) = map.joint(bone) {
+                        worst = worst.max((a.position(j) - b.position(k)).length());
+                        compared += 1;
+                    }
                 }
-            }
-        }
+                worst
+            },
+        );
         println!(
             "{}: humanoid joints within {worst:e} m of the BVH's",
             path.display()
