@@ -14,7 +14,10 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Socket, base64_file, connect, next, of, retarget_text, send, until, vec3};
+use common::{
+    Socket, base64_file, connect, connect_builtin, next, next_error, of, retarget_text, send,
+    until, vec3,
+};
 
 /// The shared `mmd` and `bvh` data directories; `None` (the test skips) without them.
 fn mmd_and_bvh(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
@@ -401,21 +404,14 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
         return;
     };
     let vmd = dir.join("kishimen.vmd");
-    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
+    let mut socket = connect_builtin().await;
     send(
         &mut socket,
         &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd)}),
     )
     .await;
-    let refused = next(&mut socket).await;
-    assert_eq!(refused["type"], "error");
-    assert!(
-        refused["message"]
-            .as_str()
-            .unwrap()
-            .contains("model_base64"),
-        "{refused}"
-    );
+    let refused = next_error(&mut socket).await;
+    assert!(refused.contains("model_base64"), "{refused}");
     // The model's name without its bytes, and a model for a motion that is not a VMD.
     for (request, says) in [
         (
