@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 mod common;
 use common::{
-    connect, connect_builtin, joint_index, load_text, next, next_error, of, send, until, vec3,
+    connect, connect_builtin, joint_index, load_text, next, of, refused, send, until, vec3,
 };
 
 /// Joint `j`'s position in a pose reply.
@@ -192,12 +192,11 @@ async fn a_walk_stands_on_stairs_and_goes_back_to_its_floor() {
     }
 
     // Bad requests are refused naming the cause; the state stays.
-    send(
+    let error = refused(
         &mut socket,
         &json!({"type": "ground", "name": "t.json", "text": "{\"plane\": {\"point\": [0, 0]}}"}),
     )
     .await;
-    let error = next_error(&mut socket).await;
     assert!(error.starts_with("t.json: line 1"), "{error}");
     send(&mut socket, &json!({"type": "ground", "preset": "cliffs"})).await;
     assert_eq!(next(&mut socket).await["type"], "error");

@@ -10,7 +10,7 @@ use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use serde_json::json;
 
 mod common;
-use common::{connect_builtin, next, next_error, of, send, until, vec3};
+use common::{connect_builtin, next, of, refused, send, until, vec3};
 
 #[tokio::test]
 async fn a_walk_and_a_recording_pose_the_humanoid() {
@@ -90,12 +90,7 @@ async fn a_walk_and_a_recording_pose_the_humanoid() {
     );
 
     // Bad requests.
-    send(
-        &mut socket,
-        &json!({"type": "track", "name": "walk.json", "text": "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1]]}}"}),
-    )
-    .await;
-    let error = next_error(&mut socket).await;
+    let error = refused(&mut socket, &json!({"type": "track", "name": "walk.json", "text": "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1]]}}"})).await;
     assert!(error.contains("walk.json: line 2"), "{error}");
     send(
         &mut socket,

@@ -53,6 +53,12 @@ pub async fn next_error(socket: &mut Socket) -> String {
     reply["message"].as_str().unwrap().to_owned()
 }
 
+/// Sends `request`, which the server must refuse: the error's message.
+pub async fn refused(socket: &mut Socket, request: &Value) -> String {
+    send(socket, request).await;
+    next_error(socket).await
+}
+
 /// Replies up to and including the first of type `until` (an error fails the test).
 pub async fn until(socket: &mut Socket, until: &str) -> Vec<Value> {
     let mut replies = Vec::new();
