@@ -779,11 +779,8 @@ fn leg_stage_toe_tip_lift_keeps_tips_above_the_floor() {
     let Some((row, _)) = kishimen_without(&[retarget::LegStage::ToeTipLift]) else {
         return;
     };
-    assert!(
-        row.metrics.toe_penetration > 1e-3,
-        "{}",
-        row.metrics.toe_penetration
-    );
+    let toe_penetration = row.metrics.toe_penetration;
+    assert!(toe_penetration > 1e-3, "{toe_penetration}");
 }
 
 /// Stage 8, heel ease: a heel the limits lift does not jump across the floor in a frame.
