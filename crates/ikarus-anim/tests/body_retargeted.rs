@@ -8,10 +8,11 @@
 //! The built-in humanoid's arm and ankle limits hold some goals off (up to 11 cm on the CMU clip's
 //! first frames, from its T-pose).
 
-use ikarus_anim::retarget::{self, Character, RetargetConfig};
-use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
-use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
-use ikarus_formats::gltf::{GltfFile, SkeletonSource};
+mod common;
+
+use ikarus_anim::retarget::Character;
+use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus, SolverConfig, solve};
 
@@ -21,45 +22,18 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     model
 }
 
-/// `clip` retargeted onto `target` with the default settings.
-fn retargeted(file: &str, target: (&Skeleton, &HumanoidMap)) -> Option<Motion> {
-    let dir = ikarus_testdata::require("bvh", "body on retargeted clips")?;
-    let document = ikarus_formats::open(dir.join(file).to_str()?, 1.0).unwrap();
-    let map = HumanoidMap::recognise(&document.skeleton);
-    let source = Character {
-        skeleton: &document.skeleton,
-        map: &map,
-    };
-    let to = Character {
-        skeleton: target.0,
-        map: target.1,
-    };
-    let motion = document.motion.as_ref().unwrap();
-    Some(
-        retarget::retarget(source, motion, to, &RetargetConfig::default())
-            .unwrap()
-            .motion,
-    )
-}
-
 #[test]
 fn held_out_frames_of_retargeted_clips() {
-    let builtin = ikarus_core::humanoid::builtin_humanoid();
-    let builtin_map = HumanoidMap::recognise(&builtin);
-    let mut targets = vec![("builtin", builtin, builtin_map)];
-    if let Some(dir) = ikarus_testdata::require("gltf", "body on retargeted clips") {
-        let gltf = GltfFile::read(&dir.join("Godette_vrm_v4.vrm")).unwrap();
-        let skeleton = gltf.skeleton(&SkeletonSource::Auto).unwrap();
-        let map = gltf.vrm_humanoid().unwrap().unwrap().map(&skeleton);
-        targets.push(("Godette.vrm", skeleton.skeleton, map));
-    }
+    let targets = common::retarget_targets("body on retargeted clips");
     let config = SolverConfig::Body(BodyConfig::default());
     for file in [
         "cmu_02_01_walk_cgspeed_crlf.bvh",
         "bandainamco_ds1_walk_normal_002.bvh",
     ] {
         for (name, skeleton, map) in &targets {
-            let Some(motion) = retargeted(file, (skeleton, map)) else {
+            let character = Character { skeleton, map };
+            let Some(motion) = common::retargeted(file, "body on retargeted clips", character)
+            else {
                 return;
             };
             let hips = map.joint(HumanoidBone::Hips).unwrap();

@@ -9,6 +9,8 @@
 //! the toes up since the same day: the contacts across an edge fell from 132 / 17 / 3 to
 //! 61 / 12 / 0 (CMU walk, Bandai walk, Bandai run).
 
+mod common;
+
 use glam::DVec3;
 use ikarus_anim::ground::{Ground, GroundConfig, GroundFn, Heightfield, ground_motion};
 use ikarus_anim::retarget::Character;
@@ -24,20 +26,7 @@ const LEG: f64 = 0.85;
 const POP_MARGIN: f64 = 10.0;
 
 fn open(file: &str) -> Option<(Skeleton, HumanoidMap, Motion)> {
-    let dir = ikarus_testdata::require("bvh", "grounding")?;
-    let path = dir.join(file);
-    let unscaled = ikarus_formats::open(path.to_str()?, 1.0).unwrap();
-    let map = HumanoidMap::recognise(&unscaled.skeleton);
-    let mut rest = ModelPose::new(&unscaled.skeleton);
-    fk::forward_kinematics(
-        &unscaled.skeleton,
-        &unscaled.skeleton.rest_pose(),
-        &mut rest,
-    );
-    let at = |b| rest.position(map.joint(b).unwrap());
-    let leg = at(HumanoidBone::LeftUpperLeg).distance(at(HumanoidBone::LeftLowerLeg))
-        + at(HumanoidBone::LeftLowerLeg).distance(at(HumanoidBone::LeftFoot));
-    let document = ikarus_formats::open(path.to_str()?, LEG / leg).unwrap();
+    let document = common::open_with_leg(file, "grounding", LEG)?;
     let map = HumanoidMap::recognise(&document.skeleton);
     Some((document.skeleton, map, document.motion.unwrap()))
 }

@@ -3,6 +3,8 @@
 //! modes, checked by FK: effector–goal distances per chain (reachable frames separately),
 //! knees, limits, finiteness, the two models against each other, and BVH export.
 
+mod common;
+
 use ikarus_anim::mmd::{ChainOutcome, IkMode, MmdEvaluator, MmdSettings};
 use ikarus_core::rig::Rig;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
@@ -347,20 +349,13 @@ fn ik_property_frames_switch_chains_off_and_on() {
     assert!(!motion.ik_enabled("左足ＩＫ", 100.0));
     assert!(motion.ik_enabled("右足ＩＫ", 100.0));
     // Evaluated with the motion's switches: the left knee keeps its animated rotation.
-    let mut evaluator =
-        MmdEvaluator::new(&built.skeleton, &built.rig, MmdSettings::default()).unwrap();
-    let names = evaluator.chain_names().to_vec();
-    let mut animated = built.skeleton.rest_pose();
-    let mut out = built.skeleton.rest_pose();
-    let mut frames = ModelPose::new(&built.skeleton);
+    let mut player = common::VmdPlayer::new(&built.skeleton, &built.rig);
+    let left = player.names.iter().position(|n| n == "左足ＩＫ").unwrap();
     let knee = built.skeleton.joint("左ひざ").unwrap();
     for frame in [30.0, 90.0] {
-        motion.sample(&built.skeleton, frame, &mut animated);
-        let enabled: Vec<bool> = names.iter().map(|n| motion.ik_enabled(n, frame)).collect();
-        let outcomes =
-            evaluator.evaluate(&built.skeleton, &animated, &enabled, &mut out, &mut frames);
-        let left = names.iter().position(|n| n == "左足ＩＫ").unwrap();
-        assert_eq!(outcomes[left].enabled, frame < 60.0);
+        let left_enabled = player.play(&built.skeleton, &motion, frame)[left].enabled;
+        assert_eq!(left_enabled, frame < 60.0);
+        let (out, animated) = (&player.out, &player.animated);
         let same =
             out.transforms()[knee.index()].rotation == animated.transforms()[knee.index()].rotation;
         assert_eq!(same, frame >= 60.0, "frame {frame}");

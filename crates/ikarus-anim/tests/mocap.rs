@@ -9,6 +9,9 @@
     reason = "test statistics and tables"
 )]
 
+mod common;
+
+use common::mocap::{h36m_file, keypoints};
 use glam::{DQuat, DVec3};
 use ikarus_anim::mocap::orientations::OrientationCalibration;
 use ikarus_anim::mocap::{
@@ -16,7 +19,7 @@ use ikarus_anim::mocap::{
     solve_positions,
 };
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 
 /// A source motion in metres (scaled so that its body matches the built-in humanoid's size).
@@ -27,26 +30,27 @@ struct Source {
     map: HumanoidMap,
 }
 
-fn body_size(skeleton: &Skeleton, map: &HumanoidMap) -> Option<f64> {
-    let mut rest = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut rest);
-    let p = |b| map.joint(b).map(|j| rest.position(j));
-    let (h, head, foot) = (
-        p(HumanoidBone::Hips)?,
-        p(HumanoidBone::Head)?,
-        p(HumanoidBone::LeftFoot)?,
-    );
-    Some((head - h).length() + (h - foot).length())
+impl Source {
+    /// `points` in `layout` at the motion's frame rate, without confidences.
+    fn clip<'a>(&self, layout: &'a Layout, points: &'a [DVec3]) -> KeypointClip<'a> {
+        KeypointClip {
+            layout,
+            frame_time: self.motion.frame_time(),
+            points,
+            confidence: None,
+        }
+    }
 }
 
 fn sources(test: &str) -> Vec<Source> {
     let reference = builtin_humanoid();
-    let reference_size = body_size(&reference, &HumanoidMap::recognise(&reference)).unwrap();
+    let reference_size =
+        ikarus_testdata::rigs::body_size(&reference, &HumanoidMap::recognise(&reference)).unwrap();
     let mut out = Vec::new();
     for path in ikarus_testdata::files("bvh", "bvh", test) {
         let doc = ikarus_formats::open(path.to_str().unwrap(), 1.0).unwrap();
         let map = HumanoidMap::recognise(&doc.skeleton);
-        let Some(size) = body_size(&doc.skeleton, &map) else {
+        let Some(size) = ikarus_testdata::rigs::body_size(&doc.skeleton, &map) else {
             eprintln!("{}: no hips/head/foot, skipped", path.display());
             continue;
         };
@@ -66,19 +70,6 @@ fn sources(test: &str) -> Vec<Source> {
             skeleton: doc.skeleton,
             motion,
         });
-    }
-    out
-}
-
-/// FK keypoints of every frame (frame-major).
-fn keypoints(skeleton: &Skeleton, motion: &Motion, binding: &Binding) -> Vec<DVec3> {
-    let mut model = ModelPose::new(skeleton);
-    let mut frame = vec![DVec3::ZERO; binding.len()];
-    let mut out = Vec::with_capacity(motion.len() * binding.len());
-    for pose in motion.frames() {
-        fk::forward_kinematics(skeleton, pose, &mut model);
-        binding.keypoints(&model, &mut frame);
-        out.extend_from_slice(&frame);
     }
     out
 }
@@ -146,12 +137,7 @@ fn solve_back(
     points: &[DVec3],
     config: &MocapConfig,
 ) -> (Vec<DVec3>, ikarus_anim::mocap::MocapResult) {
-    let clip = KeypointClip {
-        layout,
-        frame_time: source.motion.frame_time(),
-        points,
-        confidence: None,
-    };
+    let clip = source.clip(layout, points);
     let result = solve_positions(&source.skeleton, &source.map, &clip, config).unwrap();
     let available: Vec<bool> = (0..layout.len())
         .map(|k| {
@@ -340,12 +326,7 @@ fn layouts_onto_the_builtin_humanoid() {
             let all = vec![true; layout.len()];
             let binding = Binding::new(&source.skeleton, &source.map, &layout, &all);
             let truth = keypoints(&source.skeleton, &source.motion, &binding);
-            let clip = KeypointClip {
-                layout: &layout,
-                frame_time: source.motion.frame_time(),
-                points: &truth,
-                confidence: None,
-            };
+            let clip = source.clip(&layout, &truth);
             let result =
                 solve_positions(&target, &target_map, &clip, &MocapConfig::default()).unwrap();
             let available: Vec<bool> = (0..layout.len()).map(|k| truth[k].is_finite()).collect();
@@ -504,7 +485,7 @@ fn worst_steps(skeleton: &Skeleton, motion: &Motion) -> Vec<(f64, usize, String)
 #[test]
 fn round_trip_through_keypoint_files() {
     use ikarus_anim::mocap::UpAxis;
-    use ikarus_formats::keypoints::{KeypointFile, read, to_csv, to_json, to_npy};
+    use ikarus_formats::keypoints::{read, to_csv, to_json, to_npy};
     for source in sources("round_trip_through_keypoint_files") {
         if !source.name.starts_with("cmu_02") {
             continue;
@@ -513,17 +494,7 @@ fn round_trip_through_keypoint_files() {
         let binding = Binding::new(&source.skeleton, &source.map, &layout, &[true; 17]);
         let truth = keypoints(&source.skeleton, &source.motion, &binding);
         // Z up, millimetres, as Human3.6M's own files.
-        let file = KeypointFile {
-            layout: Some("h36m".into()),
-            fps: Some(source.motion.frame_rate()),
-            names: None,
-            points_per_frame: 17,
-            points: truth
-                .iter()
-                .map(|p| DVec3::new(p.x, -p.z, p.y) * 1000.0)
-                .collect(),
-            confidence: None,
-        };
+        let file = h36m_file(&truth, source.motion.frame_rate());
         let (_, direct) = solve_back(&source, &layout, &truth, &MocapConfig::default());
         let dir = std::env::temp_dir().join(format!("ikarus-mocap-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -683,12 +654,7 @@ fn foot_contact_cleanup_holds_planted_feet() {
                 .iter()
                 .map(|p| *p + DVec3::new(rng.gauss(), rng.gauss(), rng.gauss()) * sigma)
                 .collect();
-            let clip = KeypointClip {
-                layout: &layout,
-                frame_time: source.motion.frame_time(),
-                points: &noisy,
-                confidence: None,
-            };
+            let clip = source.clip(&layout, &noisy);
             let raw =
                 solve_positions(&target, &target_map, &clip, &MocapConfig::default()).unwrap();
             let config = MocapConfig {
@@ -716,16 +682,7 @@ fn foot_contact_cleanup_holds_planted_feet() {
             assert_eq!(cleaned.report.contacts, planted.contacts.len());
             assert!(cleaned.motion.frames().iter().all(LocalPose::is_finite));
             let measure = |motion: &Motion| {
-                retarget::measure(
-                    character,
-                    &raw.motion,
-                    planted.root.source_body,
-                    character,
-                    motion,
-                    &planted.contacts,
-                    &planted.feet,
-                    &planted.leg_weights,
-                )
+                common::metrics(character, &raw.motion, character, &planted, motion)
             };
             let (before, after) = (measure(&raw.motion), measure(&cleaned.motion));
             let back = Binding::new(&raw.skeleton, &target_map, &layout, &[true; 17]);

@@ -37,8 +37,9 @@
 //! built-in humanoid 0.42 against 0.54 cm, CMU walk 0.28 against 0.29) and worse on kishimen
 //! (0.90 against 0.75); it stays on.
 
+mod common;
+
 use glam::DVec3;
-use ikarus_anim::mmd::{MmdEvaluator, MmdSettings};
 use ikarus_anim::retarget::{self, Character, Metrics, RetargetConfig, Retargeted};
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{ModelPose, Motion, Skeleton, fk};
@@ -81,19 +82,11 @@ fn vmd_clip() -> Option<Clip> {
         .unwrap();
     let vmd = read_vmd(&dir.join("kishimen.vmd"), 1.0).unwrap();
     let bound = BoundMotion::new(&vmd, &built.skeleton);
-    let mut evaluator =
-        MmdEvaluator::new(&built.skeleton, &built.rig, MmdSettings::default()).unwrap();
-    let names = evaluator.chain_names().to_vec();
-    let mut animated = built.skeleton.rest_pose();
-    let mut out = built.skeleton.rest_pose();
-    let mut model = ModelPose::new(&built.skeleton);
+    let mut player = common::VmdPlayer::new(&built.skeleton, &built.rig);
     let mut motion = Motion::for_skeleton(&built.skeleton, 1.0 / FRAMES_PER_SECOND).unwrap();
     for frame in 0..=bound.last_frame() {
-        let frame = f64::from(frame);
-        bound.sample(&built.skeleton, frame, &mut animated);
-        let enabled: Vec<bool> = names.iter().map(|n| bound.ik_enabled(n, frame)).collect();
-        evaluator.evaluate(&built.skeleton, &animated, &enabled, &mut out, &mut model);
-        motion.push(out.clone()).unwrap();
+        player.play(&built.skeleton, &bound, f64::from(frame));
+        motion.push(player.out.clone()).unwrap();
     }
     Some(Clip {
         name: "kishimen.vmd",
@@ -283,18 +276,8 @@ fn retarget_every_clip_onto_every_target() {
                 .unwrap_or_else(|e| panic!("{} → {}: {e}", clip.name, target.name));
             let plain = retarget::retarget(source, &clip.motion, to, &RetargetConfig::plain_copy())
                 .unwrap();
-            let metrics = |motion: &Motion| {
-                retarget::measure(
-                    source,
-                    &clip.motion,
-                    result.root.source_body,
-                    to,
-                    motion,
-                    &result.contacts,
-                    &result.feet,
-                    &result.leg_weights,
-                )
-            };
+            let metrics =
+                |motion: &Motion| common::metrics(source, &clip.motion, to, &result, motion);
             let ours = metrics(&result.motion);
             let base = metrics(&plain.motion);
             let frames = result.motion.len();
@@ -486,16 +469,7 @@ fn toes_bend_at_the_floor() {
                 largest_bend =
                     largest_bend.max(toe_bends(&on.motion, &off.motion, toes, step, &what));
             }
-            let ours = retarget::measure(
-                source,
-                &clip.motion,
-                on.root.source_body,
-                to,
-                &on.motion,
-                &on.contacts,
-                &on.feet,
-                &on.leg_weights,
-            );
+            let ours = common::metrics(source, &clip.motion, to, &on, &on.motion);
             assert!(
                 ours.toe_penetration < 1e-6,
                 "{} → {}: toe tips {} m below",
@@ -652,16 +626,7 @@ fn stage_row(clip: &Clip, target: &Target, without: &[retarget::LegStage]) -> St
     };
     let copied = retarget::retarget(source, &clip.motion, to, &copied).unwrap();
     let here = measure_here(target, &result, &result.motion);
-    let metrics = retarget::measure(
-        source,
-        &clip.motion,
-        result.root.source_body,
-        to,
-        &result.motion,
-        &result.contacts,
-        &result.feet,
-        &result.leg_weights,
-    );
+    let metrics = common::metrics(source, &clip.motion, to, &result, &result.motion);
     assert!(
         metrics.finite && metrics.limit_violation < 1e-6,
         "{without:?}"
@@ -711,14 +676,20 @@ fn kishimen_on_builtin() -> Option<&'static (Clip, Target, StageRow)> {
         .as_ref()
 }
 
+/// Kishimen on the built-in humanoid with the leg stages `without` left out, and with every
+/// stage; `None` without the shared data.
+fn kishimen_without(without: &[retarget::LegStage]) -> Option<(StageRow, &'static StageRow)> {
+    let (clip, target, all) = kishimen_on_builtin()?;
+    Some((stage_row(clip, target, without), all))
+}
+
 /// Stage 1, hip drop: legs reach goals they could not (kishimen dances low; a VRM's legs on a
 /// CMU walk are shorter than the mapping's scale assumes at full stretch).
 #[test]
 fn leg_stage_hip_drop_lets_legs_reach() {
-    let Some((clip, target, all)) = kishimen_on_builtin() else {
+    let Some((dropless, all)) = kishimen_without(&[retarget::LegStage::HipDrop]) else {
         return;
     };
-    let dropless = stage_row(clip, target, &[retarget::LegStage::HipDrop]);
     assert!(
         2 * dropless.unreached > 3 * all.unreached,
         "{} vs {}",
@@ -740,10 +711,9 @@ fn leg_stage_hip_drop_lets_legs_reach() {
 /// Stage 2, toe plan: the toes bend instead of the foot rising.
 #[test]
 fn leg_stage_toe_plan_bends_toes_instead_of_lifting_feet() {
-    let Some((clip, target, all)) = kishimen_on_builtin() else {
+    let Some((planless, all)) = kishimen_without(&[retarget::LegStage::ToePlan]) else {
         return;
     };
-    let planless = stage_row(clip, target, &[retarget::LegStage::ToePlan]);
     assert!(
         planless.ankle_rise > all.ankle_rise + 1e-2,
         "ankles rise {} vs {}",
@@ -789,11 +759,10 @@ fn leg_stage_goal_shift_keeps_the_floor() {
 #[test]
 fn leg_stages_swivel_search_and_hold_keep_planted_feet() {
     use retarget::LegStage;
-    let Some((clip, target, all)) = kishimen_on_builtin() else {
-        return;
-    };
     for stage in [LegStage::SwivelSearch, LegStage::Hold] {
-        let row = stage_row(clip, target, &[stage]);
+        let Some((row, all)) = kishimen_without(&[stage]) else {
+            return;
+        };
         assert!(
             row.here.slide_max > 2.0 * all.here.slide_max,
             "{}: {} vs {}",
@@ -807,24 +776,19 @@ fn leg_stages_swivel_search_and_hold_keep_planted_feet() {
 /// Stage 7, toe-tip lift: tips the leg's limits pitch under the floor come up.
 #[test]
 fn leg_stage_toe_tip_lift_keeps_tips_above_the_floor() {
-    let Some((clip, target, _)) = kishimen_on_builtin() else {
+    let Some((row, _)) = kishimen_without(&[retarget::LegStage::ToeTipLift]) else {
         return;
     };
-    let row = stage_row(clip, target, &[retarget::LegStage::ToeTipLift]);
-    assert!(
-        row.metrics.toe_penetration > 1e-3,
-        "{}",
-        row.metrics.toe_penetration
-    );
+    let toe_penetration = row.metrics.toe_penetration;
+    assert!(toe_penetration > 1e-3, "{toe_penetration}");
 }
 
 /// Stage 8, heel ease: a heel the limits lift does not jump across the floor in a frame.
 #[test]
 fn leg_stage_heel_ease_spreads_heel_jumps() {
-    let Some((clip, target, all)) = kishimen_on_builtin() else {
+    let Some((row, all)) = kishimen_without(&[retarget::LegStage::HeelEase]) else {
         return;
     };
-    let row = stage_row(clip, target, &[retarget::LegStage::HeelEase]);
     assert!(
         row.here.slide_max > all.here.slide_max + 1e-3,
         "{} vs {}",

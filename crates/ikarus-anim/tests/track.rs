@@ -26,6 +26,8 @@
 //!   pymo walk 1.9 → 0.0 cm); an elbow tracker also turns the clavicle so the upper arm reaches it
 //!   (elbows 1.8 → 0.8 and 2.9 → 0.9 cm).
 
+mod common;
+
 use glam::DVec3;
 use ikarus_anim::retarget::Character;
 use ikarus_anim::retarget::contacts::{self, ContactConfig};
@@ -53,21 +55,22 @@ struct Clip {
 }
 
 fn open(file: &'static str) -> Option<Clip> {
-    let dir = ikarus_testdata::require("bvh", "tracker solving")?;
-    let path = dir.join(file);
-    let unscaled = ikarus_formats::open(path.to_str()?, 1.0).unwrap();
-    let map = HumanoidMap::recognise(&unscaled.skeleton);
-    let rest = model_of(&unscaled.skeleton, &unscaled.skeleton.rest_pose());
-    let at = |b| rest.position(map.joint(b).unwrap());
-    let leg = at(HumanoidBone::LeftUpperLeg).distance(at(HumanoidBone::LeftLowerLeg))
-        + at(HumanoidBone::LeftLowerLeg).distance(at(HumanoidBone::LeftFoot));
-    let document = ikarus_formats::open(path.to_str()?, LEG / leg).unwrap();
+    let document = common::open_with_leg(file, "tracker solving", LEG)?;
     Some(Clip {
         name: file,
         map: HumanoidMap::recognise(&document.skeleton),
         motion: document.motion.unwrap(),
         skeleton: document.skeleton,
     })
+}
+
+impl Clip {
+    fn character(&self) -> Character<'_> {
+        Character {
+            skeleton: &self.skeleton,
+            map: &self.map,
+        }
+    }
 }
 
 /// What a run measured.
@@ -87,11 +90,7 @@ struct Measured {
 /// The clip's floor: the lower ankle's low level less the reference's ankle height above its
 /// lowest joint (as grounding measures it).
 fn floor_of(clip: &Clip, truth: &[ModelPose], reference: &ModelPose) -> f64 {
-    let character = Character {
-        skeleton: &clip.skeleton,
-        map: &clip.map,
-    };
-    track::floor_of(character, reference, truth).unwrap()
+    track::floor_of(clip.character(), reference, truth).unwrap()
 }
 
 /// Trackers on `bones` at the bones' frames: frame 0 the reference standing on `floor` under
@@ -279,10 +278,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
             continue;
         }
         let Some(clip) = open(file) else { return };
-        let character = Character {
-            skeleton: &clip.skeleton,
-            map: &clip.map,
-        };
+        let character = clip.character();
         let (_, reference) =
             ikarus_anim::retarget::align::reference(&clip.skeleton, &clip.map, None);
         // At most 10 s of each clip, from its second frame (CMU's files open with a T-pose).
@@ -385,10 +381,7 @@ fn elbow_and_knee_trackers_bend_the_limbs_their_way() {
         "pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh",
     ] {
         let Some(clip) = open(file) else { return };
-        let character = Character {
-            skeleton: &clip.skeleton,
-            map: &clip.map,
-        };
+        let character = clip.character();
         let (_, reference) =
             ikarus_anim::retarget::align::reference(&clip.skeleton, &clip.map, None);
         let truth: Vec<ModelPose> = clip.motion.frames()[1..600.min(clip.motion.len())]
@@ -419,14 +412,7 @@ fn elbow_and_knee_trackers_bend_the_limbs_their_way() {
             let mean = sum / (solved.len() * bones.len()) as f64;
             mean
         };
-        let three = [
-            B::Head,
-            B::LeftHand,
-            B::RightHand,
-            B::Hips,
-            B::LeftFoot,
-            B::RightFoot,
-        ];
+        let six = Points::Six.bones();
         let elbows = [B::LeftLowerArm, B::RightLowerArm];
         let knees = [B::LeftLowerLeg, B::RightLowerLeg];
         let config = TrackConfig {
@@ -437,9 +423,9 @@ fn elbow_and_knee_trackers_bend_the_limbs_their_way() {
             let trackers = trackers_of(&clip, &truth, &reference, floor, bones);
             solve_clip(character, &trackers, &config).0
         };
-        let plain = run(&three);
-        let with_elbows = run(&[three.as_slice(), &elbows].concat());
-        let with_knees = run(&[three.as_slice(), &elbows, &knees].concat());
+        let plain = run(six);
+        let with_elbows = run(&[six, &elbows].concat());
+        let with_knees = run(&[six, &elbows, &knees].concat());
         let (e0, e1) = (error(&plain, &elbows), error(&with_elbows, &elbows));
         let (k0, k1) = (error(&with_elbows, &knees), error(&with_knees, &knees));
         println!(

@@ -5,11 +5,12 @@
 //! `cargo test -p ikarus-anim --test track_retargeted -- --nocapture` prints a line per case.
 
 use glam::DVec3;
-use ikarus_anim::retarget::{self, Character, RetargetConfig};
+mod common;
+
+use ikarus_anim::retarget::{self, Character};
 use ikarus_anim::track::{self, Points, TrackConfig};
-use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
+use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
-use ikarus_formats::gltf::{GltfFile, SkeletonSource};
 
 fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     let mut model = ModelPose::new(skeleton);
@@ -19,17 +20,7 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
 
 /// `file` retargeted onto `target`, at most 10 s.
 fn retargeted(file: &str, target: Character<'_>) -> Option<Motion> {
-    let dir = ikarus_testdata::require("bvh", "tracking retargeted clips")?;
-    let document = ikarus_formats::open(dir.join(file).to_str()?, 1.0).unwrap();
-    let map = HumanoidMap::recognise(&document.skeleton);
-    let source = Character {
-        skeleton: &document.skeleton,
-        map: &map,
-    };
-    let motion = document.motion.as_ref().unwrap();
-    let out = retarget::retarget(source, motion, target, &RetargetConfig::default())
-        .unwrap()
-        .motion;
+    let out = common::retargeted(file, "tracking retargeted clips", target)?;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let keep = (10.0 * out.frame_rate()) as usize;
     let mut short = Motion::new(out.frame_time(), out.joint_count()).unwrap();
@@ -41,15 +32,7 @@ fn retargeted(file: &str, target: Character<'_>) -> Option<Motion> {
 
 #[test]
 fn retargeted_clips_from_three_four_and_six_points() {
-    let builtin = ikarus_core::humanoid::builtin_humanoid();
-    let builtin_map = HumanoidMap::recognise(&builtin);
-    let mut targets = vec![("builtin", builtin, builtin_map)];
-    if let Some(dir) = ikarus_testdata::require("gltf", "tracking retargeted clips") {
-        let gltf = GltfFile::read(&dir.join("Godette_vrm_v4.vrm")).unwrap();
-        let skeleton = gltf.skeleton(&SkeletonSource::Auto).unwrap();
-        let map = gltf.vrm_humanoid().unwrap().unwrap().map(&skeleton);
-        targets.push(("Godette.vrm", skeleton.skeleton, map));
-    }
+    let targets = common::retarget_targets("tracking retargeted clips");
     for file in [
         "cmu_02_01_walk_cgspeed_crlf.bvh",
         "bandainamco_ds1_walk_normal_002.bvh",

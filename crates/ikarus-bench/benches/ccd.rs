@@ -28,6 +28,8 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::humanoid::{self, Figures};
 use ikarus_bench::{bench_cycling, iiwa, trac_ik_ccd_config};
@@ -41,12 +43,9 @@ fn protocol(config: &CcdConfig, label: &str, workspace: &mut CcdWorkspace) {
 }
 
 fn jitter(config: &CcdConfig, workspace: &mut CcdWorkspace) {
-    let (largest, worst) =
-        iiwa::jitter(|s, t, pose| ccd::solve_with(s, t, config, workspace, pose));
-    println!(
-        "jitter/ccd: largest frame-to-frame joint rotation {largest:.4} rad ({:.2} deg) over 1000 frames, worst residual {worst:.1e} m",
-        largest.to_degrees()
-    );
+    common::print_jitter("ccd", |s, t, pose| {
+        ccd::solve_with(s, t, config, workspace, pose)
+    });
 }
 
 fn bench_ccd(c: &mut Criterion) {

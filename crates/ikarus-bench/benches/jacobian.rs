@@ -21,6 +21,8 @@
 
 use std::time::Instant;
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::{bench_cycling, iiwa};
 use ikarus_core::{LocalPose, ModelPose, fk};
@@ -95,12 +97,9 @@ fn protocol_pose(config: &JacobianConfig, label: &str) {
 }
 
 fn jitter(config: &JacobianConfig, label: &str, workspace: &mut JacobianWorkspace) {
-    let (largest, worst) =
-        iiwa::jitter(|s, t, pose| jacobian::solve_with(s, t, config, workspace, pose));
-    println!(
-        "jitter/jacobian_{label}: largest frame-to-frame joint rotation {largest:.4} rad ({:.2} deg) over 1000 frames, worst residual {worst:.1e} m",
-        largest.to_degrees()
-    );
+    common::print_jitter(&format!("jacobian_{label}"), |s, t, pose| {
+        jacobian::solve_with(s, t, config, workspace, pose)
+    });
 }
 
 fn bench_jacobian(c: &mut Criterion) {

@@ -27,17 +27,20 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::{HingeLimit, JointLimit, ModelPose, SkeletonBuilder, Transform, fk};
 use ikarus_solve::leg6::{
-    Contact, HipOrder, Leg6Angles, Leg6Chain, Leg6Joints, Leg6Limits, Leg6Output, Leg6Params,
-    Leg6Target, Y_UP_FROM_LEG, forward, solve_chain, solve_contact, solve_level, solve_pose,
-    solve_slice,
+    Contact, Leg6Angles, Leg6Chain, Leg6Joints, Leg6Limits, Leg6Output, Leg6Params, Leg6Target,
+    Y_UP_FROM_LEG, forward, solve_chain, solve_contact, solve_level, solve_pose, solve_slice,
 };
 use ikarus_testdata::Rng;
 use std::hint::black_box;
 
+/// The G1-proportioned leg, shared with `ikarus-solve`'s `tests/leg6.rs`.
+#[path = "../../ikarus-solve/tests/common/g1_leg.rs"]
+mod g1_leg;
+
+use g1_leg::{G1_RANGES, g1_leg, g1_points};
+
 const BATCH: usize = 1024;
 
-/// The G1 left leg's zero-pose points (leg frame = URDF frame), from the joint origins of
-/// `g1_29dof.urdf` (see `tests/leg6.rs`): hip centre, knee, ankle pitch, ankle roll.
 /// Test draws on [`Rng`] beyond plain numbers.
 trait Draw {
     fn angles(&mut self, limits: &Leg6Limits) -> Leg6Angles;
@@ -52,46 +55,6 @@ impl Draw for Rng {
             a[i] = lo + (hi[i] - lo) * self.unit();
         }
         Leg6Angles::from_array(a)
-    }
-}
-
-fn g1_points() -> [DVec3; 4] {
-    let pitch = DVec3::new(0.0, 0.064452, -0.1027);
-    let roll = pitch + DVec3::new(0.0, 0.052, -0.030465);
-    let tilt = DQuat::from_rotation_y(-0.1749);
-    let yaw = roll + tilt * DVec3::new(0.025001, 0.0, -0.12412);
-    let knee = yaw + tilt * DVec3::new(-0.078273, 0.0021489, -0.17734);
-    let ankle_pitch = knee + DVec3::new(0.0, -9.4445e-5, -0.30001);
-    let ankle_roll = ankle_pitch + DVec3::new(0.0, 0.0, -0.017558);
-    [
-        DVec3::new(pitch.x, roll.y, pitch.z),
-        knee,
-        ankle_pitch,
-        ankle_roll,
-    ]
-}
-
-const G1_RANGES: [(f64, f64); 6] = [
-    (-2.7576, 2.7576),
-    (-0.5236, 2.9671),
-    (-2.5307, 2.8798),
-    (-0.087_267, 2.8798),
-    (-0.87267, 0.5236),
-    (-0.2618, 0.2618),
-];
-
-fn g1_leg() -> Leg6Params {
-    let [hip, knee, ankle_pitch, ankle_roll] = g1_points();
-    Leg6Params {
-        hip,
-        thigh: knee - hip,
-        shank: ankle_pitch - knee,
-        ankle: ankle_roll - ankle_pitch,
-        sole: DVec3::new(0.0, 0.0, -0.035),
-        heel: 0.05,
-        toe: 0.12,
-        hip_order: HipOrder::PitchRollYaw,
-        limits: Leg6Limits::from_ranges(G1_RANGES),
     }
 }
 
@@ -124,7 +87,7 @@ fn level_target(rng: &mut Rng, params: &Leg6Params) -> (DVec3, f64) {
 
 /// The G1-proportioned leg as a +Y-up skeleton under a `pelvis` root.
 fn g1_skeleton() -> ikarus_core::Skeleton {
-    let [hip, knee, ankle_pitch, ankle_roll] = g1_points();
+    let [hip, knee, ankle_pitch, ankle_roll, _] = g1_points();
     let m = Y_UP_FROM_LEG;
     let mut builder = SkeletonBuilder::new();
     builder.joint(
@@ -242,18 +205,7 @@ fn bench_batch(c: &mut Criterion) {
 fn bench_chain(c: &mut Criterion) {
     let mut group = c.benchmark_group("leg6");
     let skeleton = g1_skeleton();
-    let joints = Leg6Joints::from_names(
-        &skeleton,
-        [
-            "hip_yaw",
-            "hip_roll",
-            "hip_pitch",
-            "knee",
-            "ankle_pitch",
-            "ankle_roll",
-        ],
-    )
-    .expect("leg joints");
+    let joints = Leg6Joints::from_names(&skeleton, Leg6Angles::NAMES).expect("leg joints");
     let chain = Leg6Chain::new(
         &skeleton,
         &joints,

@@ -11,6 +11,8 @@
 //!   Cholesky on stack matrices up to 8 columns; the normal equations as rank-one updates on
 //!   slices; a stall window of 3 sweeps.
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ikarus_bench::{bench_cycling, iiwa};
 use ikarus_solve::IkTask;
@@ -24,12 +26,9 @@ fn bench_lm(c: &mut Criterion) {
     println!("lm/iiwa position: {figures}");
     let mut interactive = config;
     interactive.iteration.restarts = 0;
-    let (largest, worst) =
-        iiwa::jitter(|s, t, pose| lm::solve_with(s, t, &interactive, &mut workspace, pose));
-    println!(
-        "jitter/lm: largest frame-to-frame joint rotation {largest:.4} rad ({:.2} deg) over 1000 frames, worst residual {worst:.1e} m",
-        largest.to_degrees()
-    );
+    common::print_jitter("lm", |s, t, pose| {
+        lm::solve_with(s, t, &interactive, &mut workspace, pose)
+    });
 
     let s = iiwa::skeleton();
     let tasks: Vec<IkTask> = iiwa::samples(&s, 100, 7)

@@ -189,11 +189,11 @@ fn bench_prepared(c: &mut Criterion) {
 
     // The one-shot `solve` on the same closed-form limbs, 100 characters (for contrast).
     let mut poses = scene.poses.clone();
-    let mut f = 0;
     group.throughput(Throughput::Elements(400));
-    group.bench_function("closed_forms_one_shot_solve_100_characters_x4_limbs", |b| {
-        b.iter(|| {
-            f = (f + 1) % FRAMES;
+    bench_frames(
+        &mut group,
+        "closed_forms_one_shot_solve_100_characters_x4_limbs",
+        |f| {
             let mut converged = 0;
             for (pose, goals) in poses.iter_mut().zip(&scene.goals[f]).take(100) {
                 for (k, goal) in goals.iter().enumerate() {
@@ -207,9 +207,9 @@ fn bench_prepared(c: &mut Criterion) {
                     converged += usize::from(report.converged());
                 }
             }
-            black_box(converged)
-        });
-    });
+            converged
+        },
+    );
     group.finish();
     // The poses the prepared closed forms leave after a pass over the frames: the kernels
     // then solve frame 0's goals from them, as the prepared path does.
@@ -250,50 +250,59 @@ fn bench_solve_in(
         let mut plain_limbs = self::limbs(scene, &closed.0, &closed.1);
         let mut plain_poses = poses.clone();
         let mut plain_models = models.clone();
-        let mut f = 0;
-        group.bench_function(
+        bench_frames(
+            group,
             "closed_forms_then_fk_for_skinning_1000_characters_x4_limbs_per_frame",
-            |b| {
-                b.iter(|| {
-                    f = (f + 1) % FRAMES;
-                    let mut converged = 0;
-                    for ((pose, model), goals) in plain_poses
-                        .iter_mut()
-                        .zip(&mut plain_models)
-                        .zip(&scene.goals[f])
-                    {
-                        for (limb, goal) in plain_limbs.iter_mut().zip(goals) {
-                            *limb.goal_mut(0) = *goal;
-                            converged += usize::from(limb.solve(pose).converged());
-                        }
-                        fk::forward_kinematics(&scene.skeleton, pose, model);
+            |f| {
+                let mut converged = 0;
+                for ((pose, model), goals) in plain_poses
+                    .iter_mut()
+                    .zip(&mut plain_models)
+                    .zip(&scene.goals[f])
+                {
+                    for (limb, goal) in plain_limbs.iter_mut().zip(goals) {
+                        *limb.goal_mut(0) = *goal;
+                        converged += usize::from(limb.solve(pose).converged());
                     }
-                    black_box(converged)
-                });
+                    fk::forward_kinematics(&scene.skeleton, pose, model);
+                }
+                converged
             },
         );
         bench_solve_many_in(group, scene, closed, (&poses, &models));
         group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
-        let mut f = 0;
-        group.bench_function(
+        bench_frames(
+            group,
             "closed_forms_solve_in_1000_characters_x4_limbs_per_frame",
-            |b| {
-                b.iter(|| {
-                    f = (f + 1) % FRAMES;
-                    let mut converged = 0;
-                    for ((pose, model), goals) in
-                        poses.iter_mut().zip(&mut models).zip(&scene.goals[f])
-                    {
-                        for (limb, goal) in limbs.iter_mut().zip(goals) {
-                            *limb.goal_mut(0) = *goal;
-                            converged += usize::from(limb.solve_in(pose, model).converged());
-                        }
+            |f| {
+                let mut converged = 0;
+                for ((pose, model), goals) in poses.iter_mut().zip(&mut models).zip(&scene.goals[f])
+                {
+                    for (limb, goal) in limbs.iter_mut().zip(goals) {
+                        *limb.goal_mut(0) = *goal;
+                        converged += usize::from(limb.solve_in(pose, model).converged());
                     }
-                    black_box(converged)
-                });
+                }
+                converged
             },
         );
     }
+}
+
+/// Criterion's time per frame of the scene as `<group>/<name>`: `frame(f)` runs frame `f`
+/// (cycling through the scene's frames) and returns how many limb solves converged.
+fn bench_frames(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    mut frame: impl FnMut(usize) -> usize,
+) {
+    let mut f = 0;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            f = (f + 1) % FRAMES;
+            black_box(frame(f))
+        });
+    });
 }
 
 /// The closed-form frame through `solve_many_in` (each limb of every character at once), and
@@ -312,75 +321,45 @@ fn bench_solve_many_in(
     let mut many_models = models.to_vec();
     let mut goals = vec![Goal::default(); CHARACTERS];
     let mut reports = vec![SolveReport::invalid(String::new()); CHARACTERS];
-    let mut f = 0;
-    group.bench_function(
-        "closed_forms_solve_many_in_1000_characters_x4_limbs_per_frame",
-        |b| {
-            b.iter(|| {
-                f = (f + 1) % FRAMES;
-                let mut converged = 0;
-                for (k, limb) in many_limbs.iter_mut().enumerate() {
-                    for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
-                        *goal = frame[k];
-                    }
-                    limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
-                    converged += reports.iter().filter(|r| r.converged()).count();
-                }
-                black_box(converged)
-            });
-        },
-    );
-    // The arms alone (limb7), through `solve_many_in`.
-    group.throughput(Throughput::Elements((CHARACTERS * 2) as u64));
-    let mut f = 0;
-    group.bench_function("arms_solve_many_in_1000_characters_x2", |b| {
-        b.iter(|| {
-            f = (f + 1) % FRAMES;
+    // Every limb of every character at once, then the arms alone (limb7) and the legs alone
+    // (two-bone): limbs `0..2` are the arms, `2..4` the legs.
+    for (name, range) in [
+        (
+            "closed_forms_solve_many_in_1000_characters_x4_limbs_per_frame",
+            0..4,
+        ),
+        ("arms_solve_many_in_1000_characters_x2", 0..2),
+        ("legs_solve_many_in_1000_characters_x2", 2..4),
+    ] {
+        group.throughput(Throughput::Elements((CHARACTERS * range.len()) as u64));
+        bench_frames(group, name, |f| {
             let mut converged = 0;
-            for (k, limb) in many_limbs.iter_mut().enumerate().take(2) {
+            let limbs = many_limbs.iter_mut().enumerate();
+            for (k, limb) in limbs.skip(range.start).take(range.len()) {
                 for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
                     *goal = frame[k];
                 }
                 limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
                 converged += reports.iter().filter(|r| r.converged()).count();
             }
-            black_box(converged)
+            converged
         });
-    });
-    // The legs alone (two-bone), through `solve_many_in` and through `solve_in`: the
-    // per-limb figure to hold against the two-bone kernel.
-    let mut f = 0;
-    group.bench_function("legs_solve_many_in_1000_characters_x2", |b| {
-        b.iter(|| {
-            f = (f + 1) % FRAMES;
-            let mut converged = 0;
+    }
+    // The legs through `solve_in` too: the per-limb figure to hold against the two-bone
+    // kernel.
+    bench_frames(group, "legs_solve_in_1000_characters_x2", |f| {
+        let mut converged = 0;
+        for ((pose, model), frame) in many_poses
+            .iter_mut()
+            .zip(&mut many_models)
+            .zip(&scene.goals[f])
+        {
             for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
-                for (goal, frame) in goals.iter_mut().zip(&scene.goals[f]) {
-                    *goal = frame[k];
-                }
-                limb.solve_many_in(&goals, &mut many_poses, &mut many_models, &mut reports);
-                converged += reports.iter().filter(|r| r.converged()).count();
+                *limb.goal_mut(0) = frame[k];
+                converged += usize::from(limb.solve_in(pose, model).converged());
             }
-            black_box(converged)
-        });
-    });
-    let mut f = 0;
-    group.bench_function("legs_solve_in_1000_characters_x2", |b| {
-        b.iter(|| {
-            f = (f + 1) % FRAMES;
-            let mut converged = 0;
-            for ((pose, model), frame) in many_poses
-                .iter_mut()
-                .zip(&mut many_models)
-                .zip(&scene.goals[f])
-            {
-                for (k, limb) in many_limbs.iter_mut().enumerate().skip(2) {
-                    *limb.goal_mut(0) = frame[k];
-                    converged += usize::from(limb.solve_in(pose, model).converged());
-                }
-            }
-            black_box(converged)
-        });
+        }
+        converged
     });
     group.throughput(Throughput::Elements((CHARACTERS * 4) as u64));
 }

@@ -33,6 +33,14 @@ use ikarus_bench::retarget::{clips, targets};
 use std::hint::black_box;
 use std::time::Duration;
 
+/// The library's view of a bench character: its skeleton with its humanoid map.
+fn character(of: &ikarus_bench::retarget::Character) -> retarget::Character<'_> {
+    retarget::Character {
+        skeleton: &of.skeleton,
+        map: &of.map,
+    }
+}
+
 fn retargeting(c: &mut Criterion) {
     let clips = clips();
     let targets = targets();
@@ -43,15 +51,9 @@ fn retargeting(c: &mut Criterion) {
     for clip in &clips {
         let Some(motion) = &clip.motion else { continue };
         group.throughput(Throughput::Elements(motion.len() as u64));
-        let source = retarget::Character {
-            skeleton: &clip.skeleton,
-            map: &clip.map,
-        };
+        let source = character(clip);
         for target in &targets {
-            let to = retarget::Character {
-                skeleton: &target.skeleton,
-                map: &target.map,
-            };
+            let to = character(target);
             for (method, config) in [
                 ("retarget", RetargetConfig::default()),
                 ("plain_copy", RetargetConfig::plain_copy()),

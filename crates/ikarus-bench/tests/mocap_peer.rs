@@ -7,38 +7,21 @@ use ikarus_anim::mocap::{
     Binding, KeypointClip, Layout, MocapConfig, largest_frame_rotation, solve_positions,
 };
 use ikarus_bench::mocap_peer::look_at;
+use ikarus_core::Skeleton;
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
-use ikarus_core::{ModelPose, Motion, Skeleton, fk};
+use ikarus_core::humanoid_map::HumanoidMap;
 
-/// FK keypoints of every frame (frame-major).
-fn keypoints(skeleton: &Skeleton, motion: &Motion, binding: &Binding) -> Vec<DVec3> {
-    let mut model = ModelPose::new(skeleton);
-    let mut frame = vec![DVec3::ZERO; binding.len()];
-    let mut out = Vec::with_capacity(motion.len() * binding.len());
-    for pose in motion.frames() {
-        fk::forward_kinematics(skeleton, pose, &mut model);
-        binding.keypoints(&model, &mut frame);
-        out.extend_from_slice(&frame);
-    }
-    out
-}
+/// Keypoints by forward kinematics, shared with `ikarus-anim`'s motion-capture tests.
+#[path = "../../ikarus-anim/tests/common/mocap.rs"]
+mod mocap;
+
+use mocap::keypoints;
 
 /// Hips to head plus hips to left foot at rest.
 fn body_size(skeleton: &Skeleton) -> Option<f64> {
-    let map = HumanoidMap::recognise(skeleton);
-    let mut rest = ModelPose::new(skeleton);
-    fk::forward_kinematics(skeleton, &skeleton.rest_pose(), &mut rest);
-    let at = |b| map.joint(b).map(|j| rest.position(j));
-    let (hips, head, foot) = (
-        at(HumanoidBone::Hips)?,
-        at(HumanoidBone::Head)?,
-        at(HumanoidBone::LeftFoot)?,
-    );
-    Some((head - hips).length() + (hips - foot).length())
+    ikarus_testdata::rigs::body_size(skeleton, &HumanoidMap::recognise(skeleton))
 }
 
-/// Mean distance between the points.
 /// Mean distance between the points the skeleton has (unmapped points are NaN).
 fn mpjpe(truth: &[DVec3], got: &[DVec3]) -> f64 {
     let pairs: Vec<f64> = truth

@@ -67,6 +67,13 @@ static GLOBAL: Counting = Counting;
 /// Serialises the tests of this file (the counter is global).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Holds [`ONE_AT_A_TIME`] (also after another test failed holding it) until dropped.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Allocations during `f`.
 fn count(f: impl FnOnce()) -> usize {
     ALLOCATIONS.store(0, Ordering::SeqCst);
@@ -132,9 +139,7 @@ fn wobbling(world: &mut World, model: &common::Model, bone: HumanoidBone, offset
 
 #[test]
 fn limb_frames_allocate_nothing() {
-    let _serial = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = one_at_a_time();
     let Some((with, without)) = frames_with("limb allocations", |world, character, model| {
         let left = wobbling(
             world,
@@ -228,9 +233,7 @@ fn solver_allocations(model: &common::Model) -> usize {
 
 #[test]
 fn body_frames_allocate_only_inside_the_body_solver() {
-    let _serial = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = one_at_a_time();
     let Some((with, without)) = frames_with("body allocations", body) else {
         return;
     };
@@ -251,9 +254,7 @@ fn body_frames_allocate_only_inside_the_body_solver() {
 /// grounding allocates nothing at all.
 #[test]
 fn body_frames_allocate_nothing() {
-    let _serial = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = one_at_a_time();
     let Some((with, without)) = frames_with("body allocations", body) else {
         return;
     };

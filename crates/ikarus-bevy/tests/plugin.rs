@@ -17,6 +17,15 @@ fn turned_root() -> Transform {
     Transform::from_xyz(1.5, 0.0, -2.0).with_rotation(Quat::from_rotation_y(0.7))
 }
 
+/// The app with the plugin and `model` spawned under [`turned_root`] (with an armature of
+/// that scale when given): the app, the root, the character and its joints' entities.
+fn turned_scene(model: &Model, armature: Option<f32>) -> (App, Transform, Entity, Vec<Entity>) {
+    let mut app = app();
+    let root = turned_root();
+    let (character, joints) = spawn(app.world_mut(), model, root, armature);
+    (app, root, character, joints)
+}
+
 /// World position of `model`'s rest joint `bone` under `root`.
 fn rest_world(model: &Model, root: &Transform, bone: HumanoidBone) -> DVec3 {
     let p = model.rest().position(model.joint(bone));
@@ -46,9 +55,7 @@ fn limb_reaches(solver: LimbSolver, armature: Option<f32>, test: &str) {
     let Some(model) = godette(test) else {
         return;
     };
-    let mut app = app();
-    let root = turned_root();
-    let (character, joints) = spawn(app.world_mut(), &model, root, armature);
+    let (mut app, root, character, joints) = turned_scene(&model, armature);
     let goal = hand_goal(&model, &root);
     let goal_entity = target(app.world_mut(), goal);
     // The pole: below and behind the shoulder (elbow down and back).
@@ -130,9 +137,7 @@ fn an_elbow_limit_holds_when_the_target_asks_for_more() {
         min: 0.0,
         max: 1.0,
     });
-    let mut app = app();
-    let root = turned_root();
-    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let (mut app, root, character, joints) = turned_scene(&model, None);
     app.world_mut()
         .entity_mut(character)
         .insert(model.character().with_limit("leftLowerArm", limit.clone()));
@@ -276,9 +281,7 @@ fn a_full_body_pulls_the_hips_to_reach_far_targets() {
     let Some(model) = godette("full body") else {
         return;
     };
-    let mut app = app();
-    let root = turned_root();
-    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let (mut app, root, character, joints) = turned_scene(&model, None);
     // Both hands to a point low in front (out of the arms' reach without bending), the feet
     // held where they stand.
     let low = dv(root.transform_point(Vec3::new(0.0, 0.45, 0.45)));
@@ -410,9 +413,7 @@ fn ik_never_feeds_on_its_own_output() {
     let Some(model) = godette("no feedback") else {
         return;
     };
-    let mut app = app();
-    let root = turned_root();
-    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let (mut app, root, character, joints) = turned_scene(&model, None);
     let goal = hand_goal(&model, &root);
     let goal_entity = target(app.world_mut(), goal);
     let mut limb = LimbIk::new(character, LimbEnd::LeftHand, goal_entity);
@@ -446,9 +447,7 @@ fn every_joint_is_where_the_solve_put_it_and_the_animation_returns_on_release() 
     let Some(model) = godette("every joint") else {
         return;
     };
-    let mut app = app();
-    let root = turned_root();
-    let (character, joints) = spawn(app.world_mut(), &model, root, None);
+    let (mut app, root, character, joints) = turned_scene(&model, None);
     let hands = [HumanoidBone::LeftHand, HumanoidBone::RightHand];
     let homes = hands.map(|b| rest_world(&model, &root, b));
     let targets = homes.map(|at| target(app.world_mut(), at));

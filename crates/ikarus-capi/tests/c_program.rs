@@ -53,19 +53,33 @@ fn run(command: &mut Command, what: &str) -> String {
     stdout
 }
 
-/// The shared BVH file, or `None` (SKIPPED; a panic in CI).
-fn bvh(test: &str) -> Option<PathBuf> {
-    ikarus_testdata::require("bvh", test).map(|dir| dir.join(BVH))
+/// The compiler named by `variable` or `default` (see [`compiler`]) and the shared BVH file,
+/// or `None` (SKIPPED; a panic in CI).
+fn compiler_and_bvh(variable: &str, default: &str, test: &str) -> Option<(String, PathBuf)> {
+    let compiler = compiler(variable, default, test)?;
+    let bvh = ikarus_testdata::require_file("bvh", BVH, test)?;
+    Some((compiler, bvh))
+}
+
+/// `compiler` building `source` (relative to this crate) into `exe` under `standard`, every
+/// warning an error, with the generated header on the include path; the caller adds the
+/// libraries.
+fn build_command(compiler: &str, standard: &str, source: &str, exe: &Path) -> Command {
+    let mut command = Command::new(compiler);
+    command
+        .args([standard, "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
+        .arg(exe)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(source))
+        .arg("-I")
+        .arg(include_dir());
+    command
 }
 
 #[test]
 fn c_test_program_passes() {
-    let test = "c_test_program_passes";
-    let Some(cc) = compiler("CC", "gcc", test) else {
+    let Some((cc, bvh)) = compiler_and_bvh("CC", "gcc", "c_test_program_passes") else {
         return;
     };
-    let Some(bvh) = bvh(test) else { return };
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/test_capi.c");
     let libs = library_dir();
     assert!(
         libs.join("libikarus_capi.so").is_file(),
@@ -73,13 +87,8 @@ fn c_test_program_passes() {
         libs.display()
     );
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_capi");
-    let mut compile = Command::new(&cc);
+    let mut compile = build_command(&cc, "-std=c99", "tests/c/test_capi.c", &exe);
     compile
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .arg("-I")
-        .arg(include_dir())
         .arg("-L")
         .arg(&libs)
         .arg(format!("-Wl,-rpath,{}", libs.display()))
@@ -93,21 +102,14 @@ fn c_test_program_passes() {
 #[test]
 fn cpp_example_runs_against_the_static_library() {
     let test = "cpp_example_runs_against_the_static_library";
-    let Some(cxx) = compiler("CXX", "g++", test) else {
+    let Some((cxx, bvh)) = compiler_and_bvh("CXX", "g++", test) else {
         return;
     };
-    let Some(bvh) = bvh(test) else { return };
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp/reach.cpp");
     let library = library_dir().join("libikarus_capi.a");
     assert!(library.is_file(), "{}: missing", library.display());
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reach");
-    let mut compile = Command::new(&cxx);
+    let mut compile = build_command(&cxx, "-std=c++17", "examples/cpp/reach.cpp", &exe);
     compile
-        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .arg("-I")
-        .arg(include_dir())
         .arg(&library)
         // What a Rust static library needs from the system on Linux.
         .args(["-lpthread", "-ldl", "-lm"]);

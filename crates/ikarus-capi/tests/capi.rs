@@ -33,6 +33,33 @@ fn open(path: &str) -> *mut IkarusSkeleton {
     skel
 }
 
+/// `ikarus_skeleton_open` of `path`, which must fail: the error's code and message.
+fn open_error(path: &str) -> (IkarusStatus, String) {
+    let path = CString::new(path).unwrap();
+    let mut err = null_mut();
+    // SAFETY: valid string and error storage.
+    let skel = unsafe { ikarus_skeleton_open(path.as_ptr(), &raw mut err) };
+    assert!(skel.is_null());
+    take_error(err)
+}
+
+/// The built-in humanoid and a rest pose of it; [`free_both`] frees them.
+fn humanoid_at_rest() -> (*mut IkarusSkeleton, *mut IkarusPose) {
+    let skel = open("builtin:humanoid");
+    // SAFETY: live skeleton.
+    let pose = unsafe { ikarus_pose_rest(skel) };
+    (skel, pose)
+}
+
+/// Frees `pose` and `skel`, both live and used no more.
+fn free_both(skel: *mut IkarusSkeleton, pose: *mut IkarusPose) {
+    // SAFETY: live handles, freed once (the caller's promise).
+    unsafe {
+        ikarus_pose_free(pose);
+        ikarus_skeleton_free(skel);
+    }
+}
+
 fn world_positions(skel: *const IkarusSkeleton, pose: *const IkarusPose) -> Vec<[f64; 3]> {
     // SAFETY: live handles.
     let joints = unsafe { ikarus_skeleton_joint_count(skel) };
@@ -110,12 +137,7 @@ fn null_arguments_are_reported_not_dereferenced() {
 
 #[test]
 fn a_missing_file_is_an_io_error_naming_it() {
-    let path = CString::new("/nonexistent/dir/walk.bvh").unwrap();
-    let mut err = null_mut();
-    // SAFETY: valid string and error storage.
-    let skel = unsafe { ikarus_skeleton_open(path.as_ptr(), &raw mut err) };
-    assert!(skel.is_null());
-    let (code, message) = take_error(err);
+    let (code, message) = open_error("/nonexistent/dir/walk.bvh");
     assert_eq!(code, IKARUS_ERR_IO, "{message}");
     assert!(message.contains("/nonexistent/dir/walk.bvh"), "{message}");
     // Without an error pointer the code still says what happened.
@@ -129,9 +151,7 @@ fn a_missing_file_is_an_io_error_naming_it() {
 
 #[test]
 fn bad_task_json_gives_parse_and_invalid_errors() {
-    let skel = open("builtin:humanoid");
-    // SAFETY: live skeleton.
-    let pose = unsafe { ikarus_pose_rest(skel) };
+    let (skel, pose) = humanoid_at_rest();
     let (status, report, error) = solve_json(skel, r#"{"effectors": [}"#, pose);
     assert_eq!(status, IKARUS_ERR_PARSE);
     assert!(report.is_none());
@@ -172,16 +192,13 @@ fn bad_task_json_gives_parse_and_invalid_errors() {
         let status = ikarus_pose_world_positions(skel, pose, one.as_mut_ptr(), 3, &raw mut err);
         assert_eq!(status, IKARUS_ERR_INVALID);
         assert!(take_error(err).1.contains("doubles"));
-        ikarus_pose_free(pose);
-        ikarus_skeleton_free(skel);
     }
+    free_both(skel, pose);
 }
 
 #[test]
 fn a_reach_on_the_builtin_humanoid_meets_its_goal_by_fk() {
-    let skel = open("builtin:humanoid");
-    // SAFETY: live skeleton.
-    let pose = unsafe { ikarus_pose_rest(skel) };
+    let (skel, pose) = humanoid_at_rest();
     let hand = joint(skel, "leftHand");
     let target = [0.45, 1.15, 0.25];
     let task = format!(
@@ -207,18 +224,12 @@ fn a_reach_on_the_builtin_humanoid_meets_its_goal_by_fk() {
         .map(|v| v.as_f64().unwrap())
         .collect();
     assert!(distance([reported[0], reported[1], reported[2]], positions[hand]) < 1e-12);
-    // SAFETY: freed once.
-    unsafe {
-        ikarus_pose_free(pose);
-        ikarus_skeleton_free(skel);
-    }
+    free_both(skel, pose);
 }
 
 #[test]
 fn the_full_body_solver_through_json() {
-    let skel = open("builtin:humanoid");
-    // SAFETY: live skeleton.
-    let pose = unsafe { ikarus_pose_rest(skel) };
+    let (skel, pose) = humanoid_at_rest();
     let rest = world_positions(skel, pose);
     let ends = [
         "hips",
@@ -260,11 +271,7 @@ fn the_full_body_solver_through_json() {
     }
     assert!(positions[hips][1] < rest[hips][1] - 0.07);
     assert!(distance(positions[hand], rest[hand]) > 0.3);
-    // SAFETY: freed once.
-    unsafe {
-        ikarus_pose_free(pose);
-        ikarus_skeleton_free(skel);
-    }
+    free_both(skel, pose);
 }
 
 #[test]
@@ -330,10 +337,9 @@ fn a_prepared_two_bone_arm_follows_goals_frame_after_frame() {
 
 #[test]
 fn local_transforms_round_trip_through_flat_arrays() {
-    let skel = open("builtin:humanoid");
+    let (skel, pose) = humanoid_at_rest();
     // SAFETY: live handles, buffers of the lengths given.
     unsafe {
-        let pose = ikarus_pose_rest(skel);
         let joints = ikarus_pose_joint_count(pose);
         assert_eq!(joints, ikarus_skeleton_joint_count(skel));
         let mut values = vec![0.0; IKARUS_LOCAL_STRIDE * joints];
@@ -365,18 +371,17 @@ fn local_transforms_round_trip_through_flat_arrays() {
         assert!(take_error(err).1.contains("joint 0"));
         assert_eq!(world_positions(skel, pose), a);
         ikarus_pose_free(clone);
-        ikarus_pose_free(pose);
-        ikarus_skeleton_free(skel);
     }
+    free_both(skel, pose);
 }
 
 #[test]
 fn a_shared_bvh_opens_like_ikarus_formats() {
-    let Some(dir) = ikarus_testdata::require("bvh", "a_shared_bvh_opens_like_ikarus_formats")
+    let test = "a_shared_bvh_opens_like_ikarus_formats";
+    let Some(path) = ikarus_testdata::require_file("bvh", "cmu_01_01_jump_cgspeed.bvh", test)
     else {
         return;
     };
-    let path = dir.join("cmu_01_01_jump_cgspeed.bvh");
     let document = ikarus_formats::open(path.to_str().unwrap(), 1.0).unwrap();
     let skel = open(path.to_str().unwrap());
     // SAFETY: live skeleton.
@@ -415,12 +420,7 @@ fn a_malformed_file_is_a_parse_error_naming_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("broken.bvh");
     std::fs::write(&path, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n").unwrap();
-    let c_path = CString::new(path.to_str().unwrap()).unwrap();
-    let mut err = null_mut();
-    // SAFETY: valid string and error storage.
-    let skel = unsafe { ikarus_skeleton_open(c_path.as_ptr(), &raw mut err) };
-    assert!(skel.is_null());
-    let (code, message) = take_error(err);
+    let (code, message) = open_error(path.to_str().unwrap());
     assert_eq!(code, IKARUS_ERR_PARSE, "{message}");
     assert!(message.contains("broken.bvh"), "{message}");
     std::fs::remove_dir_all(&dir).unwrap();

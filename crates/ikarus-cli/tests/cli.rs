@@ -8,7 +8,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{data_file, fails, ikarus, ok, temp_dir};
+use common::{data_file, fails, ikarus, json_positions, ok, temp_dir};
 
 /// World positions by an independent walk: channel values straight to 4×4 matrices.
 fn naive_positions(bvh: &Bvh, frame: usize) -> Vec<DVec3> {
@@ -37,26 +37,6 @@ fn naive_positions(bvh: &Bvh, frame: usize) -> Vec<DVec3> {
         });
     }
     world.iter().map(|m| m.w_axis.truncate()).collect()
-}
-
-fn json_positions(json: &Value) -> Vec<(String, DVec3)> {
-    json["joints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            let p: Vec<f64> = j["position"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect();
-            (
-                j["name"].as_str().unwrap().to_owned(),
-                DVec3::new(p[0], p[1], p[2]),
-            )
-        })
-        .collect()
 }
 
 #[test]

@@ -2,11 +2,21 @@
 //! apart in every joint of every frame (read back from the written BVH files), and bad
 //! terrain files are refused naming the file.
 
-use ikarus_core::{ModelPose, fk};
+use std::path::Path;
+
+use ikarus_testdata::assert::largest_fk_gap;
 
 mod common;
 
 use common::{data_file, fails, ok, temp_dir};
+
+/// `ikarus ground <walk> --terrain <terrain> <more…> --out <out>`.
+fn ground<'a>(walk: &'a str, terrain: &'a Path, more: &[&'a str], out: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["ground", walk, "--terrain", terrain.to_str().unwrap()];
+    args.extend_from_slice(more);
+    args.extend(["--out", out.to_str().unwrap()]);
+    args
+}
 
 #[test]
 fn a_raised_plane_raises_the_whole_walk() {
@@ -27,16 +37,7 @@ fn a_raised_plane_raises_the_whole_walk() {
         )
         .unwrap();
         let bvh = out.join(format!("{name}.bvh"));
-        let text = ok(&[
-            "ground",
-            &walk,
-            "--terrain",
-            terrain.to_str().unwrap(),
-            "--scale",
-            "0.01",
-            "--out",
-            bvh.to_str().unwrap(),
-        ]);
+        let text = ok(&ground(&walk, &terrain, &["--scale", "0.01"], &bvh));
         assert!(
             text.contains("contacts") && text.contains("0 frames with a foot out of reach"),
             "{text}"
@@ -46,17 +47,14 @@ fn a_raised_plane_raises_the_whole_walk() {
     let (low, high) = (&read[0], &read[1]);
     let (a, b) = (low.motion.as_ref().unwrap(), high.motion.as_ref().unwrap());
     assert_eq!(a.len(), b.len());
-    let mut ma = ModelPose::new(&low.skeleton);
-    let mut mb = ModelPose::new(&high.skeleton);
-    let mut worst = 0.0_f64;
-    for (p, q) in a.frames().iter().zip(b.frames()) {
-        fk::forward_kinematics(&low.skeleton, p, &mut ma);
-        fk::forward_kinematics(&high.skeleton, q, &mut mb);
+    let worst = largest_fk_gap((&low.skeleton, a), (&high.skeleton, b), |ma, mb| {
         // Every joint but the ground-projected root above the hips.
-        for (x, y) in ma.positions().zip(mb.positions()).skip(1) {
-            worst = worst.max((y - x - glam::DVec3::Y * 0.1).length());
-        }
-    }
+        ma.positions()
+            .zip(mb.positions())
+            .skip(1)
+            .map(|(x, y)| (y - x - glam::DVec3::Y * 0.1).length())
+            .fold(0.0, f64::max)
+    });
     // The BVH text keeps six decimals of centimetres.
     assert!(worst < 1e-5, "{worst} m");
 }
@@ -88,14 +86,7 @@ fn bad_terrain_files_are_refused() {
     ] {
         let terrain = out.join("terrain.json");
         std::fs::write(&terrain, body).unwrap();
-        let error = fails(&[
-            "ground",
-            &walk,
-            "--terrain",
-            terrain.to_str().unwrap(),
-            "--out",
-            out.join("x.bvh").to_str().unwrap(),
-        ]);
+        let error = fails(&ground(&walk, &terrain, &[], &out.join("x.bvh")));
         assert!(
             error.contains("terrain.json") && error.contains(expected),
             "{body}: {error}"

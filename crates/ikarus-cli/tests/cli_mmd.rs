@@ -6,7 +6,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{data_file, ikarus, ok};
+use common::{data_file, ikarus, json_positions, ok};
 
 #[test]
 fn info_lists_ik_chains_and_keyed_bones() {
@@ -65,16 +65,9 @@ fn fk_with_motion_matches_the_converted_bvh() {
         assert!(bvh.frame_pose(frame, &mut pose));
         let mut frames = ModelPose::new(&bvh.skeleton);
         fk::forward_kinematics(&bvh.skeleton, &pose, &mut frames);
-        for joint in json["joints"].as_array().unwrap() {
-            let name = joint["name"].as_str().unwrap();
-            let p: Vec<f64> = joint["position"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect();
-            let at = frames.position(bvh.skeleton.joint(name).unwrap());
-            let d = ((at.x - p[0]).powi(2) + (at.y - p[1]).powi(2) + (at.z - p[2]).powi(2)).sqrt();
+        for (name, p) in json_positions(&json) {
+            let at = frames.position(bvh.skeleton.joint(&name).unwrap());
+            let d = ((at.x - p.x).powi(2) + (at.y - p.y).powi(2) + (at.z - p.z).powi(2)).sqrt();
             assert!(d < 1e-6, "frame {frame} {name}: {d}");
         }
     }

@@ -10,7 +10,15 @@ use ikarus_anim::mocap::{Binding, KeypointClip, Layout, MocapConfig, UpAxis, sol
 use ikarus_anim::retarget::ContactConfig;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
-use ikarus_formats::keypoints::{KeypointFile, to_json, to_npy};
+use ikarus_formats::keypoints::{to_json, to_npy};
+use ikarus_testdata::assert::{largest_fk_gap, largest_joint_distance};
+
+/// Keypoints by forward kinematics and Human3.6M keypoint files, shared with `ikarus-anim`'s
+/// motion-capture tests.
+#[path = "../../ikarus-anim/tests/common/mocap.rs"]
+mod mocap;
+
+use mocap::{h36m_file, keypoints};
 
 /// `ikarus mocap --layout h36m --units mm --up z`: the arguments of the points written here.
 fn h36m_mm_z() -> Command {
@@ -63,25 +71,8 @@ fn mocap_keypoint_files_to_bvh() {
     let layout = Layout::H36m;
     let map = HumanoidMap::recognise(&doc.skeleton);
     let binding = Binding::new(&doc.skeleton, &map, &layout, &[true; 17]);
-    let mut model = ModelPose::new(&doc.skeleton);
-    let mut frame = vec![DVec3::ZERO; 17];
-    let mut truth = Vec::new();
-    for pose in motion.frames() {
-        fk::forward_kinematics(&doc.skeleton, pose, &mut model);
-        binding.keypoints(&model, &mut frame);
-        truth.extend_from_slice(&frame);
-    }
-    let file = KeypointFile {
-        layout: Some("h36m".into()),
-        fps: Some(motion.frame_rate()),
-        names: None,
-        points_per_frame: 17,
-        points: truth
-            .iter()
-            .map(|p| DVec3::new(p.x, -p.z, p.y) * 1000.0)
-            .collect(),
-        confidence: None,
-    };
+    let truth = keypoints(&doc.skeleton, &motion, &binding);
+    let file = h36m_file(&truth, motion.frame_rate());
     let tmp = std::env::temp_dir().join(format!("ikarus-cli-mocap-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::write(tmp.join("walk.json"), to_json(&file)).unwrap();
@@ -162,16 +153,11 @@ fn contacts_match_the_library(tmp: &Path, layout: &Layout, truth: &[DVec3], fram
         ikarus_formats::open(tmp.join("walk-contacts.bvh").to_str().unwrap(), 1.0).unwrap();
     let written_motion = written.motion.unwrap();
     assert_eq!(written_motion.len(), library.motion.len());
-    let mut a = ModelPose::new(&library.skeleton);
-    let mut b = ModelPose::new(&written.skeleton);
-    let mut worst = 0.0_f64;
-    for (x, y) in library.motion.frames().iter().zip(written_motion.frames()) {
-        fk::forward_kinematics(&library.skeleton, x, &mut a);
-        fk::forward_kinematics(&written.skeleton, y, &mut b);
-        for (p, q) in a.positions().zip(b.positions()) {
-            worst = worst.max((p - q).length());
-        }
-    }
+    let worst = largest_fk_gap(
+        (&library.skeleton, &library.motion),
+        (&written.skeleton, &written_motion),
+        largest_joint_distance,
+    );
     assert!(worst < 1e-4, "CLI and library differ by {worst} m");
 }
 
@@ -207,20 +193,21 @@ fn other_formats_match_the_bvh(tmp: &Path) {
         let motion = doc.motion.unwrap();
         assert_eq!(motion.len(), reference_motion.len(), "{}", path.display());
         let map = ikarus_formats::humanoid_map(path.to_str().unwrap(), &doc.skeleton).unwrap();
-        let mut a = ModelPose::new(&reference.skeleton);
-        let mut b = ModelPose::new(&doc.skeleton);
-        let mut worst = 0.0_f64;
         let mut compared = 0;
-        for (x, y) in reference_motion.frames().iter().zip(motion.frames()) {
-            fk::forward_kinematics(&reference.skeleton, x, &mut a);
-            fk::forward_kinematics(&doc.skeleton, y, &mut b);
-            for (bone, j) in reference_map.iter() {
-                if let Some(k) = map.joint(bone) {
-                    worst = worst.max((a.position(j) - b.position(k)).length());
-                    compared += 1;
+        let worst = largest_fk_gap(
+            (&reference.skeleton, &reference_motion),
+            (&doc.skeleton, &motion),
+            |a, b| {
+                let mut worst = 0.0_f64;
+                for (bone, j) in reference_map.iter() {
+                    if let Some(k) = map.joint(bone) {
+                        worst = worst.max((a.position(j) - b.position(k)).length());
+                        compared += 1;
+                    }
                 }
-            }
-        }
+                worst
+            },
+        );
         println!(
             "{}: humanoid joints within {worst:e} m of the BVH's",
             path.display()

@@ -21,10 +21,7 @@ fn temp(name: &str) -> std::path::PathBuf {
 /// library's retargeted motion (to f32), and its feet stay above the floor.
 #[test]
 fn bvh_sources_onto_a_vrm_as_glb() {
-    let (Some(bvh), Some(gltf)) = (
-        ikarus_testdata::require("bvh", "retarget cli"),
-        ikarus_testdata::require("gltf", "retarget cli"),
-    ) else {
+    let Some([bvh, gltf]) = ikarus_testdata::require_all(["bvh", "gltf"], "retarget cli") else {
         return;
     };
     let sources = [

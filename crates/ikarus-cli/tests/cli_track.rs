@@ -125,54 +125,34 @@ fn six_points_put_the_bones_on_their_trackers() {
 #[test]
 fn malformed_recordings_are_refused() {
     let out = temp_dir("track_bad");
-    let bad = out.join("bad.json");
-    std::fs::write(
-        &bad,
-        "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1.6]]}}",
-    )
-    .unwrap();
-    let text = fails(&[
-        "track",
-        bad.to_str().unwrap(),
-        "--to",
-        "builtin:humanoid",
-        "--out",
-        out.join("x.bvh").to_str().unwrap(),
-    ]);
-    assert!(text.contains("bad.json: line 2, column"), "{text}");
-    let csv = out.join("bad.csv");
-    std::fs::write(&csv, "time,head.x\n0,1\n").unwrap();
-    let text = fails(&[
-        "track",
-        csv.to_str().unwrap(),
-        "--to",
-        "builtin:humanoid",
-        "--out",
-        out.join("x.bvh").to_str().unwrap(),
-    ]);
-    assert!(
-        text.contains("bad.csv: line 1: no column `head.y`"),
-        "{text}"
-    );
-    // Head and hands but no hips for 4 points.
-    let three = out.join("three.json");
-    std::fs::write(
-        &three,
-        r#"{"fps": 60, "trackers": {"head": [[0,1.6,0,0,0,0,1]], "leftHand": [[0.8,1.4,0,0,0,0,1]], "rightHand": [[-0.8,1.4,0,0,0,0,1]]}}"#,
-    )
-    .unwrap();
-    let text = fails(&[
-        "track",
-        three.to_str().unwrap(),
-        "--to",
-        "builtin:humanoid",
-        "--points",
-        "4",
-        "--out",
-        out.join("x.bvh").to_str().unwrap(),
-    ]);
-    assert!(
-        text.contains("4-point tracking needs a `hips` tracker"),
-        "{text}"
-    );
+    let x = out.join("x.bvh");
+    for (name, content, more, expected) in [
+        (
+            "bad.json",
+            "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1.6]]}}",
+            &[][..],
+            "bad.json: line 2, column",
+        ),
+        (
+            "bad.csv",
+            "time,head.x\n0,1\n",
+            &[],
+            "bad.csv: line 1: no column `head.y`",
+        ),
+        // Head and hands but no hips for 4 points.
+        (
+            "three.json",
+            r#"{"fps": 60, "trackers": {"head": [[0,1.6,0,0,0,0,1]], "leftHand": [[0.8,1.4,0,0,0,0,1]], "rightHand": [[-0.8,1.4,0,0,0,0,1]]}}"#,
+            &["--points", "4"],
+            "4-point tracking needs a `hips` tracker",
+        ),
+    ] {
+        let file = out.join(name);
+        std::fs::write(&file, content).unwrap();
+        let mut args = vec!["track", file.to_str().unwrap(), "--to", "builtin:humanoid"];
+        args.extend_from_slice(more);
+        args.extend(["--out", x.to_str().unwrap()]);
+        let text = fails(&args);
+        assert!(text.contains(expected), "{text}");
+    }
 }

@@ -107,11 +107,10 @@ fn shared_files_match_their_documented_headers() {
 
 #[test]
 fn unit_scaling_scales_lengths_not_angles() {
-    let Some(dir) = ikarus_testdata::require("bvh", "unit_scaling_scales_lengths_not_angles")
-    else {
+    let test = "unit_scaling_scales_lengths_not_angles";
+    let Some(path) = ikarus_testdata::require_file("bvh", "mocapbank_zxy_crlf.bvh", test) else {
         return;
     };
-    let path = dir.join("mocapbank_zxy_crlf.bvh");
     let cm = Bvh::read(&path, &BvhReadOptions::default()).unwrap();
     let m = Bvh::read(&path, &BvhReadOptions { scale: 0.01 }).unwrap();
     for frame in [0, 100, 454] {

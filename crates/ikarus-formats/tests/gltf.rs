@@ -8,10 +8,19 @@ use std::path::PathBuf;
 use ikarus_core::glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::HumanoidBone as B;
 use ikarus_core::{ModelPose, fk};
-use ikarus_formats::gltf::{GltfError, GltfFile, SkeletonSource, vrma, write_glb};
+use ikarus_formats::gltf::{GltfError, GltfFile, GltfSkeleton, SkeletonSource, vrma, write_glb};
+use ikarus_testdata::assert::{largest_fk_gap, largest_joint_distance};
 
 fn data(name: &str, test: &str) -> Option<PathBuf> {
     ikarus_testdata::require("gltf", test).map(|d| d.join(name))
+}
+
+/// `name` from the shared glTF data, read, with its skeleton (`SkeletonSource::Auto`); `None`
+/// without the shared data.
+fn read_skinned(name: &str, test: &str) -> Option<(GltfFile, GltfSkeleton)> {
+    let file = GltfFile::read(&data(name, test)?).unwrap();
+    let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
+    Some((file, skeleton))
 }
 
 fn all_files(test: &str) -> Vec<PathBuf> {
@@ -125,11 +134,9 @@ fn skeleton_joint_counts_are_pinned() {
         ("Godette_vrm_v4.vrm", 68, "Armature_rootJoint"),
         ("cryptovoxels.vrm", 57, "Hips"),
     ] {
-        let Some(path) = data(name, "skeleton_joint_counts_are_pinned") else {
+        let Some((_, skeleton)) = read_skinned(name, "skeleton_joint_counts_are_pinned") else {
             return;
         };
-        let file = GltfFile::read(&path).unwrap();
-        let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
         assert_eq!(skeleton.skeleton.len(), joints, "{name}");
         let roots: Vec<&str> = skeleton
             .skeleton
@@ -142,11 +149,11 @@ fn skeleton_joint_counts_are_pinned() {
 
 #[test]
 fn sampling_hits_the_keyframes_and_slerps_between() {
-    let Some(path) = data("Fox.glb", "sampling_hits_the_keyframes_and_slerps_between") else {
+    let Some((file, skeleton)) =
+        read_skinned("Fox.glb", "sampling_hits_the_keyframes_and_slerps_between")
+    else {
         return;
     };
-    let file = GltfFile::read(&path).unwrap();
-    let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
     let clip = file
         .clip(file.animation_index("Walk").unwrap(), &skeleton)
         .unwrap();
@@ -300,11 +307,11 @@ fn gltf_animation_round_trips_through_a_motion() {
         "CesiumMan.glb",
         "RiggedSimple_blender_reexport.glb",
     ] {
-        let Some(path) = data(name, "gltf_animation_round_trips_through_a_motion") else {
+        let Some((file, skeleton)) =
+            read_skinned(name, "gltf_animation_round_trips_through_a_motion")
+        else {
             return;
         };
-        let file = GltfFile::read(&path).unwrap();
-        let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
         let motion = file
             .clip(0, &skeleton)
             .unwrap()
@@ -363,16 +370,11 @@ fn bvh_to_glb_to_bvh_keeps_fk() {
             .to_bvh_string();
         let reread = Bvh::parse(written.as_bytes(), &BvhReadOptions::default()).unwrap();
         let reread_motion = reread.to_motion().unwrap();
-        let mut a = ModelPose::new(&bvh.skeleton);
-        let mut b = ModelPose::new(&bvh.skeleton);
-        let mut worst = 0.0_f64;
-        for (fa, fb) in motion.frames().iter().zip(reread_motion.frames()) {
-            fk::forward_kinematics(&bvh.skeleton, fa, &mut a);
-            fk::forward_kinematics(&reread.skeleton, fb, &mut b);
-            for (pa, pb) in a.positions().zip(b.positions()) {
-                worst = worst.max((pa - pb).length());
-            }
-        }
+        let worst = largest_fk_gap(
+            (&bvh.skeleton, &motion),
+            (&reread.skeleton, &reread_motion),
+            largest_joint_distance,
+        );
         // f32 keys in the GLB (rotations rounded with their parents' rounding fed back, key
         // times hit exactly) and the BVH text's decimals: the FK must agree to 1e-6 m.
         assert!(worst < 1e-6, "{}: FK differs by {worst} m", path.display());
@@ -428,11 +430,10 @@ fn skinned_mesh_at_rest_is_the_bind_pose() {
         ("Fox.glb", 1728, 1e-5),
         ("CesiumMan.glb", 3273, 1e-5),
     ] {
-        let Some(path) = data(name, "skinned_mesh_at_rest_is_the_bind_pose") else {
+        let Some((file, skeleton)) = read_skinned(name, "skinned_mesh_at_rest_is_the_bind_pose")
+        else {
             return;
         };
-        let file = GltfFile::read(&path).unwrap();
-        let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
         let mesh = file.mesh(&skeleton).unwrap().unwrap();
         assert_eq!(mesh.vertex_count(), vertices, "{name}");
         mesh.validate(skeleton.skeleton.len()).unwrap();
@@ -483,11 +484,11 @@ fn vrm_avatars_face_plus_z_with_their_left_on_plus_x() {
         "VRMC_vrm_expressions_isBinary_Overridden.vrm",
         "VRMC_materials_mtoon_UV_Animation_Test.vrm",
     ] {
-        let Some(path) = data(name, "vrm_avatars_face_plus_z_with_their_left_on_plus_x") else {
+        let Some((file, skeleton)) =
+            read_skinned(name, "vrm_avatars_face_plus_z_with_their_left_on_plus_x")
+        else {
             return;
         };
-        let file = GltfFile::read(&path).unwrap();
-        let skeleton = file.skeleton(&SkeletonSource::Auto).unwrap();
         let map = file.vrm_humanoid().unwrap().unwrap().map(&skeleton);
         assert!(
             map.is_complete(),
@@ -547,6 +548,13 @@ fn vrm_avatars_face_plus_z_with_their_left_on_plus_x() {
     }
 }
 
+/// The error reading the first skin's inverse bind matrices of the GLB of `json` and `bin`
+/// (which parses).
+fn inverse_binds_error(json: &serde_json::Value, bin: &[u8]) -> String {
+    let file = GltfFile::parse(&glb_of(json, bin), None).unwrap();
+    file.inverse_binds(0).unwrap_err().to_string()
+}
+
 fn glb_of(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut text = serde_json::to_vec(json).unwrap();
     while !text.len().is_multiple_of(4) {
@@ -589,40 +597,25 @@ fn malformed_files_name_the_place() {
     });
     let bin = [0u8; 64];
     // The accessor holds one matrix for two joints, and it is all zeros.
-    let file = GltfFile::parse(&glb_of(&base, &bin), None).unwrap();
-    let err = file.inverse_binds(0).unwrap_err();
-    assert!(
-        err.to_string().contains("skins[0].inverseBindMatrices"),
-        "{err}"
-    );
+    let err = inverse_binds_error(&base, &bin);
+    assert!(err.contains("skins[0].inverseBindMatrices"), "{err}");
     let mut singular = base.clone();
     singular["skins"][0]["joints"] = serde_json::json!([0]);
-    let file = GltfFile::parse(&glb_of(&singular, &bin), None).unwrap();
-    let err = file.inverse_binds(0).unwrap_err();
+    let err = inverse_binds_error(&singular, &bin);
     assert!(
-        err.to_string()
-            .contains("skins[0].inverseBindMatrices[0]: matrix is not invertible"),
+        err.contains("skins[0].inverseBindMatrices[0]: matrix is not invertible"),
         "{err}"
     );
     // An accessor past its buffer view.
     let mut past = base.clone();
     past["accessors"][0]["count"] = serde_json::json!(2);
-    let file = GltfFile::parse(&glb_of(&past, &bin), None).unwrap();
-    let err = file.inverse_binds(0).unwrap_err();
-    assert!(
-        err.to_string().starts_with("accessors[0]: 2 elements"),
-        "{err}"
-    );
+    let err = inverse_binds_error(&past, &bin);
+    assert!(err.starts_with("accessors[0]: 2 elements"), "{err}");
     // A buffer view past its buffer.
     let mut view = base.clone();
     view["bufferViews"][0]["byteOffset"] = serde_json::json!(32);
-    let file = GltfFile::parse(&glb_of(&view, &bin), None).unwrap();
-    assert!(
-        file.inverse_binds(0)
-            .unwrap_err()
-            .to_string()
-            .starts_with("bufferViews[0]")
-    );
+    let err = inverse_binds_error(&view, &bin);
+    assert!(err.starts_with("bufferViews[0]"), "{err}");
     // A bad index.
     let mut index = base.clone();
     index["skins"][0]["joints"] = serde_json::json!([0, 7]);

@@ -162,10 +162,8 @@ fn explicit_pairs_override_recognition() {
 /// recognition for the other formats.
 #[test]
 fn humanoid_map_of_a_source_is_the_declared_or_the_recognised_one() {
-    let (Some(gltf), Some(bvh)) = (
-        ikarus_testdata::require("gltf", "humanoid_map_of_a_source"),
-        ikarus_testdata::require("bvh", "humanoid_map_of_a_source"),
-    ) else {
+    let test = "humanoid_map_of_a_source";
+    let Some([gltf, bvh]) = ikarus_testdata::require_all(["gltf", "bvh"], test) else {
         return;
     };
     let vrm = gltf.join("Godette_vrm_v4.vrm");

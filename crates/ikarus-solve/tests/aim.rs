@@ -7,19 +7,21 @@
 //! the aimed joint its own non-uniform scale. The line of sight (`forward`, `up`, `offset`) is
 //! in the joint's local frame, so its model-space image is `model_from_joint` of it.
 
-use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
-use ikarus_testdata::transforms::parent_transforms;
+use ikarus_testdata::assert::{model_of, normal_part, rotation_gap};
+use ikarus_testdata::transforms::{parent_transforms, rooted};
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, Transform};
 use ikarus_solve::aim::{
     AimChain, AimChainError, AimInput, AimOutput, AimSettings, AimStatus, MultiAimChain, Pole,
     solve, solve_chain, solve_chain_multi, solve_slice,
 };
 use ikarus_testdata::limits::swing_twist_y;
+
+mod common;
 
 const TOLERANCE: f64 = 1e-9;
 
@@ -42,9 +44,8 @@ impl Rig {
         } else {
             DVec3::ONE
         };
-        let mut builder = SkeletonBuilder::new();
+        let mut builder = rooted(parent);
         builder
-            .joint("root", None, parent)
             .joint(
                 "joint",
                 Some("root"),
@@ -83,6 +84,24 @@ impl Rig {
         pose
     }
 
+    /// The kernel's input for aiming this rig from `pose` (whose model is `model`).
+    fn input(&self, pose: &LocalPose, model: &ModelPose, target: DVec3, pole: Pole) -> AimInput {
+        self.chain.input(&self.skeleton, pose, model, target, pole)
+    }
+
+    /// `solve_chain` on this rig under `settings`, writing `pose`.
+    fn solve(
+        &self,
+        target: DVec3,
+        pole: Pole,
+        settings: &AimSettings,
+        pose: &mut LocalPose,
+    ) -> AimOutput {
+        let Self { skeleton, chain } = self;
+        let mut model = ModelPose::new(skeleton);
+        solve_chain(skeleton, chain, target, pole, settings, pose, &mut model)
+    }
+
     /// `model_from_joint` without the joint's own scale (the frame the correction turns in).
     fn turning_frame(&self, model: &ModelPose, pose: &LocalPose) -> DAffine3 {
         model[self.chain.joint] * DAffine3::from_scale(pose[self.chain.joint].scale.recip())
@@ -109,6 +128,32 @@ impl Rig {
             .turning_frame(&model, &pose)
             .transform_point3(rng.direction() * (radius + rng.range(0.1, 2.0)));
         (rig, pose, model, target)
+    }
+}
+
+/// Runs `check` on `cases` random cases under each parent transform (the parent's name, the
+/// generator for further draws, and [`Rig::random_case`]'s rig, pose, model and target, with
+/// an eye offset in every second case), all drawn from one `Rng(seed)`.
+fn for_random_cases(
+    seed: u64,
+    cases: usize,
+    mut check: impl FnMut(&str, &mut Rng, Rig, LocalPose, ModelPose, DVec3),
+) {
+    let mut rng = Rng(seed);
+    for (name, parent) in parent_transforms() {
+        for n in 0..cases {
+            let (rig, pose, model, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
+            check(name, &mut rng, rig, pose, model, target);
+        }
+    }
+}
+
+/// The default settings but for `twist_angle` and `weight`.
+fn settings(twist_angle: f64, weight: f64) -> AimSettings {
+    AimSettings {
+        twist_angle,
+        weight,
+        ..AimSettings::default()
     }
 }
 
@@ -180,14 +225,9 @@ fn aims_at_random_targets(parent_name: &str, parent: Transform, seed: u64) {
             } else {
                 Pole::Hint(joint + rng.direction() * rng.range(0.1, 3.0))
             };
+            let Rig { skeleton, chain } = &rig;
             let out = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
-                target,
-                pole,
-                &settings,
-                &mut pose,
-                &mut model,
+                skeleton, chain, target, pole, &settings, &mut pose, &mut model,
             );
             assert!(out.reached, "{parent_name}: target reported unreached");
             assert!(!out.limited, "{parent_name}: free joint reported limited");
@@ -233,185 +273,118 @@ ikarus_testdata::test_under_each_parent!(aims_at_random_targets:
 
 #[test]
 fn twist_turns_the_up_axis_by_the_twist_angle_about_the_aim_line() {
-    let mut rng = Rng(7);
-    for (name, parent) in parent_transforms() {
-        for n in 0..500 {
-            let (rig, pose, before, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
-            let joint = before.position(rig.chain.joint);
-            let pole = Pole::Vector(rng.direction());
-            let twist = rng.range(-3.0, 3.0);
-            let up_with = |twist_angle: f64| {
-                let mut p = pose.clone();
-                let mut model = ModelPose::new(&rig.skeleton);
-                let settings = AimSettings {
-                    twist_angle,
-                    ..AimSettings::default()
-                };
-                let out = solve_chain(
-                    &rig.skeleton,
-                    &rig.chain,
-                    target,
-                    pole,
-                    &settings,
-                    &mut p,
-                    &mut model,
-                );
-                assert!(out.reached);
-                let after = model_of(&rig.skeleton, &p);
-                assert!(miss(&after, &rig.chain, target) < TOLERANCE);
-                normal_part(sight(&after, &rig.chain).2, target - joint)
-            };
-            let plain = up_with(0.0);
-            let twisted = up_with(twist);
-            if plain.length() < 1e-3 {
-                continue; // up along the line: no roll to measure
-            }
-            let turned = signed_angle(plain, twisted, target - joint);
-            assert!(
-                wrap(turned - twist).abs() < 1e-8,
-                "{name}: twist {twist} turned the up axis by {turned}"
-            );
+    for_random_cases(7, 500, |name, rng, rig, pose, before, target| {
+        let joint = before.position(rig.chain.joint);
+        let pole = Pole::Vector(rng.direction());
+        let twist = rng.range(-3.0, 3.0);
+        let up_with = |twist_angle: f64| {
+            let mut p = pose.clone();
+            let out = rig.solve(target, pole, &settings(twist_angle, 1.0), &mut p);
+            assert!(out.reached);
+            let after = model_of(&rig.skeleton, &p);
+            assert!(miss(&after, &rig.chain, target) < TOLERANCE);
+            normal_part(sight(&after, &rig.chain).2, target - joint)
+        };
+        let plain = up_with(0.0);
+        let twisted = up_with(twist);
+        if plain.length() < 1e-3 {
+            return; // up along the line: no roll to measure
         }
-    }
+        let what = format!("{name}: the up axis");
+        common::assert_turned_by(plain, twisted, target - joint, twist, &what);
+    });
 }
 
 #[test]
 fn weight_blends_the_correction_from_identity() {
-    let mut rng = Rng(8);
-    for (name, parent) in parent_transforms() {
-        for n in 0..2000 {
-            let (rig, pose, model, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
-            let input = rig.chain.input(
-                &rig.skeleton,
-                &pose,
-                &model,
-                target,
-                Pole::Vector(rng.direction()),
-            );
-            let with = |weight| {
-                solve(
-                    &input,
-                    &AimSettings {
-                        weight,
-                        ..AimSettings::default()
-                    },
-                )
-            };
-            let full = with(1.0);
-            assert!(full.reached, "{name}");
-            assert_eq!(with(0.0), AimOutput::IDENTITY, "{name}");
-            assert_eq!(with(-0.5), AimOutput::IDENTITY, "{name}");
-            assert_eq!(with(2.0), full, "{name}: weight clamped to 1");
-            let half = with(0.5);
-            assert!(!half.reached && !half.limited, "{name}");
-            let (full_angle, half_angle) = (
-                full.correction.angle_between(DQuat::IDENTITY),
-                half.correction.angle_between(DQuat::IDENTITY),
-            );
-            assert!(
-                (half_angle - 0.5 * full_angle).abs() < 1e-7,
-                "{name}: half weight turned {half_angle} of {full_angle}"
-            );
-            // Same axis: half twice is the full turn.
-            let gap = rotation_gap(half.correction * half.correction, full.correction);
-            assert!(gap < 1e-12, "{name}: {gap}");
-            let quarter = with(0.25);
-            let gap = rotation_gap(quarter.correction * quarter.correction, half.correction);
-            assert!(gap < 1e-12, "{name}: {gap}");
+    for_random_cases(8, 2000, |name, rng, rig, pose, model, target| {
+        let input = rig.input(&pose, &model, target, Pole::Vector(rng.direction()));
+        let with = |weight| solve(&input, &settings(0.0, weight));
+        let full = common::assert_weight_clamped(name, with, &AimOutput::IDENTITY, -0.5, 2.0);
+        assert!(full.reached, "{name}");
+        let half = with(0.5);
+        assert!(!half.reached && !half.limited, "{name}");
+        let (full_angle, half_angle) = (
+            full.correction.angle_between(DQuat::IDENTITY),
+            half.correction.angle_between(DQuat::IDENTITY),
+        );
+        assert!(
+            (half_angle - 0.5 * full_angle).abs() < 1e-7,
+            "{name}: half weight turned {half_angle} of {full_angle}"
+        );
+        // Same axis: half twice is the full turn.
+        let gap = rotation_gap(half.correction * half.correction, full.correction);
+        assert!(gap < 1e-12, "{name}: {gap}");
+        let quarter = with(0.25);
+        let gap = rotation_gap(quarter.correction * quarter.correction, half.correction);
+        assert!(gap < 1e-12, "{name}: {gap}");
 
-            // Weight 0 leaves the pose alone through the chain too.
-            let mut p = pose.clone();
-            let mut m = ModelPose::new(&rig.skeleton);
-            let settings = AimSettings {
-                weight: 0.0,
-                ..AimSettings::default()
-            };
-            let out = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
-                target,
-                Pole::Vector(DVec3::Y),
-                &settings,
-                &mut p,
-                &mut m,
-            );
-            assert!(!out.reached);
-            assert_eq!(p, pose);
-        }
-    }
+        // Weight 0 leaves the pose alone through the chain too.
+        let mut p = pose.clone();
+        let out = rig.solve(target, Pole::Vector(DVec3::Y), &settings(0.0, 0.0), &mut p);
+        assert!(!out.reached);
+        assert_eq!(p, pose);
+    });
 }
 
 #[test]
 fn cone_limit_keeps_forward_within_the_angle_of_its_rest_direction() {
-    let mut rng = Rng(9);
     let (mut limited_count, mut free_count) = (0, 0);
-    for (name, parent) in parent_transforms() {
-        for n in 0..2000 {
-            let (rig, mut pose, before, target) = Rig::random_case(&mut rng, parent, n % 2 == 0);
-            let pole = Pole::Vector(rng.direction());
-            let max_angle = rng.range(0.05, 2.5);
-            let j = rig.chain.joint;
-            // Forward in the parent's frame (before the joint's own scale is applied there:
-            // rotations only), at rest and now.
-            let scale = pose[j].scale;
-            let forward_parent = |rotation: DQuat| rotation * (scale * rig.chain.forward);
-            let rest_forward = forward_parent(rig.skeleton.rest(j).rotation);
+    for_random_cases(9, 2000, |name, rng, rig, mut pose, before, target| {
+        let pole = Pole::Vector(rng.direction());
+        let max_angle = rng.range(0.05, 2.5);
+        let j = rig.chain.joint;
+        // Forward in the parent's frame (before the joint's own scale is applied there:
+        // rotations only), at rest and now.
+        let scale = pose[j].scale;
+        let forward_parent = |rotation: DQuat| rotation * (scale * rig.chain.forward);
+        let rest_forward = forward_parent(rig.skeleton.rest(j).rotation);
 
-            // Where the unconstrained solve would point the forward axis.
-            let free = solve(
-                &rig.chain.input(&rig.skeleton, &pose, &before, target, pole),
-                &AimSettings::default(),
-            );
-            let free_angle = angle(
-                forward_parent(pose[j].rotation * free.correction),
-                rest_forward,
-            );
-            if (free_angle - max_angle).abs() < 1e-6 {
-                continue;
-            }
-            let settings = AimSettings {
-                max_angle,
-                ..AimSettings::default()
-            };
-            let mut model = ModelPose::new(&rig.skeleton);
-            let out = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
-                target,
-                pole,
-                &settings,
-                &mut pose,
-                &mut model,
-            );
-            let after_angle = angle(forward_parent(pose[j].rotation), rest_forward);
-            assert!(
-                after_angle <= max_angle + TOLERANCE,
-                "{name}: forward {after_angle} from rest, cone {max_angle}"
-            );
-            let after = model_of(&rig.skeleton, &pose);
-            let error = miss(&after, &rig.chain, target);
-            if free_angle > max_angle {
-                limited_count += 1;
-                assert!(out.limited && !out.reached, "{name}: {out:?}");
-                assert!(
-                    (after_angle - max_angle).abs() < TOLERANCE,
-                    "{name}: clamped to {after_angle}, not onto the rim {max_angle}"
-                );
-                assert!(error > 1e-7, "{name}: limited yet on target");
-            } else {
-                free_count += 1;
-                assert!(out.reached && !out.limited, "{name}: {out:?}");
-                assert!(error < TOLERANCE, "{name}: {error}");
-            }
+        // Where the unconstrained solve would point the forward axis.
+        let free = solve(
+            &rig.input(&pose, &before, target, pole),
+            &AimSettings::default(),
+        );
+        let free_angle = angle(
+            forward_parent(pose[j].rotation * free.correction),
+            rest_forward,
+        );
+        if (free_angle - max_angle).abs() < 1e-6 {
+            return;
         }
-    }
+        let settings = AimSettings {
+            max_angle,
+            ..AimSettings::default()
+        };
+        let out = rig.solve(target, pole, &settings, &mut pose);
+        let after_angle = angle(forward_parent(pose[j].rotation), rest_forward);
+        assert!(
+            after_angle <= max_angle + TOLERANCE,
+            "{name}: forward {after_angle} from rest, cone {max_angle}"
+        );
+        let after = model_of(&rig.skeleton, &pose);
+        let error = miss(&after, &rig.chain, target);
+        if free_angle > max_angle {
+            limited_count += 1;
+            assert!(out.limited && !out.reached, "{name}: {out:?}");
+            assert!(
+                (after_angle - max_angle).abs() < TOLERANCE,
+                "{name}: clamped to {after_angle}, not onto the rim {max_angle}"
+            );
+            assert!(error > 1e-7, "{name}: limited yet on target");
+        } else {
+            free_count += 1;
+            assert!(out.reached && !out.limited, "{name}: {out:?}");
+            assert!(error < TOLERANCE, "{name}: {error}");
+        }
+    });
     assert!(limited_count > 2000 && free_count > 2000);
 }
 
 /// A head-like joint with a swing–twist limit (twist about +Y, forward +Z).
 fn limited_head(parent: Transform) -> (Skeleton, AimChain) {
-    let mut builder = SkeletonBuilder::new();
-    builder.joint("root", None, parent).limited_joint(
+    let mut builder = rooted(parent);
+    builder.limited_joint(
         "head",
         Some("root"),
         Transform::from_translation_rotation(
@@ -537,15 +510,11 @@ fn targets_inside_the_offset_sphere_bring_the_ray_as_close_as_possible() {
             let distance = nearest * rng.range(0.05, 0.99);
             let t = rng.direction() * distance;
             let target = frame.transform_point3(t);
-            let mut model = ModelPose::new(&rig.skeleton);
-            let out = solve_chain(
-                &rig.skeleton,
-                &rig.chain,
+            let out = rig.solve(
                 target,
                 Pole::Vector(rng.direction()),
                 &AimSettings::default(),
                 &mut pose,
-                &mut model,
             );
             assert!(!out.reached, "{name}: unreachable target reported reached");
             assert!(pose.is_finite());
@@ -700,13 +669,12 @@ fn humanoid_spine_neck_head(offset: DVec3, weights: [f64; 3]) -> (Skeleton, Mult
     (skeleton, chain)
 }
 
-/// `solve_chain_multi` from the rest pose with default settings: the pose it writes and the
-/// status (`model` is left at the pose's FK).
+/// `solve_chain_multi` from the rest pose with default settings and the pole +Y: the pose it
+/// writes and the status (`model` is left at the pose's FK).
 fn multi_from_rest(
     skeleton: &Skeleton,
     chain: &MultiAimChain,
     target: DVec3,
-    pole: Pole,
     model: &mut ModelPose,
 ) -> (LocalPose, AimStatus) {
     let mut pose = skeleton.rest_pose();
@@ -714,7 +682,7 @@ fn multi_from_rest(
         skeleton,
         chain,
         target,
-        pole,
+        Pole::Vector(DVec3::Y),
         &AimSettings::default(),
         &mut pose,
         model,
@@ -732,13 +700,7 @@ fn humanoid_spine_neck_head_share_a_turn_by_their_weights() {
     let mut model = ModelPose::new(&skeleton);
     for yaw in [-1.0_f64, -0.3, 0.2, 1.0] {
         let target = eye + DVec3::new(yaw.sin(), 0.0, yaw.cos()) * 2.0;
-        let (pose, status) = multi_from_rest(
-            &skeleton,
-            &chain,
-            target,
-            Pole::Vector(DVec3::Y),
-            &mut model,
-        );
+        let (pose, status) = multi_from_rest(&skeleton, &chain, target, &mut model);
         assert!(status.reached && !status.limited, "{status:?}");
         let expected = [0.3 * yaw, 0.35 * yaw, 0.35 * yaw];
         for (&joint, expected) in chain.joints().iter().zip(expected) {
@@ -768,8 +730,7 @@ fn humanoid_spine_neck_head_end_on_target_within_limits() {
                 rng.range(-0.4, 0.6),
                 rng.range(if wide { -2.0 } else { 0.8 }, 3.0),
             );
-        let pole = Pole::Vector(DVec3::Y);
-        let (pose, status) = multi_from_rest(&skeleton, &chain, target, pole, &mut model);
+        let (pose, status) = multi_from_rest(&skeleton, &chain, target, &mut model);
         let after = model_of(&skeleton, &pose);
         assert_eq!(after, model);
         assert!(skeleton.limit_violation(&pose).is_none(), "{target}");
@@ -805,13 +766,7 @@ fn multi_chain_with_partial_last_weight_falls_short() {
     let rest = model_of(&skeleton, &skeleton.rest_pose());
     let target = rest.position(chain.eye().joint) + DVec3::new(0.5, 0.1, 1.0);
     let mut model = ModelPose::new(&skeleton);
-    let (_, status) = multi_from_rest(
-        &skeleton,
-        &chain,
-        target,
-        Pole::Vector(DVec3::Y),
-        &mut model,
-    );
+    let (_, status) = multi_from_rest(&skeleton, &chain, target, &mut model);
     assert!(!status.reached);
     assert!(miss(&model, chain.eye(), target) > 1e-3);
 }
@@ -1108,13 +1063,7 @@ fn batch_matches_single_solves() {
             let pose = rig.random_pose(&mut rng);
             let model = model_of(&rig.skeleton, &pose);
             let target = model.position(rig.chain.joint) + rng.in_ball() * 2.0;
-            inputs.push(rig.chain.input(
-                &rig.skeleton,
-                &pose,
-                &model,
-                target,
-                Pole::Vector(rng.direction()),
-            ));
+            inputs.push(rig.input(&pose, &model, target, Pole::Vector(rng.direction())));
         }
     }
     let settings = AimSettings {
@@ -1221,13 +1170,7 @@ fn multi_chain_with_the_eye_below_the_last_joint_aims_the_eye() {
                 rng.range(-0.3, 0.3),
                 rng.range(0.8, 2.0),
             );
-        let (pose, status) = multi_from_rest(
-            &skeleton,
-            &chain,
-            target,
-            Pole::Vector(DVec3::Y),
-            &mut model,
-        );
+        let (pose, status) = multi_from_rest(&skeleton, &chain, target, &mut model);
         assert!(status.reached && !status.limited, "{target}");
         assert!(miss(&model_of(&skeleton, &pose), &eye, target) < TOLERANCE);
         // The eye joint itself did not turn.

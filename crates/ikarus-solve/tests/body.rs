@@ -26,10 +26,7 @@ fn open(file: &str) -> Option<ikarus_formats::Document> {
     let path = dir.join(file);
     let unscaled = ikarus_formats::open(path.to_str()?, 1.0).unwrap();
     let map = HumanoidMap::recognise(&unscaled.skeleton);
-    let rest = model_of(&unscaled.skeleton, &unscaled.skeleton.rest_pose());
-    let at = |b| rest.position(map.joint(b).unwrap());
-    let leg = at(HumanoidBone::LeftUpperLeg).distance(at(HumanoidBone::LeftLowerLeg))
-        + at(HumanoidBone::LeftLowerLeg).distance(at(HumanoidBone::LeftFoot));
+    let leg = ikarus_testdata::rigs::left_leg_length(&unscaled.skeleton, &map);
     Some(ikarus_formats::open(path.to_str()?, LEG / leg).unwrap())
 }
 

@@ -9,12 +9,13 @@ use ikarus_testdata::limits::hinge;
 mod common;
 
 use common::{
-    Draw, Rng, assert_legal, cmu_jump, count_converged, humanoid_hand_to_hand, humanoid_left_hand,
-    joint_array, joints, model, pose_task, position_task, random_pose, reach_targets,
+    Draw, Rng, assert_legal, cmu_jump, count_converged, humanoid_hand_to_hand, humanoid_joints,
+    humanoid_left_hand, joint_array, joints, model, pose_task, position_task, positions_task,
+    random_pose, reach_targets,
 };
 use ikarus_solve::{
-    CcdConfig, CcdDamping, CcdVariant, Effector, Goal, IkTask, SolveReport, SolveStatus,
-    SolverConfig, SolverWorkspace, Tolerance, ccd, measure, solve_with,
+    CcdConfig, CcdDamping, CcdVariant, IkTask, SolveReport, SolveStatus, SolverConfig,
+    SolverWorkspace, Tolerance, ccd, measure, solve_with,
 };
 
 /// CCD from the rest pose under `cfg`; the result is checked legal.
@@ -287,28 +288,18 @@ fn defaults_are_the_same_from_rust_and_from_task_files() {
 
 #[test]
 fn two_hands_at_once() {
-    let s = builtin_humanoid();
-    let movers = joints(
-        &s,
-        &[
-            "spine",
-            "leftUpperArm",
-            "leftLowerArm",
-            "rightUpperArm",
-            "rightLowerArm",
-        ],
-    );
+    let (s, movers) = humanoid_joints(&[
+        "spine",
+        "leftUpperArm",
+        "leftLowerArm",
+        "rightUpperArm",
+        "rightLowerArm",
+    ]);
     let hands = [s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap()];
     let converged = count_converged(9, 50, |rng| {
         let truth = random_pose(&s, &movers, rng, 0.7);
-        let m = model(&s, &truth);
-        let task = IkTask::from_effectors(
-            hands
-                .iter()
-                .map(|&h| Effector::new(h, Goal::from_position(m.position(h))))
-                .collect(),
-        )
-        .with_tolerance(Tolerance::new(1e-3, 1e-3));
+        let task =
+            positions_task(&model(&s, &truth), &hands).with_tolerance(Tolerance::new(1e-3, 1e-3));
         let (_, report) = classic(&s, &task, 500);
         report.converged()
     });
@@ -318,8 +309,7 @@ fn two_hands_at_once() {
 #[test]
 fn unreachable_and_invalid_targets() {
     let s = builtin_humanoid();
-    let hand = s.joint("leftHand").unwrap();
-    let shoulder = s.joint("leftUpperArm").unwrap();
+    let [hand, shoulder] = joint_array(&s, ["leftHand", "leftUpperArm"]);
     let rest = model(&s, &s.rest_pose());
     // 3 m out along the arm and up: the arm points at it, the report says unreachable.
     let target = rest.position(shoulder) + DVec3::new(2.0, 2.0, 1.0);

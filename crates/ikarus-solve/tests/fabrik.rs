@@ -6,8 +6,8 @@
 mod common;
 
 use common::{
-    Rng, assert_legal, count_converged, humanoid_left_hand, joint_array, joints, model, pose_task,
-    position_task, random_pose,
+    Rng, assert_legal, count_converged, humanoid_joints, humanoid_left_hand, joint_array, joints,
+    model, pose_task, position_task, positions_task, random_pose,
 };
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
@@ -25,6 +25,27 @@ fn chain(n: usize, limit: impl Fn(usize) -> JointLimit) -> Skeleton {
 
 fn movers(s: &Skeleton, n: usize) -> Vec<JointId> {
     (0..n).map(|i| s.joint(&format!("j{i}")).unwrap()).collect()
+}
+
+/// How many of `n` tasks drawn from `Rng(seed)` FABRIK (300 iterations, from the rest pose,
+/// checked by [`solve_checked`]) converges on.
+fn converged_from_rest(
+    s: &Skeleton,
+    seed: u64,
+    n: usize,
+    mut task: impl FnMut(&mut Rng) -> IkTask,
+) -> usize {
+    count_converged(seed, n, |rng| {
+        let task = task(rng);
+        let (_, report) = solve_checked(s, &task, &FabrikConfig::new(300), s.rest_pose());
+        report.converged()
+    })
+}
+
+/// Prints how many of `n` solves converged, under `what`, and asserts at least `at_least` did.
+fn assert_converged(what: &str, converged: usize, n: usize, at_least: usize) {
+    eprintln!("{what}: {converged}/{n} converged");
+    assert!(converged >= at_least, "{what}: {converged}/{n} converged");
 }
 
 /// FABRIK under `config` from `start`, checked as every solve must be ([`check`]).
@@ -172,44 +193,30 @@ fn humanoid_arm_reaches_targets_made_by_fk_of_legal_poses() {
     // The spine's narrow swing-twist ranges stop FABRIK short on some targets (the passes
     // spread the turn over the whole path, the spine hits its limits and the passes do not
     // move that share elsewhere): measured 185/200 within 1e-4 m (CCD: 190+).
-    eprintln!("humanoid arm: {converged}/200 converged");
-    assert!(converged >= 180, "{converged}/200 converged");
+    assert_converged("humanoid arm", converged, 200, 180);
 }
 
 #[test]
 fn both_hands_with_the_upper_chest_as_sub_base() {
-    let s = builtin_humanoid();
-    let body = joints(
-        &s,
-        &[
-            "spine",
-            "chest",
-            "upperChest",
-            "leftShoulder",
-            "leftUpperArm",
-            "leftLowerArm",
-            "rightShoulder",
-            "rightUpperArm",
-            "rightLowerArm",
-        ],
-    );
+    let (s, body) = humanoid_joints(&[
+        "spine",
+        "chest",
+        "upperChest",
+        "leftShoulder",
+        "leftUpperArm",
+        "leftLowerArm",
+        "rightShoulder",
+        "rightUpperArm",
+        "rightLowerArm",
+    ]);
     let hands = joints(&s, &["leftHand", "rightHand"]);
-    let converged = count_converged(12, 100, |rng| {
+    let converged = converged_from_rest(&s, 12, 100, |rng| {
         let truth = random_pose(&s, &body, rng, 1.0);
-        let fk = model(&s, &truth);
-        let task = IkTask::from_effectors(
-            hands
-                .iter()
-                .map(|&joint| Effector::new(joint, Goal::from_position(fk.position(joint))))
-                .collect(),
-        );
-        let (_, report) = solve_checked(&s, &task, &FabrikConfig::new(300), s.rest_pose());
-        report.converged()
+        positions_task(&model(&s, &truth), &hands)
     });
     // Measured 71/100 within 1e-4 m (the spine's limits, as for one arm, and both arms pull
     // on it); every run keeps the limits and reports what FK measures.
-    eprintln!("both hands: {converged}/100 converged");
-    assert!(converged >= 65, "{converged}/100 converged");
+    assert_converged("both hands", converged, 100, 65);
 }
 
 #[test]
@@ -223,16 +230,13 @@ fn hinge_and_cone_limits_hold_and_legal_targets_are_reached() {
     });
     let m = movers(&s, 6);
     let tip = s.joint("tip").unwrap();
-    let converged = count_converged(5, 100, |rng| {
+    let converged = converged_from_rest(&s, 5, 100, |rng| {
         let truth = random_pose(&s, &m, rng, 1.5);
-        let task = position_task(tip, model(&s, &truth).position(tip));
-        let (_, report) = solve_checked(&s, &task, &FabrikConfig::new(300), s.rest_pose());
-        report.converged()
+        position_task(tip, model(&s, &truth).position(tip))
     });
     // Measured 84/100 (88 before hinges fitted every point below them, 83 earlier): hinges
     // at their stops and cones on their rims can stall the passes.
-    eprintln!("hinge and cone chain: {converged}/100 converged");
-    assert!(converged >= 78, "{converged}/100 converged");
+    assert_converged("hinge and cone chain", converged, 100, 78);
 }
 
 #[test]

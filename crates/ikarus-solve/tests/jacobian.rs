@@ -240,8 +240,7 @@ fn jacobian_matches_finite_differences_of_fk() {
 
 #[test]
 fn humanoid_jacobian_through_the_root_matches_finite_differences() {
-    let s = builtin_humanoid();
-    let names = [
+    let (s, joints) = common::humanoid_joints(&[
         "hips",
         "spine",
         "chest",
@@ -254,8 +253,7 @@ fn humanoid_jacobian_through_the_root_matches_finite_differences() {
         "rightFoot",
         "head",
         "neck",
-    ];
-    let joints = common::joints(&s, &names);
+    ]);
     // Inside every limit (finite differences at a bound would be one-sided): hinges at the
     // middle of their range, other joints turned by at most 0.08 rad.
     let mut rng = Rng(5);
@@ -513,20 +511,16 @@ fn nan_targets_and_bad_configs_are_rejected_with_a_status() {
 fn two_weighted_effectors_with_both_goals_converge_together() {
     // Both hands to FK-made poses of the spine and both arms: the spine serves both, the
     // effectors weigh 2 and 0.5; positions and orientations of both hands are checked by FK.
-    let s = builtin_humanoid();
-    let movers = common::joints(
-        &s,
-        &[
-            "spine",
-            "chest",
-            "leftUpperArm",
-            "leftLowerArm",
-            "leftHand",
-            "rightUpperArm",
-            "rightLowerArm",
-            "rightHand",
-        ],
-    );
+    let (s, movers) = common::humanoid_joints(&[
+        "spine",
+        "chest",
+        "leftUpperArm",
+        "leftLowerArm",
+        "leftHand",
+        "rightUpperArm",
+        "rightLowerArm",
+        "rightHand",
+    ]);
     let (left, right) = (s.joint("leftHand").unwrap(), s.joint("rightHand").unwrap());
     let mut counts = Vec::new();
     for method in METHODS {

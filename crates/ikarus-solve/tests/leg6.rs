@@ -14,8 +14,11 @@
 #![allow(clippy::unreadable_literal, clippy::approx_constant)]
 
 mod common;
+#[path = "common/g1_leg.rs"]
+mod g1_leg;
 
 use common::pose_task;
+use g1_leg::{g1_leg, g1_limits, g1_points};
 use ikarus_testdata::assert::rotation_angle;
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
@@ -117,69 +120,6 @@ fn offset_leg(order: HipOrder) -> Leg6Params {
         toe: 0.15,
         hip_order: order,
         limits: generic_limits(),
-    }
-}
-
-/// The Unitree G1 left leg from `g1_29dof.urdf` (x forward, y left, z up: the leg frame).
-///
-/// Joint origins (parent link → child link):
-/// - `left_hip_pitch_joint`: xyz (0, 0.064452, −0.1027), axis y, [−2.5307, 2.8798]
-/// - `left_hip_roll_joint`: xyz (0, 0.052, −0.030465), rpy (0, −0.1749, 0), axis x,
-///   [−0.5236, 2.9671]
-/// - `left_hip_yaw_joint`: xyz (0.025001, 0, −0.12412), axis z, [−2.7576, 2.7576]
-/// - `left_knee_joint`: xyz (−0.078273, 0.0021489, −0.17734), rpy (0, 0.1749, 0), axis y,
-///   [−0.087267, 2.8798]
-/// - `left_ankle_pitch_joint`: xyz (0, −9.4445e−5, −0.30001), axis y, [−0.87267, 0.5236]
-/// - `left_ankle_roll_joint`: xyz (0, 0, −0.017558), axis x, [−0.2618, 0.2618]
-/// - `left_ankle_roll_link` collision spheres (radius 0.005) at z = −0.03, x = −0.05 (heel)
-///   and x = 0.12 (toe): the sole 0.035 m below the ankle roll axis.
-///
-/// The G1's hip has no closed form: its roll and yaw axes meet 3.6 cm off the pitch axis and
-/// are pitched by 0.1749 rad. The leg used here keeps the G1's pitch axis, hip order, knee,
-/// shank, ankle offsets, sole and limits, and moves the roll and yaw axes (untilted) through the
-/// pitch axis at the roll joint's lateral position. Knee, ankle and foot points are the G1's
-/// own zero-pose positions (the two 0.1749 rad tilts cancel at the knee).
-fn g1_points() -> [DVec3; 5] {
-    let pitch = DVec3::new(0.0, 0.064452, -0.1027);
-    let roll = pitch + DVec3::new(0.0, 0.052, -0.030465);
-    let tilt = DQuat::from_rotation_y(-0.1749);
-    let yaw = roll + tilt * DVec3::new(0.025001, 0.0, -0.12412);
-    let knee = yaw + tilt * DVec3::new(-0.078273, 0.0021489, -0.17734);
-    let ankle_pitch = knee + DVec3::new(0.0, -9.4445e-5, -0.30001);
-    let ankle_roll = ankle_pitch + DVec3::new(0.0, 0.0, -0.017558);
-    let hip = DVec3::new(pitch.x, roll.y, pitch.z);
-    [
-        hip,
-        knee,
-        ankle_pitch,
-        ankle_roll,
-        DVec3::new(0.0, 0.0, -0.035),
-    ]
-}
-
-fn g1_limits() -> Leg6Limits {
-    Leg6Limits::from_ranges([
-        (-2.7576, 2.7576),
-        (-0.5236, 2.9671),
-        (-2.5307, 2.8798),
-        (-0.087_267, 2.8798),
-        (-0.87267, 0.5236),
-        (-0.2618, 0.2618),
-    ])
-}
-
-fn g1_leg() -> Leg6Params {
-    let [hip, knee, ankle_pitch, ankle_roll, sole] = g1_points();
-    Leg6Params {
-        hip,
-        thigh: knee - hip,
-        shank: ankle_pitch - knee,
-        ankle: ankle_roll - ankle_pitch,
-        sole,
-        heel: 0.05,
-        toe: 0.12,
-        hip_order: HipOrder::PitchRollYaw,
-        limits: g1_limits(),
     }
 }
 

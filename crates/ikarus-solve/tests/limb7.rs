@@ -5,18 +5,48 @@ mod common;
 
 use common::{CMU_TO_METRES, cmu_jump};
 use ikarus_testdata::assert::{model_of, rotation_angle};
+use ikarus_testdata::transforms::rooted;
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointId, JointLimit, ModelPose, SkeletonBuilder, Transform};
+use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Skeleton, Transform};
 use ikarus_solve::limb7::{
     Limb7, Limb7Chain, Limb7ChainError, Limb7Error, Limb7Geometry, Limb7Goal, Limb7Limits,
-    Limb7Solution, SwivelInterval, SwivelPolicy, solve_chain, solve_slice,
+    Limb7Report, Limb7Solution, SwivelInterval, SwivelPolicy, solve_chain, solve_slice,
 };
 
 const TOLERANCE: f64 = 1e-9;
+
+/// The built-in humanoid and its left arm as a chain: upper arm, lower arm, hand.
+fn humanoid_left_arm() -> (Skeleton, Limb7Chain, [JointId; 3]) {
+    let skeleton = builtin_humanoid();
+    let [s, e, w] =
+        ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| skeleton.joint(n).unwrap());
+    let chain = Limb7Chain::new(&skeleton, s, e, w).unwrap();
+    (skeleton, chain, [s, e, w])
+}
+
+/// `solve_chain` at a fixed `swivel`, for a chain and goal known to be valid.
+fn solve_at_swivel(
+    skeleton: &Skeleton,
+    chain: &Limb7Chain,
+    goal: &Limb7Goal,
+    swivel: f64,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> Limb7Report {
+    solve_chain(
+        skeleton,
+        chain,
+        goal,
+        SwivelPolicy::Fixed(swivel),
+        pose,
+        model,
+    )
+    .unwrap()
+}
 
 /// Draws of this file's own: a unit direction divided by its length (not glam's `normalize`,
 /// which multiplies by the reciprocal and so rounds differently: the cases depend on it).
@@ -349,10 +379,7 @@ fn straight_limb_keeps_a_continuous_swivel() {
 /// swivel outside (beyond a hair's breadth) breaks one, and the pose's own swivel is inside.
 #[test]
 fn feasible_intervals_are_exactly_the_legal_swivels() {
-    let skeleton = builtin_humanoid();
-    let [s, e, w] =
-        ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| skeleton.joint(n).unwrap());
-    let chain = Limb7Chain::new(&skeleton, s, e, w).unwrap();
+    let (skeleton, chain, [s, _, w]) = humanoid_left_arm();
     let rest = skeleton.rest_pose();
     let limb = chain.limb(&skeleton, &rest).unwrap();
     let limits = Limb7Limits {
@@ -361,14 +388,16 @@ fn feasible_intervals_are_exactly_the_legal_swivels() {
         wrist: skeleton.limit(w),
         wrist_rest: skeleton.rest(w).rotation,
     };
+    // Legal by the skeleton's own limits: each rotation, relative to its rest, inside its joint's
+    // limit (the shoulder always, the wrist when the goal has an orientation).
+    let within = |j: JointId, rotation: DQuat| {
+        skeleton
+            .limit(j)
+            .contains(skeleton.rest(j).rotation.conjugate() * rotation)
+    };
     let legal = |sol: &Limb7Solution, orientation: Option<DQuat>| {
-        limits
-            .shoulder
-            .contains(limits.shoulder_rest.conjugate() * sol.shoulder)
-            && orientation.is_none_or(|goal| {
-                let wrist = limb.wrist_for(sol, goal);
-                limits.wrist.contains(limits.wrist_rest.conjugate() * wrist)
-            })
+        within(s, sol.shoulder)
+            && orientation.is_none_or(|goal| within(w, limb.wrist_for(sol, goal)))
     };
     let mut rng = Rng(21);
     let (mut partial, mut inside_checked, mut outside_checked) = (0, 0, 0);
@@ -577,10 +606,7 @@ fn builtin_humanoid_limbs_reach_through_the_skeleton() {
 /// `KeepCurrent` leaves a reached limb as it is and keeps the elbow's swivel when the goal moves.
 #[test]
 fn keep_current_keeps_the_swivel() {
-    let skeleton = builtin_humanoid();
-    let [s, e, w] =
-        ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| skeleton.joint(n).unwrap());
-    let chain = Limb7Chain::new(&skeleton, s, e, w).unwrap();
+    let (skeleton, chain, [s, e, w]) = humanoid_left_arm();
     let mut pose = skeleton.rest_pose();
     pose[e].rotation = skeleton.rest(e).rotation * DQuat::from_axis_angle(chain.elbow_axis, 1.2);
     pose[s].rotation = skeleton.rest(s).rotation * DQuat::from_rotation_z(-0.6);
@@ -675,8 +701,7 @@ fn chain_works_under_any_parent_transform() {
     let mut rng = Rng(9);
     for (parent, similarity) in parents {
         let elbow_rest = rng.rotation();
-        let skeleton = SkeletonBuilder::new()
-            .joint("root", None, parent)
+        let skeleton = rooted(parent)
             .joint(
                 "shoulder",
                 Some("root"),
@@ -722,15 +747,7 @@ fn chain_works_under_any_parent_transform() {
             };
             let mut pose = skeleton.rest_pose();
             let swivel = rng.range(-PI, PI);
-            let report = solve_chain(
-                &skeleton,
-                &chain,
-                &goal,
-                SwivelPolicy::Fixed(swivel),
-                &mut pose,
-                &mut model,
-            )
-            .unwrap();
+            let report = solve_at_swivel(&skeleton, &chain, &goal, swivel, &mut pose, &mut model);
             assert!(report.reached);
             let after = model_of(&skeleton, &pose);
             let error = (after.position(w) - goal.position).length();
@@ -791,15 +808,7 @@ fn cmu_arm_reaches_its_motion_with_its_own_swivel() {
             position: truth.position(w),
             orientation: Some(truth.rotation(w)),
         };
-        let report = solve_chain(
-            skeleton,
-            &chain,
-            &goal,
-            SwivelPolicy::Fixed(swivel),
-            &mut pose,
-            &mut model,
-        )
-        .unwrap();
+        let report = solve_at_swivel(skeleton, &chain, &goal, swivel, &mut pose, &mut model);
         if !report.reached {
             // The mocap elbow is not a pure hinge; frames bent the other way are out of range.
             continue;

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    LEFT_ARM, Rng, assert_legal, humanoid_left_hand, joints, model, pose_task, position_task,
-    random_pose,
+    LEFT_ARM, Rng, assert_legal, humanoid_joints, humanoid_left_hand, joints, model, pose_task,
+    position_task, random_pose,
 };
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
@@ -47,8 +47,7 @@ fn humanoid_hand_reaches_six_d_goals_from_random_legal_poses() {
 /// the root), goals from one random legal whole-body pose.
 #[test]
 fn several_effectors_through_the_root_meet_their_goals() {
-    let s = builtin_humanoid();
-    let names = [
+    let (s, moving) = humanoid_joints(&[
         "spine",
         "chest",
         "upperChest",
@@ -65,8 +64,7 @@ fn several_effectors_through_the_root_meet_their_goals() {
         "rightUpperLeg",
         "rightLowerLeg",
         "rightFoot",
-    ];
-    let moving = joints(&s, &names);
+    ]);
     let effectors = joints(&s, &["leftHand", "rightHand", "head"]);
     let base = s.joint("rightFoot").unwrap();
     let mut rng = Rng(5);

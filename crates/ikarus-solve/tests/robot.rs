@@ -18,20 +18,32 @@ impl Robot {
         &self.urdf.skeleton
     }
 
-    /// A random legal joint vector (`random_q`), and `form` solving for its tip's pose from
-    /// `seed`, keeping the swivel, into `q`: the vector, the outcome and `q`'s errors.
-    fn solve_random(
+    /// `n` random legal joint vectors (`random_q`, drawn from `Rng(seed)`), and `form` solving
+    /// for each one's tip pose from the middle of the limits, keeping the swivel: `check` gets
+    /// the vector, the outcome, the solved `q` and its position and rotation errors.
+    fn solve_randoms(
         &self,
         form: &ClosedForm,
-        seed: &[f64],
-        rng: &mut Rng,
-        q: &mut [f64],
-    ) -> (Vec<f64>, RobotOutcome, (f64, f64)) {
-        let sample = self.random_q(rng);
-        let target = self.tip(&sample);
-        let (position, rotation) = pose_of(&target);
-        let outcome = form.solve(position, rotation, seed, SwivelPolicy::KeepCurrent, q);
-        (sample, outcome, self.errors(q, &target))
+        seed: u64,
+        n: usize,
+        mut check: impl FnMut(&[f64], &RobotOutcome, &[f64], (f64, f64)),
+    ) {
+        let start = self.chain.middle();
+        let mut rng = Rng(seed);
+        let mut q = vec![0.0; start.len()];
+        for _ in 0..n {
+            let sample = self.random_q(&mut rng);
+            let target = self.tip(&sample);
+            let (position, rotation) = pose_of(&target);
+            let outcome = form.solve(
+                position,
+                rotation,
+                &start,
+                SwivelPolicy::KeepCurrent,
+                &mut q,
+            );
+            check(&sample, &outcome, &q, self.errors(&q, &target));
+        }
     }
 
     /// Position and rotation errors of `q` against `target`.
@@ -60,6 +72,14 @@ const LEGS: [(&str, &str, &str); 4] = [
 
 fn detect(robot: &Robot) -> Result<ClosedForm, String> {
     ClosedForm::detect(robot.skeleton(), &robot.chain).map_err(|e| e.to_string())
+}
+
+/// The chain `base` → `tip` of `file` and the closed form detected on it (which must be a
+/// `shape`); `None` without the shared data.
+fn load_closed_form(file: &str, base: &str, tip: &str, shape: &str) -> Option<(Robot, ClosedForm)> {
+    let robot = load(file, base, tip)?;
+    let form = detect(&robot).expect(shape);
+    Some((robot, form))
 }
 
 #[test]
@@ -173,17 +193,12 @@ fn every_branch_reaches_the_target_and_one_is_the_sampled_pose() {
 #[test]
 fn iiwa_closed_form_solves_the_trac_ik_slice() {
     for (file, base, tip) in IIWAS {
-        let Some(robot) = load(file, base, tip) else {
+        let Some((robot, form)) = load_closed_form(file, base, tip, "S-R-S") else {
             return;
         };
-        let form = detect(&robot).expect("S-R-S");
-        let seed = robot.chain.middle();
-        let mut rng = Rng(42);
         let mut solved = 0;
-        let mut q = vec![0.0; 7];
-        for _ in 0..1000 {
-            let (_, outcome, (p, r)) = robot.solve_random(&form, &seed, &mut rng, &mut q);
-            let legal = robot.chain.within_limits(&q, 1e-9);
+        robot.solve_randoms(&form, 42, 1000, |_, outcome, q, (p, r)| {
+            let legal = robot.chain.within_limits(q, 1e-9);
             assert!(legal, "{file}: {q:?} outside the limits");
             let ok = p < 1e-5 && r < 1e-5;
             // The solver's flag agrees with forward kinematics.
@@ -192,7 +207,7 @@ fn iiwa_closed_form_solves_the_trac_ik_slice() {
                 "{file}: {p:e} m {r:e} rad, {outcome:?}"
             );
             solved += usize::from(ok);
-        }
+        });
         assert!(solved >= 999, "{file}: {solved} of 1000");
     }
 }
@@ -200,30 +215,24 @@ fn iiwa_closed_form_solves_the_trac_ik_slice() {
 #[test]
 fn legs_solve_every_legal_target() {
     for (file, base, tip) in LEGS {
-        let Some(robot) = load(file, base, tip) else {
+        let Some((robot, form)) = load_closed_form(file, base, tip, "leg") else {
             return;
         };
-        let form = detect(&robot).expect("leg");
-        let seed = robot.chain.middle();
-        let mut rng = Rng(11);
-        let mut q = vec![0.0; 6];
-        for _ in 0..1000 {
-            let (sample, outcome, (p, r)) = robot.solve_random(&form, &seed, &mut rng, &mut q);
+        robot.solve_randoms(&form, 11, 1000, |sample, outcome, q, (p, r)| {
             assert!(
-                outcome.reached && p < 1e-9 && r < 1e-9 && robot.chain.within_limits(&q, 1e-9),
+                outcome.reached && p < 1e-9 && r < 1e-9 && robot.chain.within_limits(q, 1e-9),
                 "{file} {tip}: {sample:?} → {q:?}: {p:e} m, {r:e} rad, {outcome:?}"
             );
-        }
+        });
     }
 }
 
 #[test]
 fn out_of_reach_is_reported_and_legal() {
     let (file, base, tip) = IIWAS[0];
-    let Some(robot) = load(file, base, tip) else {
+    let Some((robot, form)) = load_closed_form(file, base, tip, "S-R-S") else {
         return;
     };
-    let form = detect(&robot).expect("S-R-S");
     let mut q = vec![0.0; 7];
     let outcome = form.solve(
         DVec3::new(3.0, 0.0, 0.5),

@@ -10,14 +10,14 @@
 mod common;
 
 use common::{CMU_TO_METRES, cmu_jump};
-use ikarus_testdata::assert::{model_of, normal_part, rotation_gap, signed_angle, wrap};
-use ikarus_testdata::transforms::parent_transforms;
+use ikarus_testdata::assert::{model_of, normal_part, rotation_gap};
+use ikarus_testdata::transforms::{parent_transforms, rooted};
 use ikarus_testdata::{Draw, Rng};
 use std::f64::consts::PI;
 
 use ikarus_core::glam::{DAffine3, DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
-use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, SkeletonBuilder, Transform};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, Transform};
 use ikarus_solve::two_bone::{
     Pole, TwoBoneChain, TwoBoneChainError, TwoBoneInput, TwoBoneOutput, TwoBoneSettings,
     recover_pole, solve, solve_chain, solve_slice,
@@ -55,13 +55,23 @@ impl Rig {
         )
     }
 
+    /// The kernel's input for this rig from `pose` (whose model is `model`).
+    fn input(
+        &self,
+        pose: &LocalPose,
+        model: &ModelPose,
+        target: DVec3,
+        pole: Pole,
+    ) -> TwoBoneInput {
+        self.chain.input(&self.skeleton, pose, model, target, pole)
+    }
+
     fn random(rng: &mut Rng, parent: Transform, l1: f64, l2: f64) -> Self {
         let mid_rotation = rng.rotation();
         let to_mid = rng.direction();
         let to_end = rng.direction();
-        let mut builder = SkeletonBuilder::new();
+        let mut builder = rooted(parent);
         builder
-            .joint("root", None, parent)
             .joint(
                 "start",
                 Some("root"),
@@ -110,6 +120,37 @@ impl Rig {
     }
 }
 
+/// `solve_chain` towards `target` with the pole vector `pole` and the default settings:
+/// whether the target was reached.
+fn solve_with_pole(
+    skeleton: &Skeleton,
+    chain: &TwoBoneChain,
+    target: DVec3,
+    pole: DVec3,
+    pose: &mut LocalPose,
+    model: &mut ModelPose,
+) -> bool {
+    let settings = TwoBoneSettings::default();
+    solve_chain(
+        skeleton,
+        chain,
+        target,
+        Pole::Vector(pole),
+        &settings,
+        pose,
+        model,
+    )
+}
+
+/// The default settings but for `twist_angle` and `weight`.
+fn settings(twist_angle: f64, weight: f64) -> TwoBoneSettings {
+    TwoBoneSettings {
+        twist_angle,
+        weight,
+        ..TwoBoneSettings::default()
+    }
+}
+
 /// Checks that `mid` lies in the plane through `start` spanned by `aim` and `pole`, on the
 /// pole's side (when the chain is bent enough for a side to exist).
 fn assert_on_pole_side(start: DVec3, mid: DVec3, aim: DVec3, pole: DVec3, what: &str) {
@@ -129,6 +170,31 @@ fn assert_on_pole_side(start: DVec3, mid: DVec3, aim: DVec3, pole: DVec3, what: 
             "{what}: mid bends away from the pole"
         );
     }
+}
+
+/// Runs `check` on `rigs` random rigs under each parent transform, bones `shortest` to 1 long
+/// ([`Rig::with_random_lengths`]): the parent's name and transform, the generator for further
+/// draws, the rig, a random pose of it and the pose's model, all drawn from one `Rng(seed)`.
+fn for_random_rigs(
+    seed: u64,
+    rigs: usize,
+    shortest: f64,
+    mut check: impl FnMut((&str, Transform), &mut Rng, Rig, LocalPose, ModelPose),
+) {
+    let mut rng = Rng(seed);
+    for (name, parent) in parent_transforms() {
+        for _ in 0..rigs {
+            let rig = Rig::with_random_lengths(&mut rng, parent, shortest, 1.0);
+            let pose = rig.random_pose(&mut rng);
+            let model = model_of(&rig.skeleton, &pose);
+            check((name, parent), &mut rng, rig, pose, model);
+        }
+    }
+}
+
+/// Asserts that `point` is within [`TOLERANCE`] of `expected`.
+fn assert_at(point: DVec3, expected: DVec3, what: &str) {
+    assert!((point - expected).length() < TOLERANCE, "{what}: {point}");
 }
 
 fn joint_positions(rig: &Rig, model: &ModelPose) -> (DVec3, DVec3, DVec3) {
@@ -186,8 +252,7 @@ fn reaches_random_targets(parent_name: &str, parent: Transform, seed: u64) {
             );
             assert!((s - start).length() < 1e-12, "{parent_name}: start moved");
             // Bone lengths kept (in start space; model space scales them).
-            let m_s = start_from_model.transform_point3(m);
-            let e_s = start_from_model.transform_point3(e);
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
             assert!(
                 (m_s.length() - rig.l1).abs() < TOLERANCE,
                 "{parent_name}: l1"
@@ -214,48 +279,34 @@ ikarus_testdata::test_under_each_parent!(reaches_random_targets:
 
 #[test]
 fn twist_turns_the_bend_plane_by_the_twist_angle_in_model_space() {
-    let mut rng = Rng(7);
-    for (name, parent) in parent_transforms() {
-        for _ in 0..300 {
-            let rig = Rig::with_random_lengths(&mut rng, parent, 0.2, 1.0);
-            let pose = rig.random_pose(&mut rng);
-            let before = model_of(&rig.skeleton, &pose);
-            // Well inside the reach so that the chain is clearly bent.
-            let reach = (rig.l1 - rig.l2).abs() + 0.5 * (rig.l1 + rig.l2 - (rig.l1 - rig.l2).abs());
-            let target = before[rig.chain.start].transform_point3(rng.direction() * reach);
-            let start = before.position(rig.chain.start);
-            let pole = Pole::Vector(rng.direction());
-            let twist = rng.range(-3.0, 3.0);
-            let bend_with = |twist_angle: f64| {
-                let mut p = pose.clone();
-                let settings = TwoBoneSettings {
-                    twist_angle,
-                    ..TwoBoneSettings::default()
-                };
-                assert!(rig.solve(target, pole, &settings, &mut p));
-                let after = model_of(&rig.skeleton, &p);
-                assert!((after.position(rig.chain.end) - target).length() < TOLERANCE);
-                normal_part(after.position(rig.chain.mid) - start, target - start)
-            };
-            let plain = bend_with(0.0);
-            let twisted = bend_with(twist);
-            let turned = signed_angle(plain, twisted, target - start);
-            assert!(
-                wrap(turned - twist).abs() < 1e-8,
-                "{name}: twist {twist} turned the plane by {turned}"
-            );
-        }
-    }
+    for_random_rigs(7, 300, 0.2, |(name, _), rng, rig, pose, before| {
+        // Well inside the reach so that the chain is clearly bent.
+        let reach = (rig.l1 - rig.l2).abs() + 0.5 * (rig.l1 + rig.l2 - (rig.l1 - rig.l2).abs());
+        let target = before[rig.chain.start].transform_point3(rng.direction() * reach);
+        let start = before.position(rig.chain.start);
+        let pole = Pole::Vector(rng.direction());
+        let twist = rng.range(-3.0, 3.0);
+        let bend_with = |twist_angle: f64| {
+            let mut p = pose.clone();
+            assert!(rig.solve(target, pole, &settings(twist_angle, 1.0), &mut p));
+            let after = model_of(&rig.skeleton, &p);
+            assert!((after.position(rig.chain.end) - target).length() < TOLERANCE);
+            normal_part(after.position(rig.chain.mid) - start, target - start)
+        };
+        let plain = bend_with(0.0);
+        let twisted = bend_with(twist);
+        let what = format!("{name}: the plane");
+        common::assert_turned_by(plain, twisted, target - start, twist, &what);
+    });
 }
 
 #[test]
 fn far_targets_extend_the_arm_straight_at_the_target() {
-    let mut rng = Rng(8);
-    for (name, parent) in parent_transforms() {
-        for _ in 0..2000 {
-            let rig = Rig::with_random_lengths(&mut rng, parent, 0.05, 1.0);
-            let mut pose = rig.random_pose(&mut rng);
-            let before = model_of(&rig.skeleton, &pose);
+    for_random_rigs(
+        8,
+        2000,
+        0.05,
+        |(name, parent), rng, rig, mut pose, before| {
             let start_from_model = before[rig.chain.start].inverse();
             let full = rig.l1 + rig.l2;
             let distance = full * rng.range(1.0001, 5.0);
@@ -267,16 +318,9 @@ fn far_targets_extend_the_arm_straight_at_the_target() {
             let after = model_of(&rig.skeleton, &pose);
             let (s, m, e) = joint_positions(&rig, &after);
             // In start space: fully extended along the target direction.
-            let e_s = start_from_model.transform_point3(e);
-            let m_s = start_from_model.transform_point3(m);
-            assert!(
-                (e_s - direction * full).length() < TOLERANCE,
-                "{name}: {e_s}"
-            );
-            assert!(
-                (m_s - direction * rig.l1).length() < TOLERANCE,
-                "{name}: {m_s}"
-            );
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
+            assert_at(e_s, direction * full, name);
+            assert_at(m_s, direction * rig.l1, name);
             // In model space for the similarity parents: the closest pose, |target − start| − reach.
             if name != "non_uniform_scale" {
                 let scale = parent.scale.x.abs();
@@ -289,8 +333,8 @@ fn far_targets_extend_the_arm_straight_at_the_target() {
                 let collinear = (m - s).normalize().cross((e - s).normalize()).length();
                 assert!(collinear < TOLERANCE, "{name}: arm not straight");
             }
-        }
-    }
+        },
+    );
 }
 
 #[test]
@@ -317,13 +361,9 @@ fn near_targets_fold_the_arm_as_far_as_it_goes() {
             assert!(!reached, "{name}: too-close target reported reached");
             let after = model_of(&rig.skeleton, &pose);
             let (_, m, e) = joint_positions(&rig, &after);
-            let e_s = start_from_model.transform_point3(e);
-            let m_s = start_from_model.transform_point3(m);
+            let [m_s, e_s] = [m, e].map(|p| start_from_model.transform_point3(p));
             // End on the target ray at the smallest reachable distance; bones folded flat.
-            assert!(
-                (e_s - direction * closest).length() < TOLERANCE,
-                "{name}: {e_s}"
-            );
+            assert_at(e_s, direction * closest, name);
             let fold = m_s.normalize().dot((e_s - m_s).normalize());
             assert!(
                 (fold + 1.0).abs() < TOLERANCE,
@@ -511,52 +551,28 @@ fn zero_length_bones_and_axis_along_a_bone_aim_what_they_can() {
 
 #[test]
 fn weight_blends_the_corrections_from_identity() {
-    let mut rng = Rng(10);
-    for (name, parent) in parent_transforms() {
-        for _ in 0..500 {
-            let rig = Rig::with_random_lengths(&mut rng, parent, 0.1, 1.0);
-            let pose = rig.random_pose(&mut rng);
-            let model = model_of(&rig.skeleton, &pose);
-            let reach = rng.range((rig.l1 - rig.l2).abs(), rig.l1 + rig.l2);
-            let target = model[rig.chain.start].transform_point3(rng.direction() * reach);
-            let input = rig.chain.input(
-                &rig.skeleton,
-                &pose,
-                &model,
-                target,
-                Pole::Vector(rng.direction()),
-            );
-            let with = |weight| {
-                solve(
-                    &input,
-                    &TwoBoneSettings {
-                        weight,
-                        ..TwoBoneSettings::default()
-                    },
-                )
-            };
-            let full = with(1.0);
-            assert!(full.reached, "{name}");
-            let none = with(0.0);
-            assert_eq!(none, TwoBoneOutput::IDENTITY, "{name}: weight 0");
-            assert_eq!(with(-3.0), TwoBoneOutput::IDENTITY, "{name}: weight < 0");
-            assert_eq!(with(7.0), full, "{name}: weight > 1 is clamped to 1");
-            let w = rng.range(0.01, 0.99);
-            let part = with(w);
-            assert!(!part.reached, "{name}: a partial correction does not reach");
-            for (p, f) in [
-                (part.start_correction, full.start_correction),
-                (part.mid_correction, full.mid_correction),
-            ] {
-                let expected = DQuat::IDENTITY.slerp(f, w);
-                assert!(rotation_gap(p, expected) < 1e-12, "{name}: slerp by {w}");
-                let ratio = p.angle_between(DQuat::IDENTITY) / f.angle_between(DQuat::IDENTITY);
-                if f.angle_between(DQuat::IDENTITY) > 1e-3 {
-                    assert!((ratio - w).abs() < 1e-6, "{name}: {ratio} vs {w}");
-                }
+    for_random_rigs(10, 500, 0.1, |(name, _), rng, rig, pose, model| {
+        let reach = rng.range((rig.l1 - rig.l2).abs(), rig.l1 + rig.l2);
+        let target = model[rig.chain.start].transform_point3(rng.direction() * reach);
+        let input = rig.input(&pose, &model, target, Pole::Vector(rng.direction()));
+        let with = |weight| solve(&input, &settings(0.0, weight));
+        let full = common::assert_weight_clamped(name, with, &TwoBoneOutput::IDENTITY, -3.0, 7.0);
+        assert!(full.reached, "{name}");
+        let w = rng.range(0.01, 0.99);
+        let part = with(w);
+        assert!(!part.reached, "{name}: a partial correction does not reach");
+        for (p, f) in [
+            (part.start_correction, full.start_correction),
+            (part.mid_correction, full.mid_correction),
+        ] {
+            let expected = DQuat::IDENTITY.slerp(f, w);
+            assert!(rotation_gap(p, expected) < 1e-12, "{name}: slerp by {w}");
+            let ratio = p.angle_between(DQuat::IDENTITY) / f.angle_between(DQuat::IDENTITY);
+            if f.angle_between(DQuat::IDENTITY) > 1e-3 {
+                assert!((ratio - w).abs() < 1e-6, "{name}: {ratio} vs {w}");
             }
         }
-    }
+    });
 }
 
 /// End distance from the start (start space) after solving for a target at `distance` along
@@ -652,44 +668,38 @@ fn soften_slows_the_approach_to_full_extension_continuously_and_monotonically() 
 
 #[test]
 fn recover_pole_reproduces_the_solved_bend_plane() {
-    let mut rng = Rng(12);
-    for (name, parent) in parent_transforms() {
-        for _ in 0..2000 {
-            let rig = Rig::with_random_lengths(&mut rng, parent, 0.1, 1.0);
-            let mut pose = rig.random_pose(&mut rng);
-            let before = model_of(&rig.skeleton, &pose);
-            let (lo, hi) = ((rig.l1 - rig.l2).abs(), rig.l1 + rig.l2);
-            let reach = rng.range(lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo));
-            let target = before[rig.chain.start].transform_point3(rng.direction() * reach);
-            let start = before.position(rig.chain.start);
-            let pole = rng.direction();
-            if pole.cross((target - start).normalize()).length() < 0.1 {
-                continue;
-            }
-            let settings = TwoBoneSettings::default();
-            let chain = &rig.chain;
-            assert!(rig.solve(target, Pole::Vector(pole), &settings, &mut pose));
-            let (s, m, e) = joint_positions(&rig, &model_of(&rig.skeleton, &pose));
-            let recovered = recover_pole(s, m, e).expect("a bent arm has a plane");
-            let expected = normal_part(pole, target - start).normalize();
-            assert!(
-                (recovered - expected).length() < TOLERANCE,
-                "{name}: recovered {recovered}, solved with {expected}"
-            );
-            // Solving again with the recovered pole (vector or hint) leaves the pose alone.
-            for pole in [Pole::Vector(recovered), Pole::Hint(s + recovered * 0.7)] {
-                let mut again = pose.clone();
-                assert!(rig.solve(e, pole, &settings, &mut again));
-                for j in [chain.start, chain.mid] {
-                    let turn = rotation_gap(again[j].rotation, pose[j].rotation);
-                    assert!(
-                        turn < TOLERANCE,
-                        "{name}: round trip turned a joint by {turn}"
-                    );
-                }
+    for_random_rigs(12, 2000, 0.1, |(name, _), rng, rig, mut pose, before| {
+        let (lo, hi) = ((rig.l1 - rig.l2).abs(), rig.l1 + rig.l2);
+        let reach = rng.range(lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo));
+        let target = before[rig.chain.start].transform_point3(rng.direction() * reach);
+        let start = before.position(rig.chain.start);
+        let pole = rng.direction();
+        if pole.cross((target - start).normalize()).length() < 0.1 {
+            return;
+        }
+        let settings = TwoBoneSettings::default();
+        let chain = &rig.chain;
+        assert!(rig.solve(target, Pole::Vector(pole), &settings, &mut pose));
+        let (s, m, e) = joint_positions(&rig, &model_of(&rig.skeleton, &pose));
+        let recovered = recover_pole(s, m, e).expect("a bent arm has a plane");
+        let expected = normal_part(pole, target - start).normalize();
+        assert!(
+            (recovered - expected).length() < TOLERANCE,
+            "{name}: recovered {recovered}, solved with {expected}"
+        );
+        // Solving again with the recovered pole (vector or hint) leaves the pose alone.
+        for pole in [Pole::Vector(recovered), Pole::Hint(s + recovered * 0.7)] {
+            let mut again = pose.clone();
+            assert!(rig.solve(e, pole, &settings, &mut again));
+            for j in [chain.start, chain.mid] {
+                let turn = rotation_gap(again[j].rotation, pose[j].rotation);
+                assert!(
+                    turn < TOLERANCE,
+                    "{name}: round trip turned a joint by {turn}"
+                );
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -775,15 +785,7 @@ fn builtin_humanoid_arm_and_leg_bend_the_anatomical_way() {
             let mut pose = skeleton.rest_pose();
             let s = rest.position(start);
             let target = s + rng.direction() * rng.range((l1 - l2).abs(), l1 + l2);
-            let reached = solve_chain(
-                &skeleton,
-                &chain,
-                target,
-                Pole::Vector(pole),
-                &TwoBoneSettings::default(),
-                &mut pose,
-                &mut model,
-            );
+            let reached = solve_with_pole(&skeleton, &chain, target, pole, &mut pose, &mut model);
             assert!(reached);
             let after = model_of(&skeleton, &pose);
             assert!((after.position(end) - target).length() < TOLERANCE);
@@ -852,14 +854,8 @@ fn cmu_bvh_left_arm_round_trips_and_reaches() {
 
         // IK(FK(pose)) with the recovered pole is the pose itself.
         let mut same = pose.clone();
-        assert!(solve_chain(
-            skeleton,
-            &chain,
-            e,
-            Pole::Vector(recovered),
-            &TwoBoneSettings::default(),
-            &mut same,
-            &mut model,
+        assert!(solve_with_pole(
+            skeleton, &chain, e, recovered, &mut same, &mut model
         ));
         let again = model_of(skeleton, &same);
         for j in skeleton.joints() {
@@ -877,14 +873,8 @@ fn cmu_bvh_left_arm_round_trips_and_reaches() {
             let mut p = pose.clone();
             let target = s + rng.direction() * rng.range((l1 - l2).abs(), l1 + l2);
             let pole = rng.direction();
-            assert!(solve_chain(
-                skeleton,
-                &chain,
-                target,
-                Pole::Vector(pole),
-                &TwoBoneSettings::default(),
-                &mut p,
-                &mut model,
+            assert!(solve_with_pole(
+                skeleton, &chain, target, pole, &mut p, &mut model
             ));
             let after = model_of(skeleton, &p);
             let error = (after.position(end) - target).length();
@@ -913,7 +903,7 @@ fn batch_inputs(rng: &mut Rng) -> Vec<TwoBoneInput> {
             } else {
                 Pole::Vector(rng.direction())
             };
-            inputs.push(rig.chain.input(&rig.skeleton, &pose, &model, target, pole));
+            inputs.push(rig.input(&pose, &model, target, pole));
         }
     }
     let straight = straight_arm(0.4, 0.3);

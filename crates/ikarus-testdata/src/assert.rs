@@ -4,13 +4,39 @@
 use std::f64::consts::{PI, TAU};
 
 use glam::{DQuat, DVec3};
-use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
+use ikarus_core::{LocalPose, ModelPose, Motion, Skeleton, fk};
 
 /// The model-space pose of `pose`, by forward kinematics from scratch.
 pub fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     let mut model = ModelPose::new(skeleton);
     fk::forward_kinematics(skeleton, pose, &mut model);
     model
+}
+
+/// The largest `gap` between the model poses of two motions, frame by frame: forward
+/// kinematics of frame `i` of `a`'s motion on `a`'s skeleton beside frame `i` of `b`'s on
+/// `b`'s, as far as the shorter motion goes (0 when either is empty).
+pub fn largest_fk_gap(
+    a: (&Skeleton, &Motion),
+    b: (&Skeleton, &Motion),
+    mut gap: impl FnMut(&ModelPose, &ModelPose) -> f64,
+) -> f64 {
+    let (mut model_a, mut model_b) = (ModelPose::new(a.0), ModelPose::new(b.0));
+    let mut largest = 0.0_f64;
+    for (pose_a, pose_b) in a.1.frames().iter().zip(b.1.frames()) {
+        fk::forward_kinematics(a.0, pose_a, &mut model_a);
+        fk::forward_kinematics(b.0, pose_b, &mut model_b);
+        largest = largest.max(gap(&model_a, &model_b));
+    }
+    largest
+}
+
+/// The largest distance between the same joint in two model poses (joints paired in order).
+pub fn largest_joint_distance(a: &ModelPose, b: &ModelPose) -> f64 {
+    a.positions()
+        .zip(b.positions())
+        .map(|(p, q)| p.distance(q))
+        .fold(0.0, f64::max)
 }
 
 /// About the angle between two rotations, radians (exact to first order, and unlike

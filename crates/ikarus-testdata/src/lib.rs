@@ -1,9 +1,10 @@
 //! The fixtures every ikarus test, bench and runner shares, so that each is written once:
 //!
 //! - the shared real-world test data (`../shared/data` beside the repository, or the directory
-//!   named by `IKARUS_SHARED_DATA`): [`data_dir`], [`require`], [`files`]. In CI (`CI` set to
-//!   anything but `false`/`0`) missing data is a test failure; on a developer's machine the test
-//!   says clearly that it was skipped and returns;
+//!   named by `IKARUS_SHARED_DATA`): [`data_dir`], [`require`], [`require_file`],
+//!   [`require_all`], [`files`]. In CI (`CI` set to anything but `false`/`0`) missing data is
+//!   a test failure; on a developer's machine the test says clearly that it was skipped and
+//!   returns;
 //! - one deterministic random generator, [`Rng`], and its geometric draws, [`Draw`];
 //! - the six parent transforms every closed-form check is repeated under
 //!   ([`transforms`]), as ozz-animation's IK tests do;
@@ -55,6 +56,28 @@ pub fn require(sub: &str, test: &str) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// The file `name` of the sub-directory `sub` (e.g. `"bvh"`, `"walk.bvh"`), as [`require`]
+/// finds the directory.
+///
+/// # Panics
+/// As [`require`].
+pub fn require_file(sub: &str, name: &str, test: &str) -> Option<PathBuf> {
+    require(sub, test).map(|dir| dir.join(name))
+}
+
+/// The sub-directories `subs` of the data directory, all or none: each is looked up (and
+/// reported when missing) as by [`require`].
+///
+/// # Panics
+/// As [`require`].
+pub fn require_all<const N: usize>(subs: [&str; N], test: &str) -> Option<[PathBuf; N]> {
+    let found = subs.map(|sub| require(sub, test));
+    if found.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(found.map(|dir| dir.expect("checked above")))
 }
 
 /// Every file in `sub` with the given extension, sorted by name.

@@ -3,7 +3,7 @@
 //! ozz-animation's IK tests do.
 
 use glam::{DQuat, DVec3};
-use ikarus_core::Transform;
+use ikarus_core::{SkeletonBuilder, Transform};
 
 /// The six parent transforms with their names: `identity`, `translated`, `rotated`,
 /// `uniform_scale`, `non_uniform_scale`, `mirrored` (the last three also rotated and moved).
@@ -41,6 +41,14 @@ pub fn parent_transforms() -> [(&'static str, Transform); 6] {
             },
         ),
     ]
+}
+
+/// A skeleton builder holding one joint, `root`, that carries `parent`: the rigs of the
+/// closed-form checks hang below it.
+pub fn rooted(parent: Transform) -> SkeletonBuilder {
+    let mut builder = SkeletonBuilder::new();
+    builder.joint("root", None, parent);
+    builder
 }
 
 /// One `#[test]` per parent transform: `$check(name, parent, seed)` under

@@ -10,7 +10,9 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{connect, joint_index, next, of, send, until, vec3};
+use common::{
+    connect, connect_builtin, joint_index, load_text, next, of, refused, send, until, vec3,
+};
 
 /// Joint `j`'s position in a pose reply.
 fn at(pose: &Value, j: usize) -> DVec3 {
@@ -130,17 +132,11 @@ fn vec2(value: &Value) -> [f64; 2] {
 
 #[tokio::test]
 async fn a_walk_stands_on_stairs_and_goes_back_to_its_floor() {
-    let Some(walk) = common::walk("viewer ground") else {
+    let Some(text) = common::walk_text("viewer ground") else {
         return;
     };
-    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
-    let text = std::fs::read_to_string(&walk).unwrap();
-    send(
-        &mut socket,
-        &json!({"type": "load", "name": "walk.bvh", "text": text}),
-    )
-    .await;
-    let loaded = until(&mut socket, "pose").await;
+    let mut socket = connect_builtin().await;
+    let loaded = load_text(&mut socket, "walk.bvh", &text).await;
     let skeleton = of(&loaded, "skeleton").clone();
     let frames = skeleton["motion"]["frames"].as_u64().unwrap();
     let flat = of(&loaded, "pose").clone();
@@ -196,20 +192,12 @@ async fn a_walk_stands_on_stairs_and_goes_back_to_its_floor() {
     }
 
     // Bad requests are refused naming the cause; the state stays.
-    send(
+    let error = refused(
         &mut socket,
         &json!({"type": "ground", "name": "t.json", "text": "{\"plane\": {\"point\": [0, 0]}}"}),
     )
     .await;
-    let error = next(&mut socket).await;
-    assert_eq!(error["type"], "error");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("t.json: line 1"),
-        "{error}"
-    );
+    assert!(error.starts_with("t.json: line 1"), "{error}");
     send(&mut socket, &json!({"type": "ground", "preset": "cliffs"})).await;
     assert_eq!(next(&mut socket).await["type"], "error");
 }

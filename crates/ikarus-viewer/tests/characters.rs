@@ -6,7 +6,9 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Socket, connect, joint_index, of, retarget_text, send, until, upload};
+use common::{
+    Socket, connect, connect_builtin, joint_index, of, retarget_text, send, until, upload,
+};
 
 async fn ask(socket: &mut Socket, request: &Value, kind: &str) -> Value {
     send(socket, request).await;
@@ -134,7 +136,7 @@ async fn vrm_upload_has_its_mesh_humanoid_names_and_takes_a_vrma() {
     let Some(dir) = ikarus_testdata::require("gltf", "vrm_upload") else {
         return;
     };
-    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
+    let mut socket = connect_builtin().await;
     let replies = upload(&mut socket, &dir.join("Godette_vrm_v4.vrm"), "Godette.vrm").await;
     let skeleton = of(&replies, "skeleton");
     assert_eq!(skeleton["format"], "gltf");

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 mod common;
-use common::{Socket, joint_index, next};
+use common::{Socket, joint_index, next, next_error};
 
 /// A server on 127.0.0.1 with a free port and an empty catalog, serving until the test's
 /// runtime ends.
@@ -269,14 +269,8 @@ async fn bad_messages_get_errors_and_the_connection_keeps_serving() {
         assert!(!reply["message"].as_str().unwrap().is_empty());
     }
     send_text(&mut socket, json!({"type": "load", "name": "broken.bvh", "text": "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n"}).to_string()).await;
-    let reply = next(&mut socket).await;
-    assert!(
-        reply["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("broken.bvh:5:"),
-        "{reply}"
-    );
+    let reply = next_error(&mut socket).await;
+    assert!(reply.starts_with("broken.bvh:5:"), "{reply}");
     // An upload over the limit: an error, and the same connection still solves.
     let oversized = "x".repeat(ikarus_viewer::MAX_UPLOAD_BYTES + 1);
     let reply = load(&mut socket, "big.bvh", &oversized).await;

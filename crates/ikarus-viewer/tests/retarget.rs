@@ -14,7 +14,9 @@ use ikarus_viewer::Catalog;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Socket, base64_file, connect, next, of, retarget_text, send, until, vec3};
+use common::{
+    Socket, base64_file, connect, connect_builtin, of, refused, retarget_text, send, until, vec3,
+};
 
 /// The shared `mmd` and `bvh` data directories; `None` (the test skips) without them.
 fn mmd_and_bvh(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
@@ -401,23 +403,14 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
         return;
     };
     let vmd = dir.join("kishimen.vmd");
-    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
-    send(
-        &mut socket,
-        &json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd)}),
-    )
-    .await;
-    let refused = next(&mut socket).await;
-    assert_eq!(refused["type"], "error");
-    assert!(
-        refused["message"]
-            .as_str()
-            .unwrap()
-            .contains("model_base64"),
-        "{refused}"
-    );
-    // The model's name without its bytes, and a model for a motion that is not a VMD.
+    let mut socket = connect_builtin().await;
+    // A VMD without a model onto the built-in humanoid, a model's name without its bytes, a
+    // model with a motion that is not a VMD, and a model that is not a PMX/PMD.
     for (request, says) in [
+        (
+            json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd)}),
+            "model_base64",
+        ),
         (
             json!({"type": "retarget", "name": "kishimen.vmd", "base64": base64_file(&vmd),
                    "model_name": "Miku_Hatsune_Ver2.pmd"}),
@@ -434,13 +427,8 @@ async fn vmd_requests_without_a_playable_model_are_refused() {
             ".pmx or .pmd",
         ),
     ] {
-        send(&mut socket, &request).await;
-        let refused = next(&mut socket).await;
-        assert_eq!(refused["type"], "error");
-        assert!(
-            refused["message"].as_str().unwrap().contains(says),
-            "{refused}"
-        );
+        let error = refused(&mut socket, &request).await;
+        assert!(error.contains(says), "{error}");
     }
     // The humanoid still takes a motion.
     let walk = ikarus_testdata::require("bvh", "viewer retarget refusals")

@@ -7,18 +7,17 @@ use ikarus_anim::retarget::Character;
 use ikarus_anim::track::{self, Points};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
-use ikarus_viewer::Catalog;
 use serde_json::json;
 
 mod common;
-use common::{connect, next, of, send, until, vec3};
+use common::{connect_builtin, next, of, refused, send, until, vec3};
 
 #[tokio::test]
 async fn a_walk_and_a_recording_pose_the_humanoid() {
     let Some(walk) = common::walk("viewer track") else {
         return;
     };
-    let (mut socket, _) = connect(Catalog::open(&[]).unwrap()).await;
+    let mut socket = connect_builtin().await;
 
     // Trackers from the walk's own bones, 4 points.
     let text = std::fs::read_to_string(&walk).unwrap();
@@ -91,19 +90,8 @@ async fn a_walk_and_a_recording_pose_the_humanoid() {
     );
 
     // Bad requests.
-    send(
-        &mut socket,
-        &json!({"type": "track", "name": "walk.json", "text": "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1]]}}"}),
-    )
-    .await;
-    let error = next(&mut socket).await;
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
-            .contains("walk.json: line 2"),
-        "{error}"
-    );
+    let error = refused(&mut socket, &json!({"type": "track", "name": "walk.json", "text": "{\"fps\": 60,\n \"trackers\": {\"head\": [[0, 1]]}}"})).await;
+    assert!(error.contains("walk.json: line 2"), "{error}");
     send(
         &mut socket,
         &json!({"type": "track", "name": "walk.json", "text": recording, "points": 5}),

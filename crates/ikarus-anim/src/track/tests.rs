@@ -17,6 +17,27 @@ fn model_of(skeleton: &Skeleton, pose: &LocalPose) -> ModelPose {
     model
 }
 
+/// The built-in humanoid and its bone map, which the [`Character`] under test borrows.
+struct Avatar {
+    skeleton: Skeleton,
+    map: HumanoidMap,
+}
+
+impl Avatar {
+    fn builtin() -> Self {
+        let skeleton = builtin_humanoid();
+        let map = HumanoidMap::recognise(&skeleton);
+        Self { skeleton, map }
+    }
+
+    fn character(&self) -> Character<'_> {
+        Character {
+            skeleton: &self.skeleton,
+            map: &self.map,
+        }
+    }
+}
+
 /// Trackers on `bones` at the bones' own frames in each of `frames`.
 fn trackers_of(map: &HumanoidMap, frames: &[ModelPose], bones: &[HumanoidBone]) -> Trackers {
     Trackers {
@@ -64,14 +85,10 @@ fn standing(skeleton: &Skeleton, shift: DVec3) -> ModelPose {
 
 #[test]
 fn calibration_of_the_avatar_itself_is_the_identity() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
-    let frame = standing(&skeleton, DVec3::new(0.4, 0.0, -1.0));
-    let trackers = trackers_of(&map, &[frame], Points::Six.bones());
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
+    let frame = standing(skeleton, DVec3::new(0.4, 0.0, -1.0));
+    let trackers = trackers_of(map, &[frame], Points::Six.bones());
     let mut samples = Vec::new();
     trackers.frame_into(0, &mut samples);
     let c = calibrate(character, &samples, &[], 0.0).unwrap();
@@ -88,14 +105,10 @@ fn calibration_of_the_avatar_itself_is_the_identity() {
 
 #[test]
 fn calibration_recovers_a_taller_user_and_device_offsets() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     // A user 1.2 times the avatar, wearing each device off its bone, turned 0.8 rad.
-    let frame = standing(&skeleton, DVec3::ZERO);
+    let frame = standing(skeleton, DVec3::ZERO);
     let user = 1.2;
     let turn = DQuat::from_rotation_y(0.8);
     // Devices turned on every bone; off the bone except on the head and hands (whose
@@ -209,15 +222,11 @@ fn walk(skeleton: &Skeleton, map: &HumanoidMap, speed: f64, seconds: f64) -> Vec
 
 #[test]
 fn six_points_are_met_and_glitches_held() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
-    let mut frames = vec![standing(&skeleton, DVec3::ZERO)];
-    frames.extend(walk(&skeleton, &map, 0.5, 1.0));
-    let mut trackers = trackers_of(&map, &frames, Points::Six.bones());
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
+    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
+    frames.extend(walk(skeleton, map, 0.5, 1.0));
+    let mut trackers = trackers_of(map, &frames, Points::Six.bones());
     // Frame 20: a NaN head, frame 30: a zero quaternion on the left hand, frame 40: the right
     // hand jumps 3 m.
     trackers.tracks[0].samples[20].position.x = f64::NAN;
@@ -249,7 +258,7 @@ fn six_points_are_met_and_glitches_held() {
                 report.solve
             );
             // Every tracked bone where its tracker is, by FK.
-            let model = model_of(&skeleton, pose);
+            let model = model_of(skeleton, pose);
             for &bone in Points::Six.bones() {
                 let j = map.joint(bone).unwrap();
                 assert!(
@@ -265,17 +274,13 @@ fn six_points_are_met_and_glitches_held() {
 
 #[test]
 fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     let feet = [HumanoidBone::LeftFoot, HumanoidBone::RightFoot].map(|b| map.joint(b).unwrap());
     let hips = map.joint(HumanoidBone::Hips).unwrap();
     // Standing, then the head lowered by 0.3 m over a second (a crouch).
-    let base = walk(&skeleton, &map, 0.0, 0.1).remove(0);
-    let mut frames = vec![standing(&skeleton, DVec3::ZERO)];
+    let base = walk(skeleton, map, 0.0, 0.1).remove(0);
+    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
     frames.extend(std::iter::repeat_n(base.clone(), 30));
     for f in 0..60 {
         let drop = 0.3 * f64::from(f) / 59.0;
@@ -290,10 +295,10 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
         }
         frames.push(m);
     }
-    let trackers = trackers_of(&map, &frames, Points::Three.bones());
+    let trackers = trackers_of(map, &frames, Points::Three.bones());
     let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
-    let first = model_of(&skeleton, &tracked.motion.frames()[1]);
-    let last = model_of(&skeleton, tracked.motion.frames().last().unwrap());
+    let first = model_of(skeleton, &tracked.motion.frames()[1]);
+    let last = model_of(skeleton, tracked.motion.frames().last().unwrap());
     for &foot in &feet {
         assert!(
             first.position(foot).distance(last.position(foot)) < 1e-3,
@@ -316,10 +321,10 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
     );
 
     // A walk of 2 m: the feet step, alternately, and end under the body.
-    let mut frames = vec![standing(&skeleton, DVec3::ZERO)];
-    frames.extend(walk(&skeleton, &map, 1.0, 2.0));
+    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
+    frames.extend(walk(skeleton, map, 1.0, 2.0));
     frames.extend(std::iter::repeat_n(frames.last().unwrap().clone(), 30));
-    let trackers = trackers_of(&map, &frames, Points::Three.bones());
+    let trackers = trackers_of(map, &frames, Points::Three.bones());
     let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
     let steps = [0, 1].map(|s| {
         tracked
@@ -335,7 +340,7 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
             .iter()
             .all(|r| !(r.stepping[0] && r.stepping[1]))
     );
-    let end = model_of(&skeleton, tracked.motion.frames().last().unwrap());
+    let end = model_of(skeleton, tracked.motion.frames().last().unwrap());
     for &foot in &feet {
         let under = (end.position(foot) - end.position(hips))
             .reject_from(DVec3::Y)
@@ -358,14 +363,10 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
 
 #[test]
 fn bad_recordings_are_refused() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
-    let frames = vec![standing(&skeleton, DVec3::ZERO); 3];
-    let mut trackers = trackers_of(&map, &frames, Points::Three.bones());
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
+    let frames = vec![standing(skeleton, DVec3::ZERO); 3];
+    let mut trackers = trackers_of(map, &frames, Points::Three.bones());
     let config = TrackConfig {
         points: Some(Points::Four),
         ..TrackConfig::default()
@@ -401,15 +402,11 @@ fn bad_recordings_are_refused() {
 
 #[test]
 fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
-    let skeleton = builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
     // Standing (knees a little bent), then a half turn in 0.5 s, then a 25 cm crouch in 0.25 s
     // and back, all at 60 frames per second.
-    let base = walk(&skeleton, &map, 0.0, 0.1).remove(0);
+    let base = walk(skeleton, map, 0.0, 0.1).remove(0);
     let hips = map.joint(HumanoidBone::Hips).unwrap();
     let centre = base.position(hips) * DVec3::new(1.0, 0.0, 1.0);
     let turned = |angle: f64, drop: f64| {
@@ -427,7 +424,7 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
         }
         m
     };
-    let mut frames = vec![standing(&skeleton, DVec3::ZERO)];
+    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
     frames.extend((0..20).map(|_| turned(0.0, 0.0)));
     frames.extend((1..=30).map(|f| turned(std::f64::consts::PI * f64::from(f) / 30.0, 0.0)));
     frames.extend((1..=15).map(|f| turned(std::f64::consts::PI, 0.25 * f64::from(f) / 15.0)));
@@ -438,7 +435,7 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
     );
     frames.extend((0..30).map(|_| turned(std::f64::consts::PI, 0.0)));
     for points in [Points::Three, Points::Four, Points::Six] {
-        let trackers = trackers_of(&map, &frames, points.bones());
+        let trackers = trackers_of(map, &frames, points.bones());
         let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
         let mut worst = (0.0_f64, 0, String::new());
         for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
@@ -466,7 +463,7 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
         );
         // The head follows its tracker at the end.
         let head = map.joint(HumanoidBone::Head).unwrap();
-        let end = model_of(&skeleton, tracked.motion.frames().last().unwrap());
+        let end = model_of(skeleton, tracked.motion.frames().last().unwrap());
         assert!(
             end.position(head)
                 .distance(frames.last().unwrap().position(head))

@@ -45,3 +45,24 @@ pub fn data_file(kind: &str, test: &str, file: &str) -> Option<String> {
     let dir = ikarus_testdata::require(kind, test)?;
     Some(dir.join(file).to_str().unwrap().to_owned())
 }
+
+/// The `"joints"` of `ikarus fk --json` output: each joint's name and model-space position.
+pub fn json_positions(json: &serde_json::Value) -> Vec<(String, glam::DVec3)> {
+    json["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let p: Vec<f64> = j["position"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            (
+                j["name"].as_str().unwrap().to_owned(),
+                glam::DVec3::new(p[0], p[1], p[2]),
+            )
+        })
+        .collect()
+}

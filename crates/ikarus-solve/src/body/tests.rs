@@ -181,14 +181,24 @@ fn a_reachable_hand_swivels_its_elbow_inside_the_limits() {
     assert!(skeleton.limit_violation(&pose).is_none());
 }
 
-#[test]
-fn without_pull_the_body_stays_and_the_hand_falls_short() {
+/// The reach of [`reach_task`] on the built-in humanoid, solved from its start with the left
+/// hand's entry in one of the config's per-bone weight maps (`pull`, `blend`) set to 0: the
+/// skeleton, the start, the solved pose and the report.
+fn reach_with_left_hand_at_zero(
+    weights: fn(&mut BodyConfig) -> &mut std::collections::BTreeMap<String, f64>,
+) -> (Skeleton, LocalPose, LocalPose, SolveReport) {
     let skeleton = builtin_humanoid();
     let (task, start) = reach_task(&skeleton);
     let mut config = BodyConfig::default();
-    config.pull.insert("leftHand".into(), 0.0);
+    weights(&mut config).insert("leftHand".into(), 0.0);
     let mut pose = start.clone();
     let report = solve(&skeleton, &task, &body(config), &mut pose);
+    (skeleton, start, pose, report)
+}
+
+#[test]
+fn without_pull_the_body_stays_and_the_hand_falls_short() {
+    let (skeleton, start, pose, report) = reach_with_left_hand_at_zero(|c| &mut c.pull);
     assert_eq!(report.status, SolveStatus::Unreachable, "{report:?}");
     let hips = joint(&skeleton, "hips");
     let spine = joint(&skeleton, "spine");
@@ -203,12 +213,7 @@ fn without_pull_the_body_stays_and_the_hand_falls_short() {
 
 #[test]
 fn a_blend_of_zero_keeps_the_input() {
-    let skeleton = builtin_humanoid();
-    let (task, start) = reach_task(&skeleton);
-    let mut config = BodyConfig::default();
-    config.blend.insert("leftHand".into(), 0.0);
-    let mut pose = start.clone();
-    let report = solve(&skeleton, &task, &body(config), &mut pose);
+    let (skeleton, start, pose, report) = reach_with_left_hand_at_zero(|c| &mut c.blend);
     assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
     let hand = joint(&skeleton, "leftHand");
     let (a, b) = (model_of(&skeleton, &pose), model_of(&skeleton, &start));

@@ -33,6 +33,16 @@ pub fn position_task(joint: JointId, target: DVec3) -> IkTask {
     IkTask::from_goal(joint, Goal::from_position(target))
 }
 
+/// A task of one position goal per joint of `joints`, each where it is in `model` (weight 1).
+pub fn positions_task(model: &ModelPose, joints: &[JointId]) -> IkTask {
+    IkTask::from_effectors(
+        joints
+            .iter()
+            .map(|&j| ikarus_solve::Effector::new(j, Goal::from_position(model.position(j))))
+            .collect(),
+    )
+}
+
 /// A task of one 6-D goal: `joint` to where and how it is in `model` (weight 1), so that the
 /// pose `model` came from meets it exactly.
 pub fn pose_task(model: &ModelPose, joint: JointId) -> IkTask {
@@ -65,10 +75,16 @@ pub fn joints(skeleton: &Skeleton, names: &[&str]) -> Vec<JointId> {
 /// The built-in humanoid, its joints with these names and its left hand (the arm tests'
 /// effector).
 pub fn humanoid_left_hand(names: &[&str]) -> (Skeleton, Vec<JointId>, JointId) {
-    let s = ikarus_core::humanoid::builtin_humanoid();
-    let movers = joints(&s, names);
+    let (s, movers) = humanoid_joints(names);
     let hand = s.joint("leftHand").unwrap();
     (s, movers, hand)
+}
+
+/// The built-in humanoid and its joints with these names.
+pub fn humanoid_joints(names: &[&str]) -> (Skeleton, Vec<JointId>) {
+    let s = ikarus_core::humanoid::builtin_humanoid();
+    let joints = joints(&s, names);
+    (s, joints)
 }
 
 /// The joints with these names, as an array to destructure.
@@ -154,4 +170,33 @@ pub fn reach_targets(skeleton: &Skeleton, joint: JointId, count: usize, seed: u6
     (0..count)
         .map(|_| rest + rng.direction() * rng.range(0.05, 0.25))
         .collect()
+}
+
+/// The weight contract the closed-form kernels share, for `with(weight)` solving one input:
+/// weight 0 and `below` (< 0) give `identity`, `above` (> 1) gives what weight 1 gives.
+/// Returns the output of weight 1.
+pub fn assert_weight_clamped<O: PartialEq + std::fmt::Debug>(
+    what: &str,
+    with: impl Fn(f64) -> O,
+    identity: &O,
+    below: f64,
+    above: f64,
+) -> O {
+    let full = with(1.0);
+    assert_eq!(&with(0.0), identity, "{what}: weight 0");
+    assert_eq!(&with(below), identity, "{what}: weight {below} < 0");
+    assert_eq!(
+        with(above),
+        full,
+        "{what}: weight {above} > 1 is clamped to 1"
+    );
+    full
+}
+
+/// Asserts that `twisted` is `plain` turned about `axis` by `twist` radians (modulo a turn),
+/// both normal to `axis`.
+pub fn assert_turned_by(plain: DVec3, twisted: DVec3, axis: DVec3, twist: f64, what: &str) {
+    let turned = ikarus_testdata::assert::signed_angle(plain, twisted, axis);
+    let off = ikarus_testdata::assert::wrap(turned - twist).abs();
+    assert!(off < 1e-8, "{what}: twist {twist} turned it by {turned}");
 }

@@ -27,6 +27,11 @@ pub async fn connect(catalog: Catalog) -> (Socket, Vec<Value>) {
     (socket, greeting)
 }
 
+/// Serves the built-in catalog (the humanoid) and connects, past the greeting.
+pub async fn connect_builtin() -> Socket {
+    connect(Catalog::open(&[]).unwrap()).await.0
+}
+
 /// The next text reply (within 120 s: debug builds on a shared machine are slow).
 pub async fn next(socket: &mut Socket) -> Value {
     loop {
@@ -39,6 +44,19 @@ pub async fn next(socket: &mut Socket) -> Value {
             return serde_json::from_str(text.as_str()).unwrap();
         }
     }
+}
+
+/// The next reply, which must be an error: its message.
+pub async fn next_error(socket: &mut Socket) -> String {
+    let reply = next(socket).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    reply["message"].as_str().unwrap().to_owned()
+}
+
+/// Sends `request`, which the server must refuse: the error's message.
+pub async fn refused(socket: &mut Socket, request: &Value) -> String {
+    send(socket, request).await;
+    next_error(socket).await
 }
 
 /// Replies up to and including the first of type `until` (an error fails the test).
@@ -72,6 +90,13 @@ pub fn base64_file(path: &std::path::Path) -> String {
 /// Uploads the binary file at `path` as `name`; returns the replies up to the next pose.
 pub async fn upload(socket: &mut Socket, path: &std::path::Path, name: &str) -> Vec<Value> {
     let request = serde_json::json!({"type": "load", "name": name, "base64": base64_file(path)});
+    send(socket, &request).await;
+    until(socket, "pose").await
+}
+
+/// Loads the text file `text` as `name`; returns the replies up to the next pose.
+pub async fn load_text(socket: &mut Socket, name: &str, text: &str) -> Vec<Value> {
+    let request = serde_json::json!({"type": "load", "name": name, "text": text});
     send(socket, &request).await;
     until(socket, "pose").await
 }
@@ -111,5 +136,10 @@ pub fn vec3(value: &Value) -> glam::DVec3 {
 /// The shared Bandai Namco walk (BVH): its path, or `None` when the shared data is missing
 /// outside CI (`test` names the test in the skip message).
 pub fn walk(test: &str) -> Option<std::path::PathBuf> {
-    ikarus_testdata::require("bvh", test).map(|dir| dir.join("bandainamco_ds1_walk_normal_002.bvh"))
+    ikarus_testdata::require_file("bvh", "bandainamco_ds1_walk_normal_002.bvh", test)
+}
+
+/// The text of the shared walk ([`walk`]).
+pub fn walk_text(test: &str) -> Option<String> {
+    Some(std::fs::read_to_string(walk(test)?).unwrap())
 }
