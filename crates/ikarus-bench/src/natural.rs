@@ -55,25 +55,6 @@ pub const GROUPS: [(&str, &[Clip], bool); 3] = [
     ),
 ];
 
-/// The group of clips not learned from: a model learned on the CMU and Bandai Namco clips
-/// (every frame), carried onto the built-in humanoid, tested on clips of other performers and
-/// studios carried there too (their middle fifth, as the other groups' held-out frames).
-pub const OTHER_CLIPS: (&str, &[Clip], &[Clip]) = (
-    "other clips",
-    &[
-        ("cmu_02_01_walk_cgspeed_crlf.bvh", "walk", 4, CMU_UNIT),
-        ("cmu_01_01_jump_cgspeed.bvh", "jump", 4, CMU_UNIT),
-        ("bandainamco_ds1_walk_normal_002.bvh", "walk", 1, 0.01),
-        ("bandainamco_ds1_run_normal_001.bvh", "run", 1, 0.01),
-    ],
-    &[
-        ("pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh", "pymo walk", 4, 0.01),
-        ("mocapbank_zxy_crlf.bvh", "mocapbank", 1, 0.01),
-        ("mass_hik_run_crlf.bvh", "mass run", 4, 0.01),
-        ("pfnn_hierarchy_30fps_crlf.bvh", "pfnn", 1, 0.01),
-    ],
-);
-
 /// Two to six effectors, by humanoid bone (a set whose bones a group's skeleton lacks is left
 /// out for that group).
 pub const TWO_TO_SIX: [(&str, &[HumanoidBone]); 5] = [
@@ -234,41 +215,20 @@ impl Protocol {
     /// # Panics
     /// As [`load`](Self::load).
     pub fn load_from(dims: usize, starts: &[Start]) -> Self {
-        Self::load_all(dims, starts, &EFFECTOR_SETS, false)
+        Self::load_all(dims, starts, &EFFECTOR_SETS)
     }
 
     /// The protocol with the tasks of every start in `starts` and every effector set of
-    /// `sets`, on [`GROUPS`] and, when `other_clips`, also [`OTHER_CLIPS`] (a model tested on
-    /// clips it was not learned from).
+    /// `sets` on [`GROUPS`].
     ///
     /// # Panics
     /// As [`load`](Self::load).
-    pub fn load_all(
-        dims: usize,
-        starts: &[Start],
-        sets: &[EffectorSet],
-        other_clips: bool,
-    ) -> Self {
+    pub fn load_all(dims: usize, starts: &[Start], sets: &[EffectorSet]) -> Self {
         let mut groups = Vec::new();
         let mut cases = Vec::new();
-        let split = GROUPS.map(|(name, clips, onto_humanoid)| {
-            let roles = clips.iter().map(|&c| (c, Role::Split)).collect::<Vec<_>>();
-            (name, roles, onto_humanoid)
-        });
-        let (other, train, test) = OTHER_CLIPS;
-        let other = (
-            other,
-            train
-                .iter()
-                .map(|&c| (c, Role::Train))
-                .chain(test.iter().map(|&c| (c, Role::Test)))
-                .collect::<Vec<_>>(),
-            true,
-        );
-        let all = split.into_iter().chain(other_clips.then_some(other));
-        for (g, (name, clips, onto_humanoid)) in all.enumerate() {
+        for (g, (name, clips, onto_humanoid)) in GROUPS.into_iter().enumerate() {
             let (group, mut group_cases) =
-                load_group(g, (name, &clips, onto_humanoid), dims, (starts, sets));
+                load_group(g, (name, clips, onto_humanoid), dims, (starts, sets));
             groups.push(group);
             cases.append(&mut group_cases);
         }
@@ -359,20 +319,9 @@ fn clip_frames(
 }
 
 /// One group: its skeleton, the model learned on its kept frames, the held-out tasks.
-/// What a clip is for in its group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    /// Its middle fifth held out (every second frame), the rest learned from.
-    Split,
-    /// Every frame learned from.
-    Train,
-    /// Its middle fifth held out (every second frame), nothing learned from.
-    Test,
-}
-
 fn load_group(
     g: usize,
-    (name, clips, onto_humanoid): (&'static str, &[(Clip, Role)], bool),
+    (name, clips, onto_humanoid): (&'static str, &[Clip], bool),
     dims: usize,
     (starts, sets): (&[Start], &[EffectorSet]),
 ) -> (Group, Vec<Case>) {
@@ -381,12 +330,9 @@ fn load_group(
     // Per held-out frame: its clip's kind, the clip's first frame, the held-out frame before
     // it in the clip, and the frame.
     let mut held: Vec<(&'static str, LocalPose, Option<LocalPose>, LocalPose)> = Vec::new();
-    for &((file, kind, step, unit), role) in clips {
+    for &(file, kind, step, unit) in clips {
         let frames = clip_frames(file, step, unit, &mut skeleton, onto_humanoid);
-        let (lo, hi) = match role {
-            Role::Train => (0, 0),
-            Role::Split | Role::Test => (frames.len() * 2 / 5, frames.len() * 3 / 5),
-        };
+        let (lo, hi) = (frames.len() * 2 / 5, frames.len() * 3 / 5);
         let first = frames[0].clone();
         let mut previous = None;
         for (i, frame) in frames.into_iter().enumerate() {
@@ -395,7 +341,7 @@ fn load_group(
                     held.push((kind, first.clone(), previous.take(), frame.clone()));
                     previous = Some(frame);
                 }
-            } else if role != Role::Test {
+            } else {
                 train.push(frame);
             }
         }

@@ -1,8 +1,7 @@
 //! Prints the naturalness tables of [`ikarus_bench::natural`] (markdown, for BENCHMARKS.md):
-//! `cargo run --release -p ikarus-bench --bin natural [mean] [first] [previous] [two-to-six]
-//! [other-clips]`: a table per group and start (default: the mean start and the three
-//! effector sets of [`EFFECTOR_SETS`]; `two-to-six` uses [`TWO_TO_SIX`]; `other-clips` adds
-//! the group tested on clips its model was not learned from).
+//! `cargo run --release -p ikarus-bench --bin natural [mean] [first] [previous] [two-to-six]`:
+//! a table per group and start (default: the mean start and the three effector sets of
+//! [`EFFECTOR_SETS`]; `two-to-six` uses [`TWO_TO_SIX`]).
 
 use std::fmt::Write as _;
 
@@ -13,14 +12,12 @@ use ikarus_bench::natural::{
 fn main() {
     let mut starts = Vec::new();
     let mut sets: &[EffectorSet] = &EFFECTOR_SETS;
-    let mut other_clips = false;
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "mean" => starts.push(Start::Mean),
             "first" => starts.push(Start::First),
             "previous" => starts.push(Start::Previous),
             "two-to-six" => sets = &TWO_TO_SIX,
-            "other-clips" => other_clips = true,
             other => {
                 panic!("unknown argument `{other}`: mean, first, previous, two-to-six, other-clips")
             }
@@ -29,7 +26,7 @@ fn main() {
     if starts.is_empty() {
         starts.push(Start::Mean);
     }
-    let protocol = Protocol::load_all(DIMS, &starts, sets, other_clips);
+    let protocol = Protocol::load_all(DIMS, &starts, sets);
     for (g, group) in protocol.groups.iter().enumerate() {
         for &from in &starts {
             let all: Vec<&Case> = protocol

@@ -11,9 +11,10 @@
 //!    kept), and `‖z − z₀‖² / τ²` joins the cost ([`ExampleConfig::start_spread`] τ). A start
 //!    far from the goals (the mean, a T-pose, a posture from elsewhere in the clip) is
 //!    replaced by the model's most likely posture for the goals. Measured on held-out frames
-//!    (`ikarus-bench`'s naturalness protocol): from the held-out frame 1/15 s earlier the
-//!    trusted start gives 9.8–17 mm MPJPE where starting afresh gives 21–28 mm and the best
-//!    plain solver 13.5–35 mm; from a far start, afresh is best (23–27 mm; trusting it, 54–100).
+//!    (`ikarus-bench`'s naturalness protocol, hands / hands and head / hands and feet): from
+//!    the held-out frame 1/15 s earlier the trusted start gives 9.8–17 mm MPJPE where starting
+//!    afresh gives 21–28 mm and the best plain solver 13.5–35 mm; from the clip's first frame,
+//!    afresh is best (23–28 mm; trusting that start instead, 50–100 mm).
 //!    The root stays where it is, as with every solver without a base, unless
 //!    [`ExampleConfig::move_root`] adds its translation and rotation to the unknowns (with
 //!    Gaussian priors of their own).
