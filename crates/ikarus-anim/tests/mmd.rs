@@ -129,11 +129,17 @@ fn stats(played: &Played, c: usize) -> Stats {
     }
 }
 
-/// Every frame is finite and no IK link leaves its limit.
+/// Every frame is finite and no IK link leaves its limit. A chain that ran no iteration
+/// (its goal already met, or switched off) keeps its links' animated rotations, limits
+/// unapplied: MMD starts a chain only when the effector is off the goal (compatible mode
+/// follows it since the reference-runtime parity fix), so those links are not checked.
 fn check_finite_within_limits(played: &Played) {
-    for (f, (pose, _)) in played.frames.iter().enumerate() {
+    for (f, (pose, outcomes)) in played.frames.iter().enumerate() {
         assert!(pose.is_finite(), "frame {f} is not finite");
-        for chain in &played.rig.ik {
+        for (chain, outcome) in played.rig.ik.iter().zip(outcomes) {
+            if outcome.iterations == 0 {
+                continue;
+            }
             for link in &chain.links {
                 let rotation = pose.transforms()[link.joint.index()].rotation;
                 let violation = played.skeleton.limit(link.joint).violation(rotation);
@@ -149,9 +155,14 @@ fn check_finite_within_limits(played: &Played) {
 
 fn check_pose_rules(played: &Played) {
     check_finite_within_limits(played);
-    for (f, (pose, _)) in played.frames.iter().enumerate() {
-        // Knees bend forward only: a turn about +X (right-handed) of 0.5° to 180°.
-        for knee in ["左ひざ", "右ひざ"] {
+    for (f, (pose, outcomes)) in played.frames.iter().enumerate() {
+        // Knees bend forward only: a turn about +X (right-handed) of 0.5° to 180° (where
+        // their chain ran; see `check_finite_within_limits`).
+        for (knee, leg) in [("左ひざ", "左足ＩＫ"), ("右ひざ", "右足ＩＫ")] {
+            let chain = played.names.iter().position(|n| n == leg).unwrap();
+            if outcomes[chain].iterations == 0 {
+                continue;
+            }
             let joint = played.skeleton.joint(knee).unwrap();
             let rotation = pose.transforms()[joint.index()].rotation;
             let (axis, angle) = rotation.to_axis_angle();

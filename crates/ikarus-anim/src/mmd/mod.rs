@@ -56,7 +56,7 @@ mod finish;
 mod step;
 
 use finish::{knee_closed_form, polish_in_model, polish_local};
-use step::{at_bound, clamp_euler, step, step_in_link};
+use step::{MmdStep, at_bound, clamp_euler, mmd_budget, mmd_step, step, step_in_link};
 
 /// `cos(1e-3°)`: MMD leaves turns smaller than this alone.
 const COS_SMALLEST_TURN: f64 = 0.999_999_999_847_691_3;
@@ -527,9 +527,13 @@ fn solve_chain(
         // The local loop reads the links' animated and inherited rotations from `state` and
         // the top link's parent frame, which the chain does not move: no FK before it.
         let goal = model.position(chain.goal);
-        let (best, iterations) = solve_local(
-            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
-        );
+        let (best, iterations) = if exact {
+            solve_local(
+                chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+            )
+        } else {
+            solve_local_mmd(chain, tolerance, goal, state, skeleton, out, model)
+        };
         for (k, link) in chain.links.iter().enumerate() {
             state.ik_rotation[link.joint.index()] = state.saved[k];
             state.compose(link.joint.index(), out);
@@ -547,9 +551,13 @@ fn solve_chain(
             fk::update_subtree(skeleton, out, model, link.joint);
         }
         let goal = model.position(chain.goal);
-        let (mut best, iterations) = solve_in_model(
-            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
-        );
+        let (mut best, iterations) = if exact {
+            solve_in_model(
+                chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+            )
+        } else {
+            solve_in_model_mmd(chain, tolerance, goal, state, skeleton, out, model)
+        };
         if exact && best.is_finite() && best > tolerance {
             best = polish_in_model(chain, goal, tolerance, best, state, skeleton, out, model);
         }
@@ -730,6 +738,141 @@ fn solve_local(
         }
     }
     (best.sqrt(), iterations)
+}
+
+/// Compatible mode's loop for chains that are not consecutive (MMD's rules, see the
+/// [module docs](self)): the steps read and update the model frames. Returns the final
+/// distance and the iterations run; the rotations are left in the links, `state.saved` and
+/// the path's model frames.
+fn solve_in_model_mmd(
+    chain: &ChainPlan,
+    tolerance: f64,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) -> (f64, u32) {
+    let budget = mmd_budget(chain.iterations, chain.unit_angle);
+    let mut iterations = 0;
+    let mut distance = model.position(chain.effector).distance(goal);
+    'iterations: for iteration in 0..budget {
+        if distance <= tolerance {
+            break;
+        }
+        iterations = iteration + 1;
+        let reflect = iteration < budget / 2;
+        for (k, link) in chain.links.iter().enumerate() {
+            if link.joint == chain.effector {
+                continue; // Turning the effector about itself moves nothing.
+            }
+            let j = link.joint.index();
+            let origin = model.position(link.joint);
+            let joint_from_model = model.rotation(link.joint).inverse();
+            let to_effector = joint_from_model * (model.position(chain.effector) - origin);
+            let to_goal = joint_from_model * (goal - origin);
+            let local = out.transforms()[j].rotation;
+            let mut own = state.ik_rotation[j] * state.anim_rotation[j];
+            match mmd_step(chain, k, reflect, to_effector, to_goal, local, &mut own) {
+                MmdStep::Converged => break 'iterations,
+                MmdStep::Skipped => {}
+                MmdStep::Turned => {
+                    state.ik_rotation[j] = (own * state.anim_rotation[j].inverse()).normalize();
+                    update_link(chain, link, state, skeleton, out, model);
+                }
+            }
+        }
+        distance = model.position(chain.effector).distance(goal);
+    }
+    for (k, link) in chain.links.iter().enumerate() {
+        state.saved[k] = state.ik_rotation[link.joint.index()];
+    }
+    (model.position(chain.effector).distance(goal), iterations)
+}
+
+/// Compatible mode's loop for a consecutive chain (MMD's rules, see the [module
+/// docs](self)), on local frames as [`solve_local`] iterates them. Returns the final
+/// distance and the iterations run; the links' IK rotations are left in `state.saved`.
+fn solve_local_mmd(
+    chain: &ChainPlan,
+    tolerance: f64,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &LocalPose,
+    model: &ModelPose,
+) -> (f64, u32) {
+    let n = chain.links.len();
+    let top = chain.links[n - 1].joint;
+    let goal_in_parent = match skeleton.parent(top) {
+        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
+        None => goal,
+    };
+    let effector_offset = out.transforms()[chain.effector.index()].translation;
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        let append = state.append_rotation[j];
+        state.own[k] = state.anim_rotation[j];
+        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
+        state.local[k] = state.anim_rotation[j] * append;
+        state.offset[k] = out.transforms()[j].translation;
+    }
+    let own = &mut state.own[..n];
+    let local = &mut state.local[..n];
+    let append = &state.append[..n];
+    let offset = &state.offset[..n];
+    let goal_in_link = &mut state.goal_in_link[..n];
+    let effector_in_base = |local: &[DQuat]| {
+        (0..n).fold(effector_offset, |effector, k| {
+            offset[k] + local[k] * effector
+        })
+    };
+    let budget = mmd_budget(chain.iterations, chain.unit_angle);
+    let mut iterations = 0;
+    let mut distance = effector_in_base(local).distance(goal_in_parent);
+    'iterations: for iteration in 0..budget {
+        if distance <= tolerance {
+            break;
+        }
+        iterations = iteration + 1;
+        let reflect = iteration < budget / 2;
+        let mut seen = goal_in_parent;
+        for k in (0..n).rev() {
+            seen = local[k].inverse() * (seen - offset[k]);
+            goal_in_link[k] = seen;
+        }
+        let mut effector = effector_offset;
+        for k in 0..n {
+            match mmd_step(
+                chain,
+                k,
+                reflect,
+                effector,
+                goal_in_link[k],
+                local[k],
+                &mut own[k],
+            ) {
+                MmdStep::Converged => break 'iterations,
+                MmdStep::Skipped => {}
+                MmdStep::Turned => {
+                    local[k] = match append[k] {
+                        Some(append) => own[k] * append,
+                        None => own[k],
+                    };
+                }
+            }
+            effector = offset[k] + local[k] * effector;
+        }
+        distance = effector.distance(goal_in_parent);
+    }
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        state.saved[k] = (state.own[k] * state.anim_rotation[j].inverse()).normalize();
+    }
+    (
+        effector_in_base(&state.local[..n]).distance(goal_in_parent),
+        iterations,
+    )
 }
 
 /// Exact mode's CCD stops when its best squared distance gained less than 10 % over this many
