@@ -12,39 +12,41 @@
 //!    rotation when the source is an IK link. A joint that is an IK chain's goal runs that
 //!    chain (when the motion has it enabled), then its links' subtrees are updated.
 //!
-//! **The chain step (seed 001, MMD CCD: MMD's rule as the open runtimes play it).** Links are
-//! visited effector side first, every iteration. At each link, in its own frame, the rotation
-//! taking the link→effector direction onto the link→goal direction, capped at the chain's unit
-//! angle, is appended to the link's rotation. A link whose limit lets only one axis turn (knees)
-//! is solved in *plane mode*: it keeps one angle about that axis, turned by ± the capped angle
-//! (whichever brings the effector closer), mirrored on the first iteration when it starts
-//! outside its range, then clamped; its animated rotation is replaced. Other limited links
-//! clamp the X-Y-Z Euler angles of their rotation (the decomposition nearest the previous
-//! step's angles), and each angle moves at most the unit angle per step. After each iteration
-//! the effector-goal distance is measured; in [`IkMode::Compatible`] the loop stops at the
-//! first iteration that does not improve it, or that leaves the effector within
-//! [`MmdSettings::compatible_tolerance`] (1e-4 MMD units) of the goal, and keeps the best
-//! rotations (MMD's budget and its residuals). [`IkMode::Exact`] keeps iterating, up to
+//! **The chain step in compatible mode (MMD's CCD, as MMD 9.32 plays it).** Links
+//! are visited effector side first, every iteration. At link `k` the rotation taking the
+//! link→effector direction onto the link→goal direction is built in the link's parent frame,
+//! capped at the chain's unit angle times `k + 1`, and applied on the left of the link's
+//! rotation. A limited link's result is decomposed into Euler angles in an order chosen by
+//! its limit (Y-X-Z when the X range lies within ±90°, else Z-Y-X when the Y range does, else
+//! X-Z-Y; middle angle capped at 88°) and clamped; in the first half of the budget an angle
+//! past a bound is reflected back into the range when it fits, and a link limited to one
+//! axis (knees) turns about that axis only. The budget is the chain's loop count raised to
+//! `⌊4π / unit angle⌋` (at most 360). The chain is skipped when the effector starts within
+//! [`MmdSettings::compatible_tolerance`] of the goal, stops after an iteration that leaves it
+//! that close, and stops outright when, at a link, the effector and goal directions agree
+//! (`|â − b̂|² < 1e-7`); the last iterate is kept (no rollback). These rules are the ones
+//! mmd-anim-runtime 0.5.3 measured on MMD 9.32 (its tests cite captures of the budget and of
+//! the `k + 1` cap) and babylon-mmd and nanoem share (the cap, the reflection, the Euler
+//! orders); `tests/mmd_parity.rs` holds compatible mode to that runtime bone by bone.
+//! [`IkMode::Exact`] has its own step, iterating up to
 //! [`MmdSettings::exact_iterations`], until the distance is below
 //! [`MmdSettings::exact_tolerance`] or CCD stalls (under 10 % of the squared distance gained
 //! in 16 iterations), keeping the best; its steps are not capped by the unit angle (limits
-//! still apply). A chain still short then gets a damped least-squares polish on all its links
-//! at once (nearly straight hair and neckties, where CCD creeps), and a leg (plane-mode knee
-//! under a free link) its knee angle from the law of cosines.
+//! still apply; a link whose limit lets one axis turn keeps one angle about it, mirrored on
+//! the first iteration when it starts outside its range). A chain still short then gets a
+//! damped least-squares polish on all its links at once (nearly straight hair and neckties,
+//! where CCD creeps), and a leg (plane-mode knee under a free link) its knee angle from the
+//! law of cosines.
 //!
 //! **Cost.** Chains whose links are consecutive (all of a PMD's) iterate on local frames
-//! without forward kinematics; plane-mode steps after the first use half-angle arithmetic
-//! instead of `acos` and `sin_cos` (`plane_step_by_half_angles`); distances are compared
-//! squared. On `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd`, a compatible frame runs about
-//! 150 k instructions (BENCHMARKS.md, "MMD").
+//! without forward kinematics; exact mode's plane-mode steps after the first use half-angle
+//! arithmetic instead of `acos` and `sin_cos` (`plane_step_by_half_angles`). Compatible mode
+//! runs MMD's budget, which for hair and neckties (unit angle 0.12 rad) is 104 iterations
+//! rather than their authored 8 and 15, so its cost per frame is above the figure
+//! BENCHMARKS.md ("MMD") gives for the earlier rules.
 //!
-//! Which runtime each rule follows: the step, plane mode, the first-iteration mirror and the
-//! stop-on-no-improvement loop are saba's (`MMDIkSolver`); saba decomposes the Euler angles of a
-//! multi-axis limit as Z-Y-X but rebuilds them as X-Y-Z, so here both use X-Y-Z, the order of
-//! the limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)); saba
-//! treats an axis as locked when either bound is 0, here only when both are. The 1e-4-unit
-//! stop is babylon-mmd's and mmd-anim-runtime's (saba has none); see
-//! [`MmdSettings::compatible_tolerance`].
+//! Exact mode's step is saba's (`MMDIkSolver`) with X-Y-Z Euler clamps, the order of the
+//! limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)).
 
 use std::f64::consts::PI;
 
@@ -64,8 +66,8 @@ const COS_SMALLEST_TURN: f64 = 0.999_999_999_847_691_3;
 /// How IK chains are iterated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IkMode {
-    /// MMD's budget: the chain's loop count, stopping at the first iteration that does not
-    /// improve; leaves the residuals MMD leaves.
+    /// MMD's rules (see the [module docs](self)): its budget and stops; leaves the residuals
+    /// MMD leaves.
     #[default]
     Compatible,
     /// Iterate until the effector is within [`MmdSettings::exact_tolerance`] of the goal (or
@@ -82,12 +84,12 @@ pub struct MmdSettings {
     pub exact_tolerance: f64,
     /// Exact mode's iteration budget per chain (at least the chain's own loop count).
     pub exact_iterations: u32,
-    /// Compatible mode stops a chain after an iteration that leaves the effector this close to
-    /// the goal, metres. Default 1e-4 MMD units (8 µm), the rule of the established runtimes:
-    /// babylon-mmd stops when the squared distance is under 1e-8 units², mmd-anim-runtime at
-    /// its default tolerance of 1e-4 units (saba has no such stop). Both also skip a chain
-    /// whose effector starts that close; here the first iteration always runs, because it is
-    /// the one that brings plane-mode links (knees) into their range. 0 turns the stop off.
+    /// Compatible mode skips a chain whose effector starts this close to the goal, and stops
+    /// it after an iteration that leaves the effector this close, metres. Default 1e-4 MMD
+    /// units (8 µm), the rule of the established runtimes: babylon-mmd stops when the squared
+    /// distance is under 1e-8 units², mmd-anim-runtime at its default tolerance of 1e-4
+    /// units. A skipped chain's links keep their animated rotations, limits unapplied, as in
+    /// MMD. 0 turns the stop off.
     pub compatible_tolerance: f64,
 }
 

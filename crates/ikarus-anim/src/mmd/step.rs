@@ -300,7 +300,7 @@ pub(super) fn mmd_clamp(rotation: DQuat, limit: &EulerLimit, reflect: bool) -> D
 }
 
 /// MMD's iteration budget for a chain: its loop count, raised to `⌊4π / unit angle⌋` (at most
-/// 360) — the correction measured on MikuMikuDance 9.32 (a chain authored with one loop and
+/// 360) — the correction measured on MMD 9.32 (a chain authored with one loop and
 /// a 0.5 rad unit angle runs 25), as mmd-anim-runtime reproduces it.
 pub(super) fn mmd_budget(iterations: u32, unit_angle: f64) -> u32 {
     let unit = unit_angle as f32;
