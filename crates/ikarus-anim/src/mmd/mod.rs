@@ -15,8 +15,9 @@
 //! **The chain step in compatible mode (MMD's CCD, as MMD 9.32 plays it).** Links
 //! are visited effector side first, every iteration. At link `k` the rotation taking the
 //! link→effector direction onto the link→goal direction is built in the link's parent frame,
-//! capped at the chain's unit angle times `k + 1`, and applied on the left of the link's
-//! rotation. A limited link's result is decomposed into Euler angles in an order chosen by
+//! its angle the arc cosine of the directions' dot product rounded to single precision (MMD's
+//! arithmetic: near alignment the steps come in quanta of `acos(1 − n·2⁻²⁴)`), capped at the
+//! chain's unit angle times `k + 1`, and applied on the left of the link's rotation. A limited link's result is decomposed into Euler angles in an order chosen by
 //! its limit (Y-X-Z when the X range lies within ±90°, else Z-Y-X when the Y range does, else
 //! X-Z-Y; middle angle capped at 88°) and clamped; in the first half of the budget an angle
 //! past a bound is reflected back into the range when it fits, and a link limited to one

@@ -201,7 +201,10 @@ pub(super) fn mmd_step(
         return MmdStep::Skipped; // Opposite directions: no axis.
     }
     let cap = chain.unit_angle * (k + 1) as f64;
-    let angle = a.dot(b).clamp(-1.0, 1.0).acos().min(cap);
+    // MMD takes the angle as the arc cosine of a single-precision dot product: near 1 its
+    // steps are 0, 3.45e-4, 4.88e-4, … rad (`acos(1 − n·2⁻²⁴)`), so a residual under
+    // 3.45e-4 rad turns nothing. The dot product is rounded to f32 here for the same steps.
+    let angle = f64::from((a.dot(b) as f32).clamp(-1.0, 1.0).acos()).min(cap);
     let Some(limit) = link.limit else {
         *own = (DQuat::from_axis_angle(cross.normalize(), angle) * *own).normalize();
         return MmdStep::Turned;
