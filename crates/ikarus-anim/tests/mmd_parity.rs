@@ -33,7 +33,6 @@
 //!
 //! [`parity_every_pair_report`] (ignored) prints the per-class table.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -448,65 +447,48 @@ fn max(values: &[f64]) -> f64 {
     values.iter().copied().fold(0.0, f64::max)
 }
 
-/// Per class: bones, the largest per-bone median, the largest per-bone max (and its bone).
+/// Per class: bones, the largest per-bone median and max against the runtime in one pass and
+/// played chain by chain, and the bones past the parity bounds.
 fn report(model: &str, motion: &str, c: &Compared) {
-    let mut per_class: BTreeMap<Class, (usize, f64, f64, String)> = BTreeMap::new();
-    for (b, d) in c.distances.iter().enumerate() {
-        let entry = per_class
-            .entry(c.classes[b])
-            .or_insert((0, 0.0, 0.0, String::new()));
-        entry.0 += 1;
-        entry.1 = entry.1.max(median(d));
-        let m = max(d);
-        if m > entry.2 {
-            entry.2 = m;
-            entry.3.clone_from(&c.names[b]);
-        }
-    }
     println!("{model} × {motion} ({} frames)", c.distances[0].len());
-    let mut staged_worst: Vec<(f64, f64, usize)> = c
-        .staged
-        .iter()
-        .enumerate()
-        .map(|(b, d)| (max(d), median(d), b))
-        .collect();
-    staged_worst.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (m, med, b) in staged_worst.iter().take(4) {
+    let mut classes: Vec<Class> = c.classes.clone();
+    classes.sort();
+    classes.dedup();
+    for class in classes {
+        let bones: Vec<usize> = (0..c.names.len())
+            .filter(|&b| c.classes[b] == class)
+            .collect();
+        let worst = |d: &[Vec<f64>]| {
+            bones.iter().fold((0.0f64, 0.0f64), |(m, x), &b| {
+                (m.max(median(&d[b])), x.max(max(&d[b])))
+            })
+        };
+        let ((m1, x1), (m2, x2)) = (worst(&c.distances), worst(&c.staged));
         println!(
-            "  staged: {} [{:?}] median {med:.2e} max {m:.2e}; runtime's own sensitivity median {:.2e} max {:.2e}",
-            c.names[*b],
-            c.classes[*b],
-            median(&c.sensitivity[*b]),
-            max(&c.sensitivity[*b])
+            "  {class:?}: {} bones; one pass median ≤ {m1:.1e}, max {x1:.1e}; chain by chain \
+             median ≤ {m2:.1e}, max {x2:.1e}",
+            bones.len()
         );
-    }
-    if let Ok(dump) = std::env::var("MMD_PARITY_DUMP") {
-        for (b, d) in c.distances.iter().enumerate() {
-            if c.names[b] == dump {
-                let line: Vec<String> = d.iter().map(|x| format!("{x:.1e}")).collect();
-                println!("  dump {dump}: {}", line.join(" "));
-            }
-        }
-    }
-    for (class, (count, med, mx, worst)) in &per_class {
-        println!("  {class:?}: {count} bones, median ≤ {med:.2e}, max {mx:.2e} ({worst})");
     }
     let mut worst: Vec<(f64, f64, usize)> = c
         .distances
         .iter()
         .enumerate()
         .map(|(b, d)| (max(d), median(d), b))
-        .filter(|&(m, med, _)| m > 0.05 || med > 1e-4)
+        .filter(|&(m, med, _)| m > MAX_BOUND || med > MEDIAN_BOUND)
         .collect();
     worst.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (m, med, b) in worst.iter().take(12) {
-        let frame = c.distances[*b]
-            .iter()
-            .position(|&d| d == *m)
-            .unwrap_or_default();
+    for (m, med, b) in worst.iter().take(8) {
         println!(
-            "    {} [{:?}] median {med:.2e} max {m:.2e} at frame {frame}",
-            c.names[*b], c.classes[*b]
+            "    {} [{:?}{}] one pass median {med:.1e} max {m:.1e}; chain by chain median \
+             {:.1e} max {:.1e}; runtime's spread median {:.1e} max {:.1e}",
+            c.names[*b],
+            c.classes[*b],
+            if c.stale[*b] { ", stale" } else { "" },
+            median(&c.staged[*b]),
+            max(&c.staged[*b]),
+            median(&c.sensitivity[*b]),
+            max(&c.sensitivity[*b]),
         );
     }
 }
