@@ -131,6 +131,26 @@ struct LinkPlan {
     /// Where this link sits in the chain's path to the effector; `None` when it is not an
     /// ancestor of the effector (it then moves nothing the chain measures).
     path_from: Option<usize>,
+    /// Compatible mode's cap on this link's step (the unit angle times its place in the
+    /// chain, at most π): its cosine, and the sine and cosine of its half.
+    mmd_cap: MmdCap,
+}
+
+/// A step cap `θ` as `cos θ` and `(sin θ/2, cos θ/2)`.
+#[derive(Clone, Copy, Debug)]
+struct MmdCap {
+    cos: f64,
+    half_sin_cos: (f64, f64),
+}
+
+impl MmdCap {
+    fn new(angle: f64) -> Self {
+        let angle = angle.clamp(0.0, PI);
+        Self {
+            cos: angle.cos(),
+            half_sin_cos: (0.5 * angle).sin_cos(),
+        }
+    }
 }
 
 /// A plane-mode link's range `[lo, hi]` (`hi − lo ≤ π`) for the trigonometry-free step.
@@ -290,9 +310,11 @@ impl MmdEvaluator {
             let links = chain
                 .links
                 .iter()
-                .map(|l| {
+                .enumerate()
+                .map(|(k, l)| {
                     is_link[l.joint.index()] = true;
                     LinkPlan {
+                        mmd_cap: MmdCap::new(chain.unit_angle * (k + 1) as f64),
                         joint: l.joint,
                         limit: l.limit,
                         plane: l.limit.and_then(|limit| plane_axis(&limit)),

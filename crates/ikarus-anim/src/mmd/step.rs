@@ -199,13 +199,23 @@ pub(super) fn mmd_step(
     if cross.length_squared() < 1e-10 {
         return MmdStep::Skipped; // Opposite directions: no axis.
     }
-    let cap = chain.unit_angle * (k + 1) as f64;
     // MMD takes the angle as the arc cosine of a single-precision dot product: near 1 its
     // steps are 0, 3.45e-4, 4.88e-4, … rad (`acos(1 − n·2⁻²⁴)`), so a residual under
-    // 3.45e-4 rad turns nothing. The dot product is rounded to f32 here for the same steps.
-    let angle = f64::from((a.dot(b) as f32).clamp(-1.0, 1.0).acos()).min(cap);
+    // 3.45e-4 rad turns nothing. The dot product is rounded to f32 here for the same steps;
+    // the turn's half-angle sine and cosine come from it without trigonometry (capped at
+    // the unit angle times `k + 1`, precomputed).
+    let cos = f64::from((a.dot(b) as f32).clamp(-1.0, 1.0));
+    let (half_sin, half_cos) = if cos < link.mmd_cap.cos {
+        link.mmd_cap.half_sin_cos
+    } else {
+        ((0.5 * (1.0 - cos)).sqrt(), (0.5 * (1.0 + cos)).sqrt())
+    };
+    let turn = |axis: DVec3| {
+        let axis = axis * half_sin;
+        DQuat::from_xyzw(axis.x, axis.y, axis.z, half_cos)
+    };
     let Some(limit) = link.limit else {
-        *own = (DQuat::from_axis_angle(cross.normalize(), angle) * *own).normalize();
+        *own = (turn(cross.normalize()) * *own).normalize();
         return MmdStep::Turned;
     };
     let axis = match link.plane {
@@ -215,7 +225,7 @@ pub(super) fn mmd_step(
         }
         _ => cross.normalize(),
     };
-    let candidate = DQuat::from_axis_angle(axis, angle) * *own;
+    let candidate = turn(axis) * *own;
     *own = mmd_clamp(candidate, &limit, reflect);
     MmdStep::Turned
 }
@@ -237,49 +247,68 @@ pub(super) fn mmd_euler_order(limit: &EulerLimit) -> EulerRot {
 
 /// `rotation` decomposed in the limit's MMD order (middle angle capped at 88°), each angle
 /// clamped to its range — reflected back into it first when `reflect` and the reflection
-/// fits — and rebuilt.
+/// fits — and rebuilt. An axis whose range is `[0, 0]` always clamps to 0 (its reflection
+/// leaves the range), so its angle is neither computed nor rebuilt; the first and last
+/// angles are `atan2` of two entries both scaled by the middle angle's cosine, which is
+/// positive under the cap, so the scale is left out.
 pub(super) fn mmd_clamp(rotation: DQuat, limit: &EulerLimit, reflect: bool) -> DQuat {
     let m = glam::DMat3::from_quat(rotation);
     // `r(i, j)`: row i, column j.
     let r = |i: usize, j: usize| m.col(j)[i];
-    let order = mmd_euler_order(limit);
-    // (first, middle, last) angles about the order's axes; `axes` maps them to X, Y, Z.
-    let (angles, axes) = match order {
+    let free = |k: usize| limit.min[k] != 0.0 || limit.max[k] != 0.0;
+    let middle = |entry: f64| {
+        (-entry)
+            .clamp(-1.0, 1.0)
+            .asin()
+            .clamp(-MIDDLE_ANGLE_CAP, MIDDLE_ANGLE_CAP)
+    };
+    // The angles about X, Y and Z, and the order they multiply in.
+    let mut angles = [0.0; 3];
+    let axes = match mmd_euler_order(limit) {
         EulerRot::YXZ => {
-            let x = (-r(1, 2))
-                .clamp(-1.0, 1.0)
-                .asin()
-                .clamp(-MIDDLE_ANGLE_CAP, MIDDLE_ANGLE_CAP);
-            let c = x.cos();
-            let y = (r(0, 2) / c).atan2(r(2, 2) / c);
-            let z = (r(1, 0) / c).atan2(r(1, 1) / c);
-            ([y, x, z], [1, 0, 2])
+            // R = Ry · Rx · Rz.
+            if free(0) {
+                angles[0] = middle(r(1, 2));
+            }
+            if free(1) {
+                angles[1] = r(0, 2).atan2(r(2, 2));
+            }
+            if free(2) {
+                angles[2] = r(1, 0).atan2(r(1, 1));
+            }
+            [1, 0, 2]
         }
         EulerRot::ZYX => {
-            let y = (-r(2, 0))
-                .clamp(-1.0, 1.0)
-                .asin()
-                .clamp(-MIDDLE_ANGLE_CAP, MIDDLE_ANGLE_CAP);
-            let c = y.cos();
-            let x = (r(2, 1) / c).atan2(r(2, 2) / c);
-            let z = (r(1, 0) / c).atan2(r(0, 0) / c);
-            ([z, y, x], [2, 1, 0])
+            // R = Rz · Ry · Rx.
+            if free(1) {
+                angles[1] = middle(r(2, 0));
+            }
+            if free(0) {
+                angles[0] = r(2, 1).atan2(r(2, 2));
+            }
+            if free(2) {
+                angles[2] = r(1, 0).atan2(r(0, 0));
+            }
+            [2, 1, 0]
         }
         _ => {
-            let z = (-r(0, 1))
-                .clamp(-1.0, 1.0)
-                .asin()
-                .clamp(-MIDDLE_ANGLE_CAP, MIDDLE_ANGLE_CAP);
-            let c = z.cos();
-            let x = (r(2, 1) / c).atan2(r(1, 1) / c);
-            let y = (r(0, 2) / c).atan2(r(0, 0) / c);
-            ([x, z, y], [0, 2, 1])
+            // R = Rx · Rz · Ry.
+            if free(2) {
+                angles[2] = middle(r(0, 1));
+            }
+            if free(0) {
+                angles[0] = r(2, 1).atan2(r(1, 1));
+            }
+            if free(1) {
+                angles[1] = r(0, 2).atan2(r(0, 0));
+            }
+            [0, 2, 1]
         }
     };
     let mut rebuilt = DQuat::IDENTITY;
-    for (angle, axis) in angles.into_iter().zip(axes) {
+    for axis in axes.into_iter().filter(|&k| free(k)) {
         let (lo, hi) = (limit.min[axis], limit.max[axis]);
-        let mut v = angle;
+        let mut v = angles[axis];
         if v < lo {
             let reflected = 2.0 * lo - v;
             v = if reflect && reflected <= hi {
