@@ -235,7 +235,8 @@ struct State {
     /// Per link of the chain being solved: saved rotation, and what its steps carry over.
     saved: Vec<DQuat>,
     steps: Vec<LinkStep>,
-    /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
+    /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]), or
+    /// from the link's origin in its parent's frame ([`solve_local_mmd`]).
     goal_in_link: Vec<DVec3>,
     /// Per link: its rotation without the inherited part (`ik · animated`), the best one so
     /// far, and its full local rotation ([`solve_local`]).
@@ -796,9 +797,17 @@ fn solve_in_model_mmd(
             let joint_from_model = model.rotation(link.joint).inverse();
             let to_effector = joint_from_model * (model.position(chain.effector) - origin);
             let to_goal = joint_from_model * (goal - origin);
+            // Into the parent's frame: the link's local rotation (`own · inherited`).
             let local = out.transforms()[j].rotation;
             let mut own = state.ik_rotation[j] * state.anim_rotation[j];
-            match mmd_step(chain, k, reflect, to_effector, to_goal, local, &mut own) {
+            match mmd_step(
+                chain,
+                k,
+                reflect,
+                local * to_effector,
+                local * to_goal,
+                &mut own,
+            ) {
                 MmdStep::Converged => break 'iterations,
                 MmdStep::Skipped => {}
                 MmdStep::Turned => {
@@ -861,10 +870,11 @@ fn solve_local_mmd(
         }
         iterations = iteration + 1;
         let reflect = iteration < budget / 2;
+        // The goal from each link's origin, in the link's parent frame.
         let mut seen = goal_in_parent;
         for k in (0..n).rev() {
-            seen = local[k].inverse() * (seen - offset[k]);
-            goal_in_link[k] = seen;
+            goal_in_link[k] = seen - offset[k];
+            seen = local[k].inverse() * goal_in_link[k];
         }
         let mut effector = effector_offset;
         for k in 0..n {
@@ -872,9 +882,8 @@ fn solve_local_mmd(
                 chain,
                 k,
                 reflect,
-                effector,
+                local[k] * effector,
                 goal_in_link[k],
-                local[k],
                 &mut own[k],
             ) {
                 MmdStep::Converged => break 'iterations,

@@ -168,9 +168,9 @@ pub(super) enum MmdStep {
 const MIDDLE_ANGLE_CAP: f64 = 88.0 * PI / 180.0;
 
 /// MMD's CCD step at link `k` (compatible mode; see the [module docs](super)), from the
-/// effector and goal seen in the link's own frame and the link's full local rotation
-/// `local` (`own · inherited`): the turn is built in the link's parent frame, capped at the
-/// unit angle times `k + 1`, and applied on the left of `own` (`ik · animated`). A limited
+/// effector and goal seen from the link's origin in its parent's frame: the turn is built
+/// there, capped at the unit angle times `k + 1`, and applied on the left of `own`
+/// (`ik · animated`). A limited
 /// link's result is decomposed into Euler angles in the order its limit calls for
 /// ([`mmd_euler_order`]) and clamped; in the first half of the budget (`reflect`), an angle
 /// past a bound is reflected back into the range when it fits, and a link limited to one
@@ -179,13 +179,11 @@ pub(super) fn mmd_step(
     chain: &ChainPlan,
     k: usize,
     reflect: bool,
-    to_effector: DVec3,
-    to_goal: DVec3,
-    local: DQuat,
+    a: DVec3,
+    b: DVec3,
     own: &mut DQuat,
 ) -> MmdStep {
     let link = &chain.links[k];
-    let (a, b) = (local * to_effector, local * to_goal);
     let (a_length, b_length) = (a.length(), b.length());
     if a_length <= 1e-12 || b_length <= 1e-12 || !(a_length * b_length).is_finite() {
         return MmdStep::Skipped;
