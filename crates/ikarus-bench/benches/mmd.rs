@@ -6,17 +6,24 @@
 //!
 //! ## What explains the numbers
 //!
-//! - A compatible frame is 151 k instructions in `evaluate` plus 30.6 k of VMD sampling (from 210 k
-//!   and 43.3 k); 11.2 k of that is the rest-pose copy, counted per byte, far cheaper in time.
+//! Compatible mode now plays MMD's rules (`ikarus_anim::mmd` module docs: a budget of at least
+//! `⌊4π / unit angle⌋` iterations, so hair and necktie run 104 instead of 8 and 15; no rollback;
+//! the chain skipped when its effector starts within 1e-4 units): on a 2-core Xeon its frame is
+//! 8.4× the IK-off frame (BENCHMARKS.md). Its steps take the half-angle sine and cosine from
+//! the single-precision dot product (two square roots, no trigonometry), and a limited link
+//! decomposes only its free axes (a knee: one `atan2`). The instruction counts below were
+//! measured under the earlier, saba-derived rules.
+//!
+//! - Under those rules a compatible frame was 151 k instructions in `evaluate` plus 30.6 k of VMD
+//!   sampling (from 210 k and 43.3 k); 11.2 k of that is the rest-pose copy, counted per byte.
 //! - Time fell by more than that: the key search over ~190-byte keys missed the cache (half of
 //!   sampling's cycles; now a per-track cursor), and the knee's `acos` → `sin_cos` chain went.
-//! - The knee step needs no trigonometry: a plane-mode link keeps `cos(θ/2)`, `sin(θ/2)`, the step
-//!   enters by its half-angle cosine and sine from `a·b` and `|a × b|²`, combined by the addition
-//!   formulas, and the clamp compares `cos α` with `cos(room)`. The first iteration keeps `acos`.
-//! - Early exit: saba has none (stops when an iteration does not improve); babylon-mmd stops at
-//!   `|effector − goal|²` under 1e-8 units², mmd-anim-runtime at 1e-4 units, before and after
-//!   iterations. Compatible mode stops after an iteration within 1e-4 units but always runs the
-//!   first (it puts knees into range): legs still average 35 of their 40 loops here.
+//! - Exact mode's knee step needs no trigonometry: a plane-mode link keeps `cos(θ/2)`,
+//!   `sin(θ/2)`, the step enters by its half-angle cosine and sine from `a·b` and `|a × b|²`,
+//!   combined by the addition formulas, and the clamp compares `cos α` with `cos(room)`.
+//! - Early exit: babylon-mmd stops at `|effector − goal|²` under 1e-8 units², mmd-anim-runtime and
+//!   compatible mode at 1e-4 units, before and after iterations, and when the effector and goal
+//!   directions from a link agree (`|â − b̂|² < 1e-7`).
 //! - Exact mode hands CCD over to an LM polish of all links at once after 16 iterations that gained
 //!   under 10% of the squared distance (mean CCD iterations: legs 536 → 80, necktie 651 → 95).
 //! - Left: the frame's full FK (24 k instructions, ~170 a joint on the SSE2 baseline), the subtree

@@ -12,39 +12,42 @@
 //!    rotation when the source is an IK link. A joint that is an IK chain's goal runs that
 //!    chain (when the motion has it enabled), then its links' subtrees are updated.
 //!
-//! **The chain step (seed 001, MMD CCD: MMD's rule as the open runtimes play it).** Links are
-//! visited effector side first, every iteration. At each link, in its own frame, the rotation
-//! taking the link→effector direction onto the link→goal direction, capped at the chain's unit
-//! angle, is appended to the link's rotation. A link whose limit lets only one axis turn (knees)
-//! is solved in *plane mode*: it keeps one angle about that axis, turned by ± the capped angle
-//! (whichever brings the effector closer), mirrored on the first iteration when it starts
-//! outside its range, then clamped; its animated rotation is replaced. Other limited links
-//! clamp the X-Y-Z Euler angles of their rotation (the decomposition nearest the previous
-//! step's angles), and each angle moves at most the unit angle per step. After each iteration
-//! the effector-goal distance is measured; in [`IkMode::Compatible`] the loop stops at the
-//! first iteration that does not improve it, or that leaves the effector within
-//! [`MmdSettings::compatible_tolerance`] (1e-4 MMD units) of the goal, and keeps the best
-//! rotations (MMD's budget and its residuals). [`IkMode::Exact`] keeps iterating, up to
+//! **The chain step in compatible mode (MMD's CCD, as MMD 9.32 plays it).** Links
+//! are visited effector side first, every iteration. At link `k` the rotation taking the
+//! link→effector direction onto the link→goal direction is built in the link's parent frame,
+//! its angle the arc cosine of the directions' dot product rounded to single precision (MMD's
+//! arithmetic: near alignment the steps come in quanta of `acos(1 − n·2⁻²⁴)`), capped at the
+//! chain's unit angle times `k + 1`, and applied on the left of the link's rotation. A limited link's result is decomposed into Euler angles in an order chosen by
+//! its limit (Y-X-Z when the X range lies within ±90°, else Z-Y-X when the Y range does, else
+//! X-Z-Y; middle angle capped at 88°) and clamped; in the first half of the budget an angle
+//! past a bound is reflected back into the range when it fits, and a link limited to one
+//! axis (knees) turns about that axis only. The budget is the chain's loop count raised to
+//! `⌊4π / unit angle⌋` (at most 360). The chain is skipped when the effector starts within
+//! [`MmdSettings::compatible_tolerance`] of the goal, stops after an iteration that leaves it
+//! that close, and stops outright when, at a link, the effector and goal directions agree
+//! (`|â − b̂|² < 1e-7`); the last iterate is kept (no rollback). These rules are the ones
+//! mmd-anim-runtime 0.5.3 measured on MMD 9.32 (its tests cite captures of the budget and of
+//! the `k + 1` cap) and babylon-mmd and nanoem share (the cap, the reflection, the Euler
+//! orders); `tests/mmd_parity.rs` holds compatible mode to that runtime bone by bone.
+//! [`IkMode::Exact`] has its own step, iterating up to
 //! [`MmdSettings::exact_iterations`], until the distance is below
 //! [`MmdSettings::exact_tolerance`] or CCD stalls (under 10 % of the squared distance gained
 //! in 16 iterations), keeping the best; its steps are not capped by the unit angle (limits
-//! still apply). A chain still short then gets a damped least-squares polish on all its links
-//! at once (nearly straight hair and neckties, where CCD creeps), and a leg (plane-mode knee
-//! under a free link) its knee angle from the law of cosines.
+//! still apply; a link whose limit lets one axis turn keeps one angle about it, mirrored on
+//! the first iteration when it starts outside its range). A chain still short then gets a
+//! damped least-squares polish on all its links at once (nearly straight hair and neckties,
+//! where CCD creeps), and a leg (plane-mode knee under a free link) its knee angle from the
+//! law of cosines.
 //!
 //! **Cost.** Chains whose links are consecutive (all of a PMD's) iterate on local frames
-//! without forward kinematics; plane-mode steps after the first use half-angle arithmetic
-//! instead of `acos` and `sin_cos` (`plane_step_by_half_angles`); distances are compared
-//! squared. On `Miku_Hatsune_Ver2.pmd` playing `kishimen.vmd`, a compatible frame runs about
-//! 150 k instructions (BENCHMARKS.md, "MMD").
+//! without forward kinematics; exact mode's plane-mode steps after the first use half-angle
+//! arithmetic instead of `acos` and `sin_cos` (`plane_step_by_half_angles`). Compatible mode
+//! runs MMD's budget, which for hair and neckties (unit angle 0.12 rad) is 104 iterations
+//! rather than their authored 8 and 15, so its cost per frame is above the figure
+//! BENCHMARKS.md ("MMD") gives for the earlier rules.
 //!
-//! Which runtime each rule follows: the step, plane mode, the first-iteration mirror and the
-//! stop-on-no-improvement loop are saba's (`MMDIkSolver`); saba decomposes the Euler angles of a
-//! multi-axis limit as Z-Y-X but rebuilds them as X-Y-Z, so here both use X-Y-Z, the order of
-//! the limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)); saba
-//! treats an axis as locked when either bound is 0, here only when both are. The 1e-4-unit
-//! stop is babylon-mmd's and mmd-anim-runtime's (saba has none); see
-//! [`MmdSettings::compatible_tolerance`].
+//! Exact mode's step is saba's (`MMDIkSolver`) with X-Y-Z Euler clamps, the order of the
+//! limit itself ([`EulerLimit`] with [`EulerOrder::Xyz`](ikarus_core::EulerOrder)).
 
 use std::f64::consts::PI;
 
@@ -56,7 +59,7 @@ mod finish;
 mod step;
 
 use finish::{knee_closed_form, polish_in_model, polish_local};
-use step::{at_bound, clamp_euler, step, step_in_link};
+use step::{MmdStep, at_bound, clamp_euler, mmd_budget, mmd_step, step, step_in_link};
 
 /// `cos(1e-3°)`: MMD leaves turns smaller than this alone.
 const COS_SMALLEST_TURN: f64 = 0.999_999_999_847_691_3;
@@ -64,8 +67,8 @@ const COS_SMALLEST_TURN: f64 = 0.999_999_999_847_691_3;
 /// How IK chains are iterated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IkMode {
-    /// MMD's budget: the chain's loop count, stopping at the first iteration that does not
-    /// improve; leaves the residuals MMD leaves.
+    /// MMD's rules (see the [module docs](self)): its budget and stops; leaves the residuals
+    /// MMD leaves.
     #[default]
     Compatible,
     /// Iterate until the effector is within [`MmdSettings::exact_tolerance`] of the goal (or
@@ -82,12 +85,12 @@ pub struct MmdSettings {
     pub exact_tolerance: f64,
     /// Exact mode's iteration budget per chain (at least the chain's own loop count).
     pub exact_iterations: u32,
-    /// Compatible mode stops a chain after an iteration that leaves the effector this close to
-    /// the goal, metres. Default 1e-4 MMD units (8 µm), the rule of the established runtimes:
-    /// babylon-mmd stops when the squared distance is under 1e-8 units², mmd-anim-runtime at
-    /// its default tolerance of 1e-4 units (saba has no such stop). Both also skip a chain
-    /// whose effector starts that close; here the first iteration always runs, because it is
-    /// the one that brings plane-mode links (knees) into their range. 0 turns the stop off.
+    /// Compatible mode skips a chain whose effector starts this close to the goal, and stops
+    /// it after an iteration that leaves the effector this close, metres. Default 1e-4 MMD
+    /// units (8 µm), the rule of the established runtimes: babylon-mmd stops when the squared
+    /// distance is under 1e-8 units², mmd-anim-runtime at its default tolerance of 1e-4
+    /// units. A skipped chain's links keep their animated rotations, limits unapplied, as in
+    /// MMD. 0 turns the stop off.
     pub compatible_tolerance: f64,
 }
 
@@ -128,6 +131,26 @@ struct LinkPlan {
     /// Where this link sits in the chain's path to the effector; `None` when it is not an
     /// ancestor of the effector (it then moves nothing the chain measures).
     path_from: Option<usize>,
+    /// Compatible mode's cap on this link's step (the unit angle times its place in the
+    /// chain, at most π): its cosine, and the sine and cosine of its half.
+    mmd_cap: MmdCap,
+}
+
+/// A step cap `θ` as `cos θ` and `(sin θ/2, cos θ/2)`.
+#[derive(Clone, Copy, Debug)]
+struct MmdCap {
+    cos: f64,
+    half_sin_cos: (f64, f64),
+}
+
+impl MmdCap {
+    fn new(angle: f64) -> Self {
+        let angle = angle.clamp(0.0, PI);
+        Self {
+            cos: angle.cos(),
+            half_sin_cos: (0.5 * angle).sin_cos(),
+        }
+    }
 }
 
 /// A plane-mode link's range `[lo, hi]` (`hi − lo ≤ π`) for the trigonometry-free step.
@@ -212,7 +235,8 @@ struct State {
     /// Per link of the chain being solved: saved rotation, and what its steps carry over.
     saved: Vec<DQuat>,
     steps: Vec<LinkStep>,
-    /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]).
+    /// Per link of the chain being solved: the goal in the link's frame ([`solve_local`]), or
+    /// from the link's origin in its parent's frame ([`solve_local_mmd`]).
     goal_in_link: Vec<DVec3>,
     /// Per link: its rotation without the inherited part (`ik · animated`), the best one so
     /// far, and its full local rotation ([`solve_local`]).
@@ -287,9 +311,11 @@ impl MmdEvaluator {
             let links = chain
                 .links
                 .iter()
-                .map(|l| {
+                .enumerate()
+                .map(|(k, l)| {
                     is_link[l.joint.index()] = true;
                     LinkPlan {
+                        mmd_cap: MmdCap::new(chain.unit_angle * (k + 1) as f64),
                         joint: l.joint,
                         limit: l.limit,
                         plane: l.limit.and_then(|limit| plane_axis(&limit)),
@@ -527,9 +553,13 @@ fn solve_chain(
         // The local loop reads the links' animated and inherited rotations from `state` and
         // the top link's parent frame, which the chain does not move: no FK before it.
         let goal = model.position(chain.goal);
-        let (best, iterations) = solve_local(
-            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
-        );
+        let (best, iterations) = if exact {
+            solve_local(
+                chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+            )
+        } else {
+            solve_local_mmd(chain, tolerance, goal, state, skeleton, out, model)
+        };
         for (k, link) in chain.links.iter().enumerate() {
             state.ik_rotation[link.joint.index()] = state.saved[k];
             state.compose(link.joint.index(), out);
@@ -547,9 +577,13 @@ fn solve_chain(
             fk::update_subtree(skeleton, out, model, link.joint);
         }
         let goal = model.position(chain.goal);
-        let (mut best, iterations) = solve_in_model(
-            chain, exact, budget, tolerance, goal, state, skeleton, out, model,
-        );
+        let (mut best, iterations) = if exact {
+            solve_in_model(
+                chain, exact, budget, tolerance, goal, state, skeleton, out, model,
+            )
+        } else {
+            solve_in_model_mmd(chain, tolerance, goal, state, skeleton, out, model)
+        };
         if exact && best.is_finite() && best > tolerance {
             best = polish_in_model(chain, goal, tolerance, best, state, skeleton, out, model);
         }
@@ -730,6 +764,149 @@ fn solve_local(
         }
     }
     (best.sqrt(), iterations)
+}
+
+/// Compatible mode's loop for chains that are not consecutive (MMD's rules, see the
+/// [module docs](self)): the steps read and update the model frames. Returns the final
+/// distance and the iterations run; the rotations are left in the links, `state.saved` and
+/// the path's model frames.
+fn solve_in_model_mmd(
+    chain: &ChainPlan,
+    tolerance: f64,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &mut LocalPose,
+    model: &mut ModelPose,
+) -> (f64, u32) {
+    let budget = mmd_budget(chain.iterations, chain.unit_angle);
+    let mut iterations = 0;
+    let mut distance = model.position(chain.effector).distance(goal);
+    'iterations: for iteration in 0..budget {
+        if distance <= tolerance {
+            break;
+        }
+        iterations = iteration + 1;
+        let reflect = iteration < budget / 2;
+        for (k, link) in chain.links.iter().enumerate() {
+            if link.joint == chain.effector {
+                continue; // Turning the effector about itself moves nothing.
+            }
+            let j = link.joint.index();
+            let origin = model.position(link.joint);
+            let joint_from_model = model.rotation(link.joint).inverse();
+            let to_effector = joint_from_model * (model.position(chain.effector) - origin);
+            let to_goal = joint_from_model * (goal - origin);
+            // Into the parent's frame: the link's local rotation (`own · inherited`).
+            let local = out.transforms()[j].rotation;
+            let mut own = state.ik_rotation[j] * state.anim_rotation[j];
+            match mmd_step(
+                chain,
+                k,
+                reflect,
+                local * to_effector,
+                local * to_goal,
+                &mut own,
+            ) {
+                MmdStep::Converged => break 'iterations,
+                MmdStep::Skipped => {}
+                MmdStep::Turned => {
+                    state.ik_rotation[j] = (own * state.anim_rotation[j].inverse()).normalize();
+                    update_link(chain, link, state, skeleton, out, model);
+                }
+            }
+        }
+        distance = model.position(chain.effector).distance(goal);
+    }
+    for (k, link) in chain.links.iter().enumerate() {
+        state.saved[k] = state.ik_rotation[link.joint.index()];
+    }
+    (model.position(chain.effector).distance(goal), iterations)
+}
+
+/// Compatible mode's loop for a consecutive chain (MMD's rules, see the [module
+/// docs](self)), on local frames as [`solve_local`] iterates them. Returns the final
+/// distance and the iterations run; the links' IK rotations are left in `state.saved`.
+fn solve_local_mmd(
+    chain: &ChainPlan,
+    tolerance: f64,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    out: &LocalPose,
+    model: &ModelPose,
+) -> (f64, u32) {
+    let n = chain.links.len();
+    let top = chain.links[n - 1].joint;
+    let goal_in_parent = match skeleton.parent(top) {
+        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
+        None => goal,
+    };
+    let effector_offset = out.transforms()[chain.effector.index()].translation;
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        let append = state.append_rotation[j];
+        state.own[k] = state.anim_rotation[j];
+        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
+        state.local[k] = state.anim_rotation[j] * append;
+        state.offset[k] = out.transforms()[j].translation;
+    }
+    let own = &mut state.own[..n];
+    let local = &mut state.local[..n];
+    let append = &state.append[..n];
+    let offset = &state.offset[..n];
+    let goal_in_link = &mut state.goal_in_link[..n];
+    let effector_in_base = |local: &[DQuat]| {
+        (0..n).fold(effector_offset, |effector, k| {
+            offset[k] + local[k] * effector
+        })
+    };
+    let budget = mmd_budget(chain.iterations, chain.unit_angle);
+    let mut iterations = 0;
+    let mut distance = effector_in_base(local).distance(goal_in_parent);
+    'iterations: for iteration in 0..budget {
+        if distance <= tolerance {
+            break;
+        }
+        iterations = iteration + 1;
+        let reflect = iteration < budget / 2;
+        // The goal from each link's origin, in the link's parent frame.
+        let mut seen = goal_in_parent;
+        for k in (0..n).rev() {
+            goal_in_link[k] = seen - offset[k];
+            seen = local[k].inverse() * goal_in_link[k];
+        }
+        let mut effector = effector_offset;
+        for k in 0..n {
+            match mmd_step(
+                chain,
+                k,
+                reflect,
+                local[k] * effector,
+                goal_in_link[k],
+                &mut own[k],
+            ) {
+                MmdStep::Converged => break 'iterations,
+                MmdStep::Skipped => {}
+                MmdStep::Turned => {
+                    local[k] = match append[k] {
+                        Some(append) => own[k] * append,
+                        None => own[k],
+                    };
+                }
+            }
+            effector = offset[k] + local[k] * effector;
+        }
+        distance = effector.distance(goal_in_parent);
+    }
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        state.saved[k] = (state.own[k] * state.anim_rotation[j].inverse()).normalize();
+    }
+    (
+        effector_in_base(&state.local[..n]).distance(goal_in_parent),
+        iterations,
+    )
 }
 
 /// Exact mode's CCD stops when its best squared distance gained less than 10 % over this many
