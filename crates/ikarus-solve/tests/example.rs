@@ -276,6 +276,78 @@ fn bad_input_is_reported_and_leaves_the_pose() {
         ..ExampleConfig::default()
     });
     check(&noisy, &task, &skeleton, &start);
+    for (radius, spread) in [
+        (f64::NAN, 0.3),
+        (-0.1, 0.3),
+        (0.15, 0.0),
+        (0.15, f64::INFINITY),
+    ] {
+        let start_terms = SolverConfig::Example(ExampleConfig {
+            start_radius: radius,
+            start_spread: spread,
+            ..ExampleConfig::default()
+        });
+        let message = check(&start_terms, &task, &skeleton, &start);
+        assert!(message.contains("start_"), "{message}");
+    }
+}
+
+/// A start 2 cm from its goals (a drag, or the last frame of a per-frame solve) is trusted:
+/// the solve moves it less than half as far as starting afresh (the model's most likely
+/// posture for the goals, which drops the start's part off the model), and meets the goals
+/// either way.
+#[test]
+fn a_start_near_the_goals_is_kept_near_when_trusted() {
+    let (skeleton, m, _) = humanoid_at_mean();
+    let mut rng = Rng(7);
+    for _ in 0..5 {
+        // A real posture is off the model's subspace: a likely one, every joint turned a little.
+        let mut start = sampled_pose(&skeleton, m, &mut rng, 0.8);
+        for j in skeleton.joints() {
+            let axis = glam::DVec3::new(normal(&mut rng), normal(&mut rng), normal(&mut rng));
+            let turn = DQuat::from_scaled_axis(axis.normalize_or_zero() * 0.15);
+            start[j].rotation = (start[j].rotation * turn).normalize();
+        }
+        skeleton.project_to_limits(&mut start);
+        let mut task = goals_of(
+            &skeleton,
+            &start,
+            &["leftHand", "rightHand", "leftFoot"],
+            false,
+        );
+        for e in &mut task.effectors {
+            e.goal.position = e
+                .goal
+                .position
+                .map(|p| p + glam::DVec3::new(0.02, 0.0, 0.0));
+        }
+        let moved = |radius: f64| {
+            let config = SolverConfig::Example(ExampleConfig {
+                start_radius: radius,
+                ..ExampleConfig::default()
+            });
+            let (pose, report) = solve_legal(&skeleton, &task, &config, &start);
+            assert_eq!(report.status, SolveStatus::Converged);
+            mpjpe(&skeleton, &pose, &start)
+        };
+        let (trusted, afresh) = (moved(0.15), moved(0.0));
+        assert!(
+            trusted < 0.5 * afresh,
+            "trusted moved {trusted} m, afresh {afresh} m"
+        );
+    }
+}
+
+/// Mean distance over the joints between two poses' model positions.
+fn mpjpe(skeleton: &Skeleton, a: &LocalPose, b: &LocalPose) -> f64 {
+    let (ma, mb) = (model(skeleton, a), model(skeleton, b));
+    #[allow(clippy::cast_precision_loss)]
+    let n = skeleton.len() as f64;
+    skeleton
+        .joints()
+        .map(|j| ma.position(j).distance(mb.position(j)))
+        .sum::<f64>()
+        / n
 }
 
 #[test]
