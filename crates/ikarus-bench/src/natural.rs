@@ -12,6 +12,7 @@
 //! MPJPE: the mean distance over all joints between the solved and the held-out posture.
 
 use ikarus_anim::posture::{self, HumanoidTransfer};
+use ikarus_anim::retarget::{self, Character, RetargetConfig};
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{LocalPose, ModelPose, Skeleton, fk};
@@ -54,6 +55,26 @@ pub const GROUPS: [(&str, &[Clip], bool); 3] = [
         true,
     ),
 ];
+
+/// The group of clips not learned from: a model learned on the CMU and Bandai Namco clips, tested
+/// on clips of other performers and studios (their middle fifth, every second frame, as the
+/// other groups' held-out frames), all retargeted onto the built-in humanoid
+/// (`ikarus_anim::retarget`, which aligns each file's rest pose; the plain transfer of the
+/// other groups leaves these files' postures contorted).
+pub const OTHER_CLIPS: (&str, &[Clip], &[Clip]) = (
+    "other clips",
+    &[
+        ("cmu_02_01_walk_cgspeed_crlf.bvh", "walk", 4, 1.0),
+        ("cmu_01_01_jump_cgspeed.bvh", "jump", 4, 1.0),
+        ("bandainamco_ds1_walk_normal_002.bvh", "walk", 1, 1.0),
+        ("bandainamco_ds1_run_normal_001.bvh", "run", 1, 1.0),
+    ],
+    &[
+        ("pymo_AV_8Walk_Meredith_HVHA_Rep1.bvh", "pymo walk", 4, 1.0),
+        ("mocapbank_zxy_crlf.bvh", "mocapbank", 1, 1.0),
+        ("mass_hik_run_crlf.bvh", "mass run", 4, 1.0),
+    ],
+);
 
 /// Two to six effectors, by humanoid bone (a set whose bones a group's skeleton lacks is left
 /// out for that group).
@@ -224,11 +245,48 @@ impl Protocol {
     /// # Panics
     /// As [`load`](Self::load).
     pub fn load_all(dims: usize, starts: &[Start], sets: &[EffectorSet]) -> Self {
+        Self::load_groups(dims, starts, sets, false)
+    }
+
+    /// [`load_all`](Self::load_all), and with `other_clips` also [`OTHER_CLIPS`]: a model
+    /// tested on clips it was not learned from.
+    ///
+    /// # Panics
+    /// As [`load`](Self::load).
+    pub fn load_groups(
+        dims: usize,
+        starts: &[Start],
+        sets: &[EffectorSet],
+        other_clips: bool,
+    ) -> Self {
         let mut groups = Vec::new();
         let mut cases = Vec::new();
-        for (g, (name, clips, onto_humanoid)) in GROUPS.into_iter().enumerate() {
+        let split = GROUPS.map(|(name, clips, onto_humanoid)| {
+            let carry = if onto_humanoid {
+                Carry::Transfer
+            } else {
+                Carry::Own
+            };
+            (
+                name,
+                clips.iter().map(|&c| (c, Role::Split)).collect(),
+                carry,
+            )
+        });
+        let (name, train, test) = OTHER_CLIPS;
+        let roles: Vec<(Clip, Role)> = train
+            .iter()
+            .map(|&c| (c, Role::Train))
+            .chain(test.iter().map(|&c| (c, Role::Test)))
+            .collect();
+        let other = (name, roles, Carry::Retarget);
+        for (g, (name, clips, carry)) in split
+            .into_iter()
+            .chain(other_clips.then_some(other))
+            .enumerate()
+        {
             let (group, mut group_cases) =
-                load_group(g, (name, clips, onto_humanoid), dims, (starts, sets));
+                load_group(g, (name, &clips, carry), dims, (starts, sets));
             groups.push(group);
             cases.append(&mut group_cases);
         }
@@ -267,12 +325,39 @@ fn clip_frames(
     step: usize,
     unit: f64,
     skeleton: &mut Option<Skeleton>,
-    onto_humanoid: bool,
+    carry: Carry,
 ) -> Vec<LocalPose> {
     let path = crate::bvh_path(file);
     let document = open(path.to_str().expect("utf-8 path"), unit).expect("clip parses");
     let motion = document.motion.expect("clip has frames");
-    if let Some(target) = skeleton.as_ref().filter(|_| onto_humanoid) {
+    if let Some(target) = skeleton.as_ref().filter(|_| carry == Carry::Retarget) {
+        let (source_map, target_map) = (
+            HumanoidMap::recognise(&document.skeleton),
+            HumanoidMap::recognise(target),
+        );
+        let source = Character {
+            skeleton: &document.skeleton,
+            map: &source_map,
+        };
+        let onto = Character {
+            skeleton: target,
+            map: &target_map,
+        };
+        let retargeted = retarget::retarget(source, &motion, onto, &RetargetConfig::default())
+            .expect("clip retargets onto the humanoid");
+        return retargeted
+            .motion
+            .frames()
+            .iter()
+            .step_by(step)
+            .map(|f| {
+                let mut out = f.clone();
+                target.project_to_limits(&mut out);
+                out
+            })
+            .collect();
+    }
+    if let Some(target) = skeleton.as_ref().filter(|_| carry == Carry::Transfer) {
         let transfer = HumanoidTransfer::new(
             &document.skeleton,
             &HumanoidMap::recognise(&document.skeleton),
@@ -318,21 +403,47 @@ fn clip_frames(
     }
 }
 
+/// How a group's clips reach its skeleton.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Carry {
+    /// Played on the group's first clip's skeleton.
+    Own,
+    /// Onto the built-in humanoid by `HumanoidTransfer` (the local rotations through the
+    /// humanoid maps), then its limits.
+    Transfer,
+    /// Onto the built-in humanoid by `ikarus_anim::retarget`, then its limits.
+    Retarget,
+}
+
+/// What a clip is for in its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Its middle fifth held out (every second frame), the rest learned from.
+    Split,
+    /// Every frame learned from.
+    Train,
+    /// Its middle fifth held out (every second frame), nothing learned from.
+    Test,
+}
+
 /// One group: its skeleton, the model learned on its kept frames, the held-out tasks.
 fn load_group(
     g: usize,
-    (name, clips, onto_humanoid): (&'static str, &[Clip], bool),
+    (name, clips, carry): (&'static str, &[(Clip, Role)], Carry),
     dims: usize,
     (starts, sets): (&[Start], &[EffectorSet]),
 ) -> (Group, Vec<Case>) {
-    let mut skeleton: Option<Skeleton> = onto_humanoid.then(builtin_humanoid);
+    let mut skeleton: Option<Skeleton> = (carry != Carry::Own).then(builtin_humanoid);
     let mut train = Vec::new();
     // Per held-out frame: its clip's kind, the clip's first frame, the held-out frame before
     // it in the clip, and the frame.
     let mut held: Vec<(&'static str, LocalPose, Option<LocalPose>, LocalPose)> = Vec::new();
-    for &(file, kind, step, unit) in clips {
-        let frames = clip_frames(file, step, unit, &mut skeleton, onto_humanoid);
-        let (lo, hi) = (frames.len() * 2 / 5, frames.len() * 3 / 5);
+    for &((file, kind, step, unit), role) in clips {
+        let frames = clip_frames(file, step, unit, &mut skeleton, carry);
+        let (lo, hi) = match role {
+            Role::Train => (0, 0),
+            Role::Split | Role::Test => (frames.len() * 2 / 5, frames.len() * 3 / 5),
+        };
         let first = frames[0].clone();
         let mut previous = None;
         for (i, frame) in frames.into_iter().enumerate() {
@@ -341,7 +452,7 @@ fn load_group(
                     held.push((kind, first.clone(), previous.take(), frame.clone()));
                     previous = Some(frame);
                 }
-            } else {
+            } else if role != Role::Test {
                 train.push(frame);
             }
         }

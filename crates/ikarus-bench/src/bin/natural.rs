@@ -12,12 +12,14 @@ use ikarus_bench::natural::{
 fn main() {
     let mut starts = Vec::new();
     let mut sets: &[EffectorSet] = &EFFECTOR_SETS;
+    let mut other_clips = false;
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "mean" => starts.push(Start::Mean),
             "first" => starts.push(Start::First),
             "previous" => starts.push(Start::Previous),
             "two-to-six" => sets = &TWO_TO_SIX,
+            "other-clips" => other_clips = true,
             other => {
                 panic!("unknown argument `{other}`: mean, first, previous, two-to-six, other-clips")
             }
@@ -26,7 +28,7 @@ fn main() {
     if starts.is_empty() {
         starts.push(Start::Mean);
     }
-    let protocol = Protocol::load_all(DIMS, &starts, sets);
+    let protocol = Protocol::load_groups(DIMS, &starts, sets, other_clips);
     for (g, group) in protocol.groups.iter().enumerate() {
         for &from in &starts {
             let all: Vec<&Case> = protocol

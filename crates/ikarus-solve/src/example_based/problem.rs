@@ -140,19 +140,45 @@ impl<'a> Problem<'a> {
             .count() as f64;
         let radius = self.config.start_radius * self.model.scale();
         let trusted = best_cost <= radius * radius * effectors;
-        let (latent_iterations, latent_cost) = self.latent(&x, trusted, &mut work);
-        iterations += latent_iterations;
-        if latent_cost < best_cost {
-            best_cost = latent_cost;
-            best.clone_from(&work);
-        }
-        if self.config.refine {
-            self.encode(&work, &mut x);
-            iterations += self.refine(&mut x, &mut work, &mut best, &mut best_cost);
+        let start = (x.clone(), best_cost);
+        iterations += self.stages(trusted, &mut x, &mut work, (&mut best, &mut best_cost));
+        // A trusted start the stages left short of the goals (a posture far outside the
+        // model, where its part off the model leads astray): the goals from afresh too, the
+        // closer kept.
+        self.cost(&best);
+        if trusted && !self.reached(self.task.tolerance) {
+            let (mut afresh, mut afresh_cost) = (pose.clone(), start.1);
+            let (mut x, mut work) = (start.0, pose.clone());
+            iterations += self.stages(false, &mut x, &mut work, (&mut afresh, &mut afresh_cost));
+            if afresh_cost < best_cost {
+                best = afresh;
+            }
         }
         pose.clone_from(&best);
         self.mark_active(pose);
         (iterations, self.active.iter().any(|&a| a))
+    }
+
+    /// The latent stage (from `x`, the start's unknowns; `trusted`: see the module docs) and
+    /// the refinement, from `work` (the start pose on entry); `best` and its cost are the best
+    /// pose seen (the start's on entry). Returns the iterations.
+    fn stages(
+        &mut self,
+        trusted: bool,
+        x: &mut [f64],
+        work: &mut LocalPose,
+        (best, best_cost): (&mut LocalPose, &mut f64),
+    ) -> u32 {
+        let (mut iterations, latent_cost) = self.latent(x, trusted, work);
+        if latent_cost < *best_cost {
+            *best_cost = latent_cost;
+            best.clone_from(work);
+        }
+        if self.config.refine {
+            self.encode(work, x);
+            iterations += self.refine(x, work, best, best_cost);
+        }
+        iterations
     }
 
     /// Writes the unknowns `x` into `pose`: the posture, and the root when it is free.
