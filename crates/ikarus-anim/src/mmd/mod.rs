@@ -657,6 +657,33 @@ fn solve_in_model(
     (best, iterations)
 }
 
+/// What both local-frame loops start from: the goal in the top link's parent frame, the
+/// effector's offset from its parent, and each link's rotations and offset in `state` (the IK
+/// rotation at identity: the link's own rotation is its animated one).
+fn local_frames(
+    chain: &ChainPlan,
+    goal: DVec3,
+    state: &mut State,
+    skeleton: &Skeleton,
+    (out, model): (&LocalPose, &ModelPose),
+) -> (DVec3, DVec3) {
+    let top = chain.links[chain.links.len() - 1].joint;
+    let goal_in_parent = match skeleton.parent(top) {
+        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
+        None => goal,
+    };
+    for (k, link) in chain.links.iter().enumerate() {
+        let j = link.joint.index();
+        let append = state.append_rotation[j];
+        state.own[k] = state.anim_rotation[j];
+        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
+        state.local[k] = state.anim_rotation[j] * append;
+        state.offset[k] = out.transforms()[j].translation;
+    }
+    let effector_offset = out.transforms()[chain.effector.index()].translation;
+    (goal_in_parent, effector_offset)
+}
+
 /// The iteration loop of [`solve_chain`] for a consecutive chain, on local frames only: the
 /// goal is taken once into the top link's parent frame, and each step sees the effector and
 /// the goal through the links' local rotations and offsets (the same vectors the model-space
@@ -679,22 +706,9 @@ fn solve_local(
     model: &ModelPose,
 ) -> (f64, u32) {
     let n = chain.links.len();
-    let top = chain.links[n - 1].joint;
-    let goal_in_parent = match skeleton.parent(top) {
-        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
-        None => goal,
-    };
-    let effector_offset = out.transforms()[chain.effector.index()].translation;
+    let (goal_in_parent, effector_offset) =
+        local_frames(chain, goal, state, skeleton, (out, model));
     state.effector_offset = effector_offset;
-    for (k, link) in chain.links.iter().enumerate() {
-        // The IK rotation starts at identity: the link's own rotation is its animated one.
-        let j = link.joint.index();
-        let append = state.append_rotation[j];
-        state.own[k] = state.anim_rotation[j];
-        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
-        state.local[k] = state.anim_rotation[j] * append;
-        state.offset[k] = out.transforms()[j].translation;
-    }
     let tolerance_squared = tolerance * tolerance;
     let (mut best, mut iterations) = (f64::INFINITY, 0);
     let mut checkpoint = f64::INFINITY;
@@ -837,20 +851,8 @@ fn solve_local_mmd(
     model: &ModelPose,
 ) -> (f64, u32) {
     let n = chain.links.len();
-    let top = chain.links[n - 1].joint;
-    let goal_in_parent = match skeleton.parent(top) {
-        Some(p) => model.rotation(p).inverse() * (goal - model.position(p)),
-        None => goal,
-    };
-    let effector_offset = out.transforms()[chain.effector.index()].translation;
-    for (k, link) in chain.links.iter().enumerate() {
-        let j = link.joint.index();
-        let append = state.append_rotation[j];
-        state.own[k] = state.anim_rotation[j];
-        state.append[k] = (append != DQuat::IDENTITY).then_some(append);
-        state.local[k] = state.anim_rotation[j] * append;
-        state.offset[k] = out.transforms()[j].translation;
-    }
+    let (goal_in_parent, effector_offset) =
+        local_frames(chain, goal, state, skeleton, (out, model));
     let own = &mut state.own[..n];
     let local = &mut state.local[..n];
     let append = &state.append[..n];
