@@ -5,6 +5,9 @@ use super::*;
 
 /// One solve's state: the model bound to the skeleton, the residual rows and the buffers.
 pub(super) struct Problem<'a> {
+    /// The candidate [`run`](Self::run) did not keep when a trusted start was also solved
+    /// afresh (both short of the goals): the finish tries it too.
+    pub(super) other: Option<LocalPose>,
     pub(super) skeleton: &'a Skeleton,
     pub(super) task: &'a IkTask,
     pub(super) model: &'a PostureModel,
@@ -113,6 +116,7 @@ impl<'a> Problem<'a> {
             projected: vec![false; joint_count],
             base,
             scratch: start.clone(),
+            other: None,
             free_root,
             n,
         }
@@ -151,7 +155,9 @@ impl<'a> Problem<'a> {
             let (mut x, mut work) = (start.0, pose.clone());
             iterations += self.stages(false, &mut x, &mut work, (&mut afresh, &mut afresh_cost));
             if afresh_cost < best_cost {
-                best = afresh;
+                self.other = Some(std::mem::replace(&mut best, afresh));
+            } else {
+                self.other = Some(afresh);
             }
         }
         pose.clone_from(&best);
