@@ -12,6 +12,8 @@
 //! lifting and landing, so every goal is reachable); the benchmark cycles through 16
 //! precomputed frames.
 //!
+//! `solve_many_in` gives every character `solve_in`'s pose, model pose and report bit for bit.
+//!
 //! ## What explains the numbers
 //!
 //! - Why lanes pay: per character the scalar path is a serial chain of dependent products (FK,

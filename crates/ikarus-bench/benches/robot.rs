@@ -12,6 +12,10 @@
 //!
 //! `IKARUS_TRAC_IK_TARGETS=N` runs N targets instead of 10,000.
 //!
+//! Instructions per solve (BENCHMARKS.md; no machine changes them): callgrind on the bench
+//! binary (`--bench 'kukaIiwa7.*closed_form_per_solve' --profile-time 1`): the
+//! instructions of `ClosedForm::solve` over its call count.
+//!
 //! ## What explains the numbers
 //!
 //! - The iiwas' common path (83% of targets: a legal branch at the seed's swivel) is two

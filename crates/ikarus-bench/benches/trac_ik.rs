@@ -2,7 +2,7 @@
 //! 10,000 joint vectors uniform inside the limits (seed 42) mapped through forward kinematics
 //! to 6-D targets; every solve seeded from the middle of the limits; success = position error
 //! < 1e-5 m and rotation error < 1e-5 rad with every joint inside its limits, judged by forward
-//! kinematics of the returned `q`. Single thread.
+//! kinematics of the returned `q`. Single thread, through `solve_threaded` (as `ikarus batch`).
 //!
 //! The protocol pass prints, per robot and solver, the success rate, median, p99 and mean of
 //! the per-solve wall times; the `k` crate's `JacobianIkSolver` runs the same targets (made by

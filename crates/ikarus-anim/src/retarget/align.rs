@@ -56,15 +56,24 @@ pub enum AlignMode {
     PlainCopy,
 }
 
-/// The torso chain, root first: bones the source lacks here interpolate their neighbours.
-const TORSO: [HumanoidBone; 6] = [
-    HumanoidBone::Hips,
-    HumanoidBone::Spine,
-    HumanoidBone::Chest,
-    HumanoidBone::UpperChest,
-    HumanoidBone::Neck,
-    HumanoidBone::Head,
-];
+/// The torso chain, root first (the first six of [`HumanoidBone::BODY`]): bones the source
+/// lacks here interpolate their neighbours.
+const TORSO: &[HumanoidBone] = HumanoidBone::BODY.split_at(6).0;
+
+/// The four limbs (upper, lower, end bone) and where a T-pose has each one's bend axis (the
+/// body's frame: legs bend about +X, the left arm about −Y, the right arm about +Y).
+const LIMB_BEND_AXES: [([HumanoidBone; 3], DVec3); 4] = {
+    use HumanoidBone as B;
+    [
+        ([B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot], DVec3::X),
+        ([B::RightUpperLeg, B::RightLowerLeg, B::RightFoot], DVec3::X),
+        (
+            [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
+            DVec3::NEG_Y,
+        ),
+        ([B::RightUpperArm, B::RightLowerArm, B::RightHand], DVec3::Y),
+    ]
+};
 
 /// The humanoid parent of a bone (VRM 1.0's hierarchy), `None` for the hips.
 pub fn humanoid_parent(bone: HumanoidBone) -> Option<HumanoidBone> {
@@ -549,20 +558,10 @@ fn bend_axes(
     target_map: &HumanoidMap,
     target_rest: &ModelPose,
 ) -> Vec<(HumanoidBone, DVec3, DVec3)> {
-    use HumanoidBone as B;
     let target_body = body_from_model(target_map, target_rest).unwrap_or(DQuat::IDENTITY);
-    let limbs = [
-        ([B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot], DVec3::X),
-        ([B::RightUpperLeg, B::RightLowerLeg, B::RightFoot], DVec3::X),
-        (
-            [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
-            DVec3::NEG_Y,
-        ),
-        ([B::RightUpperArm, B::RightLowerArm, B::RightHand], DVec3::Y),
-    ];
     let mut out = Vec::new();
     let mut frame = ModelPose::new(source);
-    for (bones, t_pose) in limbs {
+    for (bones, t_pose) in LIMB_BEND_AXES {
         let joints = bones.map(|b| source_map.joint(b));
         let [Some(a), Some(b), Some(c)] = joints else {
             continue;
@@ -609,18 +608,8 @@ fn untwist_limbs(
     pose: &mut LocalPose,
     model: &mut ModelPose,
 ) {
-    use HumanoidBone as B;
-    let limbs = [
-        ([B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot], DVec3::X),
-        ([B::RightUpperLeg, B::RightLowerLeg, B::RightFoot], DVec3::X),
-        (
-            [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
-            DVec3::NEG_Y,
-        ),
-        ([B::RightUpperArm, B::RightLowerArm, B::RightHand], DVec3::Y),
-    ];
     let mut frame = ModelPose::new(skeleton);
-    for (bones, wanted) in limbs {
+    for (bones, wanted) in LIMB_BEND_AXES {
         let (Some(a), Some(b), Some(c)) = (
             map.joint(bones[0]),
             map.joint(bones[1]),

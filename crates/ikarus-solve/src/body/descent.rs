@@ -148,9 +148,7 @@ impl Body<'_> {
         for t in targets {
             match t.role {
                 Role::Limb(k) => {
-                    let (Some(goal), Some(limb)) =
-                        (t.position, self.limbs.get(k).copied().flatten())
-                    else {
+                    let Some((goal, limb)) = self.limb_goal(t, k) else {
                         continue;
                     };
                     if r[k] <= 0.0 {
@@ -251,6 +249,11 @@ impl Body<'_> {
         (hips, hips_rotation)
     }
 
+    /// A limb target's goal and limb `k`, when it has both.
+    fn limb_goal(&self, t: &Target, k: usize) -> Option<(DVec3, &Limb)> {
+        Some((t.position?, self.limbs.get(k).copied().flatten()?))
+    }
+
     /// The model frame and rotation at the end of `path` (from the hips, exclusive) given the
     /// hips' frame and rotation and the spine as [`frames`](Self::frames) placed it: from the
     /// last spine joint the path passes, the rest of the path as the input has it.
@@ -289,9 +292,7 @@ impl Body<'_> {
         for t in targets {
             match t.role {
                 Role::Limb(k) => {
-                    let (Some(goal), Some(limb)) =
-                        (t.position, self.limbs.get(k).copied().flatten())
-                    else {
+                    let Some((goal, limb)) = self.limb_goal(t, k) else {
                         continue;
                     };
                     let start = self.walk(hips, spine, &limb.path).0.translation;

@@ -173,7 +173,7 @@ pub struct ExampleConfig {
     pub root_rotation_noise: f64,
     /// How near the goals a start pose must be to be trusted (see the module docs): the root
     /// mean square over the effectors of the weighted distance from where the start has each
-    /// effector to its goal, as a fraction of the model's length scale. Default 0.05 (8.5 cm
+    /// effector to its goal, as a fraction of the model's length scale. Default 0.15 (25.5 cm
     /// for a 1.7 m figure): a per-frame solve's last frame is within it, a T-pose or the mean
     /// usually not. Larger trusts farther starts (the result stays nearer the start); 0 never
     /// trusts the start (every solve from the model's most likely posture for the goals).

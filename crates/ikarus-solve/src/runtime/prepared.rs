@@ -293,27 +293,24 @@ impl<'s> PreparedTask<'s> {
             "solve_many_in: one goal per effector and pose"
         );
         let skeleton = self.skeleton;
+        // The closed forms with lanes: one crowd batch, the same fields for either engine.
+        macro_rules! lanes_batch {
+            ($engine:expr, $lanes:expr) => {
+                crowd::run(crowd::Batch {
+                    lanes: &**$lanes,
+                    skeleton,
+                    engine: &mut **$engine,
+                    task: &mut self.task,
+                    goals,
+                    poses,
+                    models,
+                    reports,
+                })
+            };
+        }
         match &mut self.engine {
-            Engine::Limb7(engine, Some(lanes)) => crowd::run(crowd::Batch {
-                lanes: &**lanes,
-                skeleton,
-                engine: &mut **engine,
-                task: &mut self.task,
-                goals,
-                poses,
-                models,
-                reports,
-            }),
-            Engine::TwoBone(engine, Some(lanes)) => crowd::run(crowd::Batch {
-                lanes: &**lanes,
-                skeleton,
-                engine: &mut **engine,
-                task: &mut self.task,
-                goals,
-                poses,
-                models,
-                reports,
-            }),
+            Engine::Limb7(engine, Some(lanes)) => lanes_batch!(engine, lanes),
+            Engine::TwoBone(engine, Some(lanes)) => lanes_batch!(engine, lanes),
             _ => {
                 for (((pose, model), report), goals) in poses
                     .iter_mut()

@@ -207,7 +207,8 @@ impl Default for AimSettings {
 }
 
 /// The solution: the rotation to post-multiply onto the joint's local rotation.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The default is [`IDENTITY`](Self::IDENTITY) (glam's default quaternion is the identity).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AimOutput {
     /// Correction in the joint's local space (`local.rotation *= correction`).
     pub correction: DQuat,
@@ -219,12 +220,6 @@ pub struct AimOutput {
     /// [`solve`], or also the joint's [`JointLimit`](ikarus_core::JointLimit) in the skeleton
     /// adapters.
     pub limited: bool,
-}
-
-impl Default for AimOutput {
-    fn default() -> Self {
-        Self::IDENTITY
-    }
 }
 
 impl AimOutput {

@@ -46,15 +46,20 @@ impl Leg6Joints {
                     name: name.to_owned(),
                 })?;
         }
+        Ok(Self::from_array(ids))
+    }
+
+    /// From the ids in [`Leg6Angles::to_array`] order.
+    pub const fn from_array(ids: [JointId; 6]) -> Self {
         let [hip_yaw, hip_roll, hip_pitch, knee, ankle_pitch, ankle_roll] = ids;
-        Ok(Self {
+        Self {
             hip_yaw,
             hip_roll,
             hip_pitch,
             knee,
             ankle_pitch,
             ankle_roll,
-        })
+        }
     }
 }
 

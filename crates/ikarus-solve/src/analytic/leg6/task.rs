@@ -51,14 +51,7 @@ pub fn solve_task(
         .into_iter()
         .find(|&j| j != hip_pitch && j != hip_roll)
         .unwrap_or(h0);
-    let leg = Leg6Joints {
-        hip_yaw,
-        hip_roll,
-        hip_pitch,
-        knee,
-        ankle_pitch,
-        ankle_roll,
-    };
+    let leg = Leg6Joints::from_array([hip_yaw, hip_roll, hip_pitch, knee, ankle_pitch, ankle_roll]);
     let chain = match Leg6Chain::new(skeleton, &leg, DVec3::ZERO) {
         Ok(chain) => chain,
         Err(error) => return SolveReport::invalid(error.to_string()),

@@ -203,7 +203,8 @@ impl Default for TwoBoneSettings {
 }
 
 /// The solution: rotations to post-multiply onto the start and mid joints' local rotations.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The default is [`IDENTITY`](Self::IDENTITY) (glam's default quaternion is the identity).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TwoBoneOutput {
     /// Correction of the start joint in its local space (`local.rotation *= start_correction`).
     pub start_correction: DQuat,
@@ -214,12 +215,6 @@ pub struct TwoBoneOutput {
     /// reach (between fully folded and full extension, within 1e-12 relative), softening
     /// did not hold the end back (by more than 1e-12 relative), and `weight` is 1.
     pub reached: bool,
-}
-
-impl Default for TwoBoneOutput {
-    fn default() -> Self {
-        Self::IDENTITY
-    }
 }
 
 impl TwoBoneOutput {
