@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use glam::{DMat4, DQuat, DVec3};
+use glam::{DAffine3, DMat4, DQuat, DVec3};
+use ikarus_core::chain::JointChain;
+use ikarus_core::{ModelPose, Skeleton, fk};
 use ikarus_formats::bvh::{Bvh, BvhReadOptions};
 use serde_json::Value;
 
@@ -703,26 +705,48 @@ fn motion_pose_json_keeps_rest_for_missing_joints_and_names_unknown_ones() {
     assert!(error.contains("`tail`"), "{error}");
 }
 
+/// The tip of `chain` in its base's frame at joint vector `q`, by forward kinematics.
+fn tip_in_base(skeleton: &Skeleton, chain: &JointChain, q: &[f64]) -> DAffine3 {
+    let mut pose = skeleton.rest_pose();
+    chain.set_q(skeleton, q, &mut pose).unwrap();
+    let mut model = ModelPose::new(skeleton);
+    fk::forward_kinematics(skeleton, &pose, &mut model);
+    chain.tip_in_base(&model)
+}
+
+/// Asserts that a `batch` result row converged to a `q` within the chain's limits whose tip
+/// is within `distance` of the target's position and `angle` (radians) of its orientation.
+fn assert_row_reaches(
+    row: &Value,
+    target: &Value,
+    skeleton: &Skeleton,
+    chain: &JointChain,
+    distance: f64,
+    angle: f64,
+) {
+    assert_eq!(row["status"], "converged", "{row}");
+    let q: Vec<f64> = serde_json::from_value(row["q"].clone()).unwrap();
+    assert!(chain.within_limits(&q, 1e-9));
+    let (_, rotation, translation) =
+        tip_in_base(skeleton, chain, &q).to_scale_rotation_translation();
+    let want: [f64; 3] = serde_json::from_value(target["position"].clone()).unwrap();
+    let want_r: [f64; 4] = serde_json::from_value(target["orientation"].clone()).unwrap();
+    assert!((translation - DVec3::from_array(want)).length() < distance);
+    assert!(rotation.angle_between(DQuat::from_array(want_r)) < angle);
+}
+
 /// `ikarus batch` on the Panda: targets from random joint vectors, results in input order,
 /// each checked by forward kinematics of its own `q`; bad rows get a status, bad arguments an
 /// error.
 #[test]
 fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
-    use ikarus_core::{ModelPose, fk};
     use ikarus_formats::urdf::Urdf;
     let Some(urdf) = data_file("urdf", "batch_solves_urdf_targets", "panda.urdf") else {
         return;
     };
     let robot = Urdf::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
     let chain = robot.chain("panda_link0", "panda_link8").unwrap();
-    let s = &robot.skeleton;
-    let tip_of = |q: &[f64]| {
-        let mut pose = s.rest_pose();
-        chain.set_q(s, q, &mut pose).unwrap();
-        let mut model = ModelPose::new(s);
-        fk::forward_kinematics(s, &pose, &mut model);
-        chain.tip_in_base(&model)
-    };
+    let tip_of = |q: &[f64]| tip_in_base(&robot.skeleton, &chain, q);
     let mut state = 99u64;
     let mut next = || {
         state = state
@@ -771,14 +795,7 @@ fn batch_solves_urdf_targets_in_order_and_reports_bad_rows() {
     let rows = results["results"].as_array().unwrap();
     assert_eq!(rows.len(), 22);
     for (row, target) in rows.iter().zip(&targets).take(20) {
-        assert_eq!(row["status"], "converged", "{row}");
-        let q: Vec<f64> = serde_json::from_value(row["q"].clone()).unwrap();
-        assert!(chain.within_limits(&q, 1e-9));
-        let (_, rotation, translation) = tip_of(&q).to_scale_rotation_translation();
-        let want: [f64; 3] = serde_json::from_value(target["position"].clone()).unwrap();
-        let want_r: [f64; 4] = serde_json::from_value(target["orientation"].clone()).unwrap();
-        assert!((translation - DVec3::from_array(want)).length() < 1e-4);
-        assert!(rotation.angle_between(DQuat::from_array(want_r)) < 1e-3);
+        assert_row_reaches(row, target, &robot.skeleton, &chain, 1e-4, 1e-3);
         assert!(row["time_ns"].as_u64().unwrap() > 0);
     }
     assert_eq!(rows[20]["status"], "unreachable", "{}", rows[20]);
@@ -858,7 +875,6 @@ fn batch_budget_and_bad_arguments() {
 /// so) and its `q` reaches every target by forward kinematics; the Panda falls back to LM.
 #[test]
 fn batch_auto_runs_the_closed_form_when_the_chain_has_one() {
-    use ikarus_core::{ModelPose, fk};
     use ikarus_formats::urdf::Urdf;
     let Some(dir) = ikarus_testdata::require("urdf", "batch_auto") else {
         return;
@@ -871,14 +887,7 @@ fn batch_auto_runs_the_closed_form_when_the_chain_has_one() {
         let urdf = dir.join(file);
         let robot = Urdf::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
         let chain = robot.chain(base, tip).unwrap();
-        let s = &robot.skeleton;
-        let tip_of = |q: &[f64]| {
-            let mut pose = s.rest_pose();
-            chain.set_q(s, q, &mut pose).unwrap();
-            let mut model = ModelPose::new(s);
-            fk::forward_kinematics(s, &pose, &mut model);
-            chain.tip_in_base(&model)
-        };
+        let tip_of = |q: &[f64]| tip_in_base(&robot.skeleton, &chain, q);
         let mut state = 7u64;
         let targets: Vec<Value> = (0..10)
             .map(|_| {
@@ -919,14 +928,7 @@ fn batch_auto_runs_the_closed_form_when_the_chain_has_one() {
         assert_eq!(results["summary"]["ran"][ran], 10, "{results}");
         for (row, target) in results["results"].as_array().unwrap().iter().zip(&targets) {
             assert_eq!(row["solver"], ran);
-            assert_eq!(row["status"], "converged", "{row}");
-            let q: Vec<f64> = serde_json::from_value(row["q"].clone()).unwrap();
-            assert!(chain.within_limits(&q, 1e-9));
-            let (_, rotation, translation) = tip_of(&q).to_scale_rotation_translation();
-            let want: [f64; 3] = serde_json::from_value(target["position"].clone()).unwrap();
-            let want_r: [f64; 4] = serde_json::from_value(target["orientation"].clone()).unwrap();
-            assert!((translation - DVec3::from_array(want)).length() < 1e-5);
-            assert!(rotation.angle_between(DQuat::from_array(want_r)) < 1e-5);
+            assert_row_reaches(row, target, &robot.skeleton, &chain, 1e-5, 1e-5);
         }
     }
 }

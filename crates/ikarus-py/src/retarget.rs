@@ -30,6 +30,20 @@ pub(crate) struct Opened {
 }
 
 impl Given {
+    /// A target character: a source name, or a `Skeleton`; else `ValueError(refusal)`.
+    pub(crate) fn name_or_skeleton(
+        obj: &Bound<'_, PyAny>,
+        refusal: &'static str,
+    ) -> PyResult<Self> {
+        if let Ok(path) = obj.extract::<String>() {
+            Ok(Self::Source(path))
+        } else if let Ok(skeleton) = obj.cast::<Skeleton>() {
+            Ok(Self::Objects(Arc::clone(&skeleton.get().inner), None))
+        } else {
+            Err(PyValueError::new_err(refusal))
+        }
+    }
+
     /// What errors call it: the file name, or `name` (the argument).
     pub(crate) fn label(&self, name: &str) -> String {
         match self {
@@ -131,15 +145,7 @@ pub fn retarget<'py>(
             "source: expected a file name or a (Skeleton, Motion) pair",
         ));
     };
-    let to = if let Ok(path) = target.extract::<String>() {
-        Given::Source(path)
-    } else if let Ok(skeleton) = target.cast::<Skeleton>() {
-        Given::Objects(Arc::clone(&skeleton.get().inner), None)
-    } else {
-        return Err(PyValueError::new_err(
-            "target: expected a source name or a Skeleton",
-        ));
-    };
+    let to = Given::name_or_skeleton(target, "target: expected a source name or a Skeleton")?;
     let source_map = bone_map_json(source_map, "source_map")?;
     let map = bone_map_json(map, "map")?;
     let config = RetargetConfig {

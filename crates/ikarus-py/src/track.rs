@@ -1,7 +1,6 @@
 //! `track`: an avatar posed from VR trackers (`ikarus_anim::track`, what `ikarus track` runs).
 
 use std::path::Path;
-use std::sync::Arc;
 
 use ikarus_anim::retarget::Character;
 use ikarus_anim::track::{Points, TrackConfig};
@@ -12,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::arrays::{check_shape, f64_array};
-use crate::model::{Motion, Skeleton};
+use crate::model::Motion;
 use crate::retarget::Given;
 use crate::{no_panic, value_error};
 
@@ -96,15 +95,7 @@ pub fn track<'py>(
     floor: f64,
 ) -> PyResult<(Motion, Bound<'py, PyDict>)> {
     let recording = recording(trackers, fps)?;
-    let avatar = if let Ok(path) = skeleton.extract::<String>() {
-        Given::Source(path)
-    } else if let Ok(s) = skeleton.cast::<Skeleton>() {
-        Given::Objects(Arc::clone(&s.get().inner), None)
-    } else {
-        return Err(PyValueError::new_err(
-            "skeleton: expected a file name or a Skeleton",
-        ));
-    };
+    let avatar = Given::name_or_skeleton(skeleton, "skeleton: expected a file name or a Skeleton")?;
     let points = match points {
         None => None,
         Some(n) => Some(

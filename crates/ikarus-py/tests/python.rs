@@ -310,30 +310,32 @@ fn declared_vrm(
     (file, skin, map)
 }
 
-fn rotations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 4]>> {
+/// Per frame, `part` of each joint's local transform.
+fn per_frame<T>(
+    motion: &ikarus_core::Motion,
+    part: impl Fn(&ikarus_core::Transform) -> T,
+) -> Vec<Vec<T>> {
     motion
         .frames()
         .iter()
-        .map(|f| {
-            f.transforms()
-                .iter()
-                .map(|t| t.rotation.to_array())
-                .collect()
-        })
+        .map(|f| f.transforms().iter().map(&part).collect())
         .collect()
 }
 
+fn rotations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 4]>> {
+    per_frame(motion, |t| t.rotation.to_array())
+}
+
 fn translations_of(motion: &ikarus_core::Motion) -> Vec<Vec<[f64; 3]>> {
-    motion
-        .frames()
-        .iter()
-        .map(|f| {
-            f.transforms()
-                .iter()
-                .map(|t| t.translation.to_array())
-                .collect()
-        })
-        .collect()
+    per_frame(motion, |t| t.translation.to_array())
+}
+
+/// Writes `bytes` as `name` in `out_dir` (for the Python tests to read) and returns its path;
+/// panics with `what` when that fails.
+fn write_out(out_dir: &Path, name: &str, bytes: impl AsRef<[u8]>, what: &str) -> PathBuf {
+    let path = out_dir.join(name);
+    std::fs::write(&path, bytes).expect(what);
+    path
 }
 
 /// Example-based IK with the library call `ikarus learn` runs: posture models
@@ -475,8 +477,7 @@ fn retarget_reference(out_dir: &Path) -> Option<Value> {
         1.0,
     )
     .expect("VMD bytes");
-    let vmd_path = out_dir.join("walk_on_pmx.vmd");
-    std::fs::write(&vmd_path, vmd).expect("VMD written");
+    let vmd_path = write_out(out_dir, "walk_on_pmx.vmd", vmd, "VMD written");
     Some(json!({
         "walk": walk_path,
         "avatar": avatar_path,
@@ -598,8 +599,7 @@ fn mmd_reference(out_dir: &Path) -> Option<Value> {
     }
     let vmd_bytes =
         ikarus_jobs::vmd_bytes(skeleton, &built.rig, &name, &clip, 1.0).expect("VMD bytes");
-    let vmd_out = out_dir.join("kishimen_on_miku.vmd");
-    std::fs::write(&vmd_out, vmd_bytes).expect("VMD written");
+    let vmd_out = write_out(out_dir, "kishimen_on_miku.vmd", vmd_bytes, "VMD written");
     // Onto the built-in humanoid with contacts, maps recognised from names.
     let humanoid = ikarus_core::humanoid::builtin_humanoid();
     let (miku_map, humanoid_map) = (
@@ -678,8 +678,7 @@ fn convert_reference(out_dir: &Path) -> Option<Value> {
     let into_bytes = file
         .with_motion(&skin, &onto_avatar.motion, "motion")
         .expect("animation added");
-    let into_out = out_dir.join("walk_into_avatar.glb");
-    std::fs::write(&into_out, into_bytes).expect("GLB written");
+    let into_out = write_out(out_dir, "walk_into_avatar.glb", into_bytes, "GLB written");
     Some(json!({
         "walk": walk_path,
         "walk30_bvh": walk_text,
@@ -704,8 +703,12 @@ fn python_package_matches_rust() {
         "mmd": mmd_reference(&out_dir),
         "convert": convert_reference(&out_dir),
     });
-    let reference_path = out_dir.join("reference.json");
-    std::fs::write(&reference_path, reference.to_string()).expect("reference written");
+    let reference_path = write_out(
+        &out_dir,
+        "reference.json",
+        reference.to_string(),
+        "reference written",
+    );
 
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let venv = python

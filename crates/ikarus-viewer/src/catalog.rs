@@ -192,8 +192,6 @@ pub(crate) fn check_upload_size(name: &str, bytes: &[u8]) -> Result<(), LoadErro
     Ok(())
 }
 
-/// The bytes of upload `name` sent as base64 `text` (standard alphabet, padded; surrounding
-/// whitespace ignored).
 /// An upload's bytes, from its `text` or its `base64` (exactly one of them), checked against
 /// the upload limit; `request` and the argument list name the request in the error.
 pub(crate) fn upload_bytes(
@@ -216,6 +214,8 @@ pub(crate) fn upload_bytes(
     Ok(bytes)
 }
 
+/// The bytes of upload `name` sent as base64 `text` (standard alphabet, padded; surrounding
+/// whitespace ignored).
 pub(crate) fn decode_upload(name: &str, text: &str) -> Result<Vec<u8>, LoadError> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD

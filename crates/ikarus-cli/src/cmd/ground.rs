@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use ikarus_anim::ground::{GroundConfig, ground_motion};
-use ikarus_anim::retarget::Character;
 use ikarus_jobs::{Terrain, WriteOptions};
 
+use crate::load::HumanoidMotion;
 use crate::many;
 
 /// Arguments of `ikarus ground`.
@@ -54,36 +54,26 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 fn ground_one(args: &Args, source: &Path, output: &Path, terrain: &Terrain) -> Result<String> {
-    let name = source.to_string_lossy();
-    let document = ikarus_formats::open(&name, args.scale)?;
-    let motion = document
-        .motion
-        .as_ref()
-        .with_context(|| format!("{name}: no animation to ground"))?;
-    let map = ikarus_formats::humanoid_map(&name, &document.skeleton)?;
-    let character = Character {
-        skeleton: &document.skeleton,
-        map: &map,
-    };
+    let clip = HumanoidMotion::open(&source.to_string_lossy(), args.scale, "ground")?;
     let config = GroundConfig {
         time_constant: args.time_constant,
         ..GroundConfig::default()
     };
-    let grounded = ground_motion(character, motion, terrain, &config)?;
+    let grounded = ground_motion(clip.character(), &clip.motion, terrain, &config)?;
     let extension = output
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     let options = WriteOptions {
-        layout: document
+        layout: clip
             .layout
             .clone()
             .filter(|_| extension.as_deref() == Some("bvh")),
         animation: "grounded",
-        humanoid: (extension.as_deref() == Some("vrma")).then(|| map.clone()),
+        humanoid: (extension.as_deref() == Some("vrma")).then(|| clip.map.clone()),
         ..WriteOptions::default()
     };
-    ikarus_jobs::write_motion(output, &document.skeleton, &grounded.motion, &options)?;
+    ikarus_jobs::write_motion(output, &clip.skeleton, &grounded.motion, &options)?;
     let (low, high) = grounded
         .pelvis_offsets
         .iter()

@@ -13,6 +13,7 @@ use ikarus_anim::track::{self, Points, TrackConfig};
 use ikarus_core::trackers::Trackers;
 use ikarus_jobs::{Terrain, WriteOptions};
 
+use crate::load::HumanoidMotion;
 use crate::many;
 
 /// Arguments of `ikarus track`.
@@ -99,18 +100,9 @@ fn trackers_of(args: &Args, input: &Path, points: Option<Points>) -> Result<Trac
         return Ok(ikarus_formats::trackers::read(input)?);
     }
     let name = input.to_string_lossy();
-    let document = ikarus_formats::open(&name, args.scale)?;
-    let motion = document
-        .motion
-        .as_ref()
-        .with_context(|| format!("{name}: no animation to make trackers from"))?;
-    let map = ikarus_formats::humanoid_map(&name, &document.skeleton)?;
-    let source = Character {
-        skeleton: &document.skeleton,
-        map: &map,
-    };
+    let source = HumanoidMotion::open(&name, args.scale, "make trackers from")?;
     let bones = points.unwrap_or(Points::Six).bones();
-    let trackers = track::derive_trackers(source, motion, bones)
+    let trackers = track::derive_trackers(source.character(), &source.motion, bones)
         .with_context(|| format!("{name}: trackers from its bones"))?;
     if let Some(path) = &args.save_trackers {
         std::fs::write(path, ikarus_formats::trackers::to_json(&trackers))

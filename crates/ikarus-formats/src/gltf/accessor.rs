@@ -237,3 +237,21 @@ pub(crate) fn read_u32(file: &GltfFile, index: usize, shape: Shape) -> Result<Ve
     }
     Ok(out)
 }
+
+/// A triangle primitive's indices from accessor `index`, each checked to be below
+/// `vertex_count`; `pointer` is the primitive's JSON pointer, for the error.
+pub(crate) fn read_indices(
+    file: &GltfFile,
+    index: usize,
+    vertex_count: usize,
+    pointer: &str,
+) -> Result<Vec<u32>, GltfError> {
+    let indices = read_u32(file, index, Shape::SCALAR)?;
+    if let Some(bad) = indices.iter().find(|&&i| i as usize >= vertex_count) {
+        return Err(GltfError::invalid(
+            format!("{pointer}.indices"),
+            format!("index {bad} is past the {vertex_count} vertices"),
+        ));
+    }
+    Ok(indices)
+}

@@ -255,13 +255,7 @@ impl GltfFile {
         let first_index = mesh.indices.len();
         match primitive.indices {
             Some(indices) => {
-                let indices = accessor::read_u32(self, indices.value(), Shape::SCALAR)?;
-                if let Some(bad) = indices.iter().find(|&&i| i as usize >= count) {
-                    return Err(GltfError::invalid(
-                        format!("{pointer}.indices"),
-                        format!("index {bad} is past the {count} vertices"),
-                    ));
-                }
+                let indices = accessor::read_indices(self, indices.value(), count, pointer)?;
                 let whole = indices.len() - indices.len() % 3;
                 mesh.indices
                     .extend(indices[..whole].iter().map(|i| i + base_u32));

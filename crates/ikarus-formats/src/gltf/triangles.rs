@@ -49,16 +49,12 @@ impl GltfFile {
                     ))
                 };
                 let indices = match primitive.indices {
-                    Some(indices) => {
-                        let indices = accessor::read_u32(self, indices.value(), Shape::SCALAR)?;
-                        if let Some(bad) = indices.iter().find(|&&i| i as usize >= count) {
-                            return Err(GltfError::invalid(
-                                format!("meshes[{m}].primitives[{p}].indices"),
-                                format!("index {bad} is past the {count} vertices"),
-                            ));
-                        }
-                        indices
-                    }
+                    Some(indices) => accessor::read_indices(
+                        self,
+                        indices.value(),
+                        count,
+                        &format!("meshes[{m}].primitives[{p}]"),
+                    )?,
                     None => (0..u32::try_from(count).map_err(|_| {
                         GltfError::invalid(
                             format!("meshes[{m}].primitives[{p}]"),

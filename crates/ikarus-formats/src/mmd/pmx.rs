@@ -383,12 +383,31 @@ fn read_ik(r: &mut Reader<'_>, g: &Globals, bone: usize, count: usize) -> Result
     })
 }
 
-fn skip_morphs(r: &mut Reader<'_>, g: &Globals, version: f32) -> Result<usize, MmdError> {
-    let raw = r.i32("the morph count")?;
-    let count = r.count(i64::from(raw), 8 + 2 + 4, "morphs")?;
+/// Reads a list of records that each open with a name and an English name, and hands each
+/// record's rest to `rest` (which reads or skips it); returns how many there were. `one` names a
+/// record in messages ("the {one} count", "a {one} name"), `plural` the records, and `rest_min`
+/// is the smallest size of a record's rest in bytes (the names add their 4-byte lengths).
+fn named_records<'a>(
+    r: &mut Reader<'a>,
+    g: &Globals,
+    one: &str,
+    plural: &str,
+    rest_min: usize,
+    mut rest: impl FnMut(&mut Reader<'a>) -> Result<(), MmdError>,
+) -> Result<usize, MmdError> {
+    let raw = r.i32(&format!("the {one} count"))?;
+    let count = r.count(i64::from(raw), 8 + rest_min, plural)?;
+    let (name, english_name) = (format!("a {one} name"), format!("an English {one} name"));
     for _ in 0..count {
-        r.text(g.encoding, "a morph name")?;
-        r.text(g.encoding, "an English morph name")?;
+        r.text(g.encoding, &name)?;
+        r.text(g.encoding, &english_name)?;
+        rest(r)?;
+    }
+    Ok(count)
+}
+
+fn skip_morphs(r: &mut Reader<'_>, g: &Globals, version: f32) -> Result<usize, MmdError> {
+    named_records(r, g, "morph", "morphs", 2 + 4, |r| {
         r.skip(1, "a morph panel")?;
         let at = r.offset();
         let kind = r.u8("a morph type")?;
@@ -409,17 +428,12 @@ fn skip_morphs(r: &mut Reader<'_>, g: &Globals, version: f32) -> Result<usize, M
         };
         let raw = r.i32("a morph offset count")?;
         let offsets = r.count(i64::from(raw), offset_size, "morph offsets")?;
-        r.skip(offsets * offset_size, "morph offsets")?;
-    }
-    Ok(count)
+        r.skip(offsets * offset_size, "morph offsets")
+    })
 }
 
 fn skip_display_frames(r: &mut Reader<'_>, g: &Globals) -> Result<(), MmdError> {
-    let raw = r.i32("the display frame count")?;
-    let count = r.count(i64::from(raw), 8 + 1 + 4, "display frames")?;
-    for _ in 0..count {
-        r.text(g.encoding, "a display frame name")?;
-        r.text(g.encoding, "an English display frame name")?;
+    named_records(r, g, "display frame", "display frames", 1 + 4, |r| {
         r.skip(1, "the special flag")?;
         let raw = r.i32("a display element count")?;
         let elements = r.count(i64::from(raw), 2, "display elements")?;
@@ -436,30 +450,19 @@ fn skip_display_frames(r: &mut Reader<'_>, g: &Globals) -> Result<(), MmdError> 
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
 fn skip_rigid_bodies(r: &mut Reader<'_>, g: &Globals) -> Result<usize, MmdError> {
-    let raw = r.i32("the rigid body count")?;
     let size = usize::from(g.bone) + 1 + 2 + 1 + 12 * 3 + 4 * 5 + 1;
-    let count = r.count(i64::from(raw), 8 + size, "rigid bodies")?;
-    for _ in 0..count {
-        r.text(g.encoding, "a rigid body name")?;
-        r.text(g.encoding, "an English rigid body name")?;
-        r.skip(size, "a rigid body")?;
-    }
-    Ok(count)
+    named_records(r, g, "rigid body", "rigid bodies", size, |r| {
+        r.skip(size, "a rigid body")
+    })
 }
 
 fn skip_joints(r: &mut Reader<'_>, g: &Globals) -> Result<usize, MmdError> {
-    let raw = r.i32("the joint count")?;
     let size = 1 + 2 * usize::from(g.rigid) + 12 * 8;
-    let count = r.count(i64::from(raw), 8 + size, "joints")?;
-    for _ in 0..count {
-        r.text(g.encoding, "a joint name")?;
-        r.text(g.encoding, "an English joint name")?;
-        r.skip(size, "a joint")?;
-    }
-    Ok(count)
+    named_records(r, g, "joint", "joints", size, |r| r.skip(size, "a joint"))
 }

@@ -201,23 +201,17 @@ impl Vmd {
                 weight,
             });
         }
-        let Some(count) = section(&mut r, 61, "camera keys")? else {
+        // Each section is read only when the file has not ended before the one above it.
+        let all_read = stored_section(&mut r, "camera keys", "a camera key", &mut vmd.camera)?
+            && stored_section(&mut r, "light keys", "a light key", &mut vmd.light)?
+            && stored_section(
+                &mut r,
+                "self-shadow keys",
+                "a self-shadow key",
+                &mut vmd.shadow,
+            )?;
+        if !all_read {
             return Ok(vmd);
-        };
-        for _ in 0..count {
-            vmd.camera.push(fixed(&mut r, "a camera key")?);
-        }
-        let Some(count) = section(&mut r, 28, "light keys")? else {
-            return Ok(vmd);
-        };
-        for _ in 0..count {
-            vmd.light.push(fixed(&mut r, "a light key")?);
-        }
-        let Some(count) = section(&mut r, 9, "self-shadow keys")? else {
-            return Ok(vmd);
-        };
-        for _ in 0..count {
-            vmd.shadow.push(fixed(&mut r, "a self-shadow key")?);
         }
         let Some(count) = section(&mut r, 9, "property keys")? else {
             return Ok(vmd);
@@ -406,6 +400,23 @@ fn section(r: &mut Reader<'_>, record: usize, what: &str) -> Result<Option<usize
     }
     let raw = r.u32(&format!("the {what} count"))?;
     r.count(i64::from(raw), record, what).map(Some)
+}
+
+/// Reads a section of `N`-byte records kept as stored (`what`: the records, `one`: a record)
+/// onto `keys`; false when the file ends before the section.
+fn stored_section<const N: usize>(
+    r: &mut Reader<'_>,
+    what: &str,
+    one: &str,
+    keys: &mut Vec<[u8; N]>,
+) -> Result<bool, MmdError> {
+    let Some(count) = section(r, N, what)? else {
+        return Ok(false);
+    };
+    for _ in 0..count {
+        keys.push(fixed(r, one)?);
+    }
+    Ok(true)
 }
 
 /// One channel's curve: `x(t)`, `y(t)` cubic Béziers from (0, 0) to (1, 1).

@@ -2,6 +2,31 @@
 //! kind on an [`IkTask`]: one effector whose ancestors form the chain, limits enforced after the
 //! closed form, and a report measured by forward kinematics.
 
+/// Defines `rotation_between_frames(from, to, scales) -> DQuat` in the calling module with the
+/// attributes given: the rotation taking the orthogonal frame `from` onto `to`, given
+/// `scales[i]` = `1 / (|from[i]| |to[i]|)`, i.e. `Σ to[i] from[i]ᵀ scales[i]` as a quaternion.
+/// One definition, expanded in each solver so that each keeps its own inline attribute (a
+/// shared function measured 10–35% slower in both).
+macro_rules! rotation_between_frames {
+    ($(#[$attribute:meta])*) => {
+        /// The rotation taking the orthogonal frame `from` onto `to` (see the macro in
+        /// `analytic`).
+        $(#[$attribute])*
+        fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
+            let [u, v, w] = [
+                from[0] * scales[0],
+                from[1] * scales[1],
+                from[2] * scales[2],
+            ];
+            DQuat::from_mat3(&DMat3::from_cols(
+                to[0] * u.x + to[1] * v.x + to[2] * w.x,
+                to[0] * u.y + to[1] * v.y + to[2] * w.y,
+                to[0] * u.z + to[1] * v.z + to[2] * w.z,
+            ))
+        }
+    };
+}
+
 pub mod aim;
 pub(crate) mod crowd;
 pub mod leg6;
@@ -209,4 +234,19 @@ pub(crate) fn solve_in<E: ChainEngine>(
     let report = engine.solve_chain(skeleton, task, pose, model);
     update_around_chain(skeleton, pose, model, engine.chain());
     report
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_default_outputs_are_the_identity() {
+        let identity = [0.0, 0.0, 0.0, 1.0];
+        let aim = super::aim::AimOutput::default();
+        assert_eq!(aim, super::aim::AimOutput::IDENTITY);
+        assert_eq!(aim.correction.to_array(), identity);
+        let two_bone = super::two_bone::TwoBoneOutput::default();
+        assert_eq!(two_bone, super::two_bone::TwoBoneOutput::IDENTITY);
+        assert_eq!(two_bone.start_correction.to_array(), identity);
+        assert_eq!(two_bone.mid_correction.to_array(), identity);
+    }
 }

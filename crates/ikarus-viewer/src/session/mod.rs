@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glam::{DQuat, DVec3};
-use ikarus_core::humanoid_map::HumanoidBone;
+use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, LocalPose, ModelPose, Motion, Skeleton, fk};
 
 use ikarus_formats::bvh::BvhLayout;
@@ -40,6 +40,30 @@ struct Snapshot {
     base: Option<JointId>,
     /// The MMD animated pose (IK bones moved by drags), for MMD models.
     animated: Option<LocalPose>,
+}
+
+/// A file the page uploaded with a request: its name and its contents as text or base64.
+#[derive(Clone, Debug)]
+pub(crate) struct Upload {
+    /// The file's name (its extension picks the format).
+    pub name: String,
+    /// Its text (`.bvh`; for `track` also `.json`, `.csv`).
+    pub text: Option<String>,
+    /// Its bytes in base64.
+    pub base64: Option<String>,
+}
+
+impl Upload {
+    /// The file's bytes, from its text or its base64 (exactly one of them), checked against
+    /// the upload limit; `request` names the request in the error.
+    fn bytes(&self, request: &'static str) -> Result<Vec<u8>, RequestError> {
+        crate::catalog::upload_bytes(
+            request,
+            &self.name,
+            self.text.as_ref(),
+            self.base64.as_ref(),
+        )
+    }
 }
 
 /// Everything one page connection owns; another connection never sees it.
@@ -226,7 +250,7 @@ impl Session {
                 text,
                 base64,
                 points,
-            } => self.track(&track::Upload { name, text, base64 }, points),
+            } => self.track(&Upload { name, text, base64 }, points),
             Request::Ground {
                 preset,
                 name,
@@ -239,10 +263,8 @@ impl Session {
                 base64,
                 model_name,
                 model_base64,
-            } => self.retarget(&retarget::Upload {
-                name,
-                text,
-                base64,
+            } => self.retarget(&retarget::MotionUpload {
+                file: Upload { name, text, base64 },
                 model_name,
                 model_base64,
             }),
@@ -251,6 +273,18 @@ impl Session {
 
     pub(crate) fn skeleton(&self) -> &Skeleton {
         &self.loaded.document.skeleton
+    }
+
+    /// The loaded humanoid's bone map, for a request that poses it from upload `name`;
+    /// `NoHumanoidTarget` when the loaded skeleton has none.
+    fn humanoid_target(&self, name: &str) -> Result<HumanoidMap, RequestError> {
+        self.loaded
+            .humanoid
+            .clone()
+            .ok_or_else(|| RequestError::NoHumanoidTarget {
+                name: name.to_owned(),
+                model: self.loaded.name.clone(),
+            })
     }
 
     fn joint(&self, name: &str) -> Result<JointId, RequestError> {

@@ -11,20 +11,16 @@ use ikarus_core::{ModelPose, Motion, Skeleton, fk};
 use ikarus_formats::mmd::vmd::{FRAMES_PER_SECOND, Vmd};
 use ikarus_jobs::{IkMode, MmdPlayer};
 
-use super::{Outcome, Session};
+use super::{Outcome, Session, Upload};
 use crate::catalog::{check_upload_size, decode_upload};
 use crate::error::{LoadError, RequestError};
 use crate::protocol::{OverlayInfo, Reply, SourceFormat};
 
 /// A `retarget` request's upload: the motion file and, for a `.vmd`, the model it plays on.
 #[derive(Clone, Debug)]
-pub(crate) struct Upload {
-    /// The motion file's name (its extension picks the format).
-    pub name: String,
-    /// Its text (`.bvh`).
-    pub text: Option<String>,
-    /// Its bytes in base64.
-    pub base64: Option<String>,
+pub(crate) struct MotionUpload {
+    /// The motion file (text for `.bvh`).
+    pub file: Upload,
     /// For a `.vmd`: the PMX/PMD model's file name.
     pub model_name: Option<String>,
     /// For a `.vmd`: the model's bytes in base64.
@@ -64,22 +60,10 @@ impl Session {
     /// Retargets the uploaded motion onto the loaded humanoid; the result becomes the loaded
     /// motion (for a PMX/PMD target, a VMD bound to the model) and the overlay is kept for the
     /// `pose` replies of its frames.
-    pub(crate) fn retarget(&mut self, upload: &Upload) -> Outcome {
-        let name = upload.name.as_str();
-        let bytes = crate::catalog::upload_bytes(
-            "retarget",
-            name,
-            upload.text.as_ref(),
-            upload.base64.as_ref(),
-        )?;
-        let target_map =
-            self.loaded
-                .humanoid
-                .clone()
-                .ok_or_else(|| RequestError::NoHumanoidTarget {
-                    name: name.to_owned(),
-                    model: self.loaded.name.clone(),
-                })?;
+    pub(crate) fn retarget(&mut self, upload: &MotionUpload) -> Outcome {
+        let name = upload.file.name.as_str();
+        let bytes = upload.file.bytes("retarget")?;
+        let target_map = self.humanoid_target(name)?;
         let onto_mmd = self.loaded.format == SourceFormat::Mmd;
         let source = if ikarus_jobs::is_vmd(std::path::Path::new(name)) {
             self.played_vmd(upload, &bytes)?
@@ -138,8 +122,12 @@ impl Session {
 
     /// A `.vmd` upload played with IK ([`MmdPlayer`], MMD's compatible mode, 30 fps) on the
     /// model sent with it, else on the loaded PMX/PMD model.
-    fn played_vmd(&self, upload: &Upload, bytes: &[u8]) -> Result<SourceMotion, RequestError> {
-        let name = upload.name.as_str();
+    fn played_vmd(
+        &self,
+        upload: &MotionUpload,
+        bytes: &[u8],
+    ) -> Result<SourceMotion, RequestError> {
+        let name = upload.file.name.as_str();
         let vmd = Vmd::parse(bytes, 1.0).map_err(|source| LoadError::Mmd {
             name: name.to_owned(),
             source,

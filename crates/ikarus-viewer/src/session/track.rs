@@ -10,20 +10,9 @@ use ikarus_core::trackers::Trackers;
 use ikarus_core::{JointId, ModelPose, Motion, fk};
 
 use super::retarget::{RetargetOverlay, uploaded_source};
-use super::{Outcome, Session};
+use super::{Outcome, Session, Upload};
 use crate::error::RequestError;
 use crate::protocol::{Reply, SourceFormat, TrackingInfo};
-
-/// A `track` request's upload.
-#[derive(Clone, Debug)]
-pub(crate) struct Upload {
-    /// The file's name (its extension picks the format).
-    pub name: String,
-    /// Its text (`.json`, `.csv`, `.bvh`).
-    pub text: Option<String>,
-    /// Its bytes in base64.
-    pub base64: Option<String>,
-}
 
 impl Session {
     /// Poses the loaded humanoid from the uploaded trackers (or a motion's own bones); the
@@ -34,25 +23,13 @@ impl Session {
         let points = points
             .map(|n| Points::from_count(n).ok_or(RequestError::Points(n)))
             .transpose()?;
-        let bytes = crate::catalog::upload_bytes(
-            "track",
-            name,
-            upload.text.as_ref(),
-            upload.base64.as_ref(),
-        )?;
+        let bytes = upload.bytes("track")?;
         if self.loaded.format == SourceFormat::Mmd {
             return Err(RequestError::TrackOntoMmd {
                 model: self.loaded.name.clone(),
             });
         }
-        let map = self
-            .loaded
-            .humanoid
-            .clone()
-            .ok_or_else(|| RequestError::NoHumanoidTarget {
-                name: name.to_owned(),
-                model: self.loaded.name.clone(),
-            })?;
+        let map = self.humanoid_target(name)?;
         let skeleton = self.loaded.document.skeleton.clone();
         let avatar = Character {
             skeleton: &skeleton,

@@ -4,17 +4,10 @@
 // terrain drawn (pixels) and played. State is read from window.appState.
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
-
-const shots = process.env.IKARUS_SCREENSHOTS || 'test-results';
-const distance = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-const state = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.appState)));
-const joint = (s, name) => s.joints.find((j) => j.name === name);
+import { distance, joint, openPage, shots, state } from './page.js';
 
 test('full body: a hand past reach draws the body over pinned feet; a walk grounded on stairs', async ({ page }) => {
-  const consoleErrors = [];
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-  await page.goto('/');
-  await expect.poll(() => page.evaluate(() => window.appState?.ready === true), { timeout: 30_000 }).toBe(true);
+  const consoleErrors = await openPage(page);
   let s = await state(page);
   expect(s.solver).toBe('body');
   expect([...s.selected].sort()).toEqual(['leftFoot', 'rightFoot']);

@@ -4,10 +4,8 @@
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
 import fs from 'node:fs';
+import { distance, dragBy, dragFrameRate, openPage, shots, state } from './page.js';
 
-const shots = process.env.IKARUS_SCREENSHOTS || 'test-results';
-const distance = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-const state = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.appState)));
 const meshPixels = (page) => page.evaluate(() => window.samplePixels({ meshOnly: true }));
 /** Pixels that changed cell between two samples (sum of per-cell count differences). */
 const moved = (a, b) => a.grid.reduce((sum, n, i) => sum + Math.abs(n - b.grid[i]), 0);
@@ -26,47 +24,10 @@ async function dropFile(page, file) {
 
 /** Presses on a joint's screen position and drags by (dx, dy) pixels in steps. */
 async function drag(page, name, dx, dy) {
-  const before = await state(page);
-  const [x, y] = before.joints.find((j) => j.name === name).screen;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  for (let k = 1; k <= 8; k++) await page.mouse.move(x + dx * k / 8, y + dy * k / 8);
-  await page.mouse.up();
+  const before = await dragBy(page, name, dx, dy);
   await expect.poll(async () => (await state(page)).poses).toBeGreaterThan(before.poses + 1);
   await page.waitForTimeout(300);
   return state(page);
-}
-
-/** Frames rendered per second while the pointer drags `name` for two seconds at 125 Hz. */
-async function dragFrameRate(page, name) {
-  const [x, y] = (await state(page)).joints.find((j) => j.name === name).screen;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  const result = await page.evaluate(([x, y]) => new Promise((resolve) => {
-    const canvas = document.getElementById('view');
-    const start = performance.now(), frames = window.appState.frames, poses = window.appState.poses;
-    let moves = 0;
-    const timer = setInterval(() => {
-      moves++;
-      const at = { clientX: x + 30 * Math.sin(moves / 20), clientY: y + 30 * Math.cos(moves / 20) - 30 };
-      canvas.dispatchEvent(new PointerEvent('pointermove', { ...at, pointerId: 1, pointerType: 'mouse', isPrimary: true, buttons: 1, bubbles: true }));
-      const seconds = (performance.now() - start) / 1000;
-      if (seconds < 2) return;
-      clearInterval(timer);
-      const drawn = window.appState.frames - frames;
-      resolve({ moves, seconds, frames: drawn, fps: drawn / seconds, poses: window.appState.poses - poses, scale: window.appState.renderScale });
-    }, 8);
-  }), [x, y]);
-  await page.mouse.up();
-  return result;
-}
-
-async function open(page) {
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto('/');
-  await expect.poll(() => page.evaluate(() => window.appState?.ready === true), { timeout: 30_000 }).toBe(true);
-  return errors;
 }
 
 /** Drops a character file and waits for its skeleton, mesh and first drawn pose. */
@@ -83,7 +44,7 @@ async function dropCharacter(page, file) {
 test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays', async ({ page }) => {
   const vrm = process.env.IKARUS_VRM;
   test.skip(!vrm, 'IKARUS_VRM not set');
-  const errors = await open(page);
+  const errors = await openPage(page);
   let s = await dropCharacter(page, vrm);
   expect(s.format).toBe('gltf');
   const hand = s.joints.find((j) => j.humanoid === 'leftHand');
@@ -112,10 +73,10 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
 
   // The best of up to three two-second drags: one window on a shared VM can lose a few
   // frames to the host (53 fps once in a full run, 56–58 alone right after, 2026-11-24).
-  let fps = await dragFrameRate(page, hand.name);
+  let fps = await dragFrameRate(page, hand.name, 30);
   for (let again = 0; again < 2 && fps.fps < 55; again++) {
     console.log(`vrm while dragging: ${fps.fps.toFixed(1)} fps at render scale ${fps.scale}; measured again`);
-    fps = await dragFrameRate(page, hand.name);
+    fps = await dragFrameRate(page, hand.name, 30);
   }
   console.log(`vrm while dragging: ${fps.frames} frames in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.poses} poses; render scale ${fps.scale}`);
   // The required ≥ 55 fps on SwiftShader: the page lowers its resolution while dragging (by what
@@ -166,7 +127,7 @@ test('a VRM avatar is drawn skinned, a dragged hand moves the mesh, a VRMA plays
 test('an MMD model plays a VMD with its IK; the IK switch and an IK-bone drag move the legs', async ({ page }) => {
   const pmx = process.env.IKARUS_PMX, vmd = process.env.IKARUS_VMD;
   test.skip(!pmx || !vmd, 'IKARUS_PMX / IKARUS_VMD not set');
-  const errors = await open(page);
+  const errors = await openPage(page);
   let s = await dropCharacter(page, pmx);
   expect(s.format).toBe('mmd');
   const leftLeg = s.ikChains.find((c) => c.name === '左足ＩＫ');
@@ -219,7 +180,7 @@ test('an MMD model plays a VMD with its IK; the IK switch and an IK-bone drag mo
   expect(Math.abs(reached.distance - distance(s.positions[leftLeg.effector], goal))).toBeLessThan(1e-9);
   console.log(`mmd drag: IK bone moved ${distance(goal, ikBefore.positions[leftLeg.goal]).toFixed(3)} m, ankle residual ${reached.distance.toExponential(2)} m in ${reached.iterations} iterations`);
   await page.screenshot({ path: path.join(shots, 'mmd-ik-drag.png') });
-  const fps = await dragFrameRate(page, leftLeg.goal);
+  const fps = await dragFrameRate(page, leftLeg.goal, 30);
   const triangles = (await state(page)).mesh.dragTriangles;
   console.log(`mmd while dragging: ${fps.fps.toFixed(1)} fps; ${fps.poses} poses; skin drawn with ${triangles} triangles while dragging`);
   expect(errors).toEqual([]);
@@ -264,7 +225,7 @@ function expectBeside(s, label) {
 test('retarget: a VMD with its model onto the humanoid, a BVH onto an MMD model; the source is drawn beside', async ({ page }) => {
   const pmx = process.env.IKARUS_PMX, vmd = process.env.IKARUS_VMD, bvh = process.env.IKARUS_BVH;
   test.skip(!pmx || !vmd || !bvh, 'IKARUS_PMX / IKARUS_VMD / IKARUS_BVH not set');
-  const errors = await open(page);
+  const errors = await openPage(page);
   // kishimen.vmd chosen with the PMD it plays on, onto the built-in humanoid: 630 frames.
   let { s, added } = await retargetFiles(page, [vmd, pmx], 630);
   expect(s.skeleton).toBe('builtin:humanoid');
@@ -308,7 +269,7 @@ test('retarget: a VMD with its model onto the humanoid, a BVH onto an MMD model;
 test('tracker replay: a walk\'s own trackers pose the humanoid, the truth drawn beside and the trackers marked', async ({ page }) => {
   const bvh = process.env.IKARUS_BVH;
   test.skip(!bvh, 'IKARUS_BVH not set');
-  const errors = await open(page);
+  const errors = await openPage(page);
   await page.locator('#track-points').selectOption('4');
   await page.locator('#track-file').setInputFiles([bvh]);
   await expect.poll(async () => (await state(page)).tracking?.points ?? 0, { timeout: 60_000 }).toBe(4);

@@ -3,60 +3,19 @@
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
 import fs from 'node:fs';
-
-const shots = process.env.IKARUS_SCREENSHOTS || 'test-results';
-const distance = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-const state = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.appState)));
-const joint = (s, name) => s.joints.find((j) => j.name === name);
+import { distance, dragBy, dragFrameRate, joint, openPage, shots, state } from './page.js';
 
 /** Presses on a joint's screen position and drags by (dx, dy) pixels in steps. */
 async function drag(page, name, dx, dy) {
-  const before = await state(page);
-  const [x, y] = joint(before, name).screen;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  for (let k = 1; k <= 8; k++) await page.mouse.move(x + dx * k / 8, y + dy * k / 8);
-  await page.mouse.up();
+  const before = await dragBy(page, name, dx, dy);
   // The last drag's reply: the effector's goal is where the pointer let go.
   await expect.poll(async () => (await state(page)).trace !== undefined && (await state(page)).poses > before.poses + 1).toBe(true);
   await page.waitForTimeout(300);
   return state(page);
 }
 
-/**
- * Holds the pointer down on a joint and moves it for two seconds at 125 Hz (a common mouse rate),
- * counting frames rendered and poses received. The press and release are real; the moves are
- * dispatched in the page to the same handlers, because Playwright's `mouse.move` waits for a
- * round trip per event (about 30 ms here), which would be a pointer slower than any real mouse.
- */
-async function dragFrameRate(page, name) {
-  const [x, y] = joint(await state(page), name).screen;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  const result = await page.evaluate(([x, y]) => new Promise((resolve) => {
-    const canvas = document.getElementById('view');
-    const start = performance.now(), frames = window.appState.frames, poses = window.appState.poses;
-    let moves = 0;
-    const timer = setInterval(() => {
-      moves++;
-      const at = { clientX: x + 40 * Math.sin(moves / 20), clientY: y + 40 * Math.cos(moves / 20) - 40 };
-      canvas.dispatchEvent(new PointerEvent('pointermove', { ...at, pointerId: 1, pointerType: 'mouse', isPrimary: true, buttons: 1, bubbles: true }));
-      const seconds = (performance.now() - start) / 1000;
-      if (seconds < 2) return;
-      clearInterval(timer);
-      const drawn = window.appState.frames - frames;
-      resolve({ moves, seconds, frames: drawn, fps: drawn / seconds, poses: window.appState.poses - poses });
-    }, 8);
-  }), [x, y]);
-  await page.mouse.up();
-  return result;
-}
-
 test('drag, solvers, base, bad input, BVH playback, keys, generate, export', async ({ page }) => {
-  const consoleErrors = [];
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-  await page.goto('/');
-  await expect.poll(() => page.evaluate(() => window.appState?.ready === true), { timeout: 30_000 }).toBe(true);
+  const consoleErrors = await openPage(page);
   const start = await state(page);
   expect(start.jointCount).toBe(26);
   const drawn = await page.evaluate(() => window.samplePixels());
@@ -82,10 +41,10 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
   console.log(`renderer: ${JSON.stringify(s.renderer)}; frames rendered in the last second while idle: ${(await state(page)).fps.toFixed(1)}`);
   // The best of up to three two-second drags (a window on a shared VM can lose frames to the
   // host; a failure of all three on a busy machine should be rerun when it is idle).
-  let fps = await dragFrameRate(page, 'leftHand');
+  let fps = await dragFrameRate(page, 'leftHand', 40);
   for (let again = 0; again < 2 && (fps.fps < 55 || fps.poses / fps.seconds <= 55); again++) {
     console.log(`while dragging: ${fps.fps.toFixed(1)} fps, ${(fps.poses / fps.seconds).toFixed(1)} poses/s; measured again`);
-    fps = await dragFrameRate(page, 'leftHand');
+    fps = await dragFrameRate(page, 'leftHand', 40);
   }
   console.log(`while dragging: ${fps.frames} frames rendered in ${fps.seconds.toFixed(2)} s = ${fps.fps.toFixed(1)} fps; ${fps.moves} pointer moves, ${fps.poses} poses (${(fps.poses / fps.seconds).toFixed(1)}/s)`);
   expect(fps.poses / fps.seconds, 'poses arrive at least at the display rate').toBeGreaterThan(55);
@@ -197,10 +156,7 @@ test('drag, solvers, base, bad input, BVH playback, keys, generate, export', asy
 test('a URDF robot dropped on the page stands up, is framed and solves', async ({ page }) => {
   const urdf = process.env.IKARUS_URDF;
   test.skip(!urdf, 'IKARUS_URDF not set');
-  const consoleErrors = [];
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-  await page.goto('/');
-  await expect.poll(() => page.evaluate(() => window.appState?.ready === true), { timeout: 30_000 }).toBe(true);
+  const consoleErrors = await openPage(page);
   // Dropped like a file from the desktop: a drop event carrying the file.
   const text = fs.readFileSync(urdf, 'utf8');
   const links = (text.match(/<link\s/g) ?? []).length;

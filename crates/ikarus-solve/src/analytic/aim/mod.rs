@@ -113,7 +113,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use serde::{Deserialize, Serialize};
 
-use crate::linalg::frames::{adjugate_rows, apply_rows, twist, unit_or_nan, unscaled};
+use crate::linalg::frames::{adjugate_rows, apply_rows, unit_or_nan, unscaled};
 use crate::{IkTask, SolveReport, analytic};
 
 pub use crate::analytic::two_bone::Pole;
@@ -290,15 +290,9 @@ fn solve_unchecked(input: &AimInput, settings: &AimSettings) -> AimOutput {
     let sign = 1.0_f64.copysign(det);
     let origin = input.joint.translation;
     let to_target = input.target - origin;
-    let pole = match input.pole {
-        Pole::Vector(v) => v,
-        Pole::Hint(h) => h - origin,
-    };
-    let pole = if settings.twist_angle == 0.0 {
-        pole
-    } else {
-        twist(pole, to_target, settings.twist_angle)
-    };
+    let pole = input
+        .pole
+        .direction(origin, to_target, settings.twist_angle);
     let t = apply_rows(rows, to_target) * sign;
     let p = apply_rows(rows, pole) * sign;
     let f = unit_or_nan(input.forward);
@@ -447,19 +441,5 @@ fn cone_limit(out: &mut AimOutput, forward: DVec3, cone_axis: DVec3, max_angle: 
     out.reached = false;
 }
 
-/// The rotation taking the orthogonal frame `from` onto `to`, given `scales[i]` =
-/// `1 / (|from[i]| |to[i]|)`: `Σ to[i] from[i]ᵀ scales[i]`, as a quaternion. (Kept in each
-/// solver with its own inline attribute: shared, both solvers measured 10–35% slower.)
-#[inline]
-fn rotation_between_frames(from: [DVec3; 3], to: [DVec3; 3], scales: [f64; 3]) -> DQuat {
-    let [u, v, w] = [
-        from[0] * scales[0],
-        from[1] * scales[1],
-        from[2] * scales[2],
-    ];
-    DQuat::from_mat3(&DMat3::from_cols(
-        to[0] * u.x + to[1] * v.x + to[2] * w.x,
-        to[0] * u.y + to[1] * v.y + to[2] * w.y,
-        to[0] * u.z + to[1] * v.z + to[2] * w.z,
-    ))
-}
+// Aim's copy inlines where LLVM chooses.
+rotation_between_frames!(#[inline]);

@@ -36,12 +36,3 @@ fn opposite_directions_turn_half_way_round() {
     let q = arc(DVec3::Z * 2.0, -DVec3::Z, 4.0);
     assert!((q * DVec3::Z + DVec3::Z).length() < 1e-15);
 }
-
-#[test]
-fn the_default_output_is_the_identity() {
-    assert_eq!(AimOutput::default(), AimOutput::IDENTITY);
-    assert_eq!(
-        AimOutput::default().correction.to_array(),
-        [0.0, 0.0, 0.0, 1.0]
-    );
-}

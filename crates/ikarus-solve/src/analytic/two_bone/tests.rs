@@ -78,12 +78,3 @@ fn recover_pole_is_the_normal_part_of_the_mid_offset() {
     assert_eq!(recover_pole(DVec3::ZERO, DVec3::X, DVec3::X * 2.0), None);
     assert_eq!(recover_pole(DVec3::ZERO, DVec3::X, DVec3::ZERO), None);
 }
-
-#[test]
-fn the_default_output_is_the_identity() {
-    assert_eq!(TwoBoneOutput::default(), TwoBoneOutput::IDENTITY);
-    assert_eq!(
-        TwoBoneOutput::default().mid_correction.to_array(),
-        [0.0, 0.0, 0.0, 1.0]
-    );
-}
