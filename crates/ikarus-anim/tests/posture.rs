@@ -362,3 +362,82 @@ fn interpolation_weights_and_postures() {
     // Wrong feature lengths give no weights and leave the pose.
     assert!(interpolator.weights(&[1.0]).is_empty());
 }
+
+/// The motion part: the covariance of the latent point's change `lag` frames apart, against
+/// one computed here from the closed-form posterior mean (the basis columns are orthogonal, so
+/// `z_a = w_aᵀ(x − μ) / (|w_a|² + σ²)`), with no pair spanning two runs; the file keeps it
+/// exactly; bad lags and runs too short are refused.
+#[test]
+fn the_motion_part_is_the_covariance_of_the_latent_change_between_frames() {
+    let Some((skeleton, frames)) = walk() else {
+        return;
+    };
+    let joints = posture::modelled_joints(&skeleton, Some(&HumanoidMap::recognise(&skeleton)));
+    let model = posture::learn(&skeleton, &joints, &frames, 8).unwrap();
+    let bound = model.bind(&skeleton).unwrap();
+    let latent = |frame: &LocalPose| -> Vec<f64> {
+        let mut x = vec![0.0; model.len()];
+        model.encode(frame, &bound, &mut x);
+        (0..8)
+            .map(|a| {
+                let (num, den) = (0..model.len()).fold((0.0, 0.0), |(n, d), r| {
+                    let w = model.basis(r, a);
+                    (n + w * (x[r] - model.offset()[r]), d + w * w)
+                });
+                num / (den + model.noise())
+            })
+            .collect()
+    };
+    let half = frames.len() / 2;
+    let runs = [&frames[..half], &frames[half..]];
+    let lag = 2;
+    let mut expected = [[0.0; 8]; 8];
+    let mut pairs = 0.0;
+    for run in runs {
+        let z: Vec<Vec<f64>> = run.iter().map(latent).collect();
+        for (a, b) in z.iter().zip(z.iter().skip(lag)) {
+            for i in 0..8 {
+                for j in 0..8 {
+                    expected[i][j] += (b[i] - a[i]) * (b[j] - a[j]);
+                }
+            }
+            pairs += 1.0;
+        }
+    }
+    let trace: f64 = (0..8).map(|i| expected[i][i] / pairs).sum();
+    let learned = posture::learn_motion(model.clone(), &skeleton, &runs, lag).unwrap();
+    let motion = learned.motion().expect("a motion part");
+    for i in 0..8 {
+        for j in 0..8 {
+            let want = expected[i][j] / pairs + if i == j { 1e-6 * trace / 8.0 } else { 0.0 };
+            let got = motion[i * 8 + j];
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1e-12),
+                "({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+    // Frames two apart at 120 fps move far less than the walk's latent points spread.
+    let all: Vec<Vec<f64>> = frames.iter().map(latent).collect();
+    let spread: f64 = (0..8)
+        .map(|i| {
+            let mean = all.iter().map(|z| z[i]).sum::<f64>() / all.len() as f64;
+            all.iter().map(|z| (z[i] - mean).powi(2)).sum::<f64>() / all.len() as f64
+        })
+        .sum();
+    assert!(trace < 0.25 * spread, "{trace} vs {spread}");
+    let text = learned.to_json();
+    assert!(text.contains("\"motion\""));
+    assert_eq!(
+        ikarus_solve::example_based::PostureModel::from_json(&text).unwrap(),
+        learned
+    );
+    assert_eq!(
+        posture::learn_motion(model.clone(), &skeleton, &runs, 0).unwrap_err(),
+        LearnError::NoStep
+    );
+    assert_eq!(
+        posture::learn_motion(model, &skeleton, &[&frames[..3]], 2).unwrap_err(),
+        LearnError::TooFewFrames(1)
+    );
+}

@@ -435,6 +435,8 @@ fn load_group(
 ) -> (Group, Vec<Case>) {
     let mut skeleton: Option<Skeleton> = (carry != Carry::Own).then(builtin_humanoid);
     let mut train = Vec::new();
+    // The learned frames as runs of consecutive frames, for the model's motion part.
+    let mut runs: Vec<Vec<LocalPose>> = Vec::new();
     // Per held-out frame: its clip's kind, the clip's first frame, the held-out frame before
     // it in the clip, and the frame.
     let mut held: Vec<(&'static str, LocalPose, Option<LocalPose>, LocalPose)> = Vec::new();
@@ -446,21 +448,29 @@ fn load_group(
         };
         let first = frames[0].clone();
         let mut previous = None;
+        let mut run = Vec::new();
         for (i, frame) in frames.into_iter().enumerate() {
             if (lo..hi).contains(&i) {
                 if (i - lo) % 2 == 0 {
                     held.push((kind, first.clone(), previous.take(), frame.clone()));
                     previous = Some(frame);
                 }
+                runs.push(std::mem::take(&mut run));
             } else if role != Role::Test {
-                train.push(frame);
+                train.push(frame.clone());
+                run.push(frame);
             }
         }
+        runs.push(run);
     }
     let skeleton = skeleton.expect("a group has clips");
     let map = HumanoidMap::recognise(&skeleton);
     let joints = posture::modelled_joints(&skeleton, Some(&map));
-    let model = Arc::new(posture::learn(&skeleton, &joints, &train, dims).expect("model"));
+    let model = posture::learn(&skeleton, &joints, &train, dims).expect("model");
+    // The motion part from the learned runs, two frames (1/15 s) apart as the held-out
+    // frames are.
+    let runs: Vec<&[LocalPose]> = runs.iter().map(Vec::as_slice).collect();
+    let model = Arc::new(posture::learn_motion(model, &skeleton, &runs, 2).expect("motion part"));
     let bound = model.bind(&skeleton).expect("model fits");
     let mut mean = skeleton.rest_pose();
     model.decode(model.offset(), &bound, &mut mean);

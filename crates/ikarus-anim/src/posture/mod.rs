@@ -135,6 +135,73 @@ pub fn learn_from_motions(
     Ok(Learned { model, projected })
 }
 
+/// Adds the motion part to `model` ([`PostureModel::with_motion`]): the covariance of the
+/// latent point's change over `lag` frames, measured on `runs` (each a run of consecutive
+/// frames of `skeleton`; pairs never span two runs). The latent points are the frames'
+/// posterior means; a ridge of 1e-6 of the mean variance keeps the covariance invertible.
+///
+/// # Errors
+/// [`LearnError::NoStep`] for a lag of 0, [`LearnError::TooFewFrames`] when the runs hold
+/// fewer than two pairs `lag` frames apart, [`LearnError::Model`] when the model does not fit
+/// `skeleton`, [`LearnError::BadFrame`] for a frame of another size.
+pub fn learn_motion(
+    model: PostureModel,
+    skeleton: &Skeleton,
+    runs: &[&[LocalPose]],
+    lag: usize,
+) -> Result<PostureModel, LearnError> {
+    if lag == 0 {
+        return Err(LearnError::NoStep);
+    }
+    let joints = model.bind(skeleton)?;
+    let k = model.dims();
+    let mut sum = DMatrix::<f64>::zeros(k, k);
+    let mut pairs = 0_usize;
+    let mut x = vec![0.0; model.len()];
+    let mut seen = 0;
+    for run in runs {
+        let mut latent = Vec::with_capacity(run.len());
+        for (i, frame) in run.iter().enumerate() {
+            if frame.len() != skeleton.len() {
+                return Err(LearnError::BadFrame {
+                    frame: seen + i,
+                    reason: format!(
+                        "{} joints, the skeleton has {}",
+                        frame.len(),
+                        skeleton.len()
+                    ),
+                });
+            }
+            model.encode(frame, &joints, &mut x);
+            latent.push(nalgebra::DVector::from_vec(model.latent_of(&x)));
+        }
+        seen += run.len();
+        for (a, b) in latent.iter().zip(latent.iter().skip(lag)) {
+            let d = b - a;
+            sum += &d * d.transpose();
+            pairs += 1;
+        }
+    }
+    if pairs < 2 {
+        return Err(LearnError::TooFewFrames(pairs));
+    }
+    #[allow(clippy::cast_precision_loss)] // frame counts far below 2^52
+    let mut covariance = sum / pairs as f64;
+    #[allow(clippy::cast_precision_loss)]
+    let ridge = 1e-6 * covariance.trace() / k.max(1) as f64;
+    for a in 0..k {
+        covariance[(a, a)] += ridge.max(f64::MIN_POSITIVE);
+    }
+    // Exactly symmetric, row-major.
+    let rows: Vec<f64> = (0..k * k)
+        .map(|i| {
+            let (a, b) = (i / k, i % k);
+            0.5 * (covariance[(a, b)] + covariance[(b, a)])
+        })
+        .collect();
+    Ok(model.with_motion(rows)?)
+}
+
 /// The joints a posture model of `skeleton` covers: everything below the hips when the map
 /// names them (the hips and the joints above carry the root transform, which the solvers keep
 /// fixed), otherwise everything below the root.

@@ -39,6 +39,9 @@ pub struct PostureModel {
     noise: f64,
     scale: f64,
     frames: usize,
+    /// The covariance of the latent point's change between frames, `K × K` row-major (see
+    /// [`PostureModel::with_motion`]), when learned.
+    motion: Option<Vec<f64>>,
 }
 
 /// What [`PostureModel::new`] checks.
@@ -181,7 +184,67 @@ impl PostureModel {
             noise: parts.noise,
             scale: parts.scale,
             frames: parts.frames,
+            motion: None,
         })
+    }
+
+    /// The model with a motion part: `covariance`, `K × K` row-major, the covariance of the
+    /// latent point's change between two frames of a motion (what
+    /// `ikarus_anim::posture::learn_motion` measures). A start the example-based solver trusts
+    /// (a drag, a per-frame solve) then moves in the latent space as the examples move between
+    /// frames, not equally in every direction.
+    ///
+    /// # Errors
+    /// [`ModelError::Size`] for another size than `K × K`, [`ModelError::Value`] for a number
+    /// that is not finite or a matrix that is not symmetric with a positive diagonal.
+    pub fn with_motion(mut self, covariance: Vec<f64>) -> Result<Self, ModelError> {
+        let k = self.dims();
+        if covariance.len() != k * k {
+            return Err(ModelError::Size {
+                what: "motion",
+                expected: k * k,
+                found: covariance.len(),
+            });
+        }
+        let symmetric = (0..k).all(|a| {
+            covariance[a * k + a] > 0.0
+                && (0..k).all(|b| {
+                    let (x, y) = (covariance[a * k + b], covariance[b * k + a]);
+                    x.is_finite() && (x - y).abs() <= 1e-9 * (x.abs() + y.abs())
+                })
+        });
+        if !symmetric {
+            return Err(ModelError::Value {
+                what: "motion",
+                extra: ", symmetric and with a positive diagonal",
+            });
+        }
+        self.motion = Some(covariance);
+        Ok(self)
+    }
+
+    /// The motion part's covariance (`K × K` row-major), when the model has one.
+    pub fn motion(&self) -> Option<&[f64]> {
+        self.motion.as_deref()
+    }
+
+    /// `z = (WᵀW + σ² I)⁻¹ Wᵀ (x − μ)`, the PPCA posterior mean of posture `x` (`3J`; zeros
+    /// when the system is singular).
+    pub fn latent_of(&self, x: &[f64]) -> Vec<f64> {
+        let k = self.dims();
+        let mut m = nalgebra::DMatrix::<f64>::identity(k, k) * self.noise;
+        let mut b = nalgebra::DVector::<f64>::zeros(k);
+        for (row, (&xr, &mr)) in x[..self.len()].iter().zip(&self.offset).enumerate() {
+            for a in 0..k {
+                let wa = self.basis(row, a);
+                b[a] += wa * (xr - mr);
+                for c in 0..k {
+                    m[(a, c)] += wa * self.basis(row, c);
+                }
+            }
+        }
+        m.cholesky()
+            .map_or_else(|| vec![0.0; k], |c| c.solve(&b).iter().copied().collect())
     }
 
     /// The modelled joints, by name.
@@ -266,6 +329,8 @@ impl PostureModel {
             ("offset", text(&file.offset)),
             ("basis", rows(&file.basis)),
         ];
+        let motion = file.motion.as_deref().map(|m| ("motion", rows(m)));
+        let fields: Vec<(&str, String)> = fields.into_iter().chain(motion).collect();
         let body: Vec<String> = fields
             .iter()
             .map(|(k, v)| format!("  {k:?}: {v}"))
@@ -357,6 +422,9 @@ struct ModelFile {
     noise: f64,
     scale: f64,
     frames: usize,
+    /// The motion part, `K` rows of `K` (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    motion: Option<Vec<Vec<f64>>>,
 }
 
 /// The parameterisation name written in files.
@@ -387,7 +455,7 @@ impl TryFrom<ModelFile> for PostureModel {
             }
             basis.extend_from_slice(row);
         }
-        Self::new(ModelParts {
+        let model = Self::new(ModelParts {
             joints: file.joints,
             mean: file.mean.iter().map(|q| DQuat::from_array(*q)).collect(),
             offset: file.offset,
@@ -396,7 +464,22 @@ impl TryFrom<ModelFile> for PostureModel {
             noise: file.noise,
             scale: file.scale,
             frames: file.frames,
-        })
+        })?;
+        let Some(rows) = file.motion else {
+            return Ok(model);
+        };
+        let mut motion = Vec::with_capacity(k.saturating_mul(k));
+        for row in &rows {
+            if row.len() != k {
+                return Err(ModelError::Size {
+                    what: "motion row",
+                    expected: k,
+                    found: row.len(),
+                });
+            }
+            motion.extend_from_slice(row);
+        }
+        model.with_motion(motion)
     }
 }
 
@@ -415,6 +498,9 @@ impl From<PostureModel> for ModelFile {
             noise: model.noise,
             scale: model.scale,
             frames: model.frames,
+            motion: model
+                .motion
+                .map(|m| m.chunks(k.max(1)).map(<[f64]>::to_vec).collect()),
         }
     }
 }

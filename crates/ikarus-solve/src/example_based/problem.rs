@@ -8,6 +8,13 @@ pub(super) struct Problem<'a> {
     /// The candidate [`run`](Self::run) did not keep when a trusted start was also solved
     /// afresh (both short of the goals): the finish tries it too.
     pub(super) other: Option<LocalPose>,
+    /// The isotropic variance added to the refinement's metric (`C + β I`): the share
+    /// [`ExampleConfig::start_isotropy`] of the model's mean variance for a trusted start's
+    /// refinement, 0 otherwise.
+    pub(super) isotropy: f64,
+    /// How near the goals the start is: `exp(−(2d/R)²)` for its RMS effector distance `d` and
+    /// the trust radius `R`.
+    pub(super) nearness: f64,
     pub(super) skeleton: &'a Skeleton,
     pub(super) task: &'a IkTask,
     pub(super) model: &'a PostureModel,
@@ -117,6 +124,8 @@ impl<'a> Problem<'a> {
             base,
             scratch: start.clone(),
             other: None,
+            isotropy: 0.0,
+            nearness: 0.0,
             free_root,
             n,
         }
@@ -144,6 +153,14 @@ impl<'a> Problem<'a> {
             .count() as f64;
         let radius = self.config.start_radius * self.model.scale();
         let trusted = best_cost <= radius * radius * effectors;
+        // How near: `exp(−(2d/R)²)` for the start's RMS effector distance `d` and the trust
+        // radius `R` (a half at 0.42 R).
+        let reach = radius * radius * effectors;
+        self.nearness = if reach > 0.0 {
+            (-4.0 * best_cost / reach).exp()
+        } else {
+            1.0
+        };
         let start = (x.clone(), best_cost);
         iterations += self.stages(trusted, &mut x, &mut work, (&mut best, &mut best_cost));
         // A trusted start the stages left short of the goals (a posture far outside the
@@ -182,6 +199,15 @@ impl<'a> Problem<'a> {
         }
         if self.config.refine {
             self.encode(work, x);
+            // From a trusted start the step may also leave the model's directions.
+            #[allow(clippy::cast_precision_loss)] // a few hundred coordinates
+            let mean_variance =
+                self.model.variances().iter().sum::<f64>() / self.model.len() as f64;
+            self.isotropy = if trusted {
+                self.config.start_isotropy * self.nearness * mean_variance
+            } else {
+                0.0
+            };
             iterations += self.refine(x, work, best, best_cost);
         }
         iterations
@@ -402,25 +428,38 @@ impl<'a> Problem<'a> {
         // Unknowns: the latent point, then the free root's six (priors 1/σ² each).
         let extra = n - m;
         let unknowns = k + extra;
+        // From a trusted start the start's own terms stand for the prior; the posture prior
+        // keeps the weight `start_prior`.
+        let own_weight = if trusted {
+            self.config.start_prior
+        } else {
+            1.0
+        };
         let precision: Vec<f64> = (0..unknowns)
             .map(|i| match (&self.free_root, i.checked_sub(k)) {
                 (Some(free), Some(r)) => free.sigma[r / 3].powi(-2),
-                _ => 1.0,
+                _ => own_weight,
             })
             .collect();
         let s2 = (self.config.goal_noise * self.model.scale()).powi(2);
         let mut z = self.posterior_mean(x_start);
         z.extend_from_slice(&x_start[m..]);
-        // A trusted start: its latent point `z₀` with precision 1/τ², and its part off the
-        // model's subspace (`offset`, zero otherwise) carried by every posture.
+        // A trusted start: its latent point `z₀` with its precision (the motion part's, else
+        // 1/τ²), and its part off the model's subspace (`offset`, zero otherwise) carried by
+        // every posture.
         let z_start = z[..k].to_vec();
         let (start_precision, offset) = self.start_terms(x_start, &z_start, trusted);
+        // `(z − z₀)ᵀ P (z − z₀)` and `P (z − z₀)`.
+        let toward_start = |z: &[f64]| {
+            let d = DVector::from_iterator(k, (0..k).map(|i| z[i] - z_start[i]));
+            let pd = &start_precision * &d;
+            (d.dot(&pd), pd)
+        };
         let mut x = vec![0.0; n];
         let mut trial = pose.clone();
         let prior = |z: &[f64]| {
             let own: f64 = z.iter().zip(&precision).map(|(v, p)| v * v * p).sum();
-            let start: f64 = z.iter().zip(&z_start).map(|(a, b)| (a - b) * (a - b)).sum();
-            own + start_precision * start
+            own + toward_start(z).0
         };
         let objective = |cost: f64, z: &[f64]| cost / s2 + prior(z);
         let place = |this: &Self, z: &[f64], x: &mut [f64]| {
@@ -453,18 +492,17 @@ impl<'a> Problem<'a> {
                 }
             }
             let r = DVector::from_column_slice(&self.residual);
-            // The start's term acts on the latent point only (`z_start` has `k` entries).
-            let toward_start = |i: usize| z_start.get(i).map_or(0.0, |s| z[i] - s);
+            // The start's term acts on the latent point only (its `k` entries).
+            let moved = toward_start(&z).1;
             let prior_gradient = DVector::from_iterator(
                 unknowns,
-                (0..unknowns).map(|i| z[i] * precision[i] + start_precision * toward_start(i)),
+                (0..unknowns).map(|i| z[i] * precision[i] + moved.get(i).copied().unwrap_or(0.0)),
             );
             let gradient = jz.transpose() * &r / s2 + prior_gradient;
-            let diagonal = DVector::from_iterator(
-                unknowns,
-                (0..unknowns).map(|i| precision[i] + if i < k { start_precision } else { 0.0 }),
-            );
-            let hessian = jz.transpose() * &jz / s2 + DMatrix::from_diagonal(&diagonal);
+            let mut hessian = jz.transpose() * &jz / s2
+                + DMatrix::from_diagonal(&DVector::from_vec(precision.clone()));
+            let mut block = hessian.view_mut((0, 0), (k, k));
+            block += &start_precision;
             let mut improved = false;
             for _ in 0..8 {
                 let damped = &hessian + DMatrix::<f64>::identity(unknowns, unknowns) * lambda;
@@ -497,42 +535,38 @@ impl<'a> Problem<'a> {
         (iterations, self.cost(pose))
     }
 
-    /// A start's terms in the latent stage: the precision `1/τ²` of its latent point `z_start`
-    /// and its part off the model's subspace, `x_start − μ − W z_start`; `(0, zeros)` when it
-    /// is not `trusted`.
-    fn start_terms(&self, x_start: &[f64], z_start: &[f64], trusted: bool) -> (f64, Vec<f64>) {
-        let m = self.model.len();
+    /// A start's terms in the latent stage: the precision of its latent point `z_start` (the
+    /// inverse of the model's motion part over [`ExampleConfig::motion_spread`]², else
+    /// `I / τ²`) and its part off the model's subspace, `x_start − μ − W z_start`; zeros when
+    /// it is not `trusted`.
+    fn start_terms(
+        &self,
+        x_start: &[f64],
+        z_start: &[f64],
+        trusted: bool,
+    ) -> (DMatrix<f64>, Vec<f64>) {
+        let (m, k) = (self.model.len(), self.model.dims());
         let mut offset = vec![0.0; m];
         if !trusted {
-            return (0.0, offset);
+            return (DMatrix::zeros(k, k), offset);
         }
         self.model.posture(z_start, &mut offset);
         for (o, s) in offset.iter_mut().zip(&x_start[..m]) {
             *o = s - *o;
         }
-        (self.config.start_spread.powi(-2), offset)
+        let motion = self.model.motion().and_then(|covariance| {
+            DMatrix::from_row_slice(k, k, covariance)
+                .try_inverse()
+                .map(|p| p / self.config.motion_spread.powi(2))
+        });
+        let precision =
+            motion.unwrap_or_else(|| DMatrix::identity(k, k) / self.config.start_spread.powi(2));
+        (precision, offset)
     }
 
     /// `z = (WᵀW + σ² I)⁻¹ Wᵀ (x − μ)`, the PPCA posterior mean of posture `x`.
     pub(super) fn posterior_mean(&self, x: &[f64]) -> Vec<f64> {
-        let k = self.model.dims();
-        let mut m = DMatrix::<f64>::identity(k, k) * self.model.noise();
-        let mut b = DVector::<f64>::zeros(k);
-        for (row, (&xr, &mr)) in x[..self.model.len()]
-            .iter()
-            .zip(self.model.offset())
-            .enumerate()
-        {
-            for a in 0..k {
-                let wa = self.model.basis(row, a);
-                b[a] += wa * (xr - mr);
-                for c in 0..k {
-                    m[(a, c)] += wa * self.model.basis(row, c);
-                }
-            }
-        }
-        m.cholesky()
-            .map_or_else(|| vec![0.0; k], |c| c.solve(&b).iter().copied().collect())
+        self.model.latent_of(x)
     }
 
     /// The refinement from posture `x` (the latent stage's pose, in `pose`); updates the best
@@ -648,6 +682,11 @@ impl<'a> Problem<'a> {
             );
             self.model
                 .covariance_times(&row[..posture], &mut buffers.scratch, &mut out[..posture]);
+            if self.isotropy > 0.0 {
+                for (o, v) in out[..posture].iter_mut().zip(&row[..posture]) {
+                    *o += self.isotropy * v;
+                }
+            }
             // The free root's prior: independent, σ² per coordinate.
             if let Some(free) = &self.free_root {
                 for (i, (o, v)) in out[posture..].iter_mut().zip(&row[posture..]).enumerate() {

@@ -162,3 +162,68 @@ fn right_jacobian_matches_finite_differences() {
         );
     }
 }
+
+#[test]
+fn a_motion_part_is_checked_and_kept_by_the_file() {
+    let model = builtin_humanoid().expect("shipped model").clone();
+    let k = model.dims();
+    let identity: Vec<f64> = (0..k * k)
+        .map(|i| if i % (k + 1) == 0 { 0.04 } else { 0.0 })
+        .collect();
+    assert!(matches!(
+        model.clone().with_motion(vec![1.0; k]),
+        Err(ModelError::Size { what: "motion", .. })
+    ));
+    let mut skewed = identity.clone();
+    skewed[1] = 0.01;
+    assert!(matches!(
+        model.clone().with_motion(skewed),
+        Err(ModelError::Value { what: "motion", .. })
+    ));
+    let mut flat = identity.clone();
+    flat[0] = 0.0;
+    assert!(model.clone().with_motion(flat).is_err());
+    let moving = model.clone().with_motion(identity).unwrap();
+    assert_eq!(moving.motion().map(<[f64]>::len), Some(k * k));
+    let text = moving.to_json();
+    assert_eq!(PostureModel::from_json(&text).unwrap(), moving);
+    // A row of another length is refused by name.
+    let short = text.replacen("0.04,", "", 1);
+    let error = PostureModel::from_json(&short).unwrap_err().to_string();
+    assert!(error.contains("motion row"), "{error}");
+    // A model without one writes no motion key.
+    assert!(!model.to_json().contains("motion"));
+}
+
+#[test]
+fn trusted_start_settings_out_of_range_are_refused() {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let hand = skeleton.joint("leftHand").unwrap();
+    let task = IkTask {
+        effectors: vec![Effector {
+            joint: hand,
+            goal: Goal::from_position(DVec3::new(0.4, 1.2, 0.3)),
+            weight: 1.0,
+        }],
+        ..IkTask::default()
+    };
+    for config in [
+        ExampleConfig {
+            start_isotropy: -0.1,
+            ..ExampleConfig::default()
+        },
+        ExampleConfig {
+            start_prior: f64::NAN,
+            ..ExampleConfig::default()
+        },
+        ExampleConfig {
+            motion_spread: 0.0,
+            ..ExampleConfig::default()
+        },
+    ] {
+        let mut pose = skeleton.rest_pose();
+        let report = solve_task(&skeleton, &task, &config, &mut pose);
+        assert_eq!(report.status, SolveStatus::InvalidInput, "{config:?}");
+        assert_eq!(pose, skeleton.rest_pose());
+    }
+}
