@@ -184,10 +184,10 @@ fn learning_from_motions_is_learn_on_the_picked_and_carried_frames() {
         })
         .collect();
     let learned = posture::learn_from_motions(&source, &[(&source, &motion)], 6, 3).unwrap();
-    assert_eq!(
-        learned.model,
-        posture::learn(&source, &joints, &picked, 6).unwrap()
-    );
+    // Picked frames 1/40 s apart: the motion part compares frames three apart (1/15 s).
+    let expected = posture::learn(&source, &joints, &picked, 6).unwrap();
+    let expected = posture::learn_motion(expected, &source, &[&picked], 3).unwrap();
+    assert_eq!(learned.model, expected);
     assert_eq!(learned.model.frames(), frames.len().div_ceil(3));
 
     let target = builtin_humanoid();
@@ -205,10 +205,10 @@ fn learning_from_motions_is_learn_on_the_picked_and_carried_frames() {
         .collect();
     let target_joints = posture::modelled_joints(&target, Some(&target_map));
     let onto = posture::learn_from_motions(&target, &[(&source, &motion)], 10, 5).unwrap();
-    assert_eq!(
-        onto.model,
-        posture::learn(&target, &target_joints, &carried, 10).unwrap()
-    );
+    // 1/24 s apart: two apart is the nearest to 1/15 s.
+    let expected = posture::learn(&target, &target_joints, &carried, 10).unwrap();
+    let expected = posture::learn_motion(expected, &target, &[&carried], 2).unwrap();
+    assert_eq!(onto.model, expected);
 
     let empty = ikarus_core::Motion::for_skeleton(&source, 1.0 / 120.0).unwrap();
     assert_eq!(

@@ -83,7 +83,9 @@ pub struct Learned {
 /// motions of another skeleton (other joint names) carried onto `target` bone by bone through
 /// both humanoid maps ([`HumanoidTransfer`], at least [`MIN_MATCHED`] shared bones); frames
 /// outside `target`'s joint limits moved onto them (the model describes postures the skeleton
-/// may take); then [`learn`] on [`modelled_joints`] with `dims` latent dimensions.
+/// may take); then [`learn`] on [`modelled_joints`] with `dims` latent dimensions; then the
+/// motion part ([`learn_motion`]) from each motion's frames [`MOTION_LAG_SECONDS`] apart (at
+/// least one picked frame), when the motions hold at least two such pairs.
 ///
 /// # Errors
 /// [`LearnError::NoDims`], [`LearnError::NoStep`], [`LearnError::EmptyMotion`],
@@ -102,10 +104,17 @@ pub fn learn_from_motions(
     }
     let target_map = HumanoidMap::recognise(target);
     let mut frames: Vec<LocalPose> = Vec::new();
+    // Per motion: where its frames start in `frames`, and the lag of the motion part.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
     for (index, &(skeleton, motion)) in motions.iter().enumerate() {
         if motion.is_empty() {
             return Err(LearnError::EmptyMotion { motion: index });
         }
+        #[allow(clippy::cast_precision_loss)] // a frame step far below 2^52
+        let step = motion.frame_time() * every as f64;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a few frames
+        let lag = (MOTION_LAG_SECONDS / step).round().max(1.0) as usize;
+        runs.push((frames.len(), lag));
         let picked = motion.frames().iter().step_by(every);
         if skeleton.names() == target.names() {
             frames.extend(picked.cloned());
@@ -132,8 +141,25 @@ pub fn learn_from_motions(
     }
     let joints = modelled_joints(target, Some(&target_map).filter(|m| !m.is_empty()));
     let model = learn(target, &joints, &frames, dims)?;
+    // The motion part, from each motion's run of frames at its own lag, when they hold pairs.
+    let ends = runs.iter().skip(1).map(|r| r.0).chain([frames.len()]);
+    let runs: Vec<(&[LocalPose], usize)> = runs
+        .iter()
+        .zip(ends)
+        .map(|(&(start, lag), end)| (&frames[start..end], lag))
+        .collect();
+    let (covariance, pairs) = motion_covariance(&model, target, &runs)?;
+    let model = if pairs >= 2 {
+        model.with_motion(covariance)?
+    } else {
+        model
+    };
     Ok(Learned { model, projected })
 }
+
+/// The time between the two frames of the motion part's changes (seconds): the spacing of the
+/// naturalness protocol's held-out frames, a drag's or a per-frame solve's step at 15 fps.
+pub const MOTION_LAG_SECONDS: f64 = 1.0 / 15.0;
 
 /// Adds the motion part to `model` ([`PostureModel::with_motion`]): the covariance of the
 /// latent point's change over `lag` frames, measured on `runs` (each a run of consecutive
@@ -153,13 +179,28 @@ pub fn learn_motion(
     if lag == 0 {
         return Err(LearnError::NoStep);
     }
+    let runs: Vec<(&[LocalPose], usize)> = runs.iter().map(|&run| (run, lag)).collect();
+    let (covariance, pairs) = motion_covariance(&model, skeleton, &runs)?;
+    if pairs < 2 {
+        return Err(LearnError::TooFewFrames(pairs));
+    }
+    Ok(model.with_motion(covariance)?)
+}
+
+/// The motion part's covariance over `runs` (each with its own lag, at least 1), row-major,
+/// and the number of pairs it was measured on (see [`learn_motion`]).
+fn motion_covariance(
+    model: &PostureModel,
+    skeleton: &Skeleton,
+    runs: &[(&[LocalPose], usize)],
+) -> Result<(Vec<f64>, usize), LearnError> {
     let joints = model.bind(skeleton)?;
     let k = model.dims();
     let mut sum = DMatrix::<f64>::zeros(k, k);
     let mut pairs = 0_usize;
     let mut x = vec![0.0; model.len()];
     let mut seen = 0;
-    for run in runs {
+    for &(run, lag) in runs {
         let mut latent = Vec::with_capacity(run.len());
         for (i, frame) in run.iter().enumerate() {
             if frame.len() != skeleton.len() {
@@ -176,30 +217,27 @@ pub fn learn_motion(
             latent.push(nalgebra::DVector::from_vec(model.latent_of(&x)));
         }
         seen += run.len();
-        for (a, b) in latent.iter().zip(latent.iter().skip(lag)) {
+        for (a, b) in latent.iter().zip(latent.iter().skip(lag.max(1))) {
             let d = b - a;
             sum += &d * d.transpose();
             pairs += 1;
         }
     }
-    if pairs < 2 {
-        return Err(LearnError::TooFewFrames(pairs));
-    }
     #[allow(clippy::cast_precision_loss)] // frame counts far below 2^52
-    let mut covariance = sum / pairs as f64;
+    let mut covariance = sum / pairs.max(1) as f64;
     #[allow(clippy::cast_precision_loss)]
     let ridge = 1e-6 * covariance.trace() / k.max(1) as f64;
     for a in 0..k {
         covariance[(a, a)] += ridge.max(f64::MIN_POSITIVE);
     }
     // Exactly symmetric, row-major.
-    let rows: Vec<f64> = (0..k * k)
+    let rows = (0..k * k)
         .map(|i| {
             let (a, b) = (i / k, i % k);
             0.5 * (covariance[(a, b)] + covariance[(b, a)])
         })
         .collect();
-    Ok(model.with_motion(rows)?)
+    Ok((rows, pairs))
 }
 
 /// The joints a posture model of `skeleton` covers: everything below the hips when the map
