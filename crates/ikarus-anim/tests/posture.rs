@@ -19,6 +19,20 @@ fn walk() -> Option<(Skeleton, Vec<LocalPose>)> {
     Some((document.skeleton, frames))
 }
 
+/// The walk and a model of `dims` dimensions learned on all its frames.
+fn walk_model(
+    dims: usize,
+) -> Option<(
+    Skeleton,
+    Vec<LocalPose>,
+    ikarus_solve::example_based::PostureModel,
+)> {
+    let (skeleton, frames) = walk()?;
+    let joints = posture::modelled_joints(&skeleton, Some(&HumanoidMap::recognise(&skeleton)));
+    let model = posture::learn(&skeleton, &joints, &frames, dims).unwrap();
+    Some((skeleton, frames, model))
+}
+
 #[test]
 fn karcher_mean_of_rotations_spread_around_a_known_mean() {
     let mean = DQuat::from_euler(glam::EulerRot::YXZ, 0.7, -0.4, 1.1);
@@ -92,11 +106,9 @@ fn pca_matches_the_covariance_of_the_frames() {
 
 #[test]
 fn fewer_dimensions_keep_the_largest_variance_and_reconstruct_the_frames() {
-    let Some((skeleton, frames)) = walk() else {
+    let Some((skeleton, frames, small)) = walk_model(8) else {
         return;
     };
-    let joints = posture::modelled_joints(&skeleton, Some(&HumanoidMap::recognise(&skeleton)));
-    let small = posture::learn(&skeleton, &joints, &frames, 8).unwrap();
     let variances = small.variances();
     assert!(variances.windows(2).all(|w| w[0] >= w[1]));
     // The columns of W are orthogonal.
@@ -369,11 +381,9 @@ fn interpolation_weights_and_postures() {
 /// exactly; bad lags and runs too short are refused.
 #[test]
 fn the_motion_part_is_the_covariance_of_the_latent_change_between_frames() {
-    let Some((skeleton, frames)) = walk() else {
+    let Some((skeleton, frames, model)) = walk_model(8) else {
         return;
     };
-    let joints = posture::modelled_joints(&skeleton, Some(&HumanoidMap::recognise(&skeleton)));
-    let model = posture::learn(&skeleton, &joints, &frames, 8).unwrap();
     let bound = model.bind(&skeleton).unwrap();
     let latent = |frame: &LocalPose| -> Vec<f64> {
         let mut x = vec![0.0; model.len()];

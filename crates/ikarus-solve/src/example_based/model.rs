@@ -444,17 +444,7 @@ impl TryFrom<ModelFile> for PostureModel {
             });
         }
         let k = file.variances.len();
-        let mut basis = Vec::with_capacity(file.basis.len().saturating_mul(k));
-        for row in &file.basis {
-            if row.len() != k {
-                return Err(ModelError::Size {
-                    what: "basis row",
-                    expected: k,
-                    found: row.len(),
-                });
-            }
-            basis.extend_from_slice(row);
-        }
+        let basis = flatten_rows(&file.basis, k, "basis row")?;
         let model = Self::new(ModelParts {
             joints: file.joints,
             mean: file.mean.iter().map(|q| DQuat::from_array(*q)).collect(),
@@ -468,19 +458,25 @@ impl TryFrom<ModelFile> for PostureModel {
         let Some(rows) = file.motion else {
             return Ok(model);
         };
-        let mut motion = Vec::with_capacity(k.saturating_mul(k));
-        for row in &rows {
-            if row.len() != k {
-                return Err(ModelError::Size {
-                    what: "motion row",
-                    expected: k,
-                    found: row.len(),
-                });
-            }
-            motion.extend_from_slice(row);
-        }
-        model.with_motion(motion)
+        model.with_motion(flatten_rows(&rows, k, "motion row")?)
     }
+}
+
+/// `rows` of `k` numbers each, row-major in one vector; [`ModelError::Size`] naming `what` for
+/// a row of another length.
+fn flatten_rows(rows: &[Vec<f64>], k: usize, what: &'static str) -> Result<Vec<f64>, ModelError> {
+    let mut out = Vec::with_capacity(rows.len().saturating_mul(k));
+    for row in rows {
+        if row.len() != k {
+            return Err(ModelError::Size {
+                what,
+                expected: k,
+                found: row.len(),
+            });
+        }
+        out.extend_from_slice(row);
+    }
+    Ok(out)
 }
 
 impl From<PostureModel> for ModelFile {
