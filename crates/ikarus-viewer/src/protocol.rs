@@ -57,7 +57,8 @@ pub enum Request {
         joint: String,
     },
     /// Make `joint` the base (support) joint that stays fixed; `null` keeps the root fixed.
-    /// Solves when there are effectors.
+    /// Feet pinned by the solver (and not dragged since) are released. Solves when there are
+    /// effectors.
     SetBase {
         /// Joint name or `null`.
         joint: Option<String>,

@@ -29,6 +29,13 @@ use crate::protocol::{
 /// the hand falls short), as a character stands.
 const PINNED_FOOT_WEIGHT: f64 = 100.0;
 
+/// Whether `solver` starts a humanoid with both feet pinned: the full-body solver, and
+/// example-based IK (whose learned postures otherwise move a foot not dragged yet along with a
+/// dragged hand).
+fn pins_feet(solver: &SolverConfig) -> bool {
+    matches!(solver, SolverConfig::Body(_) | SolverConfig::Example(_))
+}
+
 /// Undo steps kept per connection.
 const UNDO_LIMIT: usize = 256;
 
@@ -205,8 +212,8 @@ impl Session {
                 check_budget(&config)?;
                 self.solver = config;
                 self.solver_chosen = true;
-                // Feet the body solver pinned go with it; a body solver starts with them.
-                if self.feet_pinned && !matches!(self.solver, SolverConfig::Body(_)) {
+                // Feet the body or example solver pinned go with it; those start with them.
+                if self.feet_pinned && !pins_feet(&self.solver) {
                     self.task.effectors.clear();
                     self.feet_pinned = false;
                 }
@@ -519,6 +526,11 @@ impl Session {
         let base = joint.map(|name| self.joint(name)).transpose()?;
         self.remember();
         self.task.base = base;
+        // A base anchors the body: feet that were only pinned are released.
+        if base.is_some() && self.feet_pinned {
+            self.task.effectors.clear();
+            self.feet_pinned = false;
+        }
         self.solve_and_reply()
     }
 
@@ -584,13 +596,22 @@ impl Session {
         (task, SolverConfig::Body(body))
     }
 
-    /// Under the full-body solver with no effectors yet: both feet pinned where they stand
-    /// (position and rotation, weight [`PINNED_FOOT_WEIGHT`]), so that a dragged hand moves
-    /// the body over planted feet, as a character stands. They are effectors like any other:
-    /// drag them, or release them.
+    /// Pinned feet that are still only pinned (no drag since) moved to where the feet stand
+    /// in the current pose (a frame shown, a motion loaded).
+    pub(crate) fn repin_feet(&mut self) {
+        if self.feet_pinned {
+            self.task.effectors.clear();
+            self.feet_pinned = false;
+            self.pin_feet();
+        }
+    }
+
+    /// Under the full-body or example-based solver with no effectors yet: both feet pinned
+    /// where they stand, so that a dragged hand moves the body over planted feet, as a
+    /// character stands. They are effectors like any other: drag them, or release them.
     pub(crate) fn pin_feet(&mut self) {
-        let (SolverConfig::Body(_), Some(map), true) = (
-            &self.solver,
+        let (true, Some(map), true) = (
+            pins_feet(&self.solver),
             &self.loaded.humanoid,
             self.task.effectors.is_empty(),
         ) else {
@@ -601,11 +622,20 @@ impl Session {
             .filter_map(|b| map.joint(b))
             .collect();
         fk::forward_kinematics(&self.loaded.document.skeleton, &self.pose, &mut self.model);
+        // The body solver holds them against the pelvis's pull (position and rotation,
+        // weight [`PINNED_FOOT_WEIGHT`]); example-based IK, whose root stays, by position at
+        // the weight of any effector (a dragged foot then takes the drag's goal alone).
+        let body = matches!(self.solver, SolverConfig::Body(_));
         for joint in feet {
+            let (goal, weight) = if body {
+                (Goal::from_frame(&self.model, joint), PINNED_FOOT_WEIGHT)
+            } else {
+                (Goal::from_position(self.model.position(joint)), 1.0)
+            };
             self.task.effectors.push(Effector {
                 joint,
-                goal: Goal::from_frame(&self.model, joint),
-                weight: PINNED_FOOT_WEIGHT,
+                goal,
+                weight,
             });
         }
         self.feet_pinned = true;

@@ -36,6 +36,7 @@ impl Session {
             let skeleton = &self.loaded.document.skeleton;
             mmd.sample(skeleton, index as f64);
             mmd.evaluate(skeleton, &mut self.pose, &mut self.model);
+            self.repin_feet();
             return Ok(vec![self.pose_reply(None, Some(index))]);
         }
         let motion =
@@ -54,6 +55,7 @@ impl Session {
             })?;
         let frame = frame.clone();
         self.pose = frame;
+        self.repin_feet();
         Ok(vec![self.pose_reply(None, Some(index))])
     }
 
