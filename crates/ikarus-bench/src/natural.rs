@@ -455,7 +455,9 @@ fn load_group(
                     held.push((kind, first.clone(), previous.take(), frame.clone()));
                     previous = Some(frame);
                 }
-                runs.push(std::mem::take(&mut run));
+                if !run.is_empty() {
+                    runs.push(std::mem::take(&mut run));
+                }
             } else if role != Role::Test {
                 train.push(frame.clone());
                 run.push(frame);

@@ -30,6 +30,17 @@ async fn pose_after(socket: &mut Socket, request: &Value) -> Value {
     until(socket, "pose").await.pop().unwrap()
 }
 
+/// The built-in humanoid playing the shared CMU walk (retargeted through the protocol): the
+/// socket, the skeleton reply and the motion's frame count; `None` without the shared data.
+async fn walk_on_the_humanoid() -> Option<(Socket, Value, usize)> {
+    let walk = ikarus_testdata::require_file("bvh", "cmu_02_01_walk_cgspeed_crlf.bvh", "drag")?;
+    let (mut socket, greeting) = connect(Catalog::open(&[]).unwrap()).await;
+    let skeleton = of(&greeting, "skeleton").clone();
+    let replies = retarget_text(&mut socket, "walk.bvh", &walk).await;
+    let frames = of(&replies, "motion")["frames"].as_u64().unwrap() as usize;
+    Some((socket, skeleton, frames))
+}
+
 /// What is pinned before the drags.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Start {
@@ -87,15 +98,10 @@ async fn drag_towards(
 
 #[tokio::test]
 async fn dragging_hands_and_feet_from_the_frame_on_screen_keeps_the_learned_gain() {
-    let Some(walk) =
-        ikarus_testdata::require_file("bvh", "cmu_02_01_walk_cgspeed_crlf.bvh", "drag")
-    else {
+    let Some((mut socket, skeleton, frames)) = walk_on_the_humanoid().await else {
         return;
     };
-    let (mut socket, greeting) = connect(Catalog::open(&[]).unwrap()).await;
-    let skeleton = of(&greeting, "skeleton");
-    let replies = retarget_text(&mut socket, "walk.bvh", &walk).await;
-    let frames = of(&replies, "motion")["frames"].as_u64().unwrap() as usize;
+    let skeleton = &skeleton;
     let hips = joint_index(skeleton, "hips");
     let dragged: Vec<(&str, usize)> = ["leftHand", "rightHand", "leftFoot", "rightFoot"]
         .into_iter()
@@ -170,16 +176,11 @@ async fn dragging_hands_and_feet_from_the_frame_on_screen_keeps_the_learned_gain
 /// and the first drag pulled them back).
 #[tokio::test]
 async fn pinned_feet_follow_the_frame_on_screen() {
-    let Some(walk) =
-        ikarus_testdata::require_file("bvh", "cmu_02_01_walk_cgspeed_crlf.bvh", "drag")
-    else {
+    let Some((mut socket, skeleton, _)) = walk_on_the_humanoid().await else {
         return;
     };
-    let (mut socket, greeting) = connect(Catalog::open(&[]).unwrap()).await;
-    let skeleton = of(&greeting, "skeleton");
-    retarget_text(&mut socket, "walk.bvh", &walk).await;
     let [hand, left, right] =
-        ["leftHand", "leftFoot", "rightFoot"].map(|name| joint_index(skeleton, name));
+        ["leftHand", "leftFoot", "rightFoot"].map(|name| joint_index(&skeleton, name));
     for config in [json!({"kind": "body"}), json!({"kind": "example"})] {
         pose_after(&mut socket, &json!({"type": "solver", "config": config})).await;
         pose_after(&mut socket, &json!({"type": "reset"})).await;
