@@ -33,15 +33,8 @@ fn compare(
         }
     }
     let example = example.expect("the example solver is in the list");
-    // The clips the model did not learn from, from their first frame, reach 87% (DLS 98%):
-    // short of the aim, held here as measured.
-    let reached = if label.starts_with("other clips from the first") {
-        0.85
-    } else {
-        0.99
-    };
     assert!(
-        example.reached >= reached,
+        example.reached >= 0.99,
         "{label}: reached {}",
         example.reached
     );
@@ -105,11 +98,12 @@ fn example_based_ik_from_real_starts_with_two_to_six_effectors() {
 
 /// Bounds above the aim of 0.7 (group, start, bound): the clips and performers the model did
 /// not learn from (retargeted onto the built-in humanoid). Measured: from the clip's first
-/// frame 0.86 (71.1 mm against DLS's 82.2), from the frame before 1.06 (10.7 mm against
-/// length-damped CCD's 10.2; it was 2.35 before a trusted start dropped the posture prior and
-/// let the refinement leave the model's directions). A model of four clips does not hold these
-/// postures; more training clips would be the next step.
+/// frame 0.81 (66.8 mm against DLS's 82.2, reached 99% with the DLS finish from the start),
+/// from the frame before 1.05 (10.7 mm against length-damped CCD's 10.2; it was 2.35 before a
+/// trusted start dropped the posture prior and let the refinement leave the model's
+/// directions). A model of four clips does not hold these postures; the shared clips hold no
+/// more gait to learn from.
 const BOUNDS: [(&str, Start, f64); 2] = [
-    ("other clips", Start::First, 0.9),
+    ("other clips", Start::First, 0.85),
     ("other clips", Start::Previous, 1.1),
 ];
