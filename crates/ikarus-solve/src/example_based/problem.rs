@@ -442,7 +442,7 @@ impl<'a> Problem<'a> {
             })
             .collect();
         let s2 = (self.config.goal_noise * self.model.scale()).powi(2);
-        let mut z = self.posterior_mean(x_start);
+        let mut z = self.model.latent_of(x_start);
         z.extend_from_slice(&x_start[m..]);
         // A trusted start: its latent point `z₀` with its precision (the motion part's, else
         // 1/τ²), and its part off the model's subspace (`offset`, zero otherwise) carried by
@@ -562,11 +562,6 @@ impl<'a> Problem<'a> {
         let precision =
             motion.unwrap_or_else(|| DMatrix::identity(k, k) / self.config.start_spread.powi(2));
         (precision, offset)
-    }
-
-    /// `z = (WᵀW + σ² I)⁻¹ Wᵀ (x − μ)`, the PPCA posterior mean of posture `x`.
-    pub(super) fn posterior_mean(&self, x: &[f64]) -> Vec<f64> {
-        self.model.latent_of(x)
     }
 
     /// The refinement from posture `x` (the latent stage's pose, in `pose`); updates the best
