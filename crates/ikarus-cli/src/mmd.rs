@@ -119,35 +119,32 @@ pub fn info_model(file: &str, json: bool) -> Result<()> {
             })
             .collect(),
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-        return Ok(());
-    }
-    println!("file:       {}", info.file);
-    println!("format:     {}", info.format);
-    println!("name:       {} ({})", info.name, info.english_name);
-    println!("bones:      {}", info.bones);
-    println!(
-        "mesh:       {} vertices, {} triangles, {} materials",
-        info.vertices, info.triangles, info.materials
-    );
-    println!(
-        "parsed past: {} morphs, {} rigid bodies, {} joints",
-        info.morphs, info.rigid_bodies, info.joints
-    );
-    println!("IK chains:  {}", info.ik_chains.len());
-    for chain in &info.ik_chains {
-        let links: Vec<&str> = chain.links.iter().map(|l| l.bone.as_str()).collect();
+    crate::cmd::info::print_info(&info, json, |info| {
+        println!("file:       {}", info.file);
+        println!("format:     {}", info.format);
+        println!("name:       {} ({})", info.name, info.english_name);
+        println!("bones:      {}", info.bones);
         println!(
-            "  {} -> {} ({} loops, unit {:.3} rad): {}",
-            chain.ik_bone,
-            chain.target,
-            chain.iterations,
-            chain.unit_angle,
-            links.join(", ")
+            "mesh:       {} vertices, {} triangles, {} materials",
+            info.vertices, info.triangles, info.materials
         );
-    }
-    Ok(())
+        println!(
+            "parsed past: {} morphs, {} rigid bodies, {} joints",
+            info.morphs, info.rigid_bodies, info.joints
+        );
+        println!("IK chains:  {}", info.ik_chains.len());
+        for chain in &info.ik_chains {
+            let links: Vec<&str> = chain.links.iter().map(|l| l.bone.as_str()).collect();
+            println!(
+                "  {} -> {} ({} loops, unit {:.3} rad): {}",
+                chain.ik_bone,
+                chain.target,
+                chain.iterations,
+                chain.unit_angle,
+                links.join(", ")
+            );
+        }
+    })
 }
 
 #[derive(Serialize)]
@@ -177,23 +174,20 @@ pub fn info_motion(file: &str, json: bool) -> Result<()> {
         ik_property_keys: vmd.properties.len(),
         keyed_bones: vmd.keyed_bones().into_iter().map(str::to_owned).collect(),
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-        return Ok(());
-    }
-    println!("file:       {}", info.file);
-    println!("model:      {}", info.model_name);
-    println!("frames:     {} at {} fps", info.frames, info.frame_rate);
-    println!(
-        "keys:       {} bone, {} morph, {} camera, {} IK property",
-        info.bone_keys, info.morph_keys, info.camera_keys, info.ik_property_keys
-    );
-    println!(
-        "keyed bones ({}): {}",
-        info.keyed_bones.len(),
-        info.keyed_bones.join(", ")
-    );
-    Ok(())
+    crate::cmd::info::print_info(&info, json, |info| {
+        println!("file:       {}", info.file);
+        println!("model:      {}", info.model_name);
+        println!("frames:     {} at {} fps", info.frames, info.frame_rate);
+        println!(
+            "keys:       {} bone, {} morph, {} camera, {} IK property",
+            info.bone_keys, info.morph_keys, info.camera_keys, info.ik_property_keys
+        );
+        println!(
+            "keyed bones ({}): {}",
+            info.keyed_bones.len(),
+            info.keyed_bones.join(", ")
+        );
+    })
 }
 
 fn build(model: &MmdModel, file: &str) -> Result<Built> {

@@ -96,30 +96,14 @@ impl HumanoidBone {
 
     /// The legs, left then right: upper leg, lower leg, foot.
     pub const LEGS: [[HumanoidBone; 3]; 2] = [
-        [
-            HumanoidBone::LeftUpperLeg,
-            HumanoidBone::LeftLowerLeg,
-            HumanoidBone::LeftFoot,
-        ],
-        [
-            HumanoidBone::RightUpperLeg,
-            HumanoidBone::RightLowerLeg,
-            HumanoidBone::RightFoot,
-        ],
+        [Self::LeftUpperLeg, Self::LeftLowerLeg, Self::LeftFoot],
+        [Self::RightUpperLeg, Self::RightLowerLeg, Self::RightFoot],
     ];
 
     /// The arms, left then right: upper arm, lower arm, hand.
     pub const ARMS: [[HumanoidBone; 3]; 2] = [
-        [
-            HumanoidBone::LeftUpperArm,
-            HumanoidBone::LeftLowerArm,
-            HumanoidBone::LeftHand,
-        ],
-        [
-            HumanoidBone::RightUpperArm,
-            HumanoidBone::RightLowerArm,
-            HumanoidBone::RightHand,
-        ],
+        [Self::LeftUpperArm, Self::LeftLowerArm, Self::LeftHand],
+        [Self::RightUpperArm, Self::RightLowerArm, Self::RightHand],
     ];
 
     /// The ends a whole body is usually posed by: hips, head, hands and feet (a tracker set,

@@ -43,6 +43,18 @@ pub struct KeypointFile {
 }
 
 impl KeypointFile {
+    /// A file with no points yet, the readers' start.
+    fn empty(layout: Option<String>, fps: Option<f64>, names: Option<Vec<String>>) -> Self {
+        Self {
+            layout,
+            fps,
+            names,
+            points_per_frame: 0,
+            points: Vec::new(),
+            confidence: None,
+        }
+    }
+
     /// Number of frames.
     pub fn frames(&self) -> usize {
         self.points
@@ -181,14 +193,7 @@ pub fn parse_json(text: &str) -> Result<KeypointFile, KeypointError> {
             .map(|n| n.as_str().unwrap_or_default().to_owned())
             .collect()
     });
-    let mut out = KeypointFile {
-        layout,
-        fps,
-        names,
-        points_per_frame: 0,
-        points: Vec::new(),
-        confidence: None,
-    };
+    let mut out = KeypointFile::empty(layout, fps, names);
     let mut confidence = Vec::new();
     let mut any_confidence = false;
     for (f, frame) in frames.iter().enumerate() {
@@ -382,14 +387,7 @@ pub fn parse_csv(text: &str) -> Result<KeypointFile, KeypointError> {
         None => (None, 3),
     };
     rows.extend(lines);
-    let mut out = KeypointFile {
-        layout: None,
-        fps: None,
-        names,
-        points_per_frame: 0,
-        points: Vec::new(),
-        confidence: None,
-    };
+    let mut out = KeypointFile::empty(None, None, names);
     let mut confidence = Vec::new();
     let mut columns = None;
     for (frame, (i, row)) in rows.iter().enumerate() {
@@ -562,12 +560,9 @@ pub fn parse_npy(bytes: &[u8]) -> Result<KeypointFile, KeypointError> {
         }
     };
     let mut out = KeypointFile {
-        layout: None,
-        fps: None,
-        names: None,
         points_per_frame: points,
         points: Vec::with_capacity(frames * points),
-        confidence: None,
+        ..KeypointFile::empty(None, None, None)
     };
     let mut confidence = Vec::new();
     for p in 0..frames * points {

@@ -414,36 +414,36 @@ mod tests {
 
     #[test]
     fn malformed_files_say_where_and_what() {
+        // Each file is refused with a message holding the given text.
+        let json = |text: &str, says: &str| {
+            let e = from_json(text, "a.json").unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        };
+        let csv = |text: &str, says: &str| {
+            let e = from_csv(text, "b.csv").unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        };
         let e = from_json(
             "{\"fps\": 60, \"trackers\": {\"head\": [[0, 1]]}}",
             "a.json",
-        )
-        .unwrap_err();
-        assert!(e.to_string().starts_with("a.json: line 1, column"), "{e}");
-        let e = from_json("{\"fps\": 60, \"trackers\": {\"nose\": []}}", "a.json").unwrap_err();
-        assert!(e.to_string().contains("`nose` is not a VRM"), "{e}");
-        let e = from_json(
-            "{\"fps\": 60, \"trackers\": {\"head\": [[0,0,0,0,0,0,1]], \"leftHand\": []}}",
-            "a.json",
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("one per frame"), "{e}");
-        let e = from_json("{\"fps\": 0, \"trackers\": {\"head\": []}}", "a.json").unwrap_err();
-        assert!(e.to_string().contains("fps"), "{e}");
-        let e = from_csv("time,head.x\n0,1\n", "b.csv").unwrap_err();
-        assert!(e.to_string().contains("line 1: no column `head.y`"), "{e}");
-        let text = "time,head.x,head.y,head.z,head.qx,head.qy,head.qz,head.qw\n0,0,1,0,0,0,0,1\n0.1,0,x,0,0,0,0,1\n";
-        let e = from_csv(text, "b.csv").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("b.csv: line 3: column `head.y`: `x` is not a number"),
-            "{e}"
         );
-        let e = from_csv(
-            "time,head.x,head.y,head.z,head.qx,head.qy,head.qz,head.qw\n0,0,1,0,0,0,0,1\n",
-            "b.csv",
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("one frame"), "{e}");
+        let e = e.unwrap_err().to_string();
+        assert!(e.starts_with("a.json: line 1, column"), "{e}");
+        json(
+            "{\"fps\": 60, \"trackers\": {\"nose\": []}}",
+            "`nose` is not a VRM",
+        );
+        json(
+            "{\"fps\": 60, \"trackers\": {\"head\": [[0,0,0,0,0,0,1]], \"leftHand\": []}}",
+            "one per frame",
+        );
+        json("{\"fps\": 0, \"trackers\": {\"head\": []}}", "fps");
+        csv("time,head.x\n0,1\n", "line 1: no column `head.y`");
+        let header = "time,head.x,head.y,head.z,head.qx,head.qy,head.qz,head.qw\n";
+        csv(
+            &format!("{header}0,0,1,0,0,0,0,1\n0.1,0,x,0,0,0,0,1\n"),
+            "b.csv: line 3: column `head.y`: `x` is not a number",
+        );
+        csv(&format!("{header}0,0,1,0,0,0,0,1\n"), "one frame");
     }
 }

@@ -164,34 +164,43 @@ pub fn detect_foot(
     frame_time: f64,
     config: &ContactConfig,
 ) -> Vec<(usize, usize)> {
-    let mut intervals = Vec::new();
-    let mut start = None;
-    for (f, (&h, &v)) in heights.iter().zip(speeds).enumerate() {
-        match start {
-            None if h < config.enter_height && v < config.enter_speed => start = Some(f),
-            Some(s) if h > config.exit_height || v > config.exit_speed => {
-                intervals.push((s, f - 1));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        intervals.push((s, heights.len() - 1));
-    }
-    #[allow(clippy::cast_precision_loss)] // frame counts
-    intervals.retain(|&(s, e)| (e + 1 - s) as f64 * frame_time >= config.min_seconds);
-    intervals
+    let frames = heights.len().min(speeds.len());
+    hysteresis(
+        frames,
+        frame_time,
+        config.min_seconds,
+        |f| heights[f] < config.enter_height && speeds[f] < config.enter_speed,
+        |f| heights[f] > config.exit_height || speeds[f] > config.exit_speed,
+    )
 }
 
 /// Contact intervals of one hand from its speeds: still for at least `hand_min_seconds`.
 pub fn detect_hand(speeds: &[f64], frame_time: f64, config: &ContactConfig) -> Vec<(usize, usize)> {
+    hysteresis(
+        speeds.len(),
+        frame_time,
+        config.hand_min_seconds,
+        |f| speeds[f] < config.hand_speed,
+        |f| speeds[f] >= config.hand_speed * 2.0,
+    )
+}
+
+/// The intervals `(start, end)` of frames `0..frames` in contact: a contact starts at a frame
+/// where `enters` holds and ends before the first later frame where `exits` holds (the last
+/// frame when none does); intervals shorter than `min_seconds` are dropped.
+fn hysteresis(
+    frames: usize,
+    frame_time: f64,
+    min_seconds: f64,
+    enters: impl Fn(usize) -> bool,
+    exits: impl Fn(usize) -> bool,
+) -> Vec<(usize, usize)> {
     let mut intervals = Vec::new();
     let mut start = None;
-    for (f, &v) in speeds.iter().enumerate() {
+    for f in 0..frames {
         match start {
-            None if v < config.hand_speed => start = Some(f),
-            Some(s) if v >= config.hand_speed * 2.0 => {
+            None if enters(f) => start = Some(f),
+            Some(s) if exits(f) => {
                 intervals.push((s, f - 1));
                 start = None;
             }
@@ -199,10 +208,10 @@ pub fn detect_hand(speeds: &[f64], frame_time: f64, config: &ContactConfig) -> V
         }
     }
     if let Some(s) = start {
-        intervals.push((s, speeds.len() - 1));
+        intervals.push((s, frames - 1));
     }
     #[allow(clippy::cast_precision_loss)] // frame counts
-    intervals.retain(|&(s, e)| (e + 1 - s) as f64 * frame_time >= config.hand_min_seconds);
+    intervals.retain(|&(s, e)| (e + 1 - s) as f64 * frame_time >= min_seconds);
     intervals
 }
 

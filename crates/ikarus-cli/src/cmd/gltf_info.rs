@@ -66,26 +66,23 @@ pub fn run(file: &str, json: bool) -> Result<()> {
                 .collect()
         }),
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-        return Ok(());
-    }
-    println!("file:       {}", info.file);
-    println!("nodes:      {}", info.nodes);
-    for skin in &info.skins {
-        println!("skin:       {} ({} joints)", skin.name, skin.joints);
-    }
-    for animation in &info.animations {
-        println!(
-            "animation:  {} ({:.3} s)",
-            animation.name, animation.duration
-        );
-    }
-    if let (Some(version), Some(humanoid)) = (&info.vrm, &info.humanoid) {
-        println!("humanoid:   {} bones ({version})", humanoid.len());
-        for (bone, node) in humanoid {
-            println!("  {bone:<24} {node}");
+    super::info::print_info(&info, json, |info| {
+        println!("file:       {}", info.file);
+        println!("nodes:      {}", info.nodes);
+        for skin in &info.skins {
+            println!("skin:       {} ({} joints)", skin.name, skin.joints);
         }
-    }
-    Ok(())
+        for animation in &info.animations {
+            println!(
+                "animation:  {} ({:.3} s)",
+                animation.name, animation.duration
+            );
+        }
+        if let (Some(version), Some(humanoid)) = (&info.vrm, &info.humanoid) {
+            println!("humanoid:   {} bones ({version})", humanoid.len());
+            for (bone, node) in humanoid {
+                println!("  {bone:<24} {node}");
+            }
+        }
+    })
 }

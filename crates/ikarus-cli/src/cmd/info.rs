@@ -79,37 +79,44 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|r| skeleton.name(r).to_owned())
             .collect(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-        return Ok(());
-    }
-    println!("file:       {}", info.file);
-    println!(
-        "joints:     {} (+{} end sites)",
-        info.joints, info.end_sites
-    );
-    println!("roots:      {}", info.roots.join(", "));
-    println!("channels:   {} per frame", info.channels);
-    match (info.frame_rate, info.frame_time) {
-        (Some(rate), Some(time)) => {
-            println!("frames:     {}", info.frames);
-            println!("frame rate: {rate:.3} fps (frame time {time} s)");
-            println!("duration:   {:.3} s", info.duration);
+    print_info(&info, args.json, |info| {
+        println!("file:       {}", info.file);
+        println!(
+            "joints:     {} (+{} end sites)",
+            info.joints, info.end_sites
+        );
+        println!("roots:      {}", info.roots.join(", "));
+        println!("channels:   {} per frame", info.channels);
+        match (info.frame_rate, info.frame_time) {
+            (Some(rate), Some(time)) => {
+                println!("frames:     {}", info.frames);
+                println!("frame rate: {rate:.3} fps (frame time {time} s)");
+                println!("duration:   {:.3} s", info.duration);
+            }
+            _ => println!("frames:     none (skeleton only)"),
         }
-        _ => println!("frames:     none (skeleton only)"),
-    }
-    println!(
-        "height:     {:.4} (file units x scale, joint extent along the up axis, first frame)",
-        info.height
-    );
-    println!("up axis:    {} (guessed)", info.up_axis);
-    Ok(())
+        println!(
+            "height:     {:.4} (file units x scale, joint extent along the up axis, first frame)",
+            info.height
+        );
+        println!("up axis:    {} (guessed)", info.up_axis);
+    })
 }
 
 /// Guesses the up axis: humanoid bones are mostly vertical (spine, legs), so the axis carrying
 /// the largest sum of absolute bone components is the vertical one. Its sign comes from the
 /// first branching joint (the pelvis): its largest child subtree is the spine with arms and
 /// head, the others are the legs, and legs point down — even when the hands hang below the hips.
+/// Prints a summary: as pretty JSON with `--json`, else as `text` writes it.
+pub fn print_info<T: Serialize>(info: &T, json: bool, text: impl FnOnce(&T)) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(info)?);
+    } else {
+        text(info);
+    }
+    Ok(())
+}
+
 fn up_axis(skeleton: &Skeleton, positions: &[DVec3]) -> (usize, f64) {
     let mut sum = DVec3::ZERO;
     for j in skeleton.joints() {
