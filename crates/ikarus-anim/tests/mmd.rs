@@ -397,7 +397,6 @@ fn exact_mode_meets_nearly_straight_goals_within_limits() {
 /// with the limited link inside its limit.
 fn exact_strand(gap: bool) {
     use ikarus_core::glam::{DQuat, DVec3, EulerRot};
-    use ikarus_core::rig::{IkChain, IkLink};
     use ikarus_core::{EulerLimit, EulerOrder, JointLimit, SkeletonBuilder, Transform};
     let limit = EulerLimit {
         order: EulerOrder::Xyz,
@@ -424,20 +423,8 @@ fn exact_strand(gap: bool) {
         .joint("tip", Some("l4"), segment);
     let skeleton = builder.build().unwrap();
     let id = |name: &str| skeleton.joint(name).unwrap();
-    let mut rig = Rig::plain(&skeleton);
-    rig.ik.push(IkChain {
-        name: "strand".into(),
-        goal: id("goal"),
-        effector: id("tip"),
-        links: ["l4", "l3", "l2", "l1"]
-            .map(|name| IkLink {
-                joint: id(name),
-                limit: (name == "l2").then_some(limit),
-            })
-            .to_vec(),
-        iterations: 8,
-        unit_angle: 0.12,
-    });
+    let links = ["l4", "l3", "l2", "l1"].map(|name| (name, (name == "l2").then_some(limit)));
+    let rig = rig_with_one_chain(&skeleton, "strand", "tip", links, 8, 0.12);
     let settings = MmdSettings {
         mode: IkMode::Exact,
         ..MmdSettings::default()
@@ -483,6 +470,37 @@ fn exact_strand(gap: bool) {
     assert!(shortest > 0.97, "{shortest}");
 }
 
+/// `skeleton`'s plain rig with one IK chain `name`, which brings the joint `effector` to the
+/// joint named `goal`: its `links` (joint names, effector side first) each with its limit, at
+/// most `iterations` loops of steps up to `unit_angle`.
+fn rig_with_one_chain<'a>(
+    skeleton: &Skeleton,
+    name: &str,
+    effector: &str,
+    links: impl IntoIterator<Item = (&'a str, Option<ikarus_core::EulerLimit>)>,
+    iterations: u32,
+    unit_angle: f64,
+) -> Rig {
+    use ikarus_core::rig::{IkChain, IkLink};
+    let id = |name: &str| skeleton.joint(name).unwrap();
+    let mut rig = Rig::plain(skeleton);
+    rig.ik.push(IkChain {
+        name: name.into(),
+        goal: id("goal"),
+        effector: id(effector),
+        links: links
+            .into_iter()
+            .map(|(joint, limit)| IkLink {
+                joint: id(joint),
+                limit,
+            })
+            .collect(),
+        iterations,
+        unit_angle,
+    });
+    rig
+}
+
 /// A chain of `links` (listed effector side first) built from joints `(name, parent, offset
 /// in MMD units)`, with its goal and effector, in ikarus's frame (metres; every offset here has
 /// z = 0, so the mirror changes nothing). Returns the evaluator's final local pose and model
@@ -494,7 +512,6 @@ fn play_chain(
     unit_angle: f64,
 ) -> (ikarus_core::Skeleton, LocalPose, ModelPose) {
     use ikarus_core::glam::DVec3;
-    use ikarus_core::rig::{IkChain, IkLink};
     use ikarus_core::{SkeletonBuilder, Transform};
     let mut builder = SkeletonBuilder::new();
     for &(name, parent, [x, y, z]) in joints {
@@ -502,22 +519,10 @@ fn play_chain(
         builder.joint(name, parent, Transform::from_translation(offset));
     }
     let skeleton = builder.build().unwrap();
-    let id = |name: &str| skeleton.joint(name).unwrap();
-    let mut rig = Rig::plain(&skeleton);
-    rig.ik.push(IkChain {
-        name: "chain".into(),
-        goal: id("goal"),
-        effector: id("effector"),
-        links: links
-            .iter()
-            .map(|&name| IkLink {
-                joint: id(name),
-                limit: None,
-            })
-            .collect(),
-        iterations,
-        unit_angle,
-    });
+    let links = links.iter().map(|&name| (name, None));
+    let rig = rig_with_one_chain(
+        &skeleton, "chain", "effector", links, iterations, unit_angle,
+    );
     let mut evaluator = MmdEvaluator::new(&skeleton, &rig, MmdSettings::default()).unwrap();
     let (animated, mut out) = (skeleton.rest_pose(), skeleton.rest_pose());
     let mut frames = ModelPose::new(&skeleton);

@@ -97,16 +97,8 @@ fn vmd_clip() -> Option<Clip> {
 }
 
 fn clips() -> Vec<Clip> {
-    [
-        bvh_clip("cmu walk", "cmu_02_01_walk_cgspeed_crlf.bvh"),
-        bvh_clip("cmu jump", "cmu_01_01_jump_cgspeed.bvh"),
-        bvh_clip("bandai walk", "bandainamco_ds1_walk_normal_002.bvh"),
-        bvh_clip("bandai run", "bandainamco_ds1_run_normal_001.bvh"),
-        vmd_clip(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    let bvh = ikarus_testdata::RETARGET_BVH_CLIPS.map(|(name, file)| bvh_clip(name, file));
+    bvh.into_iter().chain([vmd_clip()]).flatten().collect()
 }
 
 fn vrm_target(name: &'static str, file: &str) -> Option<Target> {

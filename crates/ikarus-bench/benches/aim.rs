@@ -15,23 +15,19 @@
 //!   `solve_chain_cmu_head_with_fk` 480 ns, `solve_chain_multi_…` 1.08 µs.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ikarus_bench::{bench_from_pose, bench_slice};
+use ikarus_bench::bench_from_pose;
+use ikarus_bench::closed_form::{FrameProblems, bench_closed_form};
+use ikarus_core::ModelPose;
 use ikarus_core::glam::DVec3;
-use ikarus_core::{ModelPose, fk};
 use ikarus_solve::aim::{
-    AimChain, AimInput, AimSettings, MultiAimChain, Pole, solve, solve_chain, solve_chain_multi,
-    solve_slice,
+    AimChain, AimSettings, MultiAimChain, Pole, solve, solve_chain, solve_chain_multi, solve_slice,
 };
 use ikarus_testdata::{Draw, Rng};
 use std::hint::black_box;
 
-const BATCH: usize = 1024;
-
-#[allow(clippy::too_many_lines)] // one scenario set up, then four benches on it
 fn bench_aim(c: &mut Criterion) {
     let document = ikarus_bench::cmu_jump_in_metres();
     let skeleton = &document.skeleton;
-    let motion = document.motion.as_ref().expect("BVH has motion");
     let [spine, neck, head] =
         ["Spine1", "Neck", "Head"].map(|n| skeleton.joint(n).expect("CMU names"));
     // Eyes about 9 cm up and 9 cm forward of the head joint (CMU faces +Z at rest).
@@ -49,63 +45,26 @@ fn bench_aim(c: &mut Criterion) {
     // One problem per captured frame (every 7th, cycling): a target 0.5–3 m from the head in a
     // random direction, a random pole.
     let mut rng = Rng(2026);
-    let mut model = ModelPose::new(skeleton);
-    let mut problems = Vec::with_capacity(BATCH);
-    for frame in (0..motion.len()).cycle().step_by(7).take(BATCH) {
-        let pose = motion.frame(frame).expect("frame").clone();
-        fk::forward_kinematics(skeleton, &pose, &mut model);
+    let problems = FrameProblems::new(&document, |pose, model| {
         let target = model.position(head) + rng.direction() * (0.5 + 2.5 * rng.unit());
-        let input = eye.input(
-            skeleton,
-            &pose,
-            &model,
-            target,
-            Pole::Vector(rng.direction()),
-        );
-        problems.push((frame, pose, input));
-    }
-    let inputs: Vec<AimInput> = problems.iter().map(|p| p.2).collect();
+        let input = eye.input(skeleton, pose, model, target, Pole::Vector(rng.direction()));
+        Some((eye, input))
+    });
     let settings = AimSettings::default();
 
     let mut group = c.benchmark_group("aim");
-    // Frame 1000's head (the FK bench's pose), pure function on the model transform.
-    let (_, pose_1000, input_1000) = problems
-        .iter()
-        .find(|p| p.0 >= 1000)
-        .expect("a frame past 1000")
-        .clone();
+    // Frame 1000's head (the FK bench's pose): the pure function on the model transform, the
+    // batch, then the skeleton level (full FK of the 38-joint CMU skeleton, solve, apply).
+    let (pose_1000, _, input_1000) = problems.on_frame_1000();
     assert!(solve(&input_1000, &settings).reached);
-    group.bench_function("solve_cmu_head_offset_pole", |b| {
-        b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
-    });
+    let rows = ["solve_cmu_head_offset_pole", "solve_chain_cmu_head_with_fk"];
+    let functions = (solve, solve_slice, solve_chain);
+    bench_closed_form(&mut group, &problems, rows, functions);
 
-    bench_slice(
-        &mut group,
-        "solve_slice_1024_cmu_frames",
-        &inputs,
-        &settings,
-        solve_slice,
-    );
-
-    // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
+    // The spine, neck and head sharing the turn, at the skeleton level.
     let target = input_1000.target;
     let pole = input_1000.pole;
-    bench_from_pose(
-        &mut group,
-        "solve_chain_cmu_head_with_fk",
-        &pose_1000,
-        |pose| {
-            solve_chain(
-                skeleton,
-                &eye,
-                black_box(target),
-                pole,
-                &settings,
-                pose,
-                &mut model,
-            )
-        },
-    );
+    let mut model = ModelPose::new(skeleton);
     bench_from_pose(
         &mut group,
         "solve_chain_multi_cmu_spine_neck_head_with_fk",

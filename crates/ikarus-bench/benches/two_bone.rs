@@ -14,98 +14,42 @@
 //!   apply): 524 ns (EPYC-2, load 1.1, 2026-11-21; the headline rows are in BENCHMARKS.md).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ikarus_bench::{bench_from_pose, bench_slice};
-use ikarus_core::{ModelPose, fk};
-use ikarus_solve::two_bone::{
-    Pole, TwoBoneChain, TwoBoneInput, TwoBoneSettings, solve, solve_chain, solve_slice,
-};
+use ikarus_bench::closed_form::{FrameProblems, bench_closed_form};
+use ikarus_solve::two_bone::{Pole, TwoBoneChain, solve, solve_chain, solve_slice};
 use ikarus_testdata::{Draw, Rng};
-use std::hint::black_box;
-
-const BATCH: usize = 1024;
 
 fn bench_two_bone(c: &mut Criterion) {
     let document = ikarus_bench::cmu_jump_in_metres();
     let skeleton = &document.skeleton;
-    let motion = document.motion.as_ref().expect("BVH has motion");
     let [start, mid, end] =
         ["LeftArm", "LeftForeArm", "LeftHand"].map(|n| skeleton.joint(n).expect("CMU names"));
 
     // One problem per captured frame (cycling), each with the elbow's bend axis of its frame,
     // a reachable target and a random pole.
     let mut rng = Rng(2026);
-    let mut model = ModelPose::new(skeleton);
-    let mut problems = Vec::with_capacity(BATCH);
-    for frame in (0..motion.len()).cycle().step_by(7) {
-        if problems.len() == BATCH {
-            break;
-        }
-        let pose = motion.frame(frame).expect("frame").clone();
-        fk::forward_kinematics(skeleton, &pose, &mut model);
+    let problems = FrameProblems::new(&document, |pose, model| {
         let (s, m, e) = (
             model.position(start),
             model.position(mid),
             model.position(end),
         );
-        let Some(bend) = (m - s).cross(e - m).try_normalize() else {
-            continue;
-        };
+        let bend = (m - s).cross(e - m).try_normalize()?;
         let axis_local = model.rotation(mid).inverse() * bend;
         let axis_rest = skeleton.rest(mid).rotation.inverse() * (pose[mid].rotation * axis_local);
         let chain = TwoBoneChain::new(skeleton, start, mid, end, axis_rest).expect("valid chain");
         let (l1, l2) = ((m - s).length(), (e - m).length());
         let reach = (l1 - l2).abs() + rng.unit() * (l1 + l2 - (l1 - l2).abs());
         let target = s + rng.direction() * reach;
-        let input = chain.input(
-            skeleton,
-            &pose,
-            &model,
-            target,
-            Pole::Vector(rng.direction()),
-        );
-        problems.push((frame, pose, chain, input));
-    }
-    let inputs: Vec<TwoBoneInput> = problems.iter().map(|p| p.3).collect();
-    let settings = TwoBoneSettings::default();
-
-    let mut group = c.benchmark_group("two_bone");
-    // Frame 1000's arm (the FK bench's pose), pure function on model transforms.
-    let (_, pose_1000, chain_1000, input_1000) = problems
-        .iter()
-        .find(|p| p.0 >= 1000)
-        .expect("a frame past 1000")
-        .clone();
-    group.bench_function("solve_cmu_left_arm", |b| {
-        b.iter(|| solve(black_box(&input_1000), black_box(&settings)));
+        let input = chain.input(skeleton, pose, model, target, Pole::Vector(rng.direction()));
+        Some((chain, input))
     });
 
-    bench_slice(
-        &mut group,
-        "solve_slice_1024_cmu_frames",
-        &inputs,
-        &settings,
-        solve_slice,
-    );
-
-    // Skeleton level: full FK of the 38-joint CMU skeleton, solve, apply, subtree update.
-    let target = input_1000.target;
-    let pole = input_1000.pole;
-    bench_from_pose(
-        &mut group,
-        "solve_chain_cmu_left_arm_with_fk",
-        &pose_1000,
-        |pose| {
-            solve_chain(
-                skeleton,
-                &chain_1000,
-                black_box(target),
-                pole,
-                &settings,
-                pose,
-                &mut model,
-            )
-        },
-    );
+    let mut group = c.benchmark_group("two_bone");
+    // Frame 1000's arm (the FK bench's pose): the pure function on model transforms, the
+    // batch, then the skeleton level (full FK of the 38-joint CMU skeleton, solve, apply).
+    let rows = ["solve_cmu_left_arm", "solve_chain_cmu_left_arm_with_fk"];
+    let functions = (solve, solve_slice, solve_chain);
+    bench_closed_form(&mut group, &problems, rows, functions);
     group.finish();
 }
 

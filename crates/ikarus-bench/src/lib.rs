@@ -1,7 +1,8 @@
 //! Shared fixtures for the benchmarks: the real files from `../shared/data` and the TRAC-IK
-//! protocol arm ([`iiwa`]), the humanoid reach protocol ([`humanoid`]); the soak runner
-//! ([`soak`]).
+//! protocol arm ([`iiwa`]), the humanoid reach protocol ([`humanoid`]), the closed forms' rows
+//! on captured poses ([`closed_form`]); the soak runner ([`soak`]).
 
+pub mod closed_form;
 pub mod humanoid;
 pub mod iiwa;
 pub mod mocap_peer;

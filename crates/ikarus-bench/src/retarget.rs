@@ -64,16 +64,8 @@ fn kishimen() -> Option<Character> {
 
 /// The five clips (those whose files are present).
 pub fn clips() -> Vec<Character> {
-    [
-        bvh("cmu walk", "cmu_02_01_walk_cgspeed_crlf.bvh"),
-        bvh("cmu jump", "cmu_01_01_jump_cgspeed.bvh"),
-        bvh("bandai walk", "bandainamco_ds1_walk_normal_002.bvh"),
-        bvh("bandai run", "bandainamco_ds1_run_normal_001.bvh"),
-        kishimen(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    let bvh = ikarus_testdata::RETARGET_BVH_CLIPS.map(|(name, file)| bvh(name, file));
+    bvh.into_iter().chain([kishimen()]).flatten().collect()
 }
 
 fn vrm(name: &'static str, file: &str) -> Option<Character> {

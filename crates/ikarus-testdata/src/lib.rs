@@ -2,9 +2,9 @@
 //!
 //! - the shared real-world test data (`../shared/data` beside the repository, or the directory
 //!   named by `IKARUS_SHARED_DATA`): [`data_dir`], [`require`], [`require_file`],
-//!   [`require_all`], [`files`]. In CI (`CI` set to anything but `false`/`0`) missing data is
-//!   a test failure; on a developer's machine the test says clearly that it was skipped and
-//!   returns;
+//!   [`require_all`], [`files`]; the retargeting evaluation's clips, [`RETARGET_BVH_CLIPS`].
+//!   In CI (`CI` set to anything but `false`/`0`) missing data is a test failure; on a
+//!   developer's machine the test says clearly that it was skipped and returns;
 //! - one deterministic random generator, [`Rng`], and its geometric draws, [`Draw`];
 //! - the six parent transforms every closed-form check is repeated under
 //!   ([`transforms`]), as ozz-animation's IK tests do;
@@ -79,6 +79,16 @@ pub fn require_all<const N: usize>(subs: [&str; N], test: &str) -> Option<[PathB
     }
     Some(found.map(|dir| dir.expect("checked above")))
 }
+
+/// The BVH clips of the retargeting evaluation (its tests and its bench), in the shared `bvh`
+/// directory: `(short name for tables, file name)`. The evaluation's fifth clip is kishimen.vmd
+/// played with IK on `Miku_Hatsune_Ver2.pmd`.
+pub const RETARGET_BVH_CLIPS: [(&str, &str); 4] = [
+    ("cmu walk", "cmu_02_01_walk_cgspeed_crlf.bvh"),
+    ("cmu jump", "cmu_01_01_jump_cgspeed.bvh"),
+    ("bandai walk", "bandainamco_ds1_walk_normal_002.bvh"),
+    ("bandai run", "bandainamco_ds1_run_normal_001.bvh"),
+];
 
 /// Every file in `sub` with the given extension, sorted by name.
 ///
