@@ -11,7 +11,7 @@ use crate::error::{
     IkarusError, IkarusStatus, free_handle, guard, guard_value, in_slice, mut_arg, out_slice,
     ref_arg, same_joints,
 };
-use crate::pose::{IKARUS_LOCAL_STRIDE, read_local, write_local};
+use crate::pose::{IKARUS_LOCAL_STRIDE, apply_local, read_local, write_local};
 use crate::prepared::{IkarusPrepared, IkarusReport};
 use crate::skeleton::IkarusSkeleton;
 
@@ -137,10 +137,7 @@ pub unsafe extern "C" fn ikarus_crowd_set_local(
         let skeleton = &*crowd.skeleton;
         for ((pose, model), transforms) in crowd.poses.iter_mut().zip(&mut crowd.models).zip(parsed)
         {
-            for (t, (translation, rotation)) in pose.transforms_mut().iter_mut().zip(transforms) {
-                t.translation = translation;
-                t.rotation = rotation;
-            }
+            apply_local(pose, transforms);
             fk::forward_kinematics(skeleton, pose, model);
         }
         Ok(())

@@ -40,6 +40,14 @@ pub(crate) fn write_local(pose: &LocalPose, out: &mut [f64]) {
     }
 }
 
+/// Sets `pose`'s local translations and rotations from `read_local`'s values; scales are kept.
+pub(crate) fn apply_local(pose: &mut LocalPose, values: Vec<(DVec3, DQuat)>) {
+    for (t, (translation, rotation)) in pose.transforms_mut().iter_mut().zip(values) {
+        t.translation = translation;
+        t.rotation = rotation;
+    }
+}
+
 /// Reads local translations and normalised rotations in the layout of
 /// `ikarus_pose_set_local`, one per whole stride of `values`.
 pub(crate) fn read_local(values: &[f64]) -> Result<Vec<(DVec3, DQuat)>, Failure> {
@@ -276,11 +284,7 @@ pub unsafe extern "C" fn ikarus_pose_set_local(
         let needed = IKARUS_LOCAL_STRIDE * pose.pose.len();
         // SAFETY: NULL or `values_len` readable doubles, by this function's contract.
         let values = unsafe { in_slice(values, values_len, needed, "values", "") }?;
-        let parsed = read_local(&values[..needed])?;
-        for (t, (translation, rotation)) in pose.pose.transforms_mut().iter_mut().zip(parsed) {
-            t.translation = translation;
-            t.rotation = rotation;
-        }
+        apply_local(&mut pose.pose, read_local(&values[..needed])?);
         Ok(())
     })
 }
