@@ -580,3 +580,54 @@ fn a_straight_leg_bends_about_its_preferred_angle() {
         Err(BodyRigError::UnknownBone { .. })
     ));
 }
+
+#[test]
+fn a_free_elbow_takes_the_hands_roll_and_lands_where_the_pose_had_it() {
+    // The humanoid without limits (free elbows, as motion-capture skeletons have them): an
+    // arm lowered and bent, its forearm rolled 70° at the elbow, the wrist unturned (as a
+    // skeleton that carries the forearm's roll in the elbow records it). Its hand's 6-D goal,
+    // solved from the rest pose with the body held: the hand is met, the elbow lands where
+    // the pose had it and the wrist keeps no roll about the forearm. (Before, the swivel that
+    // turned the wrist least put the elbow on another side.)
+    let skeleton = builtin_humanoid().without_limits();
+    let [shoulder, elbow, hand] =
+        ["leftUpperArm", "leftLowerArm", "leftHand"].map(|n| joint(&skeleton, n));
+    let mut truth = skeleton.rest_pose();
+    let turn = |j: JointId, q: DQuat| skeleton.rest(j).rotation * q;
+    truth[shoulder].rotation = turn(
+        shoulder,
+        DQuat::from_rotation_z(-1.1) * DQuat::from_rotation_y(0.5),
+    );
+    let forearm = skeleton.rest(hand).translation.normalize();
+    let bend_axis = forearm.cross(DVec3::Z).normalize();
+    truth[elbow].rotation = turn(
+        elbow,
+        DQuat::from_axis_angle(bend_axis, 1.4) * DQuat::from_axis_angle(forearm, 1.2),
+    );
+    let want = model_of(&skeleton, &truth);
+    let start = skeleton.rest_pose();
+    let before = model_of(&skeleton, &start);
+    let task = IkTask::from_effectors(vec![
+        Effector::new(hand, Goal::from_frame(&want, hand)),
+        held(&skeleton, &before, "hips"),
+    ]);
+    let mut config = BodyConfig::default();
+    config.pull.insert("leftHand".into(), 0.0);
+    let mut pose = start.clone();
+    let report = solve(&skeleton, &task, &body(config), &mut pose);
+    assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
+    let model = model_of(&skeleton, &pose);
+    assert!(model.position(hand).distance(want.position(hand)) < 1e-4);
+    assert!(model.rotation(hand).angle_between(want.rotation(hand)) < 1e-3);
+    // The elbow bent 80° off the shoulder–hand line: a wrong side is decimetres off.
+    let off_line = |m: &ModelPose| {
+        let (s, e, h) = (m.position(shoulder), m.position(elbow), m.position(hand));
+        (e - s).reject_from(h - s).length()
+    };
+    assert!(off_line(&want) > 0.1, "{}", off_line(&want));
+    let error = model.position(elbow).distance(want.position(elbow));
+    assert!(error < 1e-3, "elbow {error} m off");
+    // The wrist's rotation off its rest has no part about the forearm.
+    let off_rest = pose[hand].rotation * skeleton.rest(hand).rotation.conjugate();
+    assert!(off_rest.xyz().dot(forearm).abs() < 1e-9, "{off_rest}");
+}
