@@ -41,6 +41,18 @@ impl Rng {
         std::array::from_fn(|_| self.range(-1.0, 1.0))
     }
 
+    /// A point of the unit ball away from its centre: [`in_cube`](Self::in_cube) draws again
+    /// until `min_squared < |v|² ≤ 1`; returns the point and `|v|²`.
+    pub fn in_ball_above(&mut self, min_squared: f64) -> (DVec3, f64) {
+        loop {
+            let v = DVec3::from_array(self.in_cube());
+            let l = v.length_squared();
+            if l > min_squared && l <= 1.0 {
+                return (v, l);
+            }
+        }
+    }
+
     /// True with probability `p` (`unit() < p`).
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
@@ -87,12 +99,7 @@ pub trait Draw {
 
 impl Draw for Rng {
     fn in_ball(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::from_array(self.in_cube());
-            if v.length_squared() <= 1.0 && v.length_squared() > 1e-6 {
-                return v;
-            }
-        }
+        self.in_ball_above(1e-6).0
     }
 
     fn direction(&mut self) -> DVec3 {

@@ -33,13 +33,8 @@ pub trait SoakDraw {
 
 impl SoakDraw for Rng {
     fn direction(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::from_array(self.in_cube());
-            let l = v.length_squared();
-            if l > 1e-4 && l <= 1.0 {
-                return v / l.sqrt();
-            }
-        }
+        let (v, l) = self.in_ball_above(1e-4);
+        v / l.sqrt()
     }
 
     fn rotation(&mut self, max_angle: f64) -> DQuat {
