@@ -25,6 +25,14 @@
 //!   3-point).
 //! - 3- and 4-point: the stepping legs walk out of phase with the clip (on the pymo walk the feet
 //!   are 37 cm off on average with the hips tracked), hence the slides.
+//! - 3- and 4-point on a run: steps now shorten when the pelvis outpaces feet stepping in turn
+//!   (`StepConfig::duration`). Before, `mass_hik`'s feet fell 2.9 m behind and were put back
+//!   under the body at once (a 117° pop): 4-point 12.75 → 8.50 cm (turn 117° → 26°), 3-point
+//!   21.35 → 14.68 cm (103° → 30°); means 7.84 → 7.42 and 11.99 → 11.32 cm, the other clips
+//!   unchanged. Tried and dropped: letting a foot out of the leg's reach lift while the other
+//!   is in the air (a run's flight): the feet then reach their goals, but `mass_hik` 4-point
+//!   9.7–10.3 cm. Tried and dropped too: timing steps by the pelvis's lowest points (a walk's
+//!   heel strikes): 4-point 7.84 → 10.42 cm.
 //! - Tried for the 3- and 4-point legs and dropped: the pelvis's sideways sway gating which foot
 //!   may step (no gain), and legs from examples (motion matching on the other nine clips: the
 //!   nearest example's foot velocities, by the pelvis's velocity and height and the feet's
@@ -367,15 +375,15 @@ fn every_shared_clip_from_three_four_and_six_points() {
             plain * 100.0
         );
         // From the same trackers and the same start, 3 points are at least as good as the
-        // plain baseline on average (measured 12.36 against 12.53 cm).
+        // plain baseline on average (measured 11.32 against 12.53 cm).
         assert!(
             three <= plain,
             "3-point {three} against the baseline's {plain}"
         );
         // The 6-point aim: 1.5 cm (measured 1.43).
         assert!(six <= 0.015, "6-point mean MPJPE {six}");
-        assert!(four < 0.09, "4-point mean MPJPE {four}");
-        assert!(three < 0.13, "3-point mean MPJPE {three}");
+        assert!(four < 0.08, "4-point mean MPJPE {four}");
+        assert!(three < 0.12, "3-point mean MPJPE {three}");
     }
 }
 

@@ -19,7 +19,8 @@ pub struct StepConfig {
     pub length: f64,
     /// Height of a step's arc at its middle. Default 0.1.
     pub height: f64,
-    /// Seconds a step takes. Default 0.3.
+    /// Seconds a step takes. Default 0.25; shorter when the pelvis moves faster than feet
+    /// stepping in turn, each at most [`length`](Self::length), could follow (a run).
     pub duration: f64,
     /// How far ahead the step lands along the pelvis's velocity, in step durations. Default
     /// 0.5; 0 lands under the pelvis as it is when the step starts.
@@ -110,6 +111,19 @@ impl Legs {
         }
     }
 
+    /// How long a step takes: the configured duration, shorter when the pelvis moves so fast
+    /// that feet stepping in turn could not keep up with it (each foot steps every two step
+    /// durations, at most a step long).
+    fn duration(&self, config: &StepConfig) -> f64 {
+        let speed = self.velocity.length();
+        let keep_up = 0.5 * config.length * self.leg / speed;
+        if keep_up.is_finite() && keep_up < config.duration {
+            keep_up.max(0.25 * config.duration)
+        } else {
+            config.duration
+        }
+    }
+
     /// Where balance wants foot `s` with the pelvis at `hips` turned by `heading` (a turn
     /// about +Y from the reference's facing), led by the pelvis's velocity.
     fn wanted(
@@ -120,7 +134,7 @@ impl Legs {
         ground: &dyn Ground,
         config: &StepConfig,
     ) -> FootGoal {
-        let lead = self.velocity * (config.duration * config.lead);
+        let lead = self.velocity * (self.duration(config) * config.lead);
         let xz = hips + heading * self.stance[s] + lead;
         let (height, normal) = ground
             .sample(xz.x, xz.z)
@@ -150,6 +164,7 @@ impl Legs {
         }
         self.last_hips = Some(hips);
         let wanted = [0, 1].map(|s| self.wanted(s, hips, heading, ground, config));
+        let duration = self.duration(config);
         // First frame, or the pelvis far from both feet (a teleport): stand where wanted.
         let far = |f: &Foot, w: &FootGoal| {
             (f.at.position - w.position).reject_from(DVec3::Y).length() > 3.0 * self.leg
@@ -171,8 +186,8 @@ impl Legs {
                 let turned = f.at.rotation.angle_between(wanted[s].rotation);
                 // A walk lands each foot a step's travel ahead and lifts it as far behind:
                 // the feet then keep up with the body at any speed.
-                let threshold = config.threshold * self.leg
-                    + self.velocity.length() * config.duration * config.lead;
+                let threshold =
+                    config.threshold * self.leg + self.velocity.length() * duration * config.lead;
                 (apart / threshold.max(1e-9)).max(turned / config.turn.max(1e-9))
             });
             let s = usize::from(need[1] > need[0]);
@@ -187,7 +202,7 @@ impl Legs {
         for s in 0..2 {
             let foot = &mut feet[s];
             if let Some(step) = &mut foot.step {
-                step.t = (step.t + dt / config.duration).min(1.0);
+                step.t = (step.t + dt / duration).min(1.0);
                 // The landing place follows balance as the step goes, at most a step long.
                 let mut to = wanted[s];
                 let reach = (to.position - step.from.position).reject_from(DVec3::Y);

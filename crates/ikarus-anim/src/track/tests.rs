@@ -471,3 +471,25 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
         );
     }
 }
+
+#[test]
+fn feet_keep_up_with_a_sprint() {
+    // The hips, head and hands tracked moving forward at 5 m/s for two seconds (a sprint):
+    // steps are shortened so that the feet, stepping in turn, keep up. Before, both feet fell
+    // metres behind and were put back under the body at once, the legs turning by 1.5 rad in
+    // one frame.
+    let avatar = Avatar::builtin();
+    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
+    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
+    frames.extend(walk(skeleton, map, 5.0, 2.0));
+    let trackers = trackers_of(map, &frames, Points::Four.bones());
+    let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
+    for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
+        for j in 0..skeleton.len() {
+            let j = ikarus_core::JointId::from_index(j);
+            let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
+            assert!(turn < 1.0, "frame {f}: {} turned {turn}", skeleton.name(j));
+        }
+    }
+    assert!(tracked.steps() >= 8, "{} steps", tracked.steps());
+}
