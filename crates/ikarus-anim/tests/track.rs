@@ -33,6 +33,12 @@
 //!   is in the air (a run's flight): the feet then reach their goals, but `mass_hik` 4-point
 //!   9.7–10.3 cm. Tried and dropped too: timing steps by the pelvis's lowest points (a walk's
 //!   heel strikes): 4-point 7.84 → 10.42 cm.
+//! - 3-point, the guessed pelvis: it sat under the head as the reference has it, so a body
+//!   bending over (mocapbank) was taken for a crouch, the hips 38 cm off. A head tilted past
+//!   the neck's share (`TrackConfig::neck_tilt`, 20°) now leans the trunk by the rest:
+//!   mocapbank 19.70 → 10.33 cm, the mean 11.32 → 10.37 cm, no clip worse. Leaning by a
+//!   share of the whole tilt instead was worse on the walks (pymo 14.09 → 14.5–16.3 cm:
+//!   a walker's head nods while the trunk stays upright).
 //! - Tried for the 3- and 4-point legs and dropped: the pelvis's sideways sway gating which foot
 //!   may step (no gain), and legs from examples (motion matching on the other nine clips: the
 //!   nearest example's foot velocities, by the pelvis's velocity and height and the feet's
@@ -175,6 +181,40 @@ fn measure(clip: &Clip, truth: &[ModelPose], solved: &[LocalPose]) -> Measured {
     #[allow(clippy::cast_precision_loss)] // frame counts
     {
         m.mpjpe /= truth.len() as f64;
+    }
+    if std::env::var("HIPS").is_ok() {
+        let hips = clip.map.joint(HumanoidBone::Hips).unwrap();
+        let head = clip.map.joint(HumanoidBone::Head).unwrap();
+        let n = truth.len() as f64;
+        let e: f64 = models
+            .iter()
+            .zip(truth)
+            .map(|(m, t)| m.position(hips).distance(t.position(hips)))
+            .sum::<f64>()
+            / n;
+        let ev: f64 = models
+            .iter()
+            .zip(truth)
+            .map(|(m, t)| (m.position(hips).y - t.position(hips).y).abs())
+            .sum::<f64>()
+            / n;
+        // the truth's hips offset from the head, horizontal, in metres (mean)
+        let off: f64 = truth
+            .iter()
+            .map(|t| {
+                (t.position(hips) - t.position(head))
+                    .reject_from(DVec3::Y)
+                    .length()
+            })
+            .sum::<f64>()
+            / n;
+        eprintln!(
+            "HIPS {} err {:.1} vertical {:.1} truth-horizontal-offset {:.1}",
+            clip.name,
+            e * 100.0,
+            ev * 100.0,
+            off * 100.0
+        );
     }
     // The clip's own foot contacts (height above its floor and speed, as retargeting detects
     // them); our ankle's drift within each.
@@ -375,7 +415,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
             plain * 100.0
         );
         // From the same trackers and the same start, 3 points are at least as good as the
-        // plain baseline on average (measured 11.32 against 12.53 cm).
+        // plain baseline on average (measured 10.37 against 12.53 cm).
         assert!(
             three <= plain,
             "3-point {three} against the baseline's {plain}"
@@ -383,7 +423,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
         // The 6-point aim: 1.5 cm (measured 1.43).
         assert!(six <= 0.015, "6-point mean MPJPE {six}");
         assert!(four < 0.08, "4-point mean MPJPE {four}");
-        assert!(three < 0.12, "3-point mean MPJPE {three}");
+        assert!(three < 0.11, "3-point mean MPJPE {three}");
     }
 }
 

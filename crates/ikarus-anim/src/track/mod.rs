@@ -20,7 +20,10 @@
 //! 3. **Without a hip tracker** (3-point) the pelvis is placed by a stated rule: under the
 //!    head as the reference pose has it, turned to the body's yaw (the head's heading and
 //!    the line between the hands, smoothed), taking the head's drop below its standing
-//!    height as a crouch. The rule's goal is weak (weight 0.05): the head and hands win.
+//!    height as a crouch; a head tilted further than the neck takes
+//!    ([`TrackConfig::neck_tilt`]) leans the trunk by the excess, the pelvis turned about
+//!    the head with it (a body bending over). The rule's goal is weak (weight 0.05): the
+//!    head and hands win.
 //! 4. **Without foot trackers** (3- and 4-point) the legs step ([`StepConfig`]): each foot
 //!    stays planted until the place under the pelvis where balance puts it (the reference
 //!    stance, turned with the pelvis, led by the pelvis's velocity) is farther than a
@@ -129,6 +132,12 @@ pub struct TrackConfig {
     /// Time constant of the body's heading when it is guessed (3-point), seconds. Default
     /// 0.1; larger turns the body more slowly after the head and hands.
     pub heading_time_constant: f64,
+    /// How far the head tilts (forward, back or sideways, from its reference) on the neck
+    /// alone when the pelvis is guessed (3-point), radians: the trunk leans by the rest of
+    /// the tilt, so that a head bowed further is a body bending over rather than a crouch.
+    /// Default 0.35 (20°); larger keeps the trunk upright longer, `f64::INFINITY` never
+    /// leans it.
+    pub neck_tilt: f64,
     /// The full-body solver's settings (pull, stiffness, iterations).
     pub body: BodyConfig,
 }
@@ -143,6 +152,7 @@ impl Default for TrackConfig {
             max_jump: 0.5,
             hold_seconds: 0.05,
             heading_time_constant: 0.1,
+            neck_tilt: 0.35,
             body: BodyConfig::default(),
         }
     }

@@ -71,8 +71,8 @@ impl<'a> TrackSolver<'a> {
     /// [`TrackError`] when the avatar lacks a tracked bone or a leg, does not fit the body
     /// solver, or a setting is out of range.
     ///
-    /// Kept as one function of about 110 lines: the settings' checks, then the rig, the reference
-    /// and the tracker slots, each built from the one before.
+    /// The settings checked ([`check_settings`]), then the rig, the reference and the tracker
+    /// slots, each built from the one before.
     pub fn new(
         character: Character<'a>,
         bones: &[HumanoidBone],
@@ -80,21 +80,7 @@ impl<'a> TrackSolver<'a> {
         config: &TrackConfig,
         fps: f64,
     ) -> Result<Self, TrackError> {
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(TrackError::Fps(fps));
-        }
-        for (name, value) in [
-            ("max_jump", config.max_jump),
-            ("hold_seconds", config.hold_seconds),
-            ("heading_time_constant", config.heading_time_constant),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(TrackError::Setting(name));
-            }
-        }
-        if let Some(name) = config.steps.invalid() {
-            return Err(TrackError::Setting(name));
-        }
+        check_settings(config, fps)?;
         let map = character.map;
         let skeleton = character.skeleton;
         let joint =
@@ -467,11 +453,13 @@ impl<'a> TrackSolver<'a> {
         };
         let turn = DQuat::from_rotation_y(yaw_between(self.forward, heading));
         // 4. The pelvis by the 3-point rule: under the head as the reference has it, turned
-        // to the heading; a lower head is a crouch.
+        // to the heading; a lower head is a crouch, a head tilted past the neck's share a
+        // trunk leaning with it.
         let hips_at = match (hips_goal, head_sample.and(goal_of(HumanoidBone::Head))) {
             (Some(h), _) => Some(h.position),
             (None, Some(head)) => {
-                let position = head.position + turn * self.head_to_hips;
+                let lean = trunk_lean(head.rotation, self.head_rotation, self.config.neck_tilt);
+                let position = head.position + lean * (turn * self.head_to_hips);
                 self.task.effectors.push(Effector {
                     joint: self.hips,
                     goal: Goal {
@@ -532,5 +520,82 @@ impl<'a> TrackSolver<'a> {
             held,
             stepping,
         }
+    }
+}
+
+/// The settings [`TrackSolver::new`] checks: the frame rate, every time and length finite and
+/// not negative (`neck_tilt` may be infinite), the steps'.
+fn check_settings(config: &TrackConfig, fps: f64) -> Result<(), TrackError> {
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(TrackError::Fps(fps));
+    }
+    for (name, value) in [
+        ("max_jump", config.max_jump),
+        ("hold_seconds", config.hold_seconds),
+        ("heading_time_constant", config.heading_time_constant),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(TrackError::Setting(name));
+        }
+    }
+    // Infinity is allowed: the trunk never leans.
+    if config.neck_tilt.is_nan() || config.neck_tilt < 0.0 {
+        return Err(TrackError::Setting("neck_tilt"));
+    }
+    if let Some(name) = config.steps.invalid() {
+        return Err(TrackError::Setting(name));
+    }
+    Ok(())
+}
+
+/// The trunk's lean when the head is turned to `head` (world) from its reference rotation
+/// `reference`: the head's tilt off the vertical axis (its turn with the yaw about +Y
+/// taken out) beyond `neck_tilt` radians, about the same axis; identity within it.
+fn trunk_lean(head: DQuat, reference: DQuat, neck_tilt: f64) -> DQuat {
+    let turn = (head * reference.conjugate()).normalize();
+    let yaw = DQuat::from_xyzw(0.0, turn.y, 0.0, turn.w);
+    let length = yaw.length();
+    if length.is_nan() || length <= 1e-12 {
+        // Half a turn about a horizontal axis: no yaw to take out, and no lean to guess.
+        return DQuat::IDENTITY;
+    }
+    let tilt = (turn * (yaw / length).conjugate()).normalize();
+    let (axis, angle) = tilt.to_axis_angle();
+    // `to_axis_angle` gives angles in [0, 2π): the shorter way round.
+    let angle = if angle > std::f64::consts::PI {
+        angle - std::f64::consts::TAU
+    } else {
+        angle
+    };
+    if angle.abs() > neck_tilt && axis.is_finite() {
+        DQuat::from_axis_angle(axis, (angle.abs() - neck_tilt) * angle.signum())
+    } else {
+        DQuat::IDENTITY
+    }
+}
+
+#[cfg(test)]
+mod lean_tests {
+    use super::*;
+
+    #[test]
+    fn the_trunk_leans_by_the_heads_tilt_past_the_necks_share() {
+        let reference = DQuat::from_rotation_y(0.4);
+        let neck = 0.35;
+        // Within the neck's share, with any yaw: no lean.
+        let head = DQuat::from_rotation_y(1.5) * DQuat::from_rotation_x(0.3) * reference;
+        assert!(trunk_lean(head, reference, neck).angle_between(DQuat::IDENTITY) < 1e-12);
+        // Bowed 60° about a horizontal axis (after a yaw): the trunk leans 40° about that axis.
+        let axis = DVec3::new(0.6, 0.0, 0.8);
+        let head = DQuat::from_axis_angle(axis, 1.0) * DQuat::from_rotation_y(0.7) * reference;
+        let lean = trunk_lean(head, reference, neck);
+        let (got_axis, got_angle) = lean.to_axis_angle();
+        assert!((got_angle - (1.0 - neck)).abs() < 1e-9, "{got_angle}");
+        assert!(got_axis.distance(axis) < 1e-9, "{got_axis}");
+        // Backwards the other way round; an infinite share never leans.
+        let head = DQuat::from_axis_angle(axis, -0.9) * reference;
+        let lean = trunk_lean(head, reference, neck);
+        assert!(lean.angle_between(DQuat::from_axis_angle(axis, -(0.9 - neck))) < 1e-9);
+        assert_eq!(trunk_lean(head, reference, f64::INFINITY), DQuat::IDENTITY);
     }
 }

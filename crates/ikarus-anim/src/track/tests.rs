@@ -398,6 +398,17 @@ fn bad_recordings_are_refused() {
         track(character, &trackers, &TrackConfig::default(), None),
         Err(TrackError::Bone("jaw"))
     ));
+    trackers.tracks[2].bone = HumanoidBone::RightHand;
+    for neck_tilt in [f64::NAN, -0.1] {
+        let config = TrackConfig {
+            neck_tilt,
+            ..TrackConfig::default()
+        };
+        assert!(matches!(
+            track(character, &trackers, &config, None),
+            Err(TrackError::Setting("neck_tilt"))
+        ));
+    }
 }
 
 #[test]
