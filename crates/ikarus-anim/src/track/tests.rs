@@ -220,6 +220,22 @@ fn walk(skeleton: &Skeleton, map: &HumanoidMap, speed: f64, seconds: f64) -> Vec
         .collect()
 }
 
+/// The largest turn of a joint between consecutive frames of `motion` after its first (which
+/// starts from the reference pose), radians, with the later frame's index and the joint.
+fn largest_turn(skeleton: &Skeleton, motion: &Motion) -> (f64, usize, String) {
+    let mut worst = (0.0_f64, 0, String::new());
+    for (f, w) in motion.frames().windows(2).enumerate().skip(1) {
+        for j in 0..skeleton.len() {
+            let j = ikarus_core::JointId::from_index(j);
+            let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
+            if turn > worst.0 {
+                worst = (turn, f, skeleton.name(j).to_owned());
+            }
+        }
+    }
+    worst
+}
+
 #[test]
 fn six_points_are_met_and_glitches_held() {
     let avatar = Avatar::builtin();
@@ -352,13 +368,8 @@ fn three_points_crouch_keeps_the_feet_and_a_walk_steps() {
         assert!(pose.is_finite());
     }
     // No joint turns by more than 0.5 rad between frames: no flips (a flip is half a turn).
-    for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
-        for j in 0..skeleton.len() {
-            let j = ikarus_core::JointId::from_index(j);
-            let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
-            assert!(turn < 0.5, "frame {f}: {} turned {turn}", skeleton.name(j));
-        }
-    }
+    let (turn, f, name) = largest_turn(skeleton, &tracked.motion);
+    assert!(turn < 0.5, "frame {f}: {name} turned {turn}");
 }
 
 #[test]
@@ -448,17 +459,8 @@ fn a_fast_turn_and_a_fast_crouch_neither_flip_nor_pop() {
     for points in [Points::Three, Points::Four, Points::Six] {
         let trackers = trackers_of(map, &frames, points.bones());
         let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
-        let mut worst = (0.0_f64, 0, String::new());
-        for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
-            assert!(w[1].is_finite());
-            for j in 0..skeleton.len() {
-                let j = ikarus_core::JointId::from_index(j);
-                let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
-                if turn > worst.0 {
-                    worst = (turn, f, skeleton.name(j).to_owned());
-                }
-            }
-        }
+        assert!(tracked.motion.frames().iter().all(LocalPose::is_finite));
+        let worst = largest_turn(skeleton, &tracked.motion);
         // The source turns its body by 6° a frame. Measured: 6-point 11.7° at most (the
         // bound, the source's step + 15°, holds); 4-point 26° and 3-point 36° in one
         // frame when a foot steps during the fast crouch (the body misses the head by up to
@@ -495,12 +497,7 @@ fn feet_keep_up_with_a_sprint() {
     frames.extend(walk(skeleton, map, 5.0, 2.0));
     let trackers = trackers_of(map, &frames, Points::Four.bones());
     let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
-    for (f, w) in tracked.motion.frames().windows(2).enumerate().skip(1) {
-        for j in 0..skeleton.len() {
-            let j = ikarus_core::JointId::from_index(j);
-            let turn = w[0][j].rotation.angle_between(w[1][j].rotation);
-            assert!(turn < 1.0, "frame {f}: {} turned {turn}", skeleton.name(j));
-        }
-    }
+    let (turn, f, name) = largest_turn(skeleton, &tracked.motion);
+    assert!(turn < 1.0, "frame {f}: {name} turned {turn}");
     assert!(tracked.steps() >= 8, "{} steps", tracked.steps());
 }
