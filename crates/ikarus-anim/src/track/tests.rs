@@ -220,6 +220,20 @@ fn walk(skeleton: &Skeleton, map: &HumanoidMap, speed: f64, seconds: f64) -> Vec
         .collect()
 }
 
+/// The avatar standing in its reference pose (the calibration frame), then walking forward
+/// at `speed` m/s for `seconds` ([`walk`]): the frames and their trackers on `bones`.
+fn walking(
+    avatar: &Avatar,
+    speed: f64,
+    seconds: f64,
+    bones: &[HumanoidBone],
+) -> (Vec<ModelPose>, Trackers) {
+    let mut frames = vec![standing(&avatar.skeleton, DVec3::ZERO)];
+    frames.extend(walk(&avatar.skeleton, &avatar.map, speed, seconds));
+    let trackers = trackers_of(&avatar.map, &frames, bones);
+    (frames, trackers)
+}
+
 /// The largest turn of a joint between consecutive frames of `motion` after its first (which
 /// starts from the reference pose), radians, with the later frame's index and the joint.
 fn largest_turn(skeleton: &Skeleton, motion: &Motion) -> (f64, usize, String) {
@@ -240,9 +254,7 @@ fn largest_turn(skeleton: &Skeleton, motion: &Motion) -> (f64, usize, String) {
 fn six_points_are_met_and_glitches_held() {
     let avatar = Avatar::builtin();
     let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
-    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
-    frames.extend(walk(skeleton, map, 0.5, 1.0));
-    let mut trackers = trackers_of(map, &frames, Points::Six.bones());
+    let (frames, mut trackers) = walking(&avatar, 0.5, 1.0, Points::Six.bones());
     // Frame 20: a NaN head, frame 30: a zero quaternion on the left hand, frame 40: the right
     // hand jumps 3 m.
     trackers.tracks[0].samples[20].position.x = f64::NAN;
@@ -492,10 +504,8 @@ fn feet_keep_up_with_a_sprint() {
     // metres behind and were put back under the body at once, the legs turning by 1.5 rad in
     // one frame.
     let avatar = Avatar::builtin();
-    let (skeleton, map, character) = (&avatar.skeleton, &avatar.map, avatar.character());
-    let mut frames = vec![standing(skeleton, DVec3::ZERO)];
-    frames.extend(walk(skeleton, map, 5.0, 2.0));
-    let trackers = trackers_of(map, &frames, Points::Four.bones());
+    let (skeleton, character) = (&avatar.skeleton, avatar.character());
+    let (_, trackers) = walking(&avatar, 5.0, 2.0, Points::Four.bones());
     let tracked = track(character, &trackers, &TrackConfig::default(), None).unwrap();
     let (turn, f, name) = largest_turn(skeleton, &tracked.motion);
     assert!(turn < 1.0, "frame {f}: {name} turned {turn}");
