@@ -57,6 +57,10 @@ impl StepConfig {
     }
 }
 
+/// The fastest a pelvis moves in locomotion, leg lengths a second (a sprinter's 12 m/s on
+/// 0.9 m legs is about 13).
+const FASTEST_RUN: f64 = 15.0;
+
 /// A foot's ankle goal: where it is and how it is turned.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct FootGoal {
@@ -113,9 +117,14 @@ impl Legs {
 
     /// How long a step takes: the configured duration, shorter when the pelvis moves so fast
     /// that feet stepping in turn could not keep up with it (each foot steps every two step
-    /// durations, at most a step long).
+    /// durations, at most a step long). A pelvis faster than anyone runs (over
+    /// [`FASTEST_RUN`] leg lengths a second: the jump after the calibration pose, a cut) is
+    /// not followed by quicker steps; the feet are put back under it instead (see `update`).
     fn duration(&self, config: &StepConfig) -> f64 {
         let speed = self.velocity.length();
+        if speed > FASTEST_RUN * self.leg {
+            return config.duration;
+        }
         let keep_up = 0.5 * config.length * self.leg / speed;
         if keep_up.is_finite() && keep_up < config.duration {
             keep_up.max(0.25 * config.duration)
