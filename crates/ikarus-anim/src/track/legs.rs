@@ -134,7 +134,8 @@ impl Legs {
     }
 
     /// Where balance wants foot `s` with the pelvis at `hips` turned by `heading` (a turn
-    /// about +Y from the reference's facing), led by the pelvis's velocity.
+    /// about +Y from the reference's facing), led by the pelvis's velocity over `duration`
+    /// (a step's, [`duration`](Self::duration)) × the configured lead.
     fn wanted(
         &self,
         s: usize,
@@ -142,8 +143,9 @@ impl Legs {
         heading: DQuat,
         ground: &dyn Ground,
         config: &StepConfig,
+        duration: f64,
     ) -> FootGoal {
-        let lead = self.velocity * (self.duration(config) * config.lead);
+        let lead = self.velocity * (duration * config.lead);
         let xz = hips + heading * self.stance[s] + lead;
         let (height, normal) = ground
             .sample(xz.x, xz.z)
@@ -172,8 +174,8 @@ impl Legs {
             self.velocity = self.velocity.lerp(v, a);
         }
         self.last_hips = Some(hips);
-        let wanted = [0, 1].map(|s| self.wanted(s, hips, heading, ground, config));
         let duration = self.duration(config);
+        let wanted = [0, 1].map(|s| self.wanted(s, hips, heading, ground, config, duration));
         // First frame, or the pelvis far from both feet (a teleport): stand where wanted.
         let far = |f: &Foot, w: &FootGoal| {
             (f.at.position - w.position).reject_from(DVec3::Y).length() > 3.0 * self.leg

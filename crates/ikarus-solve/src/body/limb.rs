@@ -237,7 +237,8 @@ pub(super) fn swivel(
     // limits' 1e-9 rad: a joint the closed form leaves on its limit measures ~1e-16 past
     // it), that is the answer (the usual case: one solve instead of a search), and the
     // limits need no test after it.
-    let least_turn = {
+    // (An arm whose elbow takes the roll measures its turn otherwise: it is searched.)
+    let least_turn = roll.is_none().then(|| {
         let out = at_zero;
         let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
         let q = (rotation * pose[c].rotation.conjugate() * (mid * mid_to_parent).conjugate())
@@ -245,9 +246,8 @@ pub(super) fn swivel(
         let q = if q.w < 0.0 { -q } else { q };
         let n = (input.target - input.start_joint.translation).normalize_or_zero();
         2.0 * n.dot(q.xyz()).atan2(q.w)
-    };
-    // (An arm whose elbow takes the roll measures its turn otherwise: it is searched.)
-    if least_turn.is_finite() && roll.is_none() {
+    });
+    if let Some(least_turn) = least_turn.filter(|t| t.is_finite()) {
         let (_, limb, end, out) = parts(least_turn);
         if limb + end == 0.0 {
             return (least_turn, Some(out), [true; 3]);
