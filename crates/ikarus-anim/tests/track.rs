@@ -35,8 +35,9 @@
 //!   heel strikes): 4-point 7.84 → 10.42 cm.
 //! - 3-point, the guessed pelvis: it sat under the head as the reference has it, so a body
 //!   bending over (mocapbank) was taken for a crouch, the hips 38 cm off. A head tilted past
-//!   the neck's share (`TrackConfig::neck_tilt`, 20°) now leans the trunk by the rest:
-//!   mocapbank 19.70 → 10.33 cm, the mean 11.32 → 10.37 cm, no clip worse. Leaning by a
+//!   the neck's share (`TrackConfig::neck_tilt`, 20°) now leans the trunk (the guessed
+//!   pelvis's place and turn) by the rest: mocapbank 19.70 → 10.08 cm, the mean 11.32 →
+//!   10.34 cm, no clip worse. Leaning by a
 //!   share of the whole tilt instead was worse on the walks (pymo 14.09 → 14.5–16.3 cm:
 //!   a walker's head nods while the trunk stays upright).
 //! - Tried for the 3- and 4-point legs and dropped: the pelvis's sideways sway gating which foot
@@ -415,7 +416,7 @@ fn every_shared_clip_from_three_four_and_six_points() {
             plain * 100.0
         );
         // From the same trackers and the same start, 3 points are at least as good as the
-        // plain baseline on average (measured 10.37 against 12.53 cm).
+        // plain baseline on average (measured 10.34 against 12.53 cm).
         assert!(
             three <= plain,
             "3-point {three} against the baseline's {plain}"

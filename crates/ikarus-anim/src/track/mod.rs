@@ -22,7 +22,7 @@
 //!    the line between the hands, smoothed), taking the head's drop below its standing
 //!    height as a crouch; a head tilted further than the neck takes
 //!    ([`TrackConfig::neck_tilt`]) leans the trunk by the excess, the pelvis turned about
-//!    the head with it (a body bending over). The rule's goal is weak (weight 0.05): the
+//!    the head with it and tilted as much (a body bending over). The rule's goal is weak (weight 0.05): the
 //!    head and hands win.
 //! 4. **Without foot trackers** (3- and 4-point) the legs step ([`StepConfig`]): each foot
 //!    stays planted until the place under the pelvis where balance puts it (the reference

@@ -464,7 +464,7 @@ impl<'a> TrackSolver<'a> {
                     joint: self.hips,
                     goal: Goal {
                         position: Some(position),
-                        orientation: Some((turn * self.hips_rotation).normalize()),
+                        orientation: Some((lean * turn * self.hips_rotation).normalize()),
                     },
                     weight: GUESSED_HIPS,
                 });
