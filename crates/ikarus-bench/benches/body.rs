@@ -46,6 +46,16 @@
 //!   one square root and two divisions instead of two and eight; −1.4 µs); the pattern search
 //!   reusing the cost of the point a step leaves behind (−0.6 µs; 17 costs a search before);
 //!   the grounded frame's model pose handed to the solve (`solve_in`: one FK fewer).
+//! - 9.2 → 10.4–11.1 µs grounded: the grounder bending the toes over an edge (78d58f1, two
+//!   bisections; cut from 16/24 to 12/18 steps, 11.1 → 10.4). Prepared 7.9 → 8.4 µs over the
+//!   restructure's shared limb goals and the free elbows' roll.
+//! - 10.50 → 9.12 µs grounded, 8.37 → 7.72 µs prepared (back to back, Xeon, 2026-11-28): each
+//!   swivel the search tries evaluated in closed form from the swivel-0 solve — the start
+//!   joint's correction `R(S⁻¹n, φ) C₀`, the end joint's local rotation `P₀⁻¹ R(n, −φ) G` —
+//!   one sine and cosine and four quaternion products instead of the limb's frames composed
+//!   again; the least-turn swivel's check tests the end joint first and skips the turn's
+//!   `acos`. In `perf` before: the swivel search 28% of the frame (87% of its calls settled
+//!   by the least-turn swivel, the rest 14 costs each), limit tests 18%, the grounder 27%.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;

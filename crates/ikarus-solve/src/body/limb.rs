@@ -194,63 +194,86 @@ pub(super) fn swivel(
     let mid_to_parent = model.rotation(b).conjugate() * model.rotation(end_parent);
     let violation = |j: JointId, local: DQuat| past_limit(skeleton, j, local);
     let roll = roll_axis(skeleton, limb, pose);
-    // The limb solved at swivel 0; every other swivel turns it rigidly (`twisted`), so the
-    // mid joint's local rotation, and how far it is past its limit, are the same at every
-    // swivel.
+    // The limb solved at swivel 0; every other swivel turns it rigidly about the start→goal
+    // line `n` (`twisted`), so the mid joint's local rotation, and how far it is past its
+    // limit, are the same at every swivel.
     let at_zero = two_bone::solve(input, &TwoBoneSettings::default());
     let mid_past = violation(b, pose[b].rotation * at_zero.mid_correction);
+    let start = model.rotation(a);
+    let n = (input.target - input.start_joint.translation).normalize_or_zero();
+    // At swivel φ the start joint's correction is `R(S⁻¹n, φ) C₀` (`twisted`) and the end's
+    // parent frame `R(n, φ) P₀`, with `P₀` that frame at φ = 0; the end joint's local
+    // rotation is then `P₀⁻¹ R(n, −φ) G`. Each swivel a search tries costs one sine and
+    // cosine and four quaternion products.
+    let parent_frame =
+        start * at_zero.start_correction * start_to_mid * at_zero.mid_correction * mid_to_parent;
+    let from_end_parent = parent_frame.conjugate();
+    let turn_axis = start.conjugate() * n;
+    // The start joint's correction and the end joint's local rotation at swivel φ.
+    let at = |phi: f64| {
+        if phi == 0.0 {
+            let local = (from_end_parent * rotation).normalize();
+            return (at_zero.start_correction, local);
+        }
+        let (sin, cos) = (0.5 * phi).sin_cos();
+        let (m, k) = (turn_axis * sin, n * -sin);
+        let correction =
+            (DQuat::from_xyzw(m.x, m.y, m.z, cos) * at_zero.start_correction).normalize();
+        let back = DQuat::from_xyzw(k.x, k.y, k.z, cos);
+        (
+            correction,
+            (from_end_parent * (back * rotation)).normalize(),
+        )
+    };
+    let output = |correction: DQuat| TwoBoneOutput {
+        start_correction: correction,
+        ..at_zero
+    };
     // The wrist's or ankle's turn from its own, and how far the limb's joints are past their
     // limits (radians each).
     let parts = |twist_angle: f64| {
-        let out = twisted(input, &at_zero, model.rotation(a), twist_angle);
-        let start = model.rotation(a) * out.start_correction;
-        let mid = start * start_to_mid * out.mid_correction;
-        let local = ((mid * mid_to_parent).conjugate() * rotation).normalize();
+        let (correction, local) = at(twist_angle);
         let turn = match roll {
             // The elbow takes the roll (see `solve_limb`): the wrist's swing counts, plus a
             // share of the upper arm's turn.
             Some(axis) => {
                 swing_angle(local * pose[c].rotation.conjugate(), axis)
-                    + UPPER_ARM_SHARE * out.start_correction.angle_between(DQuat::IDENTITY)
+                    + UPPER_ARM_SHARE * correction.angle_between(DQuat::IDENTITY)
             }
             None => local.angle_between(pose[c].rotation),
         };
         (
             turn,
-            violation(a, pose[a].rotation * out.start_correction) + mid_past,
+            violation(a, pose[a].rotation * correction) + mid_past,
             violation(c, local),
-            out,
         )
     };
     // Inside the limits first (a radian past a limit outweighs any turn), then the turn.
     let cost = |twist_angle: f64| {
-        let (turn, limb, end, _) = parts(twist_angle);
+        let (turn, limb, end) = parts(twist_angle);
         turn + 1000.0 * (limb + end)
     };
-    // The swivel that turns the wrist or ankle least, in closed form: the twist turns the
-    // solved limb rigidly about the start→goal line `n` (the two-bone solve's model-space
-    // twist), so the end joint's local rotation at swivel φ is `P⁻¹ R(−φ) G` with `P` the
-    // end's parent frame at φ = 0 and `G` the goal; its angle from the current `C` is the
-    // angle of `R(−φ) Q` with `Q = G C⁻¹ P⁻¹` (an angle is unchanged by conjugation),
+    // The swivel that turns the wrist or ankle least, in closed form: the end joint's local
+    // rotation at swivel φ is `P₀⁻¹ R(−φ) G` (above); its angle from the current `C` is the
+    // angle of `R(−φ) Q` with `Q = G C⁻¹ P₀⁻¹` (an angle is unchanged by conjugation),
     // whose scalar part `cos(φ/2) Q_w + sin(φ/2) n·Q_v` is largest at
     // `φ = 2 atan2(n·Q_v, Q_w)`. When every joint there is inside its limit (within the
     // limits' 1e-9 rad: a joint the closed form leaves on its limit measures ~1e-16 past
     // it), that is the answer (the usual case: one solve instead of a search), and the
-    // limits need no test after it.
+    // limits need no test after it; the end joint, the likelier to be past, is tested
+    // first.
     // (An arm whose elbow takes the roll measures its turn otherwise: it is searched.)
     let least_turn = roll.is_none().then(|| {
-        let out = at_zero;
-        let mid = model.rotation(a) * out.start_correction * start_to_mid * out.mid_correction;
-        let q = (rotation * pose[c].rotation.conjugate() * (mid * mid_to_parent).conjugate())
-            .normalize();
+        let q = (rotation * pose[c].rotation.conjugate() * from_end_parent).normalize();
         let q = if q.w < 0.0 { -q } else { q };
-        let n = (input.target - input.start_joint.translation).normalize_or_zero();
         2.0 * n.dot(q.xyz()).atan2(q.w)
     });
     if let Some(least_turn) = least_turn.filter(|t| t.is_finite()) {
-        let (_, limb, end, out) = parts(least_turn);
-        if limb + end == 0.0 {
-            return (least_turn, Some(out), [true; 3]);
+        let (correction, local) = at(least_turn);
+        if violation(c, local) == 0.0
+            && violation(a, pose[a].rotation * correction) + mid_past == 0.0
+        {
+            return (least_turn, Some(output(correction)), [true; 3]);
         }
     }
     // Else, from the current side first (tracking: the last frame's swivel is nearly
@@ -261,7 +284,7 @@ pub(super) fn swivel(
     // circle: there is nothing inside the limits for it to find.
     let descend = |best: (f64, f64), step: f64| pattern_search(&cost, best, step, 4e-3);
     let mut best = descend((cost(0.0), 0.0), 0.125);
-    let (turn, limb, _, _) = parts(best.1);
+    let (turn, limb, _) = parts(best.1);
     if turn > 0.5 || limb > 0.0 {
         let step = std::f64::consts::TAU / 24.0;
         let mut scan = best;
@@ -344,10 +367,11 @@ pub(super) fn twisted(
     if angle == 0.0 {
         return *at_zero;
     }
+    // `S⁻¹ R(n, φ) S` is the turn about `S⁻¹ n`.
     let n = (input.target - input.start_joint.translation).normalize_or_zero();
-    let turn = DQuat::from_axis_angle(n, angle);
+    let turn = DQuat::from_axis_angle(start.conjugate() * n, angle);
     TwoBoneOutput {
-        start_correction: (start.conjugate() * turn * start * at_zero.start_correction).normalize(),
+        start_correction: (turn * at_zero.start_correction).normalize(),
         ..*at_zero
     }
 }
