@@ -33,6 +33,15 @@
 //!   is in the air (a run's flight): the feet then reach their goals, but `mass_hik` 4-point
 //!   9.7–10.3 cm. Tried and dropped too: timing steps by the pelvis's lowest points (a walk's
 //!   heel strikes): 4-point 7.84 → 10.42 cm.
+//! - 3- and 4-point, knees that snapped: a stepped foot left behind stretched its leg straight,
+//!   and the step's first frames, a few centimetres nearer, bent the knee 30–40° at once (the
+//!   largest turns: Bandai run 42.4° against its own 19.2°, `mixamo` 39.4° against 19.2°). The
+//!   stepped feet's goals now reach softly (`StepConfig::soft_reach`): past 90% of the leg
+//!   they are drawn in, never to full stretch, for a foot off its standing place. Every clip's
+//!   largest turn is now within its own + 15° (asserted; was over on 4 clips at 4 points and
+//!   4 at 3): Bandai run 35.3 → 23.9° (4-point) and 42.4 → 20.7° (3-point), `mixamo` 39.4 →
+//!   22.6°, `mass_hik` 26.3 → 9.6°. Means 7.42 → 7.27 cm (4-point) and 10.34 → 10.39 cm
+//!   (3-point).
 //! - 3-point, the guessed pelvis: it sat under the head as the reference has it, so a body
 //!   bending over (mocapbank) was taken for a crouch, the hips 38 cm off. A head tilted past
 //!   the neck's share (`TrackConfig::neck_tilt`, 20°) now leans the trunk (the guessed
@@ -388,13 +397,17 @@ fn every_shared_clip_from_three_four_and_six_points() {
                 // yet: BENCHMARKS.md, "Trackers").
                 assert!(m.mpjpe < 0.025, "{file}: 6-point MPJPE {}", m.mpjpe);
                 assert!(m.slide < 0.01, "{file}: 6-point slide {}", m.slide);
-                assert!(
-                    m.turn <= m.clip_turn + 15_f64.to_radians(),
-                    "{file}: 6-point turn {} against the clip's {}",
-                    m.turn,
-                    m.clip_turn
-                );
             }
+            // No pops at any point count: no joint turns more between frames than the
+            // clip's own largest turn plus 15° (4- and 3-point since the stepped legs'
+            // soft reach: before it, knees snapping from straight turned up to 42°).
+            assert!(
+                m.turn <= m.clip_turn + 15_f64.to_radians(),
+                "{file}: {}-point turn {}° against the clip's {}°",
+                points.bones().len(),
+                m.turn.to_degrees(),
+                m.clip_turn.to_degrees()
+            );
         }
         let b = measure(&clip, &truth, &baseline(&clip, &truth));
         baseline_sum += b.mpjpe;

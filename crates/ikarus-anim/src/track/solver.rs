@@ -130,9 +130,10 @@ impl<'a> TrackSolver<'a> {
                     + model.position(b).distance(model.position(c))
             };
             let leg_length = 0.5 * (length(legs[0]) + length(legs[1]));
+            let hip = legs.map(|[hip, _, _]| facing * (model.position(hip) - model.position(hips)));
             Some((
                 Legs::new(
-                    stance,
+                    (stance, hip),
                     legs.map(|[_, _, ankle]| model.position(ankle).y - reference.floor),
                     legs.map(|[_, _, ankle]| (facing * model.rotation(ankle)).normalize()),
                     leg_length,
