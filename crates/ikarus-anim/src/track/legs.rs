@@ -1,5 +1,7 @@
 //! Legs that step when the feet are not tracked: each foot planted until balance wants it
-//! elsewhere, then a step along an arc, one foot at a time.
+//! elsewhere, then a step along an arc, one foot at a time. The feet stand first where the
+//! reference pose has them (the calibration's) and may stay there; steps land under the hip
+//! joints, as people stand and walk, however wide the reference (a T-pose's) spreads them.
 
 use glam::{DQuat, DVec3};
 
@@ -103,8 +105,12 @@ struct Foot {
 /// The stepping state of both legs, and what it knows of the avatar's reference stance.
 #[derive(Clone, Debug)]
 pub(crate) struct Legs {
-    /// Each ankle from the hips in the reference, horizontal, in the reference's facing.
+    /// Each ankle's place from the hips standing naturally (under its hip joint), horizontal,
+    /// in the reference's facing: where steps land.
     stance: [DVec3; 2],
+    /// Each ankle from the hips in the reference pose (a T- or A-pose may spread the legs):
+    /// where the feet stand at first, and a place a planted foot may stay.
+    calibrated: [DVec3; 2],
     /// Each ankle's height above the reference's floor.
     ankle_height: [f64; 2],
     /// Each hip joint from the hips in the reference, in the reference's facing.
@@ -120,13 +126,14 @@ pub(crate) struct Legs {
 
 impl Legs {
     pub(crate) fn new(
-        (stance, hip): ([DVec3; 2], [DVec3; 2]),
+        (calibrated, hip): ([DVec3; 2], [DVec3; 2]),
         ankle_height: [f64; 2],
         rotation: [DQuat; 2],
         leg: f64,
     ) -> Self {
         Self {
-            stance,
+            stance: hip.map(|h| h.reject_from(DVec3::Y)),
+            calibrated,
             hip,
             ankle_height,
             rotation,
@@ -160,7 +167,7 @@ impl Legs {
     /// (a step's, [`duration`](Self::duration)) × the configured lead.
     fn wanted(
         &self,
-        s: usize,
+        (s, stance): (usize, DVec3),
         hips: DVec3,
         heading: DQuat,
         ground: &dyn Ground,
@@ -168,7 +175,7 @@ impl Legs {
         duration: f64,
     ) -> FootGoal {
         let lead = self.velocity * (duration * config.lead);
-        let xz = hips + heading * self.stance[s] + lead;
+        let xz = hips + heading * stance + lead;
         let (height, normal) = ground
             .sample(xz.x, xz.z)
             .unwrap_or((hips.y - self.leg, DVec3::Y));
@@ -197,8 +204,20 @@ impl Legs {
         }
         self.last_hips = Some(hips);
         let duration = self.duration(config);
-        let wanted = [0, 1].map(|s| self.wanted(s, hips, heading, ground, config, duration));
-        // First frame, or the pelvis far from both feet (a teleport): stand where wanted.
+        let wanted = [0, 1]
+            .map(|s| self.wanted((s, self.stance[s]), hips, heading, ground, config, duration));
+        // Where the feet stood in the reference pose, with the pelvis as it is now.
+        let calibrated = [0, 1].map(|s| {
+            self.wanted(
+                (s, self.calibrated[s]),
+                hips,
+                heading,
+                ground,
+                config,
+                duration,
+            )
+        });
+        // First frame, or the pelvis far from both feet (a teleport): stand as calibrated.
         let far = |f: &Foot, w: &FootGoal| {
             (f.at.position - w.position).reject_from(DVec3::Y).length() > 3.0 * self.leg
         };
@@ -206,16 +225,18 @@ impl Legs {
             Some(feet) if !(far(&feet[0], &wanted[0]) && far(&feet[1], &wanted[1])) => feet,
             slot => {
                 self.velocity = DVec3::ZERO;
-                slot.insert(wanted.map(|at| Foot { at, step: None }))
+                slot.insert(calibrated.map(|at| Foot { at, step: None }))
             }
         };
         // A planted foot steps when balance wants it elsewhere and the other foot stands.
         if feet.iter().all(|f| f.step.is_none()) {
             let need = [0, 1].map(|s| {
                 let f = &feet[s];
-                let apart = (wanted[s].position - f.at.position)
-                    .reject_from(DVec3::Y)
-                    .length();
+                // A foot still where it stood calibrated is where balance wants it too (a
+                // wide stance stands).
+                let apart = [&wanted[s], &calibrated[s]]
+                    .map(|w| (w.position - f.at.position).reject_from(DVec3::Y).length());
+                let apart = apart[0].min(apart[1]);
                 let turned = f.at.rotation.angle_between(wanted[s].rotation);
                 // A walk lands each foot a step's travel ahead and lifts it as far behind:
                 // the feet then keep up with the body at any speed.
@@ -267,8 +288,14 @@ impl Legs {
             // Drawn in by the share the foot is off its standing place: a foot standing
             // under the hips keeps its goal (straight legs stand straight).
             let hip = hips + heading * self.hip[s];
-            let home = hips + heading * self.stance[s];
-            let off = (out[s].0.position - home).reject_from(DVec3::Y).length();
+            let off = [self.stance[s], self.calibrated[s]]
+                .map(|home| {
+                    (out[s].0.position - (hips + heading * home))
+                        .reject_from(DVec3::Y)
+                        .length()
+                })
+                .into_iter()
+                .fold(f64::INFINITY, f64::min);
             let share = (off / (RAMP * self.leg)).min(1.0);
             let share = share * share * (3.0 - 2.0 * share);
             let soft = soft_reach(hip, out[s].0.position, self.leg, config.soft_reach);
@@ -382,6 +409,51 @@ mod tests {
             let reach = goal.position.distance(ahead + hip[s]);
             assert!(reach < 0.85, "{reach}");
             assert!(goal.position.z < ahead.z);
+        }
+    }
+
+    #[test]
+    fn a_calibration_pose_with_spread_legs_stands_and_walks_on_feet_under_the_hips() {
+        // A T-pose whose ankles are 0.35 m to each side of the pelvis, the hip joints 0.1 m.
+        let calibrated = [DVec3::new(0.35, 0.0, 0.0), DVec3::new(-0.35, 0.0, 0.0)];
+        let hip = [DVec3::new(0.1, -0.1, 0.0), DVec3::new(-0.1, -0.1, 0.0)];
+        let mut legs = Legs::new((calibrated, hip), [0.1; 2], [DQuat::IDENTITY; 2], 0.85);
+        let floor = Plane {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+        };
+        let config = StepConfig::default();
+        let dt = 1.0 / 60.0;
+        let mut hips = DVec3::new(0.0, 0.9, 0.0);
+        // Standing still: the feet stay where the calibration put them, and never step.
+        for _ in 0..120 {
+            let feet = legs.update(hips, DQuat::IDENTITY, dt, &floor, &config);
+            for (s, (goal, stepping)) in feet.into_iter().enumerate() {
+                let x = goal.position.x;
+                assert!((x - calibrated[s].x).abs() < 1e-12, "{x}");
+                assert!(!stepping);
+            }
+        }
+        // Walking 1.2 m/s along +Z for 3 s: the feet step, and end under the hip joints
+        // (0.1 m to each side), not spread.
+        let mut steps = [false; 2];
+        for _ in 0..180 {
+            hips.z += 1.2 * dt;
+            let feet = legs.update(hips, DQuat::IDENTITY, dt, &floor, &config);
+            for (s, (_, stepping)) in feet.into_iter().enumerate() {
+                steps[s] |= stepping;
+            }
+        }
+        // Then standing again until both feet have landed.
+        let mut last = None;
+        for _ in 0..60 {
+            last = Some(legs.update(hips, DQuat::IDENTITY, dt, &floor, &config));
+        }
+        assert_eq!(steps, [true, true]);
+        for (s, (goal, stepping)) in last.unwrap().into_iter().enumerate() {
+            assert!(!stepping);
+            let x = goal.position.x;
+            assert!((x - hip[s].x).abs() < 0.02, "foot {s} at x = {x}");
         }
     }
 }
