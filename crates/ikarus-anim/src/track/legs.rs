@@ -17,7 +17,7 @@ pub struct StepConfig {
     pub threshold: f64,
     /// …or when the pelvis has turned this many radians from the foot. Default 0.5.
     pub turn: f64,
-    /// Longest step. Default 0.9.
+    /// Longest step. Default 1.6.
     pub length: f64,
     /// Height of a step's arc at its middle. Default 0.1.
     pub height: f64,
@@ -25,7 +25,9 @@ pub struct StepConfig {
     /// stepping in turn, each at most [`length`](Self::length), could follow (a run).
     pub duration: f64,
     /// How far ahead the step lands along the pelvis's velocity, in step durations. Default
-    /// 0.5; 0 lands under the pelvis as it is when the step starts.
+    /// 0.5; 0 lands under the pelvis as it is when the step starts. (Measured on the ten BVH
+    /// clips, steps landing under the hips: 4-point MPJPE 6.38 / 6.52 / 6.73 / 7.0 cm at 0.5
+    /// / 0.75 / 1 / 1.25; 1 was chosen while steps landed as wide as a T-pose.)
     pub lead: f64,
     /// The share of the leg's reach over which it straightens softly (a "soft" two-bone
     /// reach): an ankle goal farther from the hip than `1 − soft_reach` of the leg is drawn
@@ -45,7 +47,7 @@ impl Default for StepConfig {
             length: 1.6,
             height: 0.1,
             duration: 0.25,
-            lead: 1.0,
+            lead: 0.5,
             soft_reach: SOFT,
         }
     }
