@@ -73,7 +73,8 @@ impl StepConfig {
 
 /// [`StepConfig::soft_reach`]'s default. Measured on the ten BVH clips (4- and 3-point):
 /// 0.05–0.2 all keep every joint's turn between frames within the clip's own + 15° (without
-/// it, knees snapping from straight turned up to 42°); MPJPE within ±0.02 cm across them.
+/// it, knees snapping from straight turned up to 42°); MPJPE within ±0.02 cm across them
+/// (measured while steps still landed as wide as the reference pose, as is `RAMP`).
 const SOFT: f64 = 0.1;
 /// How far a foot is off its standing place (horizontally, in leg lengths) for its goal to be
 /// drawn in fully; nearer, by a smooth share. 0.1 left a walk's knees turning 15.5° (CMU, its
