@@ -206,40 +206,6 @@ fn measure(clip: &Clip, truth: &[ModelPose], solved: &[LocalPose]) -> Measured {
     {
         m.mpjpe /= truth.len() as f64;
     }
-    if std::env::var("HIPS").is_ok() {
-        let hips = clip.map.joint(HumanoidBone::Hips).unwrap();
-        let head = clip.map.joint(HumanoidBone::Head).unwrap();
-        let n = truth.len() as f64;
-        let e: f64 = models
-            .iter()
-            .zip(truth)
-            .map(|(m, t)| m.position(hips).distance(t.position(hips)))
-            .sum::<f64>()
-            / n;
-        let ev: f64 = models
-            .iter()
-            .zip(truth)
-            .map(|(m, t)| (m.position(hips).y - t.position(hips).y).abs())
-            .sum::<f64>()
-            / n;
-        // the truth's hips offset from the head, horizontal, in metres (mean)
-        let off: f64 = truth
-            .iter()
-            .map(|t| {
-                (t.position(hips) - t.position(head))
-                    .reject_from(DVec3::Y)
-                    .length()
-            })
-            .sum::<f64>()
-            / n;
-        eprintln!(
-            "HIPS {} err {:.1} vertical {:.1} truth-horizontal-offset {:.1}",
-            clip.name,
-            e * 100.0,
-            ev * 100.0,
-            off * 100.0
-        );
-    }
     // The clip's own foot contacts (height above its floor and speed, as retargeting detects
     // them); our ankle's drift within each.
     let dt = clip.motion.frame_time();
