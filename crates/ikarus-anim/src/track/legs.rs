@@ -5,6 +5,8 @@
 
 use glam::{DQuat, DVec3};
 
+use ikarus_solve::two_bone;
+
 use crate::ground::Ground;
 
 /// How untracked legs step. Lengths are in leg lengths (hip to ankle of the avatar's
@@ -165,6 +167,19 @@ impl Legs {
         }
     }
 
+    /// The horizontal place `stance` (an ankle's offset from the hips in the reference's
+    /// facing) comes to with the pelvis at `hips` turned by `heading`, led by the pelvis's
+    /// velocity over `duration` × the configured lead (its height is the pelvis's).
+    fn place(
+        &self,
+        stance: DVec3,
+        (hips, heading): (DVec3, DQuat),
+        config: &StepConfig,
+        duration: f64,
+    ) -> DVec3 {
+        hips + heading * stance + self.velocity * (duration * config.lead)
+    }
+
     /// Where balance wants foot `s` with the pelvis at `hips` turned by `heading` (a turn
     /// about +Y from the reference's facing), led by the pelvis's velocity over `duration`
     /// (a step's, [`duration`](Self::duration)) × the configured lead.
@@ -177,8 +192,7 @@ impl Legs {
         config: &StepConfig,
         duration: f64,
     ) -> FootGoal {
-        let lead = self.velocity * (duration * config.lead);
-        let xz = hips + heading * stance + lead;
+        let xz = self.place(stance, (hips, heading), config, duration);
         let (height, normal) = ground
             .sample(xz.x, xz.z)
             .unwrap_or((hips.y - self.leg, DVec3::Y));
@@ -210,25 +224,21 @@ impl Legs {
         let wanted = [0, 1]
             .map(|s| self.wanted((s, self.stance[s]), hips, heading, ground, config, duration));
         // Where the feet stood in the reference pose, with the pelvis as it is now.
-        let calibrated = [0, 1].map(|s| {
-            self.wanted(
-                (s, self.calibrated[s]),
-                hips,
-                heading,
-                ground,
-                config,
-                duration,
-            )
-        });
+        let calibrated =
+            [0, 1].map(|s| self.place(self.calibrated[s], (hips, heading), config, duration));
         // First frame, or the pelvis far from both feet (a teleport): stand as calibrated.
         let far = |f: &Foot, w: &FootGoal| {
             (f.at.position - w.position).reject_from(DVec3::Y).length() > 3.0 * self.leg
         };
-        let feet = match &mut self.feet {
+        let mut feet = match self.feet.take() {
             Some(feet) if !(far(&feet[0], &wanted[0]) && far(&feet[1], &wanted[1])) => feet,
-            slot => {
+            _ => {
+                let at = [0, 1].map(|s| {
+                    let stance = (s, self.calibrated[s]);
+                    self.wanted(stance, hips, heading, ground, config, duration)
+                });
                 self.velocity = DVec3::ZERO;
-                slot.insert(calibrated.map(|at| Foot { at, step: None }))
+                at.map(|at| Foot { at, step: None })
             }
         };
         // A planted foot steps when balance wants it elsewhere and the other foot stands.
@@ -237,8 +247,8 @@ impl Legs {
                 let f = &feet[s];
                 // A foot still where it stood calibrated is where balance wants it too (a
                 // wide stance stands).
-                let apart = [&wanted[s], &calibrated[s]]
-                    .map(|w| (w.position - f.at.position).reject_from(DVec3::Y).length());
+                let apart = [wanted[s].position, calibrated[s]]
+                    .map(|w| (w - f.at.position).reject_from(DVec3::Y).length());
                 let apart = apart[0].min(apart[1]);
                 let turned = f.at.rotation.angle_between(wanted[s].rotation);
                 // A walk lands each foot a step's travel ahead and lifts it as far behind:
@@ -291,37 +301,29 @@ impl Legs {
             // Drawn in by the share the foot is off its standing place: a foot standing
             // under the hips keeps its goal (straight legs stand straight).
             let hip = hips + heading * self.hip[s];
-            let off = [self.stance[s], self.calibrated[s]]
-                .map(|home| {
-                    (out[s].0.position - (hips + heading * home))
-                        .reject_from(DVec3::Y)
-                        .length()
-                })
-                .into_iter()
-                .fold(f64::INFINITY, f64::min);
+            let off = [self.stance[s], self.calibrated[s]].map(|home| {
+                (out[s].0.position - self.place(home, (hips, heading), config, 0.0))
+                    .reject_from(DVec3::Y)
+                    .length()
+            });
+            let off = off[0].min(off[1]);
             let share = (off / (RAMP * self.leg)).min(1.0);
             let share = share * share * (3.0 - 2.0 * share);
             let soft = soft_reach(hip, out[s].0.position, self.leg, config.soft_reach);
             out[s].0.position = out[s].0.position.lerp(soft, share);
         }
+        self.feet = Some(feet);
         out
     }
 }
 
-/// `goal` drawn in towards `hip` where it is within `soft` of a leg's `reach` or beyond: at
-/// `d` from the hip, past `d₀ = reach − w` (`w = soft · reach`), it is put at
-/// `d₀ + w (1 − e^{−(d − d₀)/w})`, which rises with `d` as smoothly as the leg's bend can
-/// follow and stays short of `reach`.
+/// `goal` drawn in towards `hip` where it is within `soft` of a leg's `reach` or beyond: the
+/// two-bone closed form's soft reach ([`two_bone::soft_distance`]) with the soft zone the last
+/// `soft` share of the reach, along the hip–goal line.
 fn soft_reach(hip: DVec3, goal: DVec3, reach: f64, soft: f64) -> DVec3 {
-    let w = soft * reach;
     let away = goal - hip;
     let d = away.length();
-    let d0 = reach - w;
-    if !(w > 0.0 && d > d0) {
-        return goal;
-    }
-    let soft_d = d0 + w * (1.0 - (-(d - d0) / w).exp());
-    hip + away * (soft_d / d)
+    two_bone::soft_distance(d, reach, 1.0 - soft).map_or(goal, |soft_d| hip + away * (soft_d / d))
 }
 
 #[cfg(test)]

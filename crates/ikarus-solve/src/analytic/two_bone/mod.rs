@@ -502,15 +502,23 @@ fn solve_unchecked(input: &TwoBoneInput, settings: &TwoBoneSettings) -> TwoBoneO
 #[inline(never)]
 fn soften_aim(soften: f64, x2: f64, base: f64, rho2: f64, n2: f64) -> (f64, bool) {
     let full = ((base + 2.0 * rho2.sqrt()) / n2).max(0.0).sqrt();
+    let x = x2.sqrt();
+    match soft_distance(x, full, soften) {
+        Some(aim) => (aim * aim * n2, x - aim > REACH_TOLERANCE * full),
+        None => (x2 * n2, false),
+    }
+}
+
+/// The soft reach of [`TwoBoneSettings::soften`]: a target `x` from the chain's start, of a
+/// chain reaching `full`, is aimed at `da + ds·(1 − e^(−(x − da)/ds))` past
+/// `da = soften · full` (`ds = full − da`), which rises with `x` and reaches `full` only at
+/// infinity; `None` where no softening applies (`x ≤ da`, or `soften ≥ 1`). For a caller
+/// that softens its goals before any solver sees them (stepped feet in tracking).
+#[must_use]
+pub fn soft_distance(x: f64, full: f64, soften: f64) -> Option<f64> {
     let da = full * soften.max(0.0);
     let ds = full - da;
-    let x = x2.sqrt();
-    if x > da && ds > 0.0 {
-        let aim = da - ds * (-(x - da) / ds).exp_m1();
-        (aim * aim * n2, x - aim > REACH_TOLERANCE * full)
-    } else {
-        (x2 * n2, false)
-    }
+    (x > da && ds > 0.0).then(|| da - ds * (-(x - da) / ds).exp_m1())
 }
 
 /// The corrections slerped from identity by `weight` in `(0, 1)`; never reached.
