@@ -32,8 +32,9 @@ pub(super) fn hips_and_legs(
 /// How far (metres) a toe tip may sit below its place before the toes bend for it.
 const TIP_SLACK: f64 = 1e-6;
 
-/// Bisection steps for how far the toes may bend within their limit: a quarter turn over
-/// 2¹², the bend found within 4e-4 rad of the limit, on its inside (was 16 steps).
+/// Bisection steps for how far the toes may bend within a limit other than a hinge (whose
+/// room is its range's): a quarter turn over 2¹², the bend found within 4e-4 rad of the
+/// limit, on its inside (was 16 steps).
 const LIMIT_STEPS: u32 = 12;
 
 /// Bisection steps for the least bend that sets the tip on the ground: a quarter turn over
@@ -229,9 +230,26 @@ impl Foot {
         let ankle = model.position(self.ankle);
         let placed = |p: DVec3| ankle + tilt * (p - ankle) + DVec3::Y * lift;
         let (pivot, reach) = (placed(ball), placed(tip) - placed(ball));
-        // Lifting the tip turns the toes about the horizontal axis across them.
-        let Some(axis) = reach.cross(DVec3::Y).try_normalize() else {
-            return (None, 0.0);
+        let parent = (tilt * model.rotation(bend.parent)).normalize();
+        // Lifting the tip turns the toes about the horizontal axis across them; hinged toes
+        // about their hinge (in the model, `parent · rest · axis`), the way that lifts the
+        // tip: about any other axis a hinge leaves its axis at once, so on a foot turned to a
+        // slope (the hinge no longer level) they could not bend at all. `sign`: +1 when the
+        // bend raises the hinge's angle.
+        let (axis, sign) = match &bend.limit {
+            JointLimit::Hinge(h) => {
+                let axis = (parent * bend.rest * h.axis).normalize();
+                let lifts = axis.cross(reach).y;
+                // A hinge along the toes or upright: bending does not lift the tip.
+                if lifts.is_nan() || lifts.abs() <= 1e-6 * reach.length() {
+                    return (None, 0.0);
+                }
+                (axis * lifts.signum(), lifts.signum())
+            }
+            _ => match reach.cross(DVec3::Y).try_normalize() {
+                Some(axis) => (axis, 1.0),
+                None => return (None, 0.0),
+            },
         };
         // Below 0: the tip is that far under where it belongs, at a bend of `angle`.
         let short = |angle: f64| {
@@ -240,16 +258,22 @@ impl Foot {
                 .sample(at.x, at.z)
                 .map_or(0.0, |(height, _)| at.y - (height + (tip.y - floor)))
         };
-        let parent = (tilt * model.rotation(bend.parent)).normalize();
         let turned = (tilt * model.rotation(joint)).normalize();
         let local = |angle: f64| {
             (parent.conjugate() * DQuat::from_axis_angle(axis, angle) * turned).normalize()
         };
         let inside = |angle: f64| bend.limit.contains(bend.rest.conjugate() * local(angle));
         // The most the toes bend: a quarter turn, or less by their limit (when the animation
-        // has them inside it).
+        // has them inside it): for a hinge the room left in its range, by bisection for
+        // other limits.
         let mut most = std::f64::consts::FRAC_PI_2;
-        if inside(0.0) && !inside(most) {
+        if let JointLimit::Hinge(h) = &bend.limit {
+            if inside(0.0) {
+                let now = h.angle(bend.rest.conjugate() * local(0.0));
+                let room = if sign > 0.0 { h.max - now } else { now - h.min };
+                most = most.min(room.max(0.0));
+            }
+        } else if inside(0.0) && !inside(most) {
             let (mut lo, mut hi) = (0.0, most);
             for _ in 0..LIMIT_STEPS {
                 let mid = 0.5 * (lo + hi);
@@ -453,5 +477,56 @@ mod tests {
         };
         let goal = foot.goal(&model, 1.0, (&flat, 0.0), 0.5);
         assert_eq!((goal.toes, goal.lift), (None, 0.0));
+    }
+
+    #[test]
+    fn hinged_toes_bend_over_a_step_on_a_side_slope() {
+        // As above, the step 3 cm high, but the ground sloping 8° sideways: the foot turns to
+        // the slope (within the ankle's roll), so the toes' hinge is no longer level, and
+        // they still bend up about it (before, bent about the level axis across the toes,
+        // they left the hinge at once and the foot was lifted instead). Checked by FK of the
+        // bent toes on the turned foot: the tip sits on the step, the toes on their hinge.
+        let (skeleton, model, feet) = humanoid_feet();
+        let slope = 8f64.to_radians().tan();
+        for foot in &feet {
+            let (toes, tip) = (foot.toes.expect("toes"), foot.tip.expect("a tip"));
+            let ball = model.position(toes);
+            let animated_tip = ball + model.rotation(toes) * tip;
+            let edge = 0.5 * (ball.z + animated_tip.z);
+            let height = move |x: f64, z: f64| x * slope + if z >= edge { 0.03 } else { 0.0 };
+            let normal = DVec3::new(-slope, 1.0, 0.0).normalize();
+            let ground =
+                crate::ground::GroundFn(move |x: f64, z: f64| Some((height(x, z), normal)));
+            let goal = foot.goal(&model, 1.0, (&ground, 0.0), 0.5);
+            let tilt = (goal.rotation * model.rotation(foot.ankle).conjugate()).normalize();
+            assert!(
+                tilt.angle_between(DQuat::IDENTITY) > 7f64.to_radians(),
+                "the foot turns to the slope"
+            );
+            let bent = goal.toes.expect("the toes bend on the slope too");
+            let delta = skeleton.rest(toes).rotation.conjugate() * bent;
+            let JointLimit::Hinge(hinge) = skeleton.limit(toes) else {
+                panic!("the built-in humanoid's toes are hinged");
+            };
+            assert!(
+                skeleton.limit(toes).contains(delta),
+                "on the hinge, within its range"
+            );
+            assert!(
+                hinge.angle(delta) < -0.05,
+                "bent up: {}",
+                hinge.angle(delta)
+            );
+            let ankle = model.position(foot.ankle);
+            let placed_ball = ankle + tilt * (ball - ankle) + DVec3::Y * goal.lift;
+            let at = placed_ball + (goal.rotation * bent) * tip;
+            let wanted = height(at.x, at.z) + animated_tip.y;
+            assert!(at.z >= edge, "the tip left the step ({at})");
+            assert!(
+                at.y >= wanted && at.y - wanted < 1e-6,
+                "tip at {} for {wanted}",
+                at.y
+            );
+        }
     }
 }
