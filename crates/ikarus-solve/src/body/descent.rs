@@ -12,8 +12,15 @@ pub(crate) const SPINE_GROUPS: usize = 4;
 /// per spine group.
 pub(super) const UNKNOWNS: usize = 6 + 3 * SPINE_GROUPS;
 /// The most residuals: four limbs (1 each), hips, chest and head positions (3 each), hips
-/// and chest rotations (3 each).
-pub(super) const RESIDUALS: usize = 19;
+/// and chest rotations (3 each), and the head's turn past its limit (3, [`HEAD_TURN`]).
+pub(super) const RESIDUALS: usize = 22;
+/// The first of the rows of a placed head's rotation goal: how far the head's parent frame
+/// must turn for the head alone to meet the goal inside its limit (zero while it can). The
+/// head stage turns a head with a position goal by itself (a neck turning with it would move
+/// it off its place), so without these rows a head tracker's turn beyond the head's own range
+/// (a look over the shoulder, a bow) was cut at the limit, the head up to 53° off its goal on
+/// a walk retargeted onto the built-in humanoid; with them the spine and neck take the rest.
+pub(super) const HEAD_TURN: usize = 19;
 /// The fraction of a limb's length its goal must come within (a straight limb is the closed
 /// form's singular pose).
 pub(super) const REACH: f64 = 0.9995;
@@ -187,12 +194,21 @@ impl Body<'_> {
                             point(&mut j, at + i, p, m, DVec3::AXES[i] * t.strength);
                         }
                     }
-                    if let (Some(_), Role::Chest) = (t.orientation, t.role) {
+                    // The chest's rotation, and a placed head's turn past its limit while it
+                    // lasts: the frame turns with the pelvis and the spine below.
+                    let turn_rows = match t.role {
+                        Role::Chest => t.orientation.map(|_| 13),
+                        _ => r[HEAD_TURN..HEAD_TURN + 3]
+                            .iter()
+                            .any(|&x| x != 0.0)
+                            .then_some(HEAD_TURN),
+                    };
+                    if let Some(at) = turn_rows {
                         for i in 0..3 {
-                            j[13 + i][3 + i] = self.scales[1] * t.strength;
+                            j[at + i][3 + i] = self.scales[1] * t.strength;
                             for k in 0..m {
                                 let (group, share) = self.group(k);
-                                j[13 + i][6 + 3 * group + i] += self.scales[2] * share * t.strength;
+                                j[at + i][6 + 3 * group + i] += self.scales[2] * share * t.strength;
                             }
                         }
                     }
@@ -322,11 +338,17 @@ impl Body<'_> {
                     }
                 }
                 Role::Head => {
-                    let (Some((_, path)), Some(p)) = (&self.rig.head, t.position) else {
+                    let (Some((head, path)), Some(p)) = (&self.rig.head, t.position) else {
                         continue;
                     };
-                    let frame = self.walk(hips, spine, path).0;
+                    let (frame, rotation) = self.walk(hips, spine, path);
                     put(out, 16, (frame.translation - p) * t.strength);
+                    if let Some(q) = t.orientation {
+                        let parent = rotation * self.start[*head].rotation.conjugate();
+                        if let Some(wanted) = parent_within_reach(self.skeleton, *head, parent, q) {
+                            put(out, HEAD_TURN, rotation_error(wanted, parent) * t.strength);
+                        }
+                    }
                 }
             }
         }
@@ -452,6 +474,25 @@ pub(super) fn put(out: &mut [f64; RESIDUALS], at: usize, v: DVec3) {
 }
 
 /// The rotation vector taking `goal` to `current` (radians; 1 m per radian in the residuals).
+/// The model rotation the head's parent frame (now `parent`) must have for the head alone to
+/// turn to `goal` inside its limit: the head's local rotation for the goal projected onto the
+/// limit, the parent turned by what the projection took off. `None` while the head reaches the
+/// goal by itself.
+fn parent_within_reach(
+    skeleton: &Skeleton,
+    head: JointId,
+    parent: DQuat,
+    goal: DQuat,
+) -> Option<DQuat> {
+    let rest = skeleton.rest(head).rotation;
+    let delta = rest.conjugate() * (parent.conjugate() * goal).normalize();
+    let limit = skeleton.limit(head);
+    if limit.excess(delta) == 0.0 {
+        return None;
+    }
+    Some((goal * (rest * limit.project(delta)).conjugate()).normalize())
+}
+
 pub(super) fn rotation_error(goal: DQuat, current: DQuat) -> DVec3 {
     let d = (goal.conjugate() * current).normalize();
     let d = if d.w < 0.0 { -d } else { d };

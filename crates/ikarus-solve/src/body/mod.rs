@@ -20,8 +20,10 @@
 //!    [`BodyConfig::spine_stiffness`] and [`BodyConfig::pelvis_stiffness`] scale how much of a
 //!    move the spine and the pelvis take) — against: each hand and foot goal no farther from
 //!    its shoulder or hip than the limb's reach (a one-sided residual weighted by the
-//!    effector's pull: a pinned foot holds the pelvis back, a hand past reach draws it), and
-//!    the hips, chest and head goals themselves. The damped step is taken in its row form,
+//!    effector's pull: a pinned foot holds the pelvis back, a hand past reach draws it), the
+//!    hips, chest and head goals themselves, and a placed head's rotation goal by how far it
+//!    lies past the head's own limit (the spine and neck then take that part of the turn; the
+//!    head stage turns a placed head by itself). The damped step is taken in its row form,
 //!    `−Jᵀ(JJᵀ + μI)⁻¹r`, over the residuals that are not zero (9 for six 6-D effectors, at
 //!    most 19), by a fixed-size Cholesky; the stage stops within a third of the task's
 //!    position tolerance (one to three iterations on the `body` bench's frames). The

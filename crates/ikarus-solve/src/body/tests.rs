@@ -332,6 +332,56 @@ fn the_head_turns_to_its_goal_the_neck_taking_half() {
 }
 
 #[test]
+fn a_placed_head_turned_past_its_own_range_is_met_by_the_neck_and_spine() {
+    // A legal pose whose head looks 75° to the side of the chest (the neck turned 40° of
+    // its ±50°, the head 35° of its ±40°): hips, head, hands and feet held 6-D from the rest
+    // pose. The head has a position goal, so the head stage turns it by itself; before the
+    // body stage saw a head's turn past its range, the head stopped at its 40° and missed
+    // its goal by 35°. Now the spine and neck take the rest: every goal met, every joint
+    // inside its limit, checked by FK.
+    let skeleton = builtin_humanoid();
+    let mut truth = crouch(&skeleton);
+    truth[joint(&skeleton, "neck")].rotation = DQuat::from_rotation_y(40f64.to_radians());
+    truth[joint(&skeleton, "head")].rotation = DQuat::from_rotation_y(35f64.to_radians());
+    assert!(skeleton.limit_violation(&truth).is_none());
+    let truth = model_of(&skeleton, &truth);
+    let effectors = [
+        "hips",
+        "head",
+        "leftHand",
+        "rightHand",
+        "leftFoot",
+        "rightFoot",
+    ]
+    .map(|n| held(&skeleton, &truth, n))
+    .to_vec();
+    let task = IkTask {
+        effectors,
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    let model = model_of(&skeleton, &pose);
+    let head = joint(&skeleton, "head");
+    let off = model
+        .rotation(head)
+        .angle_between(truth.rotation(head))
+        .to_degrees();
+    assert_eq!(
+        report.status,
+        SolveStatus::Converged,
+        "{report:?}, head {off:.2}° off"
+    );
+    for e in &task.effectors {
+        let (p, q) = (e.goal.position.unwrap(), e.goal.orientation.unwrap());
+        let name = skeleton.name(e.joint);
+        assert!(model.position(e.joint).distance(p) < 1e-4, "{name}");
+        assert!(model.rotation(e.joint).angle_between(q) < 1e-3, "{name}");
+    }
+    assert!(skeleton.limit_violation(&pose).is_none());
+}
+
+#[test]
 fn a_prepared_body_task_solves_as_solve_does() {
     // The same frames through `PreparedTask` (the body found once) and through `solve`:
     // the same bits, frame after frame, each frame from the last one's result.
