@@ -302,6 +302,58 @@ impl Foot {
         (Some(local(hi)), 0.0)
     }
 
+    /// The solved foot (`solved`'s frames) checked against the ground: how far it must still
+    /// go up for no sole point to be below where it belongs (the ground under the point plus
+    /// the point's height above `floor` in the animation, `animated`'s frames, as
+    /// [`goal`](Self::goal) places them), and the toes bent over an edge for the foot as it
+    /// now stands (`None`: as animated). A foot the ankle's limit keeps from turning to its
+    /// goal's rotation sits tilted: its lowest point must rest on the ground, not in it, and
+    /// toes bent for the goal's rotation would miss. The solve must have met the foot's
+    /// position goal (straight above the animated ankle).
+    pub(super) fn settle(
+        &self,
+        (animated, solved): (&ModelPose, &ModelPose),
+        (ground, floor): (&dyn Ground, f64),
+    ) -> (f64, Option<DQuat>) {
+        let ankle = animated.position(self.ankle);
+        let tilt =
+            (solved.rotation(self.ankle) * animated.rotation(self.ankle).conjugate()).normalize();
+        let lift = solved.position(self.ankle).y - ankle.y;
+        let placed = |p: DVec3| ankle + tilt * (p - ankle) + DVec3::Y * lift;
+        let need = |p: DVec3| {
+            let at = placed(p);
+            ground
+                .sample(at.x, at.z)
+                .map_or(0.0, |(height, _)| height + (p.y - floor) - at.y)
+        };
+        let Some(toes) = self.toes else {
+            return (need(ankle).max(0.0), None);
+        };
+        let ball = animated.position(toes);
+        let mut raise = need(ankle).max(need(ball)).max(0.0);
+        let Some(tip) = self.tip.map(|t| ball + animated.rotation(toes) * t) else {
+            return (raise, None);
+        };
+        match &self.bend {
+            Some(bend) if need(tip) > raise + TIP_SLACK => {
+                let (bent, rest) = self.bend_toes(
+                    bend,
+                    animated,
+                    (tilt, lift + raise),
+                    (ball, tip),
+                    (ground, floor),
+                );
+                raise += rest;
+                (raise, bent)
+            }
+            Some(_) => (raise, None),
+            None => {
+                raise = raise.max(need(tip));
+                (raise, None)
+            }
+        }
+    }
+
     /// `tilt` (a model-space turn of the animated foot), shortened along its way so that
     /// the ankle stays inside its limit against the shin as animated; `tilt` itself where
     /// the animation already has the ankle past its limit (the turn is then not the cause),

@@ -294,14 +294,41 @@ pub fn ground_motion(
             };
         }
         let mut pose = motion.frames()[f].clone();
-        let report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
+        let mut report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
+        let mut toes = goals[f].map(|g| g.toes);
         if report.status != SolveStatus::Converged {
+            // A foot the ankle's limit kept from turning to its goal (the shin as the solve
+            // leaves it, the pelvis lowered, cannot take the ground's slope) sits tilted:
+            // raised until no sole point is in the ground, its toes bent for it as it
+            // stands, and solved again.
+            for round in 0..=SINK_ROUNDS {
+                let solved = scratch.model();
+                // Only a foot on its goal's place is raised (one the leg cannot reach would
+                // only go further from it).
+                let settled = [0, 1].map(|s| {
+                    let (raise, bent) = feet[s].settle((m, solved), (ground, floor));
+                    let placed = task.effectors[1 + s].goal.position.is_some_and(|p| {
+                        solved.position(feet[s].ankle).distance(p) <= SINK_TOLERANCE
+                    });
+                    (if placed { raise } else { 0.0 }, bent)
+                });
+                toes = settled.map(|(_, bent)| bent);
+                if round == SINK_ROUNDS || settled.iter().all(|&(d, _)| d <= SINK_TOLERANCE) {
+                    break;
+                }
+                for (effector, (d, _)) in task.effectors[1..].iter_mut().zip(settled) {
+                    if let (Some(p), true) = (&mut effector.goal.position, d > SINK_TOLERANCE) {
+                        p.y += d;
+                    }
+                }
+                report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
+            }
             unreached += 1;
         }
         // Toes bent up over an edge (their parent's frame is the foot's goal, now met).
-        for (foot, goal) in feet.iter().zip(goals[f]) {
-            if let (Some(toes), Some(bent)) = (foot.toes, goal.toes) {
-                pose[toes].rotation = bent;
+        for (foot, bent) in feet.iter().zip(toes) {
+            if let (Some(joint), Some(bent)) = (foot.toes, bent) {
+                pose[joint].rotation = bent;
             }
         }
 
@@ -322,6 +349,13 @@ pub fn ground_motion(
 /// The most the pelvis's reach limit bends upwards, m/s² (see [`bent_below`]): an 18 cm step
 /// taken by the pelvis's spring at its default 0.1 s bends it about as much.
 const MAX_BEND: f64 = 20.0;
+
+/// Rounds of raising a foot the ankle's limit left tilted into the ground ([`foot::Foot::sunk`])
+/// and solving again: raising the foot turns the shin, and with it what the ankle can do, so
+/// a round leaves a little for the next.
+const SINK_ROUNDS: usize = 8;
+/// How far (metres) a sole point may be below its place before the foot is raised for it.
+const SINK_TOLERANCE: f64 = 1e-4;
 
 /// The largest curve at or below `limits` (per frame, `dt` apart) that bends upwards by at
 /// most `bend` (its second derivative): at each frame the lowest of the parabolas
