@@ -135,6 +135,52 @@ impl Foot {
         &self,
         model: &ModelPose,
         weight: f64,
+        terrain: (&dyn Ground, f64),
+        max_tilt: f64,
+    ) -> FootGoal {
+        self.goal_with(model, None, weight, terrain, max_tilt)
+    }
+
+    /// The shin's model rotation once the leg `[hip, knee, ankle]` (animated in `model`) is
+    /// solved with its hip moved by `shift` and its ankle at `goal`, the knee on the side of
+    /// its animated bend (as the full-body solve keeps it): the animated shin turned the
+    /// least way to the new knee–ankle line. `None` for a leg too straight to show its bend's
+    /// side, or an ankle without a parent.
+    pub(super) fn predicted_shin(
+        &self,
+        model: &ModelPose,
+        [a, b, c]: [JointId; 3],
+        shift: DVec3,
+        goal: DVec3,
+    ) -> Option<DQuat> {
+        let shin = self.shin?;
+        let (hip, knee, ankle) = (model.position(a), model.position(b), model.position(c));
+        let (l1, l2) = (knee.distance(hip), ankle.distance(knee));
+        let moved = hip + shift;
+        let u = (goal - moved).try_normalize()?;
+        let d = (goal - moved)
+            .length()
+            .clamp((l1 - l2).abs() + 1e-9, 0.9995 * (l1 + l2));
+        let side = (knee - hip).reject_from(ankle - hip);
+        if side.length() < 1e-3 * l1 {
+            return None;
+        }
+        let w = side.reject_from(u).try_normalize()?;
+        let cos = ((l1 * l1 + d * d - l2 * l2) / (2.0 * l1 * d)).clamp(-1.0, 1.0);
+        let new_knee = moved + (u * cos + w * (1.0 - cos * cos).sqrt()) * l1;
+        let before = (ankle - knee).try_normalize()?;
+        let after = (moved + u * d - new_knee).try_normalize()?;
+        Some((DQuat::from_rotation_arc(before, after) * model.rotation(shin)).normalize())
+    }
+
+    /// [`goal`](Self::goal) with the shin's model rotation the solve will leave (`shin`;
+    /// `None`: as animated): the ankle's limit is held against it, and a foot rotation the
+    /// animation has past the limit against it is first turned the least way onto the limit.
+    pub(super) fn goal_with(
+        &self,
+        model: &ModelPose,
+        shin: Option<DQuat>,
+        weight: f64,
         (ground, floor): (&dyn Ground, f64),
         max_tilt: f64,
     ) -> FootGoal {
@@ -155,10 +201,26 @@ impl Foot {
         } else {
             full
         };
+        // The foot's rotation before the turn to the ground: the animation's, or against a
+        // shin turned otherwise the nearest the ankle's limit allows.
+        let base = match shin {
+            Some(shin) if self.shin.is_some() => {
+                let delta = self.rest.conjugate() * (shin.conjugate() * rotation).normalize();
+                if self.limit.contains(delta) {
+                    DQuat::IDENTITY
+                } else {
+                    let legal = shin * self.rest * self.limit.project(delta);
+                    (legal * rotation.conjugate()).normalize()
+                }
+            }
+            _ => DQuat::IDENTITY,
+        };
+        let shin = shin.or_else(|| self.shin.map(|j| model.rotation(j)));
         let tilt = self.within_limit(
-            model,
+            shin,
+            (base * rotation).normalize(),
             DQuat::IDENTITY.slerp(limited, weight.clamp(0.0, 1.0)),
-        );
+        ) * base;
         // The sole points in the animation (fixed size: no allocation per frame): the ankle,
         // the ball of the foot, the toe tip.
         let mut points = [ankle; 3];
@@ -354,16 +416,14 @@ impl Foot {
         }
     }
 
-    /// `tilt` (a model-space turn of the animated foot), shortened along its way so that
-    /// the ankle stays inside its limit against the shin as animated; `tilt` itself where
-    /// the animation already has the ankle past its limit (the turn is then not the cause),
-    /// or the ankle has no parent.
-    fn within_limit(&self, model: &ModelPose, tilt: DQuat) -> DQuat {
-        let Some(shin) = self.shin else {
+    /// `tilt` (a model-space turn of the foot at `rotation`), shortened along its way so that
+    /// the ankle stays inside its limit against the shin's model rotation `shin`; `tilt`
+    /// itself where the foot is already past its limit (the turn is then not the cause), or
+    /// the ankle has no parent (`shin` `None`).
+    fn within_limit(&self, shin: Option<DQuat>, rotation: DQuat, tilt: DQuat) -> DQuat {
+        let Some(shin) = shin else {
             return tilt;
         };
-        let shin = model.rotation(shin);
-        let rotation = model.rotation(self.ankle);
         let inside = |turn: DQuat| {
             let local = shin.conjugate() * (turn * rotation).normalize();
             self.limit.contains(self.rest.conjugate() * local)

@@ -86,6 +86,9 @@ pub struct FrameGrounder {
     config: FrameGroundConfig,
     /// The pelvis spring's position and velocity; `None` before the first frame.
     spring: Option<(f64, f64)>,
+    /// The last frame's feet lifts: with the spring's position, where this frame's shins will
+    /// be ([`goals`](FrameGrounder::goals)); zero before the first frame.
+    lifts: [f64; 2],
 }
 
 impl FrameGrounder {
@@ -115,6 +118,7 @@ impl FrameGrounder {
             feet,
             config: *config,
             spring: None,
+            lifts: [0.0; 2],
         })
     }
 
@@ -137,6 +141,7 @@ impl FrameGrounder {
     /// cut).
     pub fn reset(&mut self) {
         self.spring = None;
+        self.lifts = [0.0; 2];
     }
 
     /// This frame's goals for the animated pose whose model frames are `model`, on `ground`
@@ -145,10 +150,21 @@ impl FrameGrounder {
     /// animation.
     pub fn goals(&mut self, model: &ModelPose, ground: &dyn Ground, dt: f64) -> FrameGoals {
         let config = self.config;
-        let feet = self
-            .feet
-            .each_ref()
-            .map(|foot| foot_goal(foot, model, ground, &config));
+        // The ankle's limit is held against the shin the solve will leave, not the animated
+        // one: a pelvis lowered for a foot bends the knees deeper, and against the animated
+        // shin the goal's rotation was past the limit, the foot tilted into the ground and
+        // the solve searching the knee's swivel for a fit. The shin is foreseen from the
+        // last frame's pelvis offset and lifts (both move smoothly), the knee on the side of
+        // its bend.
+        let offset = self.spring.map_or(0.0, |(x, _)| x);
+        let offset = if offset.is_finite() { offset } else { 0.0 };
+        let feet = [0, 1].map(|s| {
+            let foot = &self.feet[s];
+            let ankle = model.position(foot.ankle) + DVec3::Y * self.lifts[s];
+            let shin = foot.predicted_shin(model, self.legs[s], DVec3::Y * offset, ankle);
+            foot_goal(foot, model, shin, ground, &config)
+        });
+        self.lifts = feet.map(|f| if f.0.lift.is_finite() { f.0.lift } else { 0.0 });
         let target = feet[0].0.lift.min(feet[1].0.lift);
         // Never above what both legs reach from: the hip's highest point above each foot
         // goal, by the leg's length as the frame poses it.
@@ -217,6 +233,7 @@ fn spring_step(x: f64, v: f64, target: f64, omega: f64, dt: f64) -> (f64, f64) {
 fn foot_goal(
     foot: &Foot,
     model: &ModelPose,
+    shin: Option<DQuat>,
     ground: &dyn Ground,
     config: &FrameGroundConfig,
 ) -> (FootGoal, f64) {
@@ -238,7 +255,7 @@ fn foot_goal(
         0.0
     };
     (
-        foot.goal(model, weight, (ground, config.floor), config.max_tilt),
+        foot.goal_with(model, shin, weight, (ground, config.floor), config.max_tilt),
         weight,
     )
 }

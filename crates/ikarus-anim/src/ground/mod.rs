@@ -258,6 +258,19 @@ pub fn ground_motion(
         })
         .collect();
     // The full-body solve of each frame: the pelvis moved, both feet placed.
+    // The feet again, the ankle's limit held against the shin the solve will leave (the
+    // pelvis at its offset, the ankle at its goal, the knee on its side) rather than the
+    // animated one, which the lowered pelvis's deeper knee bend turns.
+    for (f, m) in models.iter().enumerate() {
+        for s in 0..2 {
+            let shin =
+                feet[s].predicted_shin(m, legs[s], DVec3::Y * offsets[f], goals[f][s].position);
+            if shin.is_some() {
+                goals[f][s] =
+                    feet[s].goal_with(m, shin, weights[f][s], (ground, floor), config.max_tilt);
+            }
+        }
+    }
     let mut out = Motion::for_skeleton(skeleton, dt).map_err(|_| RetargetError::FrameTime(dt))?;
     let mut unreached = 0;
     let body = BodyConfig::default();
