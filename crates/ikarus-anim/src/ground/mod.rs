@@ -257,7 +257,6 @@ pub fn ground_motion(
             if h.is_finite() { x.min(*h) } else { x }
         })
         .collect();
-    // The full-body solve of each frame: the pelvis moved, both feet placed.
     // The feet again, the ankle's limit held against the shin the solve will leave (the
     // pelvis at its offset, the ankle at its goal, the knee on its side) rather than the
     // animated one, which the lowered pelvis's deeper knee bend turns.
@@ -271,6 +270,7 @@ pub fn ground_motion(
             }
         }
     }
+    // The full-body solve of each frame: the pelvis moved, both feet placed.
     let mut out = Motion::for_skeleton(skeleton, dt).map_err(|_| RetargetError::FrameTime(dt))?;
     let mut unreached = 0;
     let body = BodyConfig::default();
@@ -336,6 +336,8 @@ pub fn ground_motion(
                 }
                 report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
             }
+        }
+        if report.status != SolveStatus::Converged {
             unreached += 1;
         }
         // Toes bent up over an edge (their parent's frame is the foot's goal, now met).
@@ -363,7 +365,7 @@ pub fn ground_motion(
 /// taken by the pelvis's spring at its default 0.1 s bends it about as much.
 const MAX_BEND: f64 = 20.0;
 
-/// Rounds of raising a foot the ankle's limit left tilted into the ground ([`foot::Foot::sunk`])
+/// Rounds of raising a foot the ankle's limit left tilted into the ground ([`foot::Foot::settle`])
 /// and solving again: raising the foot turns the shin, and with it what the ankle can do, so
 /// a round leaves a little for the next.
 const SINK_ROUNDS: usize = 8;
