@@ -64,6 +64,9 @@
 //!   hinge's range in closed form (no limit bisection); a placed head's turn past its own limit
 //!   is three more rows of the body stage (22, was 19). In `perf` after: the swivel search's
 //!   limit tests 23% of the grounded frame, the heightfield's samples 8%.
+//! - `body_crowd/grounded_1000` (2026-11-28, Xeon, quiet): 9.18 ms for 1,000 characters, each
+//!   with its own grounder, pose and frames, through one `solve_many_in`: the single frame's
+//!   9.0 µs a thousand times (no SIMD lanes for the body solve yet; the aim is ≤ 5 ms).
 //! - 9.4 → 9.0 µs grounded: the grounder holds the ankle's limit against the shin the solve
 //!   will leave (foreseen from the last frame's pelvis offset and lifts), not the animated one:
 //!   unconverged frames 48 → 22 of 96, so fewer swivel searches; the soles 7.9 → 1.5 mm at
@@ -203,5 +206,89 @@ fn bench_grounded(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, bench_grounded);
+/// 1,000 characters a frame through the crowd API, as a game runs a crowd: each its own
+/// grounder (its pelvis spring), pose and model frames, standing on a 32 × 32 grid 0.6 m apart
+/// on the same ±4 cm bumps (a 20 m heightfield), each at its own phase of the crouch; per
+/// frame every character's FK and grounder goals, then one `PreparedTask::solve_many_in` over
+/// all of them. The body solve is not batched in SIMD lanes: `solve_many_in` solves the
+/// characters one after another, so this measures the single-character frame at a crowd's
+/// memory footprint.
+fn bench_crowd(c: &mut Criterion) {
+    const CHARACTERS: usize = 1000;
+    let skeleton = builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let character = Character {
+        skeleton: &skeleton,
+        map: &map,
+    };
+    let cells = 200;
+    let heights = (0..cells)
+        .map(|i| {
+            (0..cells)
+                .map(|j| 0.04 * (0.9 * f64::from(j)).sin() * (0.7 * f64::from(i)).cos())
+                .collect()
+        })
+        .collect();
+    let ground = Heightfield::new([-1.0, -1.0], 0.1, heights).expect("a valid grid");
+    let animated: Vec<_> = (0..FRAMES)
+        .map(|k| motions::crouch(&skeleton, k, FRAMES))
+        .collect();
+    let ends = motions::crouch_body_ends(&skeleton, FRAMES);
+    let task = IkTask::from_poses(ends[0]);
+    let config = SolverConfig::Body(BodyConfig::default());
+    let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
+    let root = skeleton.roots().next().expect("a root");
+    let places: Vec<DVec3> = (0..CHARACTERS)
+        .map(|i| DVec3::new(0.6 * (i % 32) as f64, 0.0, 0.6 * (i / 32) as f64))
+        .collect();
+    let mut grounders: Vec<FrameGrounder> = (0..CHARACTERS)
+        .map(|_| FrameGrounder::new(character, &FrameGroundConfig::default()).expect("feet"))
+        .collect();
+    let (hips, ankles) = (grounders[0].hips(), grounders[0].ankles());
+    let effectors = ends[0].len();
+    let mut poses: Vec<_> = (0..CHARACTERS).map(|_| animated[0].clone()).collect();
+    let mut models: Vec<_> = (0..CHARACTERS).map(|_| ModelPose::new(&skeleton)).collect();
+    let mut reports = vec![ikarus_solve::SolveReport::invalid("not solved yet"); CHARACTERS];
+    let mut goals = vec![Goal::default(); CHARACTERS * effectors];
+    let mut k = 0;
+    let mut frame = |k: usize| {
+        for i in 0..CHARACTERS {
+            let phase = (k + i) % FRAMES;
+            let pose = &mut poses[i];
+            pose.transforms_mut()
+                .copy_from_slice(animated[phase].transforms());
+            pose[root].translation += places[i];
+            fk::forward_kinematics(&skeleton, pose, &mut models[i]);
+            let grounded = grounders[i].goals(&models[i], &ground, 1.0 / 60.0);
+            for (goal, &(joint, position, rotation)) in goals[i * effectors..(i + 1) * effectors]
+                .iter_mut()
+                .zip(&ends[phase])
+            {
+                *goal = if joint == hips {
+                    grounded.hips
+                } else if joint == ankles[0] {
+                    grounded.feet[0]
+                } else if joint == ankles[1] {
+                    grounded.feet[1]
+                } else {
+                    let moved = position + places[i] + DVec3::Y * grounded.pelvis_offset;
+                    Goal::from_position_orientation(moved, rotation)
+                };
+            }
+        }
+        prepared.solve_many_in(&goals, &mut poses, &mut models, &mut reports);
+        black_box(reports[k % CHARACTERS].status)
+    };
+    let mut group = c.benchmark_group("body_crowd");
+    group.sample_size(10);
+    group.bench_function("grounded_1000", |b| {
+        b.iter(|| {
+            k += 1;
+            frame(k)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_grounded, bench_crowd);
 criterion_main!(benches);
