@@ -74,8 +74,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::DVec3;
-use ikarus_anim::ground::{FrameGroundConfig, FrameGrounder, Heightfield};
+use ikarus_anim::ground::{FrameGroundConfig, FrameGrounder};
 use ikarus_anim::retarget::Character;
+use ikarus_bench::grounded;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::HumanoidMap;
 use ikarus_core::{ModelPose, Skeleton, fk};
@@ -139,7 +140,7 @@ fn bench(c: &mut Criterion) {
 /// 10 cm cells), the head and hands where the animation has them, lowered with the pelvis,
 /// and the prepared body solve: everything a frame costs but the animation itself. The deep
 /// crouch on bumps takes the right ankle past its limit in a quarter of the frames (22 of 96
-/// in `ikarus-anim`'s `tests/ground.rs`; reported `unreachable`, the sole as near the slope as
+/// in `tests/grounded.rs`; reported `unreachable`, the sole as near the slope as
 /// the ankle bends). Hands reaching past their
 /// arms' length instead draw the pelvis against its goal, a compromise the body stage
 /// reaches in 5–8 iterations (`body_prepared` measures a reach).
@@ -154,14 +155,7 @@ fn bench_grounded(c: &mut Criterion) {
         &FrameGroundConfig::default(),
     )
     .expect("the built-in humanoid has feet");
-    let heights = (0..40)
-        .map(|i| {
-            (0..40)
-                .map(|j| 0.04 * (0.9 * f64::from(j)).sin() * (0.7 * f64::from(i)).cos())
-                .collect()
-        })
-        .collect();
-    let ground = Heightfield::new([-2.0, -2.0], 0.1, heights).expect("a valid grid");
+    let ground = grounded::bumps(40, -2.0);
     let animated: Vec<_> = (0..FRAMES)
         .map(|k| motions::crouch(&skeleton, k, FRAMES))
         .collect();
@@ -180,20 +174,9 @@ fn bench_grounded(c: &mut Criterion) {
             pose.transforms_mut()
                 .copy_from_slice(animated[frame].transforms());
             fk::forward_kinematics(&skeleton, &pose, &mut model);
-            let grounded = grounder.goals(&model, &ground, 1.0 / 60.0);
-            for (goal, &(joint, position, rotation)) in prepared.goals_mut().zip(&ends[frame]) {
-                *goal = if joint == hips {
-                    grounded.hips
-                } else if joint == ankles[0] {
-                    grounded.feet[0]
-                } else if joint == ankles[1] {
-                    grounded.feet[1]
-                } else {
-                    // The head and hands where the animation has them, gone down with the
-                    // pelvis.
-                    let moved = position + DVec3::Y * grounded.pelvis_offset;
-                    Goal::from_position_orientation(moved, rotation)
-                };
+            let frame_goals = grounder.goals(&model, &ground, 1.0 / 60.0);
+            for (goal, &end) in prepared.goals_mut().zip(&ends[frame]) {
+                *goal = grounded::goal(&frame_goals, (hips, ankles), end, DVec3::ZERO);
             }
             k += 1;
             // The model frames made for the grounder are the solve's starting frames.
@@ -221,15 +204,7 @@ fn bench_crowd(c: &mut Criterion) {
         skeleton: &skeleton,
         map: &map,
     };
-    let cells = 200;
-    let heights = (0..cells)
-        .map(|i| {
-            (0..cells)
-                .map(|j| 0.04 * (0.9 * f64::from(j)).sin() * (0.7 * f64::from(i)).cos())
-                .collect()
-        })
-        .collect();
-    let ground = Heightfield::new([-1.0, -1.0], 0.1, heights).expect("a valid grid");
+    let ground = grounded::bumps(200, -1.0);
     let animated: Vec<_> = (0..FRAMES)
         .map(|k| motions::crouch(&skeleton, k, FRAMES))
         .collect();
@@ -259,21 +234,12 @@ fn bench_crowd(c: &mut Criterion) {
                 .copy_from_slice(animated[phase].transforms());
             pose[root].translation += places[i];
             fk::forward_kinematics(&skeleton, pose, &mut models[i]);
-            let grounded = grounders[i].goals(&models[i], &ground, 1.0 / 60.0);
-            for (goal, &(joint, position, rotation)) in goals[i * effectors..(i + 1) * effectors]
+            let frame_goals = grounders[i].goals(&models[i], &ground, 1.0 / 60.0);
+            for (goal, &end) in goals[i * effectors..(i + 1) * effectors]
                 .iter_mut()
                 .zip(&ends[phase])
             {
-                *goal = if joint == hips {
-                    grounded.hips
-                } else if joint == ankles[0] {
-                    grounded.feet[0]
-                } else if joint == ankles[1] {
-                    grounded.feet[1]
-                } else {
-                    let moved = position + places[i] + DVec3::Y * grounded.pelvis_offset;
-                    Goal::from_position_orientation(moved, rotation)
-                };
+                *goal = grounded::goal(&frame_goals, (hips, ankles), end, places[i]);
             }
         }
         prepared.solve_many_in(&goals, &mut poses, &mut models, &mut reports);

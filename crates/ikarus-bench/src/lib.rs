@@ -3,6 +3,7 @@
 //! on captured poses ([`closed_form`]); the soak runner ([`soak`]).
 
 pub mod closed_form;
+pub mod grounded;
 pub mod humanoid;
 pub mod iiwa;
 pub mod mocap_peer;

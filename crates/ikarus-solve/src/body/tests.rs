@@ -2,6 +2,7 @@
 
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid::builtin_humanoid;
+use ikarus_core::humanoid_map::HumanoidBone;
 use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 
 use super::*;
@@ -47,27 +48,41 @@ fn crouch(skeleton: &Skeleton) -> LocalPose {
     pose
 }
 
+/// The effectors on `names` held 6-D at `truth`'s frames, solved from the rest pose: the
+/// task, the solved pose's report and model frames.
+fn solved_from_rest(
+    skeleton: &Skeleton,
+    truth: &ModelPose,
+    names: &[&str],
+) -> (IkTask, SolveReport, ModelPose, LocalPose) {
+    let task = IkTask {
+        effectors: names.iter().map(|n| held(skeleton, truth, n)).collect(),
+        ..IkTask::default()
+    };
+    let mut pose = skeleton.rest_pose();
+    let report = solve(skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    (task, report, model_of(skeleton, &pose), pose)
+}
+
+/// Every goal of `task` met by `model` (1e-4 m, 1e-3 rad) and `pose` inside every limit.
+fn assert_met(skeleton: &Skeleton, task: &IkTask, model: &ModelPose, pose: &LocalPose) {
+    for e in &task.effectors {
+        let (p, q) = (e.goal.position.unwrap(), e.goal.orientation.unwrap());
+        let name = skeleton.name(e.joint);
+        assert!(model.position(e.joint).distance(p) < 1e-4, "{name}");
+        assert!(model.rotation(e.joint).angle_between(q) < 1e-3, "{name}");
+    }
+    assert!(skeleton.limit_violation(pose).is_none());
+}
+
 #[test]
 fn goals_from_a_legal_pose_are_met_exactly() {
     let skeleton = builtin_humanoid();
     let truth = model_of(&skeleton, &crouch(&skeleton));
-    let effectors = ["hips", "leftHand", "rightHand", "leftFoot", "rightFoot"]
-        .map(|n| held(&skeleton, &truth, n))
-        .to_vec();
-    let task = IkTask {
-        effectors,
-        ..IkTask::default()
-    };
-    let mut pose = skeleton.rest_pose();
-    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
+    let names = ["hips", "leftHand", "rightHand", "leftFoot", "rightFoot"];
+    let (task, report, model, pose) = solved_from_rest(&skeleton, &truth, &names);
     assert_eq!(report.status, SolveStatus::Converged, "{report:?}");
-    let model = model_of(&skeleton, &pose);
-    for e in &task.effectors {
-        let (p, q) = (e.goal.position.unwrap(), e.goal.orientation.unwrap());
-        assert!(model.position(e.joint).distance(p) < 1e-4);
-        assert!(model.rotation(e.joint).angle_between(q) < 1e-3);
-    }
-    assert!(skeleton.limit_violation(&pose).is_none());
+    assert_met(&skeleton, &task, &model, &pose);
 }
 
 /// The feet held where they stand, the left hand 30 cm past its reach to the side.
@@ -345,40 +360,17 @@ fn a_placed_head_turned_past_its_own_range_is_met_by_the_neck_and_spine() {
     truth[joint(&skeleton, "head")].rotation = DQuat::from_rotation_y(35f64.to_radians());
     assert!(skeleton.limit_violation(&truth).is_none());
     let truth = model_of(&skeleton, &truth);
-    let effectors = [
-        "hips",
-        "head",
-        "leftHand",
-        "rightHand",
-        "leftFoot",
-        "rightFoot",
-    ]
-    .map(|n| held(&skeleton, &truth, n))
-    .to_vec();
-    let task = IkTask {
-        effectors,
-        ..IkTask::default()
-    };
-    let mut pose = skeleton.rest_pose();
-    let report = solve(&skeleton, &task, &body(BodyConfig::default()), &mut pose);
-    let model = model_of(&skeleton, &pose);
+    let names = HumanoidBone::BODY_ENDS.map(HumanoidBone::vrm_name);
+    let (task, report, model, pose) = solved_from_rest(&skeleton, &truth, &names);
     let head = joint(&skeleton, "head");
-    let off = model
-        .rotation(head)
-        .angle_between(truth.rotation(head))
-        .to_degrees();
+    let off = model.rotation(head).angle_between(truth.rotation(head));
     assert_eq!(
         report.status,
         SolveStatus::Converged,
-        "{report:?}, head {off:.2}° off"
+        "{report:?}, head {:.2}° off",
+        off.to_degrees()
     );
-    for e in &task.effectors {
-        let (p, q) = (e.goal.position.unwrap(), e.goal.orientation.unwrap());
-        let name = skeleton.name(e.joint);
-        assert!(model.position(e.joint).distance(p) < 1e-4, "{name}");
-        assert!(model.rotation(e.joint).angle_between(q) < 1e-3, "{name}");
-    }
-    assert!(skeleton.limit_violation(&pose).is_none());
+    assert_met(&skeleton, &task, &model, &pose);
 }
 
 #[test]
