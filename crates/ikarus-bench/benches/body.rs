@@ -73,13 +73,13 @@
 //!   worst under the bumps.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 use ikarus_anim::ground::{FrameGroundConfig, FrameGrounder};
 use ikarus_anim::retarget::Character;
 use ikarus_bench::grounded;
 use ikarus_core::humanoid::builtin_humanoid;
 use ikarus_core::humanoid_map::HumanoidMap;
-use ikarus_core::{ModelPose, Skeleton, fk};
+use ikarus_core::{JointId, LocalPose, ModelPose, Skeleton, fk};
 use ikarus_solve::body::BodyConfig;
 use ikarus_solve::lm::LmConfig;
 use ikarus_solve::{Goal, IkTask, PreparedTask, SolverConfig, solve};
@@ -135,6 +135,25 @@ fn bench(c: &mut Criterion) {
     });
 }
 
+/// The crouch's animated frames, its six ends per frame, and the body task prepared for them.
+#[allow(clippy::type_complexity)] // three parts of one fixture
+fn crouch_frames(
+    skeleton: &Skeleton,
+) -> (
+    Vec<LocalPose>,
+    Vec<[(JointId, DVec3, DQuat); 6]>,
+    PreparedTask<'_>,
+) {
+    let animated = (0..FRAMES)
+        .map(|k| motions::crouch(skeleton, k, FRAMES))
+        .collect();
+    let ends = motions::crouch_body_ends(skeleton, FRAMES);
+    let task = IkTask::from_poses(ends[0]);
+    let config = SolverConfig::Body(BodyConfig::default());
+    let prepared = PreparedTask::new(skeleton, &task, &config).expect("a body task");
+    (animated, ends, prepared)
+}
+
 /// A game's grounded frame: the animation's pose (the crouch) taken as the input, its forward
 /// kinematics, the [`FrameGrounder`]'s hips and feet goals on a bumpy heightfield (±4 cm,
 /// 10 cm cells), the head and hands where the animation has them, lowered with the pelvis,
@@ -156,13 +175,7 @@ fn bench_grounded(c: &mut Criterion) {
     )
     .expect("the built-in humanoid has feet");
     let ground = grounded::bumps(40, -2.0);
-    let animated: Vec<_> = (0..FRAMES)
-        .map(|k| motions::crouch(&skeleton, k, FRAMES))
-        .collect();
-    let ends = motions::crouch_body_ends(&skeleton, FRAMES);
-    let task = IkTask::from_poses(ends[0]);
-    let config = SolverConfig::Body(BodyConfig::default());
-    let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
+    let (animated, ends, mut prepared) = crouch_frames(&skeleton);
     let (hips, ankles) = (grounder.hips(), grounder.ankles());
     let mut model = ModelPose::new(&skeleton);
     let mut pose = animated[0].clone();
@@ -205,13 +218,7 @@ fn bench_crowd(c: &mut Criterion) {
         map: &map,
     };
     let ground = grounded::bumps(200, -1.0);
-    let animated: Vec<_> = (0..FRAMES)
-        .map(|k| motions::crouch(&skeleton, k, FRAMES))
-        .collect();
-    let ends = motions::crouch_body_ends(&skeleton, FRAMES);
-    let task = IkTask::from_poses(ends[0]);
-    let config = SolverConfig::Body(BodyConfig::default());
-    let mut prepared = PreparedTask::new(&skeleton, &task, &config).expect("a body task");
+    let (animated, ends, mut prepared) = crouch_frames(&skeleton);
     let root = skeleton.roots().next().expect("a root");
     let places: Vec<DVec3> = (0..CHARACTERS)
         .map(|i| DVec3::new(0.6 * (i % 32) as f64, 0.0, 0.6 * (i / 32) as f64))
