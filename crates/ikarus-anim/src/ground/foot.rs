@@ -5,6 +5,7 @@
 use glam::{DQuat, DVec3};
 use ikarus_core::humanoid_map::{HumanoidBone, HumanoidMap};
 use ikarus_core::{JointId, JointLimit, ModelPose, Skeleton};
+use ikarus_solve::two_bone;
 
 use super::Ground;
 use crate::retarget::RetargetError;
@@ -145,7 +146,8 @@ impl Foot {
     /// solved with its hip moved by `shift` and its ankle at `goal`, the knee on the side of
     /// its animated bend (as the full-body solve keeps it): the animated shin turned the
     /// least way to the new knee–ankle line. `None` for a leg too straight to show its bend's
-    /// side, or an ankle without a parent.
+    /// side, an ankle without a parent, or an ankle without a limit (where the shin does not
+    /// matter).
     pub(super) fn predicted_shin(
         &self,
         model: &ModelPose,
@@ -153,7 +155,7 @@ impl Foot {
         shift: DVec3,
         goal: DVec3,
     ) -> Option<DQuat> {
-        let shin = self.shin?;
+        let shin = self.shin.filter(|_| !self.limit.is_free())?;
         let (hip, knee, ankle) = (model.position(a), model.position(b), model.position(c));
         let (l1, l2) = (knee.distance(hip), ankle.distance(knee));
         let moved = hip + shift;
@@ -161,10 +163,8 @@ impl Foot {
         let d = (goal - moved)
             .length()
             .clamp((l1 - l2).abs() + 1e-9, 0.9995 * (l1 + l2));
-        let side = (knee - hip).reject_from(ankle - hip);
-        if side.length() < 1e-3 * l1 {
-            return None;
-        }
+        // The side the knee bends to, square to the new hip–ankle line.
+        let side = two_bone::recover_pole(hip, knee, ankle)?;
         let w = side.reject_from(u).try_normalize()?;
         let cos = ((l1 * l1 + d * d - l2 * l2) / (2.0 * l1 * d)).clamp(-1.0, 1.0);
         let new_knee = moved + (u * cos + w * (1.0 - cos * cos).sqrt()) * l1;
