@@ -137,8 +137,8 @@ impl FrameGrounder {
         &self.config
     }
 
-    /// Forgets the pelvis spring: the next frame starts at its target (after a teleport or a
-    /// cut).
+    /// Forgets the pelvis spring and the feet's last lifts: the next frame starts at its
+    /// target (after a teleport or a cut).
     pub fn reset(&mut self) {
         self.spring = None;
         self.lifts = [0.0; 2];
@@ -147,7 +147,8 @@ impl FrameGrounder {
     /// This frame's goals for the animated pose whose model frames are `model`, on `ground`
     /// (model space), `dt` seconds after the previous frame (a non-finite or negative `dt`
     /// counts as 0). Where the ground has no sample under a foot, the foot keeps the
-    /// animation.
+    /// animation. A limited ankle's turn is held against the shin the solve will leave,
+    /// foreseen from the last frame's pelvis offset and lifts (see [`reset`](Self::reset)).
     pub fn goals(&mut self, model: &ModelPose, ground: &dyn Ground, dt: f64) -> FrameGoals {
         let config = self.config;
         // The ankle's limit is held against the shin the solve will leave, not the animated
