@@ -10,7 +10,7 @@
 //!   ([`transforms`]), as ozz-animation's IK tests do;
 //! - the rigs and chains several crates test and bench ([`rigs`]), the limit families
 //!   ([`limits`]), motions built in code ([`motions`]);
-//! - measures and assertions on poses and rotations ([`assert`]).
+//! - measures and assertions on poses and rotations ([`mod@assert`]).
 //!
 //! It depends on `ikarus-core` and glam only (the solver, format and animation crates
 //! dev-depend on it); fixtures that need their types stay in those crates' `tests/common`.

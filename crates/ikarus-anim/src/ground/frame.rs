@@ -77,7 +77,7 @@ pub struct FrameGoals {
 }
 
 /// Grounds a character frame after frame; keeps the pelvis's spring between frames. See the
-/// [module docs](self).
+/// module docs of `ground::frame`.
 #[derive(Clone, Debug)]
 pub struct FrameGrounder {
     hips: JointId,

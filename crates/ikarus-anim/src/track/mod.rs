@@ -29,7 +29,7 @@
 //!    stance, turned with the pelvis, led by the pelvis's velocity) is farther than a
 //!    threshold or turned more than an angle; then it steps there along an arc of a given
 //!    height and duration, one foot at a time. Planted and landing feet stand on the
-//!    [`Ground`](crate::ground::Ground).
+//!    [`Ground`].
 //! 5. **The body solve** ([`ikarus_solve::body`]) from the previous frame's pose: pelvis,
 //!    spine, clavicles, limbs by their closed form, every limit kept; no state beyond the
 //!    previous pose, the held trackers, the feet and the smoothed heading.

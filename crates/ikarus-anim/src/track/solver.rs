@@ -71,7 +71,7 @@ impl<'a> TrackSolver<'a> {
     /// [`TrackError`] when the avatar lacks a tracked bone or a leg, does not fit the body
     /// solver, or a setting is out of range.
     ///
-    /// The settings checked ([`check_settings`]), then the rig, the reference and the tracker
+    /// The settings checked (`check_settings`), then the rig, the reference and the tracker
     /// slots, each built from the one before.
     pub fn new(
         character: Character<'a>,

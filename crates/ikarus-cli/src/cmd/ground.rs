@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(required = true)]
     motions: Vec<PathBuf>,
     /// The ground: JSON, metres, +Y up: `{"heightfield": {"origin": [x0, z0], "cell": c,
-    /// "heights": [[...], ...]}}` (heights[i][j] at x0 + j·c, z0 + i·c) or `{"plane":
+    /// "heights": [[...], ...]}}` (`heights[i][j]` at x0 + j·c, z0 + i·c) or `{"plane":
     /// {"point": [x, y, z], "normal": [x, y, z]}}`.
     #[arg(long)]
     terrain: PathBuf,

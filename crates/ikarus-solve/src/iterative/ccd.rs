@@ -16,7 +16,7 @@
 //!   through the root; the driver turns base-side joints the other way and moves the root so the
 //!   base stays put.
 //!
-//! Limits, step clamp, convergence and the report come from the shared [`driver`].
+//! Limits, step clamp, convergence and the report come from the shared [`driver`](super::driver).
 //!
 //! **Pattern moves.** CCD converges linearly, and slowly where the chain must fold (a limb
 //! that starts straight: the pivots lie on one line, so no joint sees the distance error as a

@@ -37,7 +37,7 @@
 //! - the whole step is scaled so no entry exceeds [`JacobianConfig::max_step`] (Buss & Kim's
 //!   `ClampMaxAbs`), then applied through the driver (limits, base joint, best pose, report).
 //!
-//! Limits, the loop, restarts and the report come from the shared [`driver`].
+//! Limits, the loop, restarts and the report come from the shared [`driver`](super::driver).
 //! Position rows are in the skeleton's length unit and orientation rows in radians; scale the
 //! effector weights to balance them.
 

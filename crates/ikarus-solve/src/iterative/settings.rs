@@ -32,7 +32,7 @@ pub struct IterationSettings {
     /// Seed of the restart generator (solves are deterministic). Default 0.
     pub seed: u64,
     /// Largest pattern move, for steps that take them (CCD; see
-    /// [`IterativeStep::pattern_moves`]): after a sweep that lowered the residual score from
+    /// [`IterativeStep::pattern_moves`](crate::driver::IterativeStep::pattern_moves)): after a sweep that lowered the residual score from
     /// `s₀` to `s₁`, every path joint continues its change over that sweep by
     /// `factor = r / (1 − r)` times its size, `r = s₁ / s₀` (a Hooke–Jeeves pattern move whose
     /// length is the rest of a geometric series with that sweep's ratio; hinges along their

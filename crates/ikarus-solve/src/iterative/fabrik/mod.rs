@@ -2,7 +2,7 @@
 //! IK): joints are points moved along lines toward the targets and back, and the posture is
 //! recovered from the points ([`recover`](crate::recover)).
 //!
-//! One sweep of the shared [`driver`] is one FABRIK iteration on the path's joint
+//! One sweep of the shared [`driver`](crate::driver) is one FABRIK iteration on the path's joint
 //! points, held in a workspace in the *anchor frame* (the frame of the joint every path hangs
 //! from: the root without a base joint, the base when it is an ancestor of every effector;
 //! model space when the path runs through the root to a base on the far side):
