@@ -234,11 +234,7 @@ impl Foot {
             }
         }
         // How far each point must go up, turned about the ankle, to keep its height.
-        let need = |p: DVec3| {
-            let turned = ankle + tilt * (p - ankle);
-            let (height, _) = ground.sample(turned.x, turned.z)?;
-            Some(height + (p.y - floor) - turned.y)
-        };
+        let need = |p: DVec3| need(p, (ankle, tilt, 0.0), (ground, floor));
         // The tip is left to the toes when they can bend.
         let lifted = if self.bend.is_some() {
             count.min(2)
@@ -290,7 +286,7 @@ impl Foot {
             return (None, 0.0);
         };
         let ankle = model.position(self.ankle);
-        let placed = |p: DVec3| ankle + tilt * (p - ankle) + DVec3::Y * lift;
+        let placed = |p: DVec3| placed(p, (ankle, tilt, lift));
         let (pivot, reach) = (placed(ball), placed(tip) - placed(ball));
         let parent = (tilt * model.rotation(bend.parent)).normalize();
         // Lifting the tip turns the toes about the horizontal axis across them; hinged toes
@@ -381,13 +377,7 @@ impl Foot {
         let tilt =
             (solved.rotation(self.ankle) * animated.rotation(self.ankle).conjugate()).normalize();
         let lift = solved.position(self.ankle).y - ankle.y;
-        let placed = |p: DVec3| ankle + tilt * (p - ankle) + DVec3::Y * lift;
-        let need = |p: DVec3| {
-            let at = placed(p);
-            ground
-                .sample(at.x, at.z)
-                .map_or(0.0, |(height, _)| height + (p.y - floor) - at.y)
-        };
+        let need = |p: DVec3| need(p, (ankle, tilt, lift), (ground, floor)).unwrap_or(0.0);
         let Some(toes) = self.toes else {
             return (need(ankle).max(0.0), None);
         };
@@ -443,6 +433,25 @@ impl Foot {
         }
         DQuat::IDENTITY.slerp(tilt, lo)
     }
+}
+
+/// Where the animated foot's sole point `p` goes with the foot turned by `tilt` about the
+/// animated `ankle` and lifted by `lift`.
+fn placed(p: DVec3, (ankle, tilt, lift): (DVec3, DQuat, f64)) -> DVec3 {
+    ankle + tilt * (p - ankle) + DVec3::Y * lift
+}
+
+/// How far the sole point `p`, placed so ([`placed`]), must still go up to be as high above
+/// the ground under it as the animation had it above `floor`; `None` where the ground has no
+/// sample there.
+fn need(
+    p: DVec3,
+    placement: (DVec3, DQuat, f64),
+    (ground, floor): (&dyn Ground, f64),
+) -> Option<f64> {
+    let at = placed(p, placement);
+    let (height, _) = ground.sample(at.x, at.z)?;
+    Some(height + (p.y - floor) - at.y)
 }
 
 #[cfg(test)]
