@@ -412,10 +412,17 @@ fn a_skeleton_of_zero_length_bones_is_refused_everywhere() {
 /// `foot::Foot::predicted_shin`), and a foot still left tilted is raised until its lowest
 /// point rests on the ground, its toes bent for it as it stands (`foot::Foot::settle`, up to
 /// 8 rounds). Measured (2026-11-28): during contacts the soles 0.1 mm (slope) and 0.2 mm
-/// (bumps) at most below the ground on the CMU walk, 0.1 and 0.1 on the Bandai walk, 1.6 and
-/// 0.0 on the Bandai run (a foot the leg cannot reach is not raised); unreached frames on the
-/// CMU walk 339 → 142 (slope) and 191 → 99 (bumps) of 343. The 18 cm stairs are not asserted for this
-/// skeleton: feet across an edge still end up to 17 cm in a step or above it (open).
+/// (bumps) at most below the ground on the CMU walk, 0.1 and 0.1 on the Bandai walk, 0.1 and
+/// 0.0 on the Bandai run; unreached frames on the CMU walk 339 → 142 → 64 (slope) and
+/// 191 → 99 → 66 (bumps) of 343, the second step when the pelvis stopped going lower than the
+/// knees fold to (`a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it`; the Bandai
+/// run's slope 1.6 → 0.1 mm with it).
+///
+/// The 18 cm stairs (30 cm deep) are not asserted for this skeleton. Walked at these clips'
+/// strides they ask 36–72 cm of rise between the feet: a foot up to 7 cm inside a step
+/// (swinging onto it past the hip's 120° flexion; was 25 cm before the knees' fold bound)
+/// and a planted foot up to 15 cm above its step (its toe tip over the next riser, which
+/// the toes' 50° cannot take, lifts the whole foot). Open.
 #[test]
 fn a_limited_humanoid_stands_on_slopes_and_bumps() {
     let targets = common::retarget_targets("grounding a limited humanoid");
@@ -472,4 +479,79 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// One foot on a box higher than the knee folds to: the built-in humanoid (its knees hinge
+/// 0–150°, which keeps the ankle at least 21 cm from the hip) standing still, its left foot on
+/// a 65 cm box, its right on the floor. The pelvis followed the lower foot, so the left leg
+/// folded onto its limit short of the box's top and the ankle stood 12 cm inside the box.
+/// Now the pelvis never goes lower than the folded knees reach (`fold_bend` in
+/// `ground/mod.rs`): the left foot stands on the box, and the right, which then cannot reach
+/// the floor, hangs above it rather than a foot going into the ground. Checked by FK against
+/// the terrain at every sole point (ankle, ball, toe tip).
+#[test]
+fn a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it() {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let character = Character {
+        skeleton: &skeleton,
+        map: &map,
+    };
+    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
+    for _ in 0..30 {
+        motion.push(skeleton.rest_pose()).unwrap();
+    }
+    let mut rest = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
+    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    // The left foot is at +X; the box's edge halfway between the feet.
+    let top = lowest + 0.65;
+    let terrain =
+        GroundFn(move |x: f64, _z: f64| Some((if x > 0.0 { top } else { lowest }, DVec3::Y)));
+    let out = ground_motion(character, &motion, &terrain, &GroundConfig::default()).unwrap();
+    assert!((out.floor - lowest).abs() < 1e-9, "{}", out.floor);
+    let soles = soles(&map);
+    let b = models(&skeleton, &out.motion);
+    for (f, m) in b.iter().enumerate() {
+        // Per foot, its sole points' heights above the ground under them less their heights
+        // above the floor at rest: the lowest is 0 on a foot resting on the ground.
+        let rests = [0, 1].map(|s| {
+            let mut points: Vec<(DVec3, DVec3)> = soles[s]
+                .iter()
+                .map(|&j| (m.position(j), rest.position(j)))
+                .collect();
+            if let Some((toes, tip)) = out.toe_tips[s] {
+                points.push((
+                    m.position(toes) + m.rotation(toes) * tip,
+                    rest.position(toes) + rest.rotation(toes) * tip,
+                ));
+            }
+            points
+                .iter()
+                .map(|(p, r)| {
+                    let ground = terrain.sample(p.x, p.z).unwrap().0;
+                    assert!(
+                        p.y >= ground - 1e-3,
+                        "frame {f} foot {s}: {p} under {ground}"
+                    );
+                    (p.y - ground) - (r.y - lowest)
+                })
+                .fold(f64::INFINITY, f64::min)
+        });
+        // The left foot rests on the box (on its lowest point: the ankle's limit tilts it
+        // against a shin folded this far).
+        assert!(
+            rests[0].abs() < 1e-3,
+            "frame {f}: left foot {} m off the box",
+            rests[0]
+        );
+        // The pelvis went up for it, and the right foot hangs above the floor.
+        assert!(rests[1] > 1e-2, "frame {f}: right foot {} m up", rests[1]);
+        assert!(skeleton.limit_violation(&out.motion.frames()[f]).is_none());
+    }
+    let hips = map.joint(HumanoidBone::Hips).unwrap();
+    println!(
+        "pelvis up {:.3} m",
+        b[0].position(hips).y - rest.position(hips).y
+    );
 }

@@ -14,7 +14,8 @@
 //!    and a swinging one clears it by what the animation lifted it;
 //! 4. the pelvis moved along +Y by the lower foot's lift, through a critically damped spring
 //!    of time constant [`FrameGroundConfig::time_constant`] (run forwards only, one exact step
-//!    per frame of any length) and never higher than both legs reach from.
+//!    per frame of any length), never higher than both legs reach from and never so low
+//!    that a foot is nearer its hip than its knee folds.
 //!
 //! [`FrameGrounder::goals`] returns these as goals for the full-body solver
 //! ([`ikarus_solve::body`]): the hips' 6-D goal and each foot's. It allocates nothing.
@@ -25,7 +26,7 @@ use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
 use super::foot::{Foot, FootGoal, hips_and_legs};
-use super::{Ground, GroundError};
+use super::{Ground, GroundError, Leg, hang};
 use crate::retarget::Character;
 
 /// Options of [`FrameGrounder`]. Lengths in the skeleton's unit (metres).
@@ -81,7 +82,7 @@ pub struct FrameGoals {
 #[derive(Clone, Debug)]
 pub struct FrameGrounder {
     hips: JointId,
-    legs: [[JointId; 3]; 2],
+    legs: [Leg; 2],
     feet: [Foot; 2],
     config: FrameGroundConfig,
     /// The pelvis spring's position and velocity; `None` before the first frame.
@@ -114,7 +115,7 @@ impl FrameGrounder {
         let feet = Foot::both(skeleton, map, [legs[0][2], legs[1][2]], &rest);
         Ok(Self {
             hips,
-            legs,
+            legs: legs.map(|joints| Leg::new(skeleton, joints)),
             feet,
             config: *config,
             spring: None,
@@ -162,34 +163,31 @@ impl FrameGrounder {
         let feet = [0, 1].map(|s| {
             let foot = &self.feet[s];
             let ankle = model.position(foot.ankle) + DVec3::Y * self.lifts[s];
-            let shin = foot.predicted_shin(model, self.legs[s], DVec3::Y * offset, ankle);
+            let shin = foot.predicted_shin(model, self.legs[s].joints, DVec3::Y * offset, ankle);
             foot_goal(foot, model, shin, ground, &config)
         });
         self.lifts = feet.map(|f| if f.0.lift.is_finite() { f.0.lift } else { 0.0 });
         let target = feet[0].0.lift.min(feet[1].0.lift);
-        // Never above what both legs reach from: the hip's highest point above each foot
-        // goal, by the leg's length as the frame poses it.
-        let highest = (0..2)
-            .map(|s| {
-                let [a, b, c] = self.legs[s];
-                let reach = 0.999
-                    * (model.position(b).distance(model.position(a))
-                        + model.position(c).distance(model.position(b)));
-                let hip = model.position(a);
-                let goal = feet[s].0.position;
-                let room = reach * reach - (hip - goal).reject_from(DVec3::Y).length_squared();
-                if room > 0.0 {
-                    goal.y + room.sqrt() - hip.y
-                } else {
-                    f64::NEG_INFINITY
-                }
-            })
-            .fold(f64::INFINITY, f64::min);
-        let target = if highest.is_finite() {
-            target.min(highest)
-        } else {
-            target
+        // Never above what both legs reach from (the hip's highest point above each foot
+        // goal, by the leg's length as the frame poses it), and never so low that a foot is
+        // nearer its hip than its knee folds; where the two cross, the fold wins and the
+        // other foot hangs at its reach (a foot above the ground rather than in it).
+        let (mut lowest, mut highest) = (f64::NEG_INFINITY, f64::INFINITY);
+        for (leg, (goal, _)) in self.legs.iter().zip(&feet) {
+            let hip = model.position(leg.joints[0]);
+            let (lo, hi) = leg.hip_heights(model, hip, goal.position);
+            lowest = lowest.max(lo - hip.y);
+            highest = highest.min(hi - hip.y);
+        }
+        let bounded = |x: f64| {
+            let x = if highest.is_finite() {
+                x.min(highest)
+            } else {
+                x
+            };
+            if lowest.is_finite() { x.max(lowest) } else { x }
         };
+        let target = bounded(target);
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
         let (x, v) = match self.spring {
             Some((x, v)) if config.time_constant > 0.0 && x.is_finite() && v.is_finite() => {
@@ -198,12 +196,12 @@ impl FrameGrounder {
             _ => (target, 0.0),
         };
         self.spring = Some((x, v));
-        let offset = if highest.is_finite() {
-            x.min(highest)
-        } else {
-            x
-        };
+        let offset = bounded(x);
         let offset = if offset.is_finite() { offset } else { 0.0 };
+        let mut feet = feet;
+        for (leg, (goal, _)) in self.legs.iter().zip(&mut feet) {
+            hang(leg, model, DVec3::Y * offset, goal);
+        }
         FrameGoals {
             hips: Goal::from_position_orientation(
                 model.position(self.hips) + DVec3::Y * offset,
@@ -304,6 +302,50 @@ mod tests {
         pose[root].translation.y -= lowest;
         fk::forward_kinematics(&skeleton, &pose, &mut model);
         (skeleton, map, pose, model)
+    }
+
+    /// One foot on a box higher than the knee folds to (the built-in humanoid's knees hinge
+    /// 0–150°): the pelvis rises until the left ankle's goal is no nearer the hip than the
+    /// folded leg (law of cosines on the bone lengths), and the right foot, which cannot
+    /// reach the floor from there, hangs at the leg's reach instead of pulling the pelvis
+    /// down. Before, the pelvis followed the lower foot and the left goal sat 17 cm from the
+    /// hip, inside the fold (21 cm).
+    #[test]
+    fn a_foot_on_a_box_above_the_knees_fold_lifts_the_pelvis() {
+        let (skeleton, map, _, model) = standing();
+        let character = Character {
+            skeleton: &skeleton,
+            map: &map,
+        };
+        let config = FrameGroundConfig {
+            time_constant: 0.0,
+            ..FrameGroundConfig::default()
+        };
+        let mut grounder = FrameGrounder::new(character, &config).unwrap();
+        let top = 0.65;
+        let terrain = crate::ground::GroundFn(move |x: f64, _: f64| {
+            Some((if x > 0.0 { top } else { 0.0 }, DVec3::Y))
+        });
+        let goals = grounder.goals(&model, &terrain, 1.0 / 60.0);
+        let leg = |s: usize| HumanoidBone::LEGS[s].map(|b| model.position(map.joint(b).unwrap()));
+        for s in 0..2 {
+            let [hip, knee, ankle] = leg(s);
+            let (l1, l2) = (knee.distance(hip), ankle.distance(knee));
+            let hip = hip + DVec3::Y * goals.pelvis_offset;
+            let d = goals.feet[s].position.unwrap().distance(hip);
+            let folded = (l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * 150f64.to_radians().cos()).sqrt();
+            assert!(
+                d >= folded - 1e-9,
+                "foot {s}: {d} from the hip, folds to {folded}"
+            );
+            assert!(d <= l1 + l2, "foot {s}: {d} beyond the leg's {}", l1 + l2);
+        }
+        // The left goal on the box, the pelvis up for it, the right goal above the floor.
+        let left = goals.feet[0].position.unwrap().y;
+        let standing = model.position(grounder.ankles()[0]).y;
+        assert!(left >= top + standing - 1e-9, "{left}");
+        assert!(goals.pelvis_offset > 0.02, "{}", goals.pelvis_offset);
+        assert!(goals.feet[1].position.unwrap().y > standing + 0.02);
     }
 
     #[test]

@@ -23,7 +23,10 @@
 //! the animation itself jumps, as into a T-pose first frame, so a cut does not ring on) and
 //! never higher than the legs can reach from (that limit first bent below itself to at most
 //! 20 m/s² of upward curvature: a foot goal on bumps moves it in corners the pelvis would
-//! otherwise take in one frame), and the full-body solver ([`ikarus_solve::body`]) places
+//! otherwise take in one frame) and never so low that a foot is nearer its hip than the
+//! knee's limit lets the leg fold (bent the same way; where the two cross the fold wins and
+//! the other foot hangs at its reach: a foot above the ground rather than in it), and the
+//! full-body solver ([`ikarus_solve::body`]) places
 //! the pelvis and both feet exactly (the legs by their closed form, every limit kept); the
 //! spine, arms and head keep the animation. On the shared walks and runs over a slope, stairs
 //! and bumps the hips' vertical acceleration stays within the clip's own plus 10 m/s²
@@ -37,8 +40,8 @@ mod frame;
 mod mesh;
 mod terrain;
 
-use glam::DVec3;
-use ikarus_core::{JointId, ModelPose, Motion, fk};
+use glam::{DQuat, DVec3};
+use ikarus_core::{JointId, JointLimit, ModelPose, Motion, Skeleton, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
@@ -188,86 +191,41 @@ pub fn ground_motion(
         goals
             .push([0, 1].map(|s| feet[s].goal(m, weights[f][s], (ground, floor), config.max_tilt)));
     }
-    // The pelvis: the lower foot's lift, smoothed, never above what both legs reach from.
-    // Each leg's reach as the frame poses it (bone lengths may change over a clip).
-    let reach = |m: &ModelPose, [a, b, c]: [JointId; 3]| {
-        0.999 * (m.position(b).distance(m.position(a)) + m.position(c).distance(m.position(b)))
-    };
     let omega = if config.time_constant > 0.0 {
         1.0 / config.time_constant
     } else {
         f64::INFINITY
     };
-    // Per frame the highest the pelvis may go for both legs to reach their goals.
-    let reach_limits: Vec<f64> = models
-        .iter()
-        .enumerate()
-        .map(|(f, m)| {
-            (0..2)
-                .map(|s| {
-                    let hip = m.position(legs[s][0]);
-                    let goal = goals[f][s].position;
-                    let across = (hip - goal).reject_from(DVec3::Y).length_squared();
-                    let r = reach(m, legs[s]);
-                    let room = r * r - across;
-                    if room > 0.0 {
-                        goal.y + room.sqrt() - hip.y
-                    } else {
-                        f64::NEG_INFINITY
-                    }
-                })
-                .fold(f64::INFINITY, f64::min)
-        })
-        .collect();
-    // Bent no faster than the pelvis may be (a foot goal on an uneven ground moves the limit
-    // in corners, and a pelvis held to it would take them in one frame).
-    let highest = bent_below(&reach_limits, MAX_BEND, dt);
-    // Per frame the lower foot's lift, never above what both legs reach from.
-    let targets: Vec<f64> = (0..frames)
-        .map(|f| {
-            let target = goals[f][0].lift.min(goals[f][1].lift);
-            if highest[f].is_finite() {
-                target.min(highest[f])
-            } else {
-                target
+    let leg_bounds = legs.map(|joints| Leg::new(skeleton, joints));
+    let cuts = cuts(&models, &[hips, feet[0].ankle, feet[1].ankle]);
+    // The pelvis from the feet's goals, then the feet again with the ankle's limit held
+    // against the shin that pelvis leaves, and the pelvis again for those goals (a foot
+    // turned onto its limit may need the pelvis elsewhere), and the feet once more.
+    let mut offsets = pelvis_offsets(&models, &goals, leg_bounds, &cuts, (omega, dt));
+    for pass in 0..2 {
+        if pass == 1 {
+            offsets = pelvis_offsets(&models, &goals, leg_bounds, &cuts, (omega, dt));
+        }
+        // The feet again, the ankle's limit held against the shin the solve will leave (the
+        // pelvis at its offset, the ankle at its goal, the knee on its side) rather than the
+        // animated one, which the lowered pelvis's deeper knee bend turns.
+        for (f, m) in models.iter().enumerate() {
+            for s in 0..2 {
+                let shin =
+                    feet[s].predicted_shin(m, legs[s], DVec3::Y * offsets[f], goals[f][s].position);
+                if shin.is_some() {
+                    goals[f][s] =
+                        feet[s].goal_with(m, shin, weights[f][s], (ground, floor), config.max_tilt);
+                }
             }
-        })
-        .collect();
-    // Smoothed by a critically damped spring run forwards and backwards over the clip, the
-    // lower of the two taken: the pelvis goes down before a lower step needs it and comes up
-    // after, never in a jump; then never above the legs' reach. Where the animation itself
-    // cuts (a T-pose first frame, clips joined), the springs start again: nothing is
-    // smoothed across a cut, so the cut does not ring on in the frames after it.
-    let sole_points = [hips, feet[0].ankle, feet[1].ankle];
-    let cuts = cuts(&models, &sole_points);
-    let mut forward = Vec::with_capacity(frames);
-    let mut backward = Vec::with_capacity(frames);
-    for range in cuts.windows(2).map(|w| w[0]..w[1]) {
-        forward.extend(spring(targets[range.clone()].iter().copied(), omega, dt));
-        let mut back = spring(targets[range].iter().rev().copied(), omega, dt);
-        back.reverse();
-        backward.extend(back);
+        }
     }
-    let offsets: Vec<f64> = forward
-        .iter()
-        .zip(&backward)
-        .zip(&highest)
-        .map(|((a, b), h)| {
-            let x = a.min(*b);
-            if h.is_finite() { x.min(*h) } else { x }
-        })
-        .collect();
-    // The feet again, the ankle's limit held against the shin the solve will leave (the
-    // pelvis at its offset, the ankle at its goal, the knee on its side) rather than the
-    // animated one, which the lowered pelvis's deeper knee bend turns.
+    // Where the knees' fold kept the pelvis higher than a foot reaches down from, that foot
+    // hangs at its reach (above the ground it cannot reach) instead of pulling the pelvis
+    // down and the other foot into its step.
     for (f, m) in models.iter().enumerate() {
-        for s in 0..2 {
-            let shin =
-                feet[s].predicted_shin(m, legs[s], DVec3::Y * offsets[f], goals[f][s].position);
-            if shin.is_some() {
-                goals[f][s] =
-                    feet[s].goal_with(m, shin, weights[f][s], (ground, floor), config.max_tilt);
-            }
+        for (leg, goal) in leg_bounds.iter().zip(&mut goals[f]) {
+            hang(leg, m, DVec3::Y * offsets[f], goal);
         }
     }
     // The full-body solve of each frame: the pelvis moved, both feet placed.
@@ -306,6 +264,7 @@ pub fn ground_motion(
                 orientation: Some(goal.rotation),
             };
         }
+        let mut pelvis = offsets[f];
         let mut pose = motion.frames()[f].clone();
         let mut report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
         let mut toes = goals[f].map(|g| g.toes);
@@ -334,6 +293,34 @@ pub fn ground_motion(
                         p.y += d;
                     }
                 }
+                // A foot raised nearer its hip than the knee folds lifts the pelvis with it
+                // (the other foot hangs at its reach if it must): it would otherwise stop
+                // short inside the ground it was raised out of.
+                let deficit = (0..2)
+                    .filter_map(|s| {
+                        let hip = m.position(legs[s][0]) + DVec3::Y * pelvis;
+                        let goal = task.effectors[1 + s].goal.position?;
+                        let (lowest, _) = leg_bounds[s].hip_heights(m, hip, goal);
+                        Some(lowest - hip.y)
+                    })
+                    .fold(0.0, f64::max);
+                if deficit > SINK_TOLERANCE {
+                    pelvis += deficit;
+                    if let Some(p) = &mut task.effectors[0].goal.position {
+                        p.y += deficit;
+                    }
+                    for s in 0..2 {
+                        let effector = &mut task.effectors[1 + s];
+                        if let Some(p) = effector.goal.position {
+                            let mut goal = FootGoal {
+                                position: p,
+                                ..goals[f][s]
+                            };
+                            hang(&leg_bounds[s], m, DVec3::Y * pelvis, &mut goal);
+                            effector.goal.position = Some(goal.position);
+                        }
+                    }
+                }
                 report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
             }
         }
@@ -360,6 +347,159 @@ pub fn ground_motion(
         floor,
     })
 }
+
+/// The pelvis's move along +Y per frame for the feet's `goals` (see the module docs): the
+/// lower foot's lift, smoothed by the springs (restarted at `cuts`), never above what both
+/// legs reach from and never below what their knees fold to ([`Leg::hip_heights`]).
+#[allow(clippy::too_many_lines)] // the bounds, their bending and the springs, in order
+fn pelvis_offsets(
+    models: &[ModelPose],
+    goals: &[[FootGoal; 2]],
+    legs: [Leg; 2],
+    cuts: &[usize],
+    (omega, dt): (f64, f64),
+) -> Vec<f64> {
+    let frames = models.len();
+    // The pelvis: the lower foot's lift, smoothed, never above what both legs reach from
+    // and never so low that a foot is nearer its hip than the knee folds (a knee limited to
+    // 150° keeps the ankle a quarter of the leg from the hip: a foot on a higher step, or
+    // swinging over one, would otherwise stop short of its goal inside the step). Where the
+    // two bounds cross, the fold wins: a foot above the ground rather than in it.
+    let (mut reach_limits, mut fold_limits) = (Vec::with_capacity(frames), Vec::new());
+    for (f, m) in models.iter().enumerate() {
+        let (mut highest, mut lowest) = (f64::INFINITY, f64::NEG_INFINITY);
+        for s in 0..2 {
+            let hip = m.position(legs[s].joints[0]);
+            let (lo, hi) = legs[s].hip_heights(m, hip, goals[f][s].position);
+            highest = highest.min(hi - hip.y);
+            lowest = lowest.max(lo - hip.y);
+        }
+        reach_limits.push(highest);
+        fold_limits.push(lowest);
+    }
+    // Bent no faster than the pelvis may be (a foot goal on an uneven ground moves the limit
+    // in corners, and a pelvis held to it would take them in one frame).
+    let highest = bent_below(&reach_limits, MAX_BEND, dt);
+    let lowest: Vec<f64> = bent_below(
+        &fold_limits.iter().map(|l| -l).collect::<Vec<_>>(),
+        MAX_BEND,
+        dt,
+    )
+    .into_iter()
+    .map(|l| -l)
+    .collect();
+    let bounded = |f: usize, x: f64| {
+        let x = if highest[f].is_finite() {
+            x.min(highest[f])
+        } else {
+            x
+        };
+        if lowest[f].is_finite() {
+            x.max(lowest[f])
+        } else {
+            x
+        }
+    };
+    // Per frame the lower foot's lift, within what both legs reach from.
+    let targets: Vec<f64> = (0..frames)
+        .map(|f| bounded(f, goals[f][0].lift.min(goals[f][1].lift)))
+        .collect();
+    // Smoothed by a critically damped spring run forwards and backwards over the clip, the
+    // lower of the two taken: the pelvis goes down before a lower step needs it and comes up
+    // after, never in a jump; then never above the legs' reach. Where the animation itself
+    // cuts (a T-pose first frame, clips joined), the springs start again: nothing is
+    // smoothed across a cut, so the cut does not ring on in the frames after it.
+    let mut forward = Vec::with_capacity(frames);
+    let mut backward = Vec::with_capacity(frames);
+    for range in cuts.windows(2).map(|w| w[0]..w[1]) {
+        forward.extend(spring(targets[range.clone()].iter().copied(), omega, dt));
+        let mut back = spring(targets[range].iter().rev().copied(), omega, dt);
+        back.reverse();
+        backward.extend(back);
+    }
+    forward
+        .iter()
+        .zip(&backward)
+        .enumerate()
+        .map(|(f, (a, b))| bounded(f, a.min(*b)))
+        .collect()
+}
+
+/// `goal` raised to where the leg (animated in `model`, its hip moved by `shift`) reaches
+/// when it is further below the hip than that (the foot hangs at full reach).
+fn hang(leg: &Leg, model: &ModelPose, shift: DVec3, goal: &mut FootGoal) {
+    let hip = model.position(leg.joints[0]) + shift;
+    let (_, highest) = leg.hip_heights(model, hip, goal.position);
+    if highest.is_finite() && hip.y > highest {
+        goal.lift += hip.y - highest;
+        goal.position.y += hip.y - highest;
+    }
+}
+
+/// A leg, `[hip, knee, ankle]`, and the largest bend its knee allows ([`fold_bend`]).
+#[derive(Clone, Copy, Debug)]
+struct Leg {
+    joints: [JointId; 3],
+    fold: f64,
+}
+
+impl Leg {
+    /// The leg `joints` of `skeleton`, its knee's fold read from its limit.
+    fn new(skeleton: &Skeleton, joints: [JointId; 3]) -> Self {
+        Self {
+            joints,
+            fold: fold_bend(skeleton, joints),
+        }
+    }
+
+    /// The heights (+Y) between which the hip, at `hip`'s place across, lets the ankle reach
+    /// `goal` (the bones as `model` poses them): no nearer than the knee folds (with a
+    /// thousandth to spare) and no further than 0.999 of the leg's length. A bound that
+    /// does not exist there (the goal further across than the fold's or the leg's reach) is
+    /// −∞.
+    fn hip_heights(&self, model: &ModelPose, hip: DVec3, goal: DVec3) -> (f64, f64) {
+        let [a, b, c] = self.joints.map(|j| model.position(j));
+        let (l1, l2) = (b.distance(a), c.distance(b));
+        let across = (hip - goal).reject_from(DVec3::Y).length_squared();
+        let above = |r: f64| {
+            let room = r * r - across;
+            if room > 0.0 {
+                goal.y + room.sqrt()
+            } else {
+                f64::NEG_INFINITY
+            }
+        };
+        let shortest = 1.001
+            * (l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * self.fold.cos())
+                .max(0.0)
+                .sqrt();
+        (above(shortest), above(0.999 * (l1 + l2)))
+    }
+}
+
+/// The largest angle (radians, 0 straight) between the thigh and the shin of the leg
+/// `[hip, knee, ankle]` that the knee's limit allows: a hinge's, sampled over its range at the
+/// rest pose's offsets; π (fully folded) for a knee of another limit or none.
+fn fold_bend(skeleton: &Skeleton, [_, knee, ankle]: [JointId; 3]) -> f64 {
+    let JointLimit::Hinge(hinge) = skeleton.limit(knee) else {
+        return std::f64::consts::PI;
+    };
+    let thigh = skeleton.rest(knee).translation;
+    let shin = skeleton.rest(ankle).translation;
+    let rest = skeleton.rest(knee).rotation;
+    (0..=FOLD_SAMPLES)
+        .map(|i| {
+            let t = f64::from(i) / f64::from(FOLD_SAMPLES);
+            let angle = hinge.min + (hinge.max - hinge.min) * t;
+            let bent = rest * DQuat::from_axis_angle(hinge.axis, angle) * shin;
+            thigh.angle_between(bent)
+        })
+        .filter(|a| a.is_finite())
+        .fold(0.0, f64::max)
+}
+
+/// Samples over a knee hinge's range in [`fold_bend`] (the bend found within 150°/64).
+const FOLD_SAMPLES: u32 = 64;
 
 /// The most the pelvis's reach limit bends upwards, m/s² (see [`bent_below`]): an 18 cm step
 /// taken by the pelvis's spring at its default 0.1 s bends it about as much.
