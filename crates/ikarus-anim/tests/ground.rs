@@ -418,11 +418,18 @@ fn a_skeleton_of_zero_length_bones_is_refused_everywhere() {
 /// knees fold to (`a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it`; the Bandai
 /// run's slope 1.6 → 0.1 mm with it).
 ///
-/// The 18 cm stairs (30 cm deep) are not asserted for this skeleton. Walked at these clips'
-/// strides they ask 36–72 cm of rise between the feet: a foot up to 7 cm inside a step
-/// (swinging onto it past the hip's 120° flexion; was 25 cm before the knees' fold bound)
-/// and a planted foot up to 15 cm above its step (its toe tip over the next riser, which
-/// the toes' 50° cannot take, lifts the whole foot). Open.
+/// The 18 cm stairs (30 cm deep), walked at these clips' strides, ask 36–72 cm of rise
+/// between the feet. At first a foot ended up to 25 cm inside a step (the Bandai run) and a
+/// planted one up to 15 cm above its step. Four changes (2026-11-28): the pelvis no lower
+/// than the knees fold to; a foot planted across a step's edge moved onto one step (its toe
+/// tip over the next riser had lifted it whole); the clip solved again with the pelvis raised
+/// where a foot still ended below its goal (the hip's 120° flexion keeps a swinging foot
+/// from rising onto a step); the corners where the pelvis meets its lower bound rounded to
+/// 8 m/s². Now during contacts the soles are at most 0.1 mm below the ground; the Bandai
+/// walk's stance foot hangs up to 41 mm above its step in two frames where the other foot's
+/// step needs the pelvis higher than it reaches down from (asserted within 5 cm on the
+/// stairs); a swinging foot's toes touch a step's nose by up to 6.4 mm (CMU walk; asserted
+/// within 1 cm); the hips accelerate within the clip's own + 10 m/s², no foot across an edge.
 #[test]
 fn a_limited_humanoid_stands_on_slopes_and_bumps() {
     let targets = common::retarget_targets("grounding a limited humanoid");
@@ -440,32 +447,39 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
         else {
             return;
         };
-        // The stairs are not asserted for this skeleton (see above).
-        for (name, ground) in terrains_along(skeleton, map, &motion)
-            .into_iter()
-            .filter(|(name, _)| !name.starts_with("stairs"))
-        {
+        for (name, ground) in terrains_along(skeleton, map, &motion) {
             let ground = &*ground;
+            let stepped = name.starts_with("stairs");
             let out = ground_motion(character, &motion, ground, &GroundConfig::default()).unwrap();
             assert!(skeleton.limit_violation(&out.motion.frames()[0]).is_none());
-            let m = measure(skeleton, map, &motion, &out, (ground, false));
+            let m = measure(skeleton, map, &motion, &out, (ground, stepped));
             println!(
-                "{file} onto the built-in humanoid, {name}: soles {:.1}, {:.1} mm during contacts, {:.1} mm below at most, slide {:.1} mm, {} unreached",
+                "{file} onto the built-in humanoid, {name}: soles {:.1}, {:.1} mm during contacts, {:.1} mm below at most, {} across an edge, slide {:.1} mm, hips {:.1} / {:.1} m/s², {} unreached",
                 m.contact.0 * 1e3,
                 m.contact.1 * 1e3,
                 m.below * 1e3,
+                m.across,
                 m.slide * 1e3,
+                m.acceleration.0,
+                m.acceleration.1,
                 out.unreached
             );
             let what = format!("{file} on {name}");
-            if !(m.contact.0 > -3e-3 && m.contact.1 < 5e-3) {
+            // On the stairs a foot may hang above its step where the other's needs the
+            // pelvis higher than it reaches down from, and a swinging toe touch a step's
+            // nose (see above).
+            let above = if stepped { 5e-2 } else { 5e-3 };
+            if !(m.contact.0 > -3e-3 && m.contact.1 < above) {
                 failures.push(format!("{what}: soles {:?}", m.contact));
             }
-            if m.below >= 3e-3 {
+            if m.below >= if stepped { 1e-2 } else { 3e-3 } {
                 failures.push(format!("{what}: {} m below", m.below));
             }
-            if m.slide >= 1e-2 {
-                failures.push(format!("{what}: slide {} m", m.slide));
+            if m.slide >= 1e-2 || m.across > 0 {
+                failures.push(format!("{what}: slide {} m, {} across", m.slide, m.across));
+            }
+            if m.acceleration.0 > m.acceleration.1 + POP_MARGIN {
+                failures.push(format!("{what}: hips {:?} m/s²", m.acceleration));
             }
             for pose in out.motion.frames() {
                 if let Some((joint, v)) = skeleton.limit_violation(pose) {
@@ -554,4 +568,68 @@ fn a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it() {
         "pelvis up {:.3} m",
         b[0].position(hips).y - rest.position(hips).y
     );
+}
+
+/// A foot the animation plants with a step's edge under its sole (the built-in humanoid
+/// standing, an 18 cm step 6 cm in front of its ankles, under the balls of its feet) is moved
+/// along its length, as little as takes the whole sole onto one step, and held there for
+/// the contact. Before, the ball and toes stood on the step and the heel hung in the air (the
+/// contact counted "across an edge" in the table above: 61 of the CMU walk's frames on the
+/// stairs, 12 of the Bandai walk's; now none). Checked by FK against the terrain.
+#[test]
+fn a_foot_planted_across_a_steps_edge_is_moved_onto_one_step() {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let character = Character {
+        skeleton: &skeleton,
+        map: &map,
+    };
+    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
+    for _ in 0..30 {
+        motion.push(skeleton.rest_pose()).unwrap();
+    }
+    let mut rest = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
+    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let soles = soles(&map);
+    let edge = rest.position(soles[0][0]).z + 0.06;
+    let terrain = GroundFn(move |_x: f64, z: f64| {
+        Some((lowest + if z > edge { 0.18 } else { 0.0 }, DVec3::Y))
+    });
+    let out = ground_motion(character, &motion, &terrain, &GroundConfig::default()).unwrap();
+    let b = models(&skeleton, &out.motion);
+    #[allow(clippy::needless_range_loop)] // one index into soles, shifts and tips
+    for s in 0..2 {
+        let shift = out.shifts[0][s];
+        for (f, m) in b.iter().enumerate() {
+            let mut points: Vec<(DVec3, DVec3)> = soles[s]
+                .iter()
+                .map(|&j| (m.position(j), rest.position(j)))
+                .collect();
+            let (toes, tip) = out.toe_tips[s].unwrap();
+            points.push((
+                m.position(toes) + m.rotation(toes) * tip,
+                rest.position(toes) + rest.rotation(toes) * tip,
+            ));
+            // The whole sole on one step, resting on it as it stood on the floor.
+            let grounds: Vec<f64> = points
+                .iter()
+                .map(|(p, _)| terrain.sample(p.x, p.z).unwrap().0)
+                .collect();
+            assert!(grounds.iter().all(|&g| g == grounds[0]), "{f}: {grounds:?}");
+            let rests = points
+                .iter()
+                .map(|(p, r)| (p.y - grounds[0]) - (r.y - lowest))
+                .fold(f64::INFINITY, f64::min);
+            assert!(rests.abs() < 1e-3, "frame {f} foot {s}: {rests}");
+            // The same move in every frame (one contact, no slide), the least that does it.
+            assert!((out.shifts[f][s] - shift).length() < 1e-12);
+            let ankle = m.position(soles[s][0]) - rest.position(soles[s][0]);
+            assert!(
+                (ankle - shift).reject_from(DVec3::Y).length() < 1e-3,
+                "{f}: {ankle}"
+            );
+        }
+        assert!(shift.length() > 0.0 && shift.length() < 0.07, "{shift}");
+    }
 }

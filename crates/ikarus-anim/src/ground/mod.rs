@@ -5,32 +5,36 @@
 //! 1. the foot's contact weight, from contacts detected on the clip's own feet (height above
 //!    the clip's own floor and speed, with hysteresis: the retargeting's detector), blended in
 //!    and out over a few frames;
-//! 2. the foot turned towards the ground's normal under the ankle, by the contact weight (a
+//! 2. a foot the animation plants across a step's edge moved along its length, by the least
+//!    that takes its whole sole onto one step, the same over the contact (no slide) and
+//!    faded in and out with it ([`Grounded::shifts`]); a smooth slope or bump moves nothing;
+//! 3. the foot turned towards the ground's normal under the ankle, by the contact weight (a
 //!    foot in the air keeps the animation's turn), at most [`GroundConfig::max_tilt`];
-//! 3. the foot lifted so that every sole point (the ankle, the ball of the foot when the toes
+//! 4. the foot lifted so that every sole point (the ankle, the ball of the foot when the toes
 //!    are mapped, the toe tip) is as high above the ground under it as the animation had it
 //!    above its own floor: a planted foot lands on the ground, a lifted one clears it by what
 //!    the animation lifted it, so nothing crosses the ground between contacts. A toe tip
 //!    that alone reaches over a step's edge or a bump bends the toes up instead (about the
 //!    ball of the foot, by the least angle that sets the tip on the higher ground, within
-//!    the toes' limit; the foot is lifted only by what the toes cannot take), so the heel
-//!    and ball stay down; a foot the animation plants with its ball across the edge stands
-//!    on the higher part (its heel above the lower step);
+//!    the toes' limit; the foot is lifted only by what the toes cannot take);
 //!
 //! then the pelvis moves by the lower foot's lift, smoothed by a critically damped spring
 //! ([`GroundConfig::time_constant`]) run forwards and backwards over the clip (the lower of
 //! the two: the pelvis goes down before a lower step needs it; the springs start again where
-//! the animation itself jumps, as into a T-pose first frame, so a cut does not ring on) and
+//! the animation itself jumps, as into a T-pose first frame, so a cut does not ring on),
 //! never higher than the legs can reach from (that limit first bent below itself to at most
 //! 20 m/s² of upward curvature: a foot goal on bumps moves it in corners the pelvis would
 //! otherwise take in one frame) and never so low that a foot is nearer its hip than the
-//! knee's limit lets the leg fold (bent the same way; where the two cross the fold wins and
-//! the other foot hangs at its reach: a foot above the ground rather than in it), and the
-//! full-body solver ([`ikarus_solve::body`]) places
-//! the pelvis and both feet exactly (the legs by their closed form, every limit kept); the
-//! spine, arms and head keep the animation. On the shared walks and runs over a slope, stairs
-//! and bumps the hips' vertical acceleration stays within the clip's own plus 10 m/s²
-//! (`tests/ground.rs`).
+//! knee's limit lets the leg fold (bent above itself by at most 8 m/s²; where the two cross
+//! the fold wins and the other foot hangs at its reach: a foot above the ground rather than
+//! in it; where it holds the pelvis up, the corners where the springs meet it are rounded
+//! upwards to at most 8 m/s²). The full-body solver ([`ikarus_solve::body`]) places the pelvis
+//! and both feet exactly (the legs by their closed form, every limit kept); the spine, arms
+//! and head keep the animation. Where a foot still ends below its goal (a hip's or knee's
+//! limit keeps a leg from lifting its foot onto a higher step), the clip is solved again with
+//! the pelvis held at least that much higher there (at most [`RAISE_ATTEMPTS`] times). On the
+//! shared walks and runs over a slope, stairs and bumps the hips' vertical acceleration stays
+//! within the clip's own plus 10 m/s² (`tests/ground.rs`).
 //!
 //! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
 //! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only.
@@ -41,7 +45,7 @@ mod mesh;
 mod terrain;
 
 use glam::{DQuat, DVec3};
-use ikarus_core::{JointId, JointLimit, ModelPose, Motion, Skeleton, fk};
+use ikarus_core::{JointId, JointLimit, LocalPose, ModelPose, Motion, Skeleton, fk};
 use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
 use ikarus_solve::{Effector, Goal, IkTask, SolveStatus};
 
@@ -95,6 +99,10 @@ pub struct Grounded {
     /// Per foot with mapped toes: the toes joint and the toe tip in its frame, the third sole
     /// point (with the ankle and the toes joint) kept above the ground.
     pub toe_tips: [Option<(JointId, DVec3)>; 2],
+    /// Per frame and foot, the horizontal move (metres) of a foot the animation plants
+    /// across a step's edge: the least along the foot that takes the whole sole onto one
+    /// step, the same over the contact, faded in and out with it; zero elsewhere.
+    pub shifts: Vec<[DVec3; 2]>,
 }
 
 /// Why a clip cannot be grounded: the same reasons as a retarget's (a map lacking a leg bone,
@@ -185,9 +193,26 @@ pub fn ground_motion(
             })
         })
         .collect();
+    // A foot the animation plants across a step's edge moved along its length, as little as
+    // takes its sole off the edge, the same for the whole contact (no slide), blended in and
+    // out with the contact; the feet's goals are read from these moved frames.
+    let shifts = edge_shifts(&models, &feet, &intervals, ground, blend);
+    let moved: Vec<ModelPose> = models
+        .iter()
+        .zip(&shifts)
+        .map(|(m, shift)| {
+            let mut m = m.clone();
+            for (foot, &by) in feet.iter().zip(shift) {
+                if by != DVec3::ZERO {
+                    translate_subtree(skeleton, &mut m, foot.ankle, by);
+                }
+            }
+            m
+        })
+        .collect();
     // Per frame, each foot's goal and lift.
     let mut goals: Vec<[FootGoal; 2]> = Vec::with_capacity(frames);
-    for (f, m) in models.iter().enumerate() {
+    for (f, m) in moved.iter().enumerate() {
         goals
             .push([0, 1].map(|s| feet[s].goal(m, weights[f][s], (ground, floor), config.max_tilt)));
     }
@@ -198,88 +223,164 @@ pub fn ground_motion(
     };
     let leg_bounds = legs.map(|joints| Leg::new(skeleton, joints));
     let cuts = cuts(&models, &[hips, feet[0].ankle, feet[1].ankle]);
-    // The pelvis from the feet's goals, then the feet again with the ankle's limit held
-    // against the shin that pelvis leaves, and the pelvis again for those goals (a foot
-    // turned onto its limit may need the pelvis elsewhere), and the feet once more.
-    let mut offsets = pelvis_offsets(&models, &goals, leg_bounds, &cuts, (omega, dt));
-    for pass in 0..2 {
-        if pass == 1 {
-            offsets = pelvis_offsets(&models, &goals, leg_bounds, &cuts, (omega, dt));
-        }
-        // The feet again, the ankle's limit held against the shin the solve will leave (the
-        // pelvis at its offset, the ankle at its goal, the knee on its side) rather than the
-        // animated one, which the lowered pelvis's deeper knee bend turns.
-        for (f, m) in models.iter().enumerate() {
-            for s in 0..2 {
-                let shin =
-                    feet[s].predicted_shin(m, legs[s], DVec3::Y * offsets[f], goals[f][s].position);
-                if shin.is_some() {
-                    goals[f][s] =
-                        feet[s].goal_with(m, shin, weights[f][s], (ground, floor), config.max_tilt);
+    let mut solver = FrameSolver {
+        skeleton,
+        rig: &rig,
+        body: BodyConfig::default(),
+        task: IkTask {
+            effectors: [hips, feet[0].ankle, feet[1].ankle]
+                .map(|joint| Effector {
+                    joint,
+                    goal: Goal::default(),
+                    weight: 1.0,
+                })
+                .to_vec(),
+            ..IkTask::default()
+        },
+        scratch: BodyScratch::new(skeleton, &rig),
+        feet: &feet,
+        legs: leg_bounds,
+        terrain: (ground, floor),
+    };
+    // The whole clip solved, and solved once more with the pelvis raised where a foot ended
+    // below its goal (a leg the hip's or knee's limit kept from lifting its foot onto a
+    // higher step): that raise joins the knees' fold as a bound the pelvis stays above.
+    let mut raised: Option<Vec<f64>> = None;
+    let mut attempts = 0;
+    let (out, offsets, unreached) = loop {
+        // The pelvis from the feet's goals, then the feet again with the ankle's limit held
+        // against the shin that pelvis leaves (the pelvis at its offset, the ankle at its
+        // goal, the knee on its side; the lowered pelvis's deeper knee bend turns the
+        // animated one), the pelvis again for those goals (a foot turned onto its limit may
+        // need it elsewhere), and the feet once more.
+        let mut offsets = Vec::new();
+        for _ in 0..2 {
+            offsets = pelvis_offsets(
+                &models,
+                &goals,
+                (leg_bounds, raised.as_deref()),
+                &cuts,
+                (omega, dt),
+            );
+            for (f, m) in models.iter().enumerate() {
+                for s in 0..2 {
+                    let shift = DVec3::Y * offsets[f];
+                    let shin = feet[s].predicted_shin(m, legs[s], shift, goals[f][s].position);
+                    if shin.is_some() {
+                        goals[f][s] = feet[s].goal_with(
+                            &moved[f],
+                            shin,
+                            weights[f][s],
+                            (ground, floor),
+                            config.max_tilt,
+                        );
+                    }
                 }
             }
         }
-    }
-    // Where the knees' fold kept the pelvis higher than a foot reaches down from, that foot
-    // hangs at its reach (above the ground it cannot reach) instead of pulling the pelvis
-    // down and the other foot into its step.
-    for (f, m) in models.iter().enumerate() {
-        for (leg, goal) in leg_bounds.iter().zip(&mut goals[f]) {
-            hang(leg, m, DVec3::Y * offsets[f], goal);
+        // Where the bounds kept the pelvis higher than a foot reaches down from, that foot
+        // hangs at its reach (above the ground it cannot reach) instead of pulling the
+        // pelvis down and the other foot into its step.
+        let mut hung = goals.clone();
+        for (f, m) in models.iter().enumerate() {
+            for (leg, goal) in leg_bounds.iter().zip(&mut hung[f]) {
+                hang(leg, m, DVec3::Y * offsets[f], goal);
+            }
         }
-    }
-    // The full-body solve of each frame: the pelvis moved, both feet placed.
-    let mut out = Motion::for_skeleton(skeleton, dt).map_err(|_| RetargetError::FrameTime(dt))?;
-    let mut unreached = 0;
-    let body = BodyConfig::default();
-    let mut task = IkTask {
-        effectors: vec![
-            Effector {
-                joint: hips,
-                goal: Goal::default(),
-                weight: 1.0,
-            },
-            Effector {
-                joint: feet[0].ankle,
-                goal: Goal::default(),
-                weight: 1.0,
-            },
-            Effector {
-                joint: feet[1].ankle,
-                goal: Goal::default(),
-                weight: 1.0,
-            },
-        ],
-        ..IkTask::default()
+        let mut out =
+            Motion::for_skeleton(skeleton, dt).map_err(|_| RetargetError::FrameTime(dt))?;
+        let mut unreached = 0;
+        let mut short = vec![0.0; frames];
+        for f in 0..frames {
+            let mut pose = motion.frames()[f].clone();
+            let (converged, below) =
+                solver.frame((&models[f], &moved[f]), (offsets[f], &hung[f]), &mut pose);
+            unreached += usize::from(!converged);
+            short[f] = below;
+            // The motion was sized for this skeleton.
+            let _ = out.push(pose);
+        }
+        attempts += 1;
+        if attempts > RAISE_ATTEMPTS || short.iter().all(|&d| d <= SINK_TOLERANCE) {
+            break (out, offsets, unreached);
+        }
+        let before = raised
+            .take()
+            .unwrap_or_else(|| vec![f64::NEG_INFINITY; frames]);
+        raised = Some(
+            offsets
+                .iter()
+                .zip(&short)
+                .zip(before)
+                .map(|((o, d), r)| if *d > SINK_TOLERANCE { r.max(o + d) } else { r })
+                .collect(),
+        );
     };
-    let mut scratch = BodyScratch::new(skeleton, &rig);
-    for (f, m) in models.iter().enumerate() {
-        task.effectors[0].goal = Goal {
-            position: Some(m.position(hips) + DVec3::Y * offsets[f]),
+    Ok(Grounded {
+        motion: out,
+        contacts: intervals,
+        pelvis_offsets: offsets,
+        weights,
+        unreached,
+        toe_tips: feet.each_ref().map(|f| f.toes.zip(f.tip)),
+        floor,
+        shifts,
+    })
+}
+
+/// The full-body solve of one grounded frame, with what it keeps from frame to frame.
+struct FrameSolver<'a> {
+    skeleton: &'a Skeleton,
+    rig: &'a BodyRig,
+    body: BodyConfig,
+    /// Hips, left ankle, right ankle.
+    task: IkTask,
+    scratch: BodyScratch,
+    feet: &'a [Foot; 2],
+    legs: [Leg; 2],
+    terrain: (&'a dyn Ground, f64),
+}
+
+impl FrameSolver<'_> {
+    /// `pose` (the animated frame, whose model frames are `animated`; `moved`: with the
+    /// feet moved off steps' edges) solved with the pelvis raised by `offset` and the feet on
+    /// `goals`: whether it converged, and how far (metres) the lower of the feet ended below
+    /// its goal (a leg the hip's or knee's limit kept from lifting its foot).
+    fn frame(
+        &mut self,
+        (animated, moved): (&ModelPose, &ModelPose),
+        (offset, goals): (f64, &[FootGoal; 2]),
+        pose: &mut LocalPose,
+    ) -> (bool, f64) {
+        let (skeleton, feet, m) = (self.skeleton, self.feet, animated);
+        let hips = self.task.effectors[0].joint;
+        self.task.effectors[0].goal = Goal {
+            position: Some(m.position(hips) + DVec3::Y * offset),
             orientation: Some(m.rotation(hips)),
         };
-        for (effector, goal) in task.effectors[1..].iter_mut().zip(goals[f]) {
+        for (effector, goal) in self.task.effectors[1..].iter_mut().zip(goals) {
             effector.goal = Goal {
                 position: Some(goal.position),
                 orientation: Some(goal.rotation),
             };
         }
-        let mut pelvis = offsets[f];
-        let mut pose = motion.frames()[f].clone();
-        let mut report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
-        let mut toes = goals[f].map(|g| g.toes);
+        let mut pelvis = offset;
+        let mut report =
+            self.rig
+                .solve_with(skeleton, &self.task, &self.body, pose, &mut self.scratch);
+        let mut toes = goals.map(|g| g.toes);
         if report.status != SolveStatus::Converged {
             // A foot the ankle's limit kept from turning to its goal (the shin as the solve
             // leaves it, the pelvis lowered, cannot take the ground's slope) sits tilted:
             // raised until no sole point is in the ground, its toes bent for it as it
             // stands, and solved again.
             for round in 0..=SINK_ROUNDS {
-                let solved = scratch.model();
+                let solved = self.scratch.model();
                 // Only a foot on its goal's place is raised (one the leg cannot reach would
                 // only go further from it).
                 let settled = [0, 1].map(|s| {
-                    let (raise, bent) = feet[s].settle((m, solved), (ground, floor));
-                    let placed = task.effectors[1 + s].goal.position.is_some_and(|p| {
+                    let (raise, bent) = feet[s].settle((moved, solved), self.terrain);
+                    let placed = self.task.effectors[1 + s].goal.position.is_some_and(|p| {
                         solved.position(feet[s].ankle).distance(p) <= SINK_TOLERANCE
                     });
                     (if placed { raise } else { 0.0 }, bent)
@@ -288,7 +389,7 @@ pub fn ground_motion(
                 if round == SINK_ROUNDS || settled.iter().all(|&(d, _)| d <= SINK_TOLERANCE) {
                     break;
                 }
-                for (effector, (d, _)) in task.effectors[1..].iter_mut().zip(settled) {
+                for (effector, (d, _)) in self.task.effectors[1..].iter_mut().zip(settled) {
                     if let (Some(p), true) = (&mut effector.goal.position, d > SINK_TOLERANCE) {
                         p.y += d;
                     }
@@ -298,64 +399,155 @@ pub fn ground_motion(
                 // short inside the ground it was raised out of.
                 let deficit = (0..2)
                     .filter_map(|s| {
-                        let hip = m.position(legs[s][0]) + DVec3::Y * pelvis;
-                        let goal = task.effectors[1 + s].goal.position?;
-                        let (lowest, _) = leg_bounds[s].hip_heights(m, hip, goal);
+                        let hip = m.position(self.legs[s].joints[0]) + DVec3::Y * pelvis;
+                        let goal = self.task.effectors[1 + s].goal.position?;
+                        let (lowest, _) = self.legs[s].hip_heights(m, hip, goal);
                         Some(lowest - hip.y)
                     })
                     .fold(0.0, f64::max);
                 if deficit > SINK_TOLERANCE {
                     pelvis += deficit;
-                    if let Some(p) = &mut task.effectors[0].goal.position {
+                    if let Some(p) = &mut self.task.effectors[0].goal.position {
                         p.y += deficit;
                     }
-                    for s in 0..2 {
-                        let effector = &mut task.effectors[1 + s];
+                    let ends = self.task.effectors[1..].iter_mut();
+                    for ((effector, leg), &goal) in ends.zip(&self.legs).zip(goals) {
                         if let Some(p) = effector.goal.position {
                             let mut goal = FootGoal {
                                 position: p,
-                                ..goals[f][s]
+                                ..goal
                             };
-                            hang(&leg_bounds[s], m, DVec3::Y * pelvis, &mut goal);
+                            hang(leg, m, DVec3::Y * pelvis, &mut goal);
                             effector.goal.position = Some(goal.position);
                         }
                     }
                 }
-                report = rig.solve_with(skeleton, &task, &body, &mut pose, &mut scratch);
+                report =
+                    self.rig
+                        .solve_with(skeleton, &self.task, &self.body, pose, &mut self.scratch);
             }
         }
-        if report.status != SolveStatus::Converged {
-            unreached += 1;
-        }
+        // How far a foot ended below its goal.
+        let solved = self.scratch.model();
+        let below = (0..2)
+            .filter_map(|s| {
+                let goal = self.task.effectors[1 + s].goal.position?;
+                Some(goal.y - solved.position(feet[s].ankle).y)
+            })
+            .fold(0.0, f64::max);
         // Toes bent up over an edge (their parent's frame is the foot's goal, now met).
         for (foot, bent) in feet.iter().zip(toes) {
             if let (Some(joint), Some(bent)) = (foot.toes, bent) {
                 pose[joint].rotation = bent;
             }
         }
-
-        // The motion was sized for this skeleton.
-        let _ = out.push(pose);
+        (report.status == SolveStatus::Converged, below)
     }
-    Ok(Grounded {
-        motion: out,
-        contacts: intervals,
-        pelvis_offsets: offsets,
-        weights,
-        unreached,
-        toe_tips: feet.each_ref().map(|f| f.toes.zip(f.tip)),
-        floor,
-    })
+}
+
+/// Per frame and foot, how far a foot the animation plants across a step's edge is moved
+/// (horizontally, along the foot): for each contact of `intervals`, the least move in steps
+/// of a twentieth of the foot's length, up to its length either way, after which no step's
+/// edge is under its sole points (ankle, ball, toe tip; see [`EDGE`]) in any frame of the
+/// contact; none when no such move exists, the sole is level already or the foot
+/// has no toes. Outside a contact the move fades with the contact's blend (`blend` frames).
+fn edge_shifts(
+    models: &[ModelPose],
+    feet: &[Foot; 2],
+    intervals: &[Vec<(usize, usize)>; 2],
+    ground: &dyn Ground,
+    blend: usize,
+) -> Vec<[DVec3; 2]> {
+    let mut shifts = vec![[DVec3::ZERO; 2]; models.len()];
+    for (s, foot) in feet.iter().enumerate() {
+        let (Some(toes), Some(tip)) = (foot.toes, foot.tip) else {
+            continue;
+        };
+        let soles = |m: &ModelPose| {
+            [
+                m.position(foot.ankle),
+                m.position(toes),
+                m.position(toes) + m.rotation(toes) * tip,
+            ]
+        };
+        for &(a, b) in &intervals[s] {
+            let middle = soles(&models[usize::midpoint(a, b)]);
+            let along = (middle[2] - middle[0]).reject_from(DVec3::Y);
+            let length = along.length();
+            let Some(along) = along.try_normalize() else {
+                continue;
+            };
+            // No edge under the sole: the ground under the ball within `EDGE` of the line
+            // from the ground under the ankle to the ground under the tip (a slope or a
+            // smooth bump is; a step between them is not).
+            let level = |by: DVec3| {
+                models[a..=b].iter().all(|m| {
+                    let [p0, p1, p2] = soles(m).map(|p| p + by);
+                    let heights = [p0, p1, p2].map(|p| ground.sample(p.x, p.z).map(|(h, _)| h));
+                    let [Some(h0), Some(h1), Some(h2)] = heights else {
+                        return false;
+                    };
+                    let span = (p2 - p0).reject_from(DVec3::Y);
+                    let t = ((p1 - p0).dot(span) / span.length_squared()).clamp(0.0, 1.0);
+                    let t = if t.is_finite() { t } else { 0.0 };
+                    (h1 - (h0 + t * (h2 - h0))).abs() <= EDGE
+                })
+            };
+            if level(DVec3::ZERO) {
+                continue;
+            }
+            let step = length / f64::from(EDGE_STEPS);
+            let Some(by) = (1..=EDGE_STEPS)
+                .flat_map(|k| [-f64::from(k), f64::from(k)])
+                .map(|k| along * (k * step))
+                .find(|&by| level(by))
+            else {
+                continue;
+            };
+            for (f, shift) in shifts.iter_mut().enumerate() {
+                let distance = if f < a { a - f } else { f.saturating_sub(b) };
+                let w = contacts::blend_weight(distance, blend);
+                if w > 0.0 && w * by.length() > shift[s].length() {
+                    shift[s] = by * w;
+                }
+            }
+        }
+    }
+    shifts
+}
+
+/// How far (metres) the ground under the ball of a planted foot may be off the line from the
+/// ground under its ankle to the ground under its toe tip before the foot counts as across a
+/// step's edge and is moved off it ([`edge_shifts`]). The shared terrains: an 18 cm step
+/// puts the ball 5–13 cm off the line, ±8 cm bumps under 1 cm.
+const EDGE: f64 = 0.02;
+/// The moves tried each way off a step's edge: a twentieth of the foot's length apart, up to
+/// its length.
+const EDGE_STEPS: u32 = 20;
+
+/// Every joint of `joint`'s subtree moved by `by` in `model` (rigid frames only: a subtree
+/// with a scaled frame is left as it is).
+fn translate_subtree(skeleton: &Skeleton, model: &mut ModelPose, joint: JointId, by: DVec3) {
+    let range = skeleton.subtree(joint);
+    let joints = || range.clone().map(JointId::from_index);
+    if !joints().all(|j| model.is_rigid(j)) {
+        return;
+    }
+    for j in joints() {
+        let (rotation, position) = (model.rotation(j), model.position(j));
+        model.set_rigid(j, rotation, position + by);
+    }
 }
 
 /// The pelvis's move along +Y per frame for the feet's `goals` (see the module docs): the
 /// lower foot's lift, smoothed by the springs (restarted at `cuts`), never above what both
-/// legs reach from and never below what their knees fold to ([`Leg::hip_heights`]).
+/// legs reach from and never below what their knees fold to ([`Leg::hip_heights`]) nor
+/// below `raised` (per frame; where a first solve left a foot below its goal).
 #[allow(clippy::too_many_lines)] // the bounds, their bending and the springs, in order
 fn pelvis_offsets(
     models: &[ModelPose],
     goals: &[[FootGoal; 2]],
-    legs: [Leg; 2],
+    (legs, raised): ([Leg; 2], Option<&[f64]>),
     cuts: &[usize],
     (omega, dt): (f64, f64),
 ) -> Vec<f64> {
@@ -375,14 +567,14 @@ fn pelvis_offsets(
             lowest = lowest.max(lo - hip.y);
         }
         reach_limits.push(highest);
-        fold_limits.push(lowest);
+        fold_limits.push(raised.map_or(lowest, |r| lowest.max(r[f])));
     }
     // Bent no faster than the pelvis may be (a foot goal on an uneven ground moves the limit
     // in corners, and a pelvis held to it would take them in one frame).
     let highest = bent_below(&reach_limits, MAX_BEND, dt);
     let lowest: Vec<f64> = bent_below(
         &fold_limits.iter().map(|l| -l).collect::<Vec<_>>(),
-        MAX_BEND,
+        LIFT_BEND,
         dt,
     )
     .into_iter()
@@ -417,12 +609,66 @@ fn pelvis_offsets(
         back.reverse();
         backward.extend(back);
     }
-    forward
+    let mut offsets: Vec<f64> = forward
         .iter()
         .zip(&backward)
         .enumerate()
         .map(|(f, (a, b))| bounded(f, a.min(*b)))
-        .collect()
+        .collect();
+    // Where the lower bound held the pelvis up, the springs met it at a corner (the pelvis
+    // would stop falling in one frame): each stretch between cuts that met it lifted to the
+    // least curve above it that bends upwards by at most `LIFT_BEND`.
+    for range in cuts.windows(2).map(|w| w[0]..w[1]) {
+        let held = range
+            .clone()
+            .any(|f| lowest[f].is_finite() && forward[f].min(backward[f]) < lowest[f]);
+        if held {
+            lift_corners(&mut offsets[range], LIFT_BEND, dt);
+        }
+    }
+    offsets
+}
+
+/// `values` (`dt` seconds apart) replaced by the least curve at or above them whose second
+/// derivative is at most `bend` everywhere: the upper concave hull of `values − bend·t²/2`,
+/// plus `bend·t²/2` again. Corners where a falling curve meets a floor are rounded upwards.
+fn lift_corners(values: &mut [f64], bend: f64, dt: f64) {
+    #[allow(clippy::cast_precision_loss)] // frame counts
+    let point = |i: usize, v: f64| {
+        let t = i as f64 * dt;
+        (t, v - 0.5 * bend * t * t)
+    };
+    // The upper hull's vertices (indices), left to right.
+    let mut hull: Vec<usize> = Vec::with_capacity(values.len());
+    for i in 0..values.len() {
+        let c = point(i, values[i]);
+        while hull.len() >= 2 {
+            let a = point(hull[hull.len() - 2], values[hull[hull.len() - 2]]);
+            let b = point(hull[hull.len() - 1], values[hull[hull.len() - 1]]);
+            // b lies on or below the chord a–c: not a vertex of the upper hull.
+            if (b.1 - a.1) * (c.0 - a.0) <= (c.1 - a.1) * (b.0 - a.0) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(i);
+    }
+    let lifted: Vec<f64> = hull
+        .windows(2)
+        .flat_map(|w| {
+            let (a, b) = (point(w[0], values[w[0]]), point(w[1], values[w[1]]));
+            (w[0]..w[1]).map(move |i| {
+                #[allow(clippy::cast_precision_loss)] // frame counts
+                let t = i as f64 * dt;
+                let g = a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0);
+                g + 0.5 * bend * t * t
+            })
+        })
+        .collect();
+    for (v, l) in values.iter_mut().zip(lifted) {
+        *v = v.max(l);
+    }
 }
 
 /// `goal` raised to where the leg (animated in `model`, its hip moved by `shift`) reaches
@@ -504,6 +750,14 @@ const FOLD_SAMPLES: u32 = 64;
 /// The most the pelvis's reach limit bends upwards, m/s² (see [`bent_below`]): an 18 cm step
 /// taken by the pelvis's spring at its default 0.1 s bends it about as much.
 const MAX_BEND: f64 = 20.0;
+
+/// The most (m/s²) the pelvis's offset bends upwards where the lower bound held it up
+/// ([`lift_corners`]): the hips then accelerate at most this much more than the clip's own.
+const LIFT_BEND: f64 = 8.0;
+
+/// Solves of the whole clip again with the pelvis raised where a foot ended below its goal
+/// (see [`ground_motion`]).
+const RAISE_ATTEMPTS: usize = 2;
 
 /// Rounds of raising a foot the ankle's limit left tilted into the ground ([`foot::Foot::settle`])
 /// and solving again: raising the foot turns the shin, and with it what the ankle can do, so
@@ -637,6 +891,39 @@ mod tests {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
         let frames = (reach / dt).ceil() as usize;
         assert!(out[120 + frames - 2] < 0.1 && out[120 + frames + 1] == 0.1);
+    }
+
+    #[test]
+    fn a_corner_on_a_floor_is_lifted_to_a_bounded_bend_and_a_gentle_curve_is_kept() {
+        // A pelvis falling at 1 m/s onto a floor that rises at 1 m/s (a V at 120 fps): the
+        // lifted curve is at or above it, bends upwards by at most 8 m/s² (second
+        // differences), keeps both ends and lifts the corner.
+        let dt = 1.0 / 120.0;
+        let v: Vec<f64> = (0..241_i32)
+            .map(|i| (f64::from(i) * dt - 1.0).abs())
+            .collect();
+        let mut lifted = v.clone();
+        lift_corners(&mut lifted, 8.0, dt);
+        for (a, b) in lifted.iter().zip(&v) {
+            assert!(a >= b);
+        }
+        for t in 1..240 {
+            let second = (lifted[t + 1] - 2.0 * lifted[t] + lifted[t - 1]) / (dt * dt);
+            assert!(second <= 8.0 + 1e-6, "{t}: bends {second}");
+        }
+        assert_eq!((lifted[0], lifted[240]), (v[0], v[240]));
+        // At the corner, the parabola of bend 8 tangent to both sides: c + 4·(t − 1)², slope
+        // ±1 at t − 1 = ±1/8, where it meets the V at 1/8: c = 1/8 − 4/64 = 1/16.
+        assert!((lifted[120] - 0.0625).abs() < 1e-9, "{}", lifted[120]);
+        // A curve bending less than that everywhere is kept.
+        let gentle: Vec<f64> = (0..241_i32)
+            .map(|i| 0.01 * (f64::from(i) * dt).sin())
+            .collect();
+        let mut kept = gentle.clone();
+        lift_corners(&mut kept, 8.0, dt);
+        for (a, b) in kept.iter().zip(&gentle) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
     }
 
     #[test]
