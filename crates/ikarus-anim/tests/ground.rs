@@ -277,6 +277,7 @@ fn walks_and_runs_stand_on_slopes_stairs_and_bumps() {
             );
             check(m.below < 1e-3, format!("{} m below", m.below));
             check(m.slide < 1e-2, format!("slide {} m", m.slide));
+            check(m.across == 0, format!("{} planted across an edge", m.across));
             check(
                 out.unreached == 0,
                 format!("{} frames unreached", out.unreached),
