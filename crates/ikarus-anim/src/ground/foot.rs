@@ -123,23 +123,16 @@ impl Foot {
         })
     }
 
-    /// The foot's goal in one frame (model frames `model`): the ankle's position and the
-    /// foot's rotation, turned towards the ground's normal under the ankle by the contact
-    /// `weight` (at most `max_tilt`, and no further than the ankle's limit lets it turn
-    /// against the shin as animated, when the animation has it inside), and lifted so that
-    /// each sole point is as high above the ground under it as the animation had it above
-    /// `floor`; and the lift. A toe tip that alone would go into the ground (over a step's
-    /// edge, a bump) bends the toes up instead of lifting the foot, as far as the toes' limit
-    /// lets them; the foot is lifted by what is left. Where the ground has no sample under
-    /// the ankle, the animated foot and no lift. Allocates nothing.
-    pub(super) fn goal(
-        &self,
-        model: &ModelPose,
-        weight: f64,
-        terrain: (&dyn Ground, f64),
-        max_tilt: f64,
-    ) -> FootGoal {
-        self.goal_with(model, None, weight, terrain, max_tilt)
+    /// The foot's sole points in `model`: its ankle, ball and toe tip; `None` for a foot
+    /// without toes or a tip.
+    pub(super) fn sole(&self, model: &ModelPose) -> Option<[DVec3; 3]> {
+        let (toes, tip) = (self.toes?, self.tip?);
+        let ball = model.position(toes);
+        Some([
+            model.position(self.ankle),
+            ball,
+            ball + model.rotation(toes) * tip,
+        ])
     }
 
     /// The shin's model rotation once the leg `[hip, knee, ankle]` (animated in `model`) is
@@ -173,18 +166,27 @@ impl Foot {
         Some((DQuat::from_rotation_arc(before, after) * model.rotation(shin)).normalize())
     }
 
-    /// [`goal`](Self::goal) with the shin's model rotation the solve will leave (`shin`;
-    /// `None`: as animated): the ankle's limit is held against it, and a foot rotation the
-    /// animation has past the limit against it is first turned the least way onto the limit.
+    /// The foot's goal in one frame (model frames `model`, the foot moved by `shift`): the
+    /// ankle's position and the foot's rotation, turned towards the ground's normal under the
+    /// ankle by the contact `weight` (at most `max_tilt`, and no further than the ankle's
+    /// limit lets it turn against the shin's model rotation `shin` the solve will leave, or
+    /// the animated one for `None`; a foot rotation the animation has past the limit against
+    /// it is first turned the least way onto the limit), and lifted so that each sole point
+    /// is as high above the ground under it as the animation had it above `floor`; and the
+    /// lift. A toe tip that alone would go into the ground (over a step's edge, a bump) bends
+    /// the toes up instead of lifting the foot, as far as the toes' limit lets them; the foot
+    /// is lifted by what is left. Where the ground has no sample under the ankle, the
+    /// animated foot and no lift. `shift` moves the foot horizontally off a step's edge (see
+    /// [`off_edge`]). Allocates nothing.
     pub(super) fn goal_with(
         &self,
-        model: &ModelPose,
+        (model, shift): (&ModelPose, DVec3),
         shin: Option<DQuat>,
         weight: f64,
         (ground, floor): (&dyn Ground, f64),
         max_tilt: f64,
     ) -> FootGoal {
-        let ankle = model.position(self.ankle);
+        let ankle = model.position(self.ankle) + shift;
         let rotation = model.rotation(self.ankle);
         let Some((_, normal)) = ground.sample(ankle.x, ankle.z) else {
             return FootGoal {
@@ -226,10 +228,10 @@ impl Foot {
         let mut points = [ankle; 3];
         let mut count = 1;
         if let Some(toes) = self.toes {
-            points[1] = model.position(toes);
+            points[1] = model.position(toes) + shift;
             count = 2;
             if let Some(tip) = self.tip {
-                points[2] = model.position(toes) + model.rotation(toes) * tip;
+                points[2] = points[1] + model.rotation(toes) * tip;
                 count = 3;
             }
         }
@@ -251,13 +253,7 @@ impl Foot {
         if let (Some(bend), 3) = (&self.bend, count)
             && need(points[2]).is_some_and(|n| n > lift + TIP_SLACK)
         {
-            let (local, rest) = self.bend_toes(
-                bend,
-                model,
-                (tilt, lift),
-                (points[1], points[2]),
-                (ground, floor),
-            );
+            let (local, rest) = self.bend_toes(bend, model, (tilt, lift), points, (ground, floor));
             toes = local;
             lift += rest;
         }
@@ -269,8 +265,9 @@ impl Foot {
         }
     }
 
-    /// The toes bent up about the ball of the foot (`ball`, `tip`: animated positions; the
-    /// foot turned by `tilt` about the ankle and lifted by `lift`) until the tip is as high
+    /// The toes bent up about the ball of the foot (`ankle`, `ball`, `tip`: animated positions,
+    /// moved as the foot is; the foot turned by `tilt` about the ankle and lifted by `lift`;
+    /// `model`: the animated frames, for rotations) until the tip is as high
     /// above the ground under it as the animation had it above `floor`, within the toes'
     /// limit: their local rotation then (`None` when they cannot bend that way), and how much
     /// higher the foot must still go for the tip.
@@ -279,13 +276,12 @@ impl Foot {
         bend: &Toes,
         model: &ModelPose,
         (tilt, lift): (DQuat, f64),
-        (ball, tip): (DVec3, DVec3),
+        [ankle, ball, tip]: [DVec3; 3],
         (ground, floor): (&dyn Ground, f64),
     ) -> (Option<DQuat>, f64) {
         let Some(joint) = self.toes else {
             return (None, 0.0);
         };
-        let ankle = model.position(self.ankle);
         let placed = |p: DVec3| placed(p, (ankle, tilt, lift));
         let (pivot, reach) = (placed(ball), placed(tip) - placed(ball));
         let parent = (tilt * model.rotation(bend.parent)).normalize();
@@ -363,17 +359,17 @@ impl Foot {
     /// The solved foot (`solved`'s frames) checked against the ground: how far it must still
     /// go up for no sole point to be below where it belongs (the ground under the point plus
     /// the point's height above `floor` in the animation, `animated`'s frames, as
-    /// [`goal`](Self::goal) places them), and the toes bent over an edge for the foot as it
+    /// [`goal_with`](Self::goal_with) places them), and the toes bent over an edge for the foot as it
     /// now stands (`None`: as animated). A foot the ankle's limit keeps from turning to its
     /// goal's rotation sits tilted: its lowest point must rest on the ground, not in it, and
     /// toes bent for the goal's rotation would miss. The solve must have met the foot's
-    /// position goal (straight above the animated ankle).
+    /// position goal (straight above the animated ankle moved by `shift`).
     pub(super) fn settle(
         &self,
-        (animated, solved): (&ModelPose, &ModelPose),
+        (animated, shift, solved): (&ModelPose, DVec3, &ModelPose),
         (ground, floor): (&dyn Ground, f64),
     ) -> (f64, Option<DQuat>) {
-        let ankle = animated.position(self.ankle);
+        let ankle = animated.position(self.ankle) + shift;
         let tilt =
             (solved.rotation(self.ankle) * animated.rotation(self.ankle).conjugate()).normalize();
         let lift = solved.position(self.ankle).y - ankle.y;
@@ -381,7 +377,7 @@ impl Foot {
         let Some(toes) = self.toes else {
             return (need(ankle).max(0.0), None);
         };
-        let ball = animated.position(toes);
+        let ball = animated.position(toes) + shift;
         let mut raise = need(ankle).max(need(ball)).max(0.0);
         let Some(tip) = self.tip.map(|t| ball + animated.rotation(toes) * t) else {
             return (raise, None);
@@ -392,7 +388,7 @@ impl Foot {
                     bend,
                     animated,
                     (tilt, lift + raise),
-                    (ball, tip),
+                    [ankle, ball, tip],
                     (ground, floor),
                 );
                 raise += rest;
@@ -433,6 +429,55 @@ impl Foot {
         }
         DQuat::IDENTITY.slerp(tilt, lo)
     }
+}
+
+/// How far (metres) the ground under the ball of a planted foot may be off the line from the
+/// ground under its ankle to the ground under its toe tip before the foot counts as across a
+/// step's edge and is moved off it ([`off_edge`]). The shared terrains: an 18 cm step puts
+/// the ball 5–13 cm off the line, ±8 cm bumps under 1 cm.
+const EDGE: f64 = 0.02;
+/// The moves tried each way off a step's edge ([`off_edge`]): a twentieth of the foot's
+/// length apart, up to its length.
+const EDGE_STEPS: u32 = 20;
+
+/// Whether no step's edge is under the sole `[ankle, ball, tip]` moved by `by` (see
+/// [`off_edge`]); false where the ground has no sample under a point.
+pub(super) fn off_every_edge(sole: [DVec3; 3], by: DVec3, ground: &dyn Ground) -> bool {
+    let [p0, p1, p2] = sole.map(|p| p + by);
+    let heights = [p0, p1, p2].map(|p| ground.sample(p.x, p.z).map(|(h, _)| h));
+    let [Some(h0), Some(h1), Some(h2)] = heights else {
+        return false;
+    };
+    let span = (p2 - p0).reject_from(DVec3::Y);
+    let t = ((p1 - p0).dot(span) / span.length_squared()).clamp(0.0, 1.0);
+    let t = if t.is_finite() { t } else { 0.0 };
+    (h1 - (h0 + t * (h2 - h0))).abs() <= EDGE
+}
+
+/// The least move of a foot along its length, in steps of a twentieth of the foot (ankle to
+/// toe tip, across) up to its length either way, after which no step's edge is under its sole
+/// in any of `soles` (its ankle, ball and toe tip in each frame it stands; an edge: the ground
+/// under the ball more than [`EDGE`] off the line between the ground under the other two, as
+/// a step between them puts it and a slope or a smooth bump does not). Zero when the sole is
+/// off every edge already, no move takes it off, or the foot has no length.
+pub(super) fn off_edge(soles: &[[DVec3; 3]], ground: &dyn Ground) -> DVec3 {
+    let level = |by: DVec3| soles.iter().all(|&sole| off_every_edge(sole, by, ground));
+    let Some(middle) = soles.get(soles.len() / 2) else {
+        return DVec3::ZERO;
+    };
+    let along = (middle[2] - middle[0]).reject_from(DVec3::Y);
+    let step = along.length() / f64::from(EDGE_STEPS);
+    let Some(along) = along.try_normalize() else {
+        return DVec3::ZERO;
+    };
+    if level(DVec3::ZERO) {
+        return DVec3::ZERO;
+    }
+    (1..=EDGE_STEPS)
+        .flat_map(|k| [-f64::from(k), f64::from(k)])
+        .map(|k| along * (k * step))
+        .find(|&by| level(by))
+        .unwrap_or(DVec3::ZERO)
 }
 
 /// Where the animated foot's sole point `p` goes with the foot turned by `tilt` about the
@@ -501,7 +546,13 @@ mod tests {
                 rotation,
                 lift,
                 toes: bent,
-            } = foot.goal(&model, 1.0, (&ground, 0.0), 30f64.to_radians());
+            } = foot.goal_with(
+                (&model, DVec3::ZERO),
+                None,
+                1.0,
+                (&ground, 0.0),
+                30f64.to_radians(),
+            );
             assert_eq!(bent, None, "the tip clears a plane with the sole");
             assert!(foot.limit.contains(local(rotation)));
             // Turned as far as the limit lets it: a little more is past it.
@@ -553,7 +604,7 @@ mod tests {
             let step = crate::ground::GroundFn(move |_x: f64, z: f64| {
                 Some((if z >= edge { h } else { 0.0 }, DVec3::Y))
             });
-            let goal = foot.goal(&model, 1.0, (&step, 0.0), 0.5);
+            let goal = foot.goal_with((&model, DVec3::ZERO), None, 1.0, (&step, 0.0), 0.5);
             let bent = goal.toes.expect("the toes bend");
             // The toes' frame: their parent as the goal turns it (not at all: flat), bent.
             let parent = skeleton.parent(toes).expect("a parent");
@@ -596,7 +647,7 @@ mod tests {
             point: DVec3::ZERO,
             normal: DVec3::Y,
         };
-        let goal = foot.goal(&model, 1.0, (&flat, 0.0), 0.5);
+        let goal = foot.goal_with((&model, DVec3::ZERO), None, 1.0, (&flat, 0.0), 0.5);
         assert_eq!((goal.toes, goal.lift), (None, 0.0));
     }
 
@@ -618,7 +669,7 @@ mod tests {
             let normal = DVec3::new(-slope, 1.0, 0.0).normalize();
             let ground =
                 crate::ground::GroundFn(move |x: f64, z: f64| Some((height(x, z), normal)));
-            let goal = foot.goal(&model, 1.0, (&ground, 0.0), 0.5);
+            let goal = foot.goal_with((&model, DVec3::ZERO), None, 1.0, (&ground, 0.0), 0.5);
             let tilt = (goal.rotation * model.rotation(foot.ankle).conjugate()).normalize();
             assert!(
                 tilt.angle_between(DQuat::IDENTITY) > 7f64.to_radians(),

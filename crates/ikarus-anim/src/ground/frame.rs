@@ -25,7 +25,7 @@ use glam::{DQuat, DVec3};
 use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
-use super::foot::{Foot, FootGoal, hips_and_legs};
+use super::foot::{Foot, hips_and_legs};
 use super::{Ground, GroundError, Leg, hang};
 use crate::retarget::Character;
 
@@ -162,9 +162,12 @@ impl FrameGrounder {
         let offset = if offset.is_finite() { offset } else { 0.0 };
         let feet = [0, 1].map(|s| {
             let foot = &self.feet[s];
+            let weight = contact_weight(foot, model, &config);
             let ankle = model.position(foot.ankle) + DVec3::Y * self.lifts[s];
             let shin = foot.predicted_shin(model, self.legs[s].joints, DVec3::Y * offset, ankle);
-            foot_goal(foot, model, shin, ground, &config)
+            let terrain = (ground, config.floor);
+            let goal = foot.goal_with((model, DVec3::ZERO), shin, weight, terrain, config.max_tilt);
+            (goal, weight)
         });
         self.lifts = feet.map(|f| if f.0.lift.is_finite() { f.0.lift } else { 0.0 });
         let target = feet[0].0.lift.min(feet[1].0.lift);
@@ -226,18 +229,11 @@ fn spring_step(x: f64, v: f64, target: f64, omega: f64, dt: f64) -> (f64, f64) {
     (target + (delta + temp) * decay, (v - omega * temp) * decay)
 }
 
-/// A foot's goal (the ankle's position and the foot's rotation, turned towards the ground's
-/// normal by its contact weight and lifted so that each sole point keeps its height above the
-/// ground; the lift; the toes bent over an edge) and its contact weight.
-fn foot_goal(
-    foot: &Foot,
-    model: &ModelPose,
-    shin: Option<DQuat>,
-    ground: &dyn Ground,
-    config: &FrameGroundConfig,
-) -> (FootGoal, f64) {
+/// A foot's contact weight in the animated frame `model`: 1 with its lowest sole point
+/// within [`FrameGroundConfig::contact_height`] above the floor, fading to 0 at three times
+/// that.
+fn contact_weight(foot: &Foot, model: &ModelPose, config: &FrameGroundConfig) -> f64 {
     let ankle = model.position(foot.ankle);
-    // The sole points' lowest height above the floor gives the contact weight.
     let mut lowest = ankle.y;
     if let Some(toes) = foot.toes {
         lowest = lowest.min(model.position(toes).y);
@@ -246,17 +242,13 @@ fn foot_goal(
         }
     }
     let lowest = lowest - config.floor;
-    let weight = if config.contact_height > 0.0 {
+    if config.contact_height > 0.0 {
         ((3.0 * config.contact_height - lowest) / (2.0 * config.contact_height)).clamp(0.0, 1.0)
     } else if lowest <= 0.0 {
         1.0
     } else {
         0.0
-    };
-    (
-        foot.goal_with(model, shin, weight, (ground, config.floor), config.max_tilt),
-        weight,
-    )
+    }
 }
 
 #[cfg(test)]

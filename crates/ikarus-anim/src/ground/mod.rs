@@ -32,12 +32,13 @@
 //! and both feet exactly (the legs by their closed form, every limit kept); the spine, arms
 //! and head keep the animation. Where a foot still ends below its goal (a hip's or knee's
 //! limit keeps a leg from lifting its foot onto a higher step), the clip is solved again with
-//! the pelvis held at least that much higher there (at most [`RAISE_ATTEMPTS`] times). On the
+//! the pelvis held at least that much higher there (at most twice). On the
 //! shared walks and runs over a slope, stairs and bumps the hips' vertical acceleration stays
 //! within the clip's own plus 10 m/s² (`tests/ground.rs`).
 //!
 //! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
-//! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only.
+//! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only, no
+//! foot moved off a step's edge and no second solve (it sees no later frame).
 
 mod foot;
 mod frame;
@@ -195,26 +196,21 @@ pub fn ground_motion(
         .collect();
     // A foot the animation plants across a step's edge moved along its length, as little as
     // takes its sole off the edge, the same for the whole contact (no slide), blended in and
-    // out with the contact; the feet's goals are read from these moved frames.
+    // out with the contact.
     let shifts = edge_shifts(&models, &feet, &intervals, ground, blend);
-    let moved: Vec<ModelPose> = models
-        .iter()
-        .zip(&shifts)
-        .map(|(m, shift)| {
-            let mut m = m.clone();
-            for (foot, &by) in feet.iter().zip(shift) {
-                if by != DVec3::ZERO {
-                    translate_subtree(skeleton, &mut m, foot.ankle, by);
-                }
-            }
-            m
-        })
-        .collect();
     // Per frame, each foot's goal and lift.
     let mut goals: Vec<[FootGoal; 2]> = Vec::with_capacity(frames);
-    for (f, m) in moved.iter().enumerate() {
-        goals
-            .push([0, 1].map(|s| feet[s].goal(m, weights[f][s], (ground, floor), config.max_tilt)));
+    for (f, m) in models.iter().enumerate() {
+        goals.push([0, 1].map(|s| {
+            let animated = (m, shifts[f][s]);
+            feet[s].goal_with(
+                animated,
+                None,
+                weights[f][s],
+                (ground, floor),
+                config.max_tilt,
+            )
+        }));
     }
     let omega = if config.time_constant > 0.0 {
         1.0 / config.time_constant
@@ -264,11 +260,11 @@ pub fn ground_motion(
             );
             for (f, m) in models.iter().enumerate() {
                 for s in 0..2 {
-                    let shift = DVec3::Y * offsets[f];
-                    let shin = feet[s].predicted_shin(m, legs[s], shift, goals[f][s].position);
+                    let up = DVec3::Y * offsets[f];
+                    let shin = feet[s].predicted_shin(m, legs[s], up, goals[f][s].position);
                     if shin.is_some() {
                         goals[f][s] = feet[s].goal_with(
-                            &moved[f],
+                            (m, shifts[f][s]),
                             shin,
                             weights[f][s],
                             (ground, floor),
@@ -294,7 +290,7 @@ pub fn ground_motion(
         for f in 0..frames {
             let mut pose = motion.frames()[f].clone();
             let (converged, below) =
-                solver.frame((&models[f], &moved[f]), (offsets[f], &hung[f]), &mut pose);
+                solver.frame((&models[f], shifts[f]), (offsets[f], &hung[f]), &mut pose);
             unreached += usize::from(!converged);
             short[f] = below;
             // The motion was sized for this skeleton.
@@ -342,13 +338,13 @@ struct FrameSolver<'a> {
 }
 
 impl FrameSolver<'_> {
-    /// `pose` (the animated frame, whose model frames are `animated`; `moved`: with the
-    /// feet moved off steps' edges) solved with the pelvis raised by `offset` and the feet on
+    /// `pose` (the animated frame, whose model frames are `animated`; `shifts`: the feet's
+    /// moves off steps' edges) solved with the pelvis raised by `offset` and the feet on
     /// `goals`: whether it converged, and how far (metres) the lower of the feet ended below
     /// its goal (a leg the hip's or knee's limit kept from lifting its foot).
     fn frame(
         &mut self,
-        (animated, moved): (&ModelPose, &ModelPose),
+        (animated, shifts): (&ModelPose, [DVec3; 2]),
         (offset, goals): (f64, &[FootGoal; 2]),
         pose: &mut LocalPose,
     ) -> (bool, f64) {
@@ -379,7 +375,7 @@ impl FrameSolver<'_> {
                 // Only a foot on its goal's place is raised (one the leg cannot reach would
                 // only go further from it).
                 let settled = [0, 1].map(|s| {
-                    let (raise, bent) = feet[s].settle((moved, solved), self.terrain);
+                    let (raise, bent) = feet[s].settle((m, shifts[s], solved), self.terrain);
                     let placed = self.task.effectors[1 + s].goal.position.is_some_and(|p| {
                         solved.position(feet[s].ankle).distance(p) <= SINK_TOLERANCE
                     });
@@ -446,11 +442,9 @@ impl FrameSolver<'_> {
 }
 
 /// Per frame and foot, how far a foot the animation plants across a step's edge is moved
-/// (horizontally, along the foot): for each contact of `intervals`, the least move in steps
-/// of a twentieth of the foot's length, up to its length either way, after which no step's
-/// edge is under its sole points (ankle, ball, toe tip; see [`EDGE`]) in any frame of the
-/// contact; none when no such move exists, the sole is level already or the foot
-/// has no toes. Outside a contact the move fades with the contact's blend (`blend` frames).
+/// (horizontally, along the foot): for each contact of `intervals`, [`foot::off_edge`] over
+/// the contact's frames; outside a contact the move fades with the contact's blend (`blend`
+/// frames).
 fn edge_shifts(
     models: &[ModelPose],
     feet: &[Foot; 2],
@@ -460,50 +454,16 @@ fn edge_shifts(
 ) -> Vec<[DVec3; 2]> {
     let mut shifts = vec![[DVec3::ZERO; 2]; models.len()];
     for (s, foot) in feet.iter().enumerate() {
-        let (Some(toes), Some(tip)) = (foot.toes, foot.tip) else {
-            continue;
-        };
-        let soles = |m: &ModelPose| {
-            [
-                m.position(foot.ankle),
-                m.position(toes),
-                m.position(toes) + m.rotation(toes) * tip,
-            ]
-        };
         for &(a, b) in &intervals[s] {
-            let middle = soles(&models[usize::midpoint(a, b)]);
-            let along = (middle[2] - middle[0]).reject_from(DVec3::Y);
-            let length = along.length();
-            let Some(along) = along.try_normalize() else {
+            let soles: Option<Vec<[DVec3; 3]>> =
+                models[a..=b].iter().map(|m| foot.sole(m)).collect();
+            let Some(soles) = soles else {
                 continue;
             };
-            // No edge under the sole: the ground under the ball within `EDGE` of the line
-            // from the ground under the ankle to the ground under the tip (a slope or a
-            // smooth bump is; a step between them is not).
-            let level = |by: DVec3| {
-                models[a..=b].iter().all(|m| {
-                    let [p0, p1, p2] = soles(m).map(|p| p + by);
-                    let heights = [p0, p1, p2].map(|p| ground.sample(p.x, p.z).map(|(h, _)| h));
-                    let [Some(h0), Some(h1), Some(h2)] = heights else {
-                        return false;
-                    };
-                    let span = (p2 - p0).reject_from(DVec3::Y);
-                    let t = ((p1 - p0).dot(span) / span.length_squared()).clamp(0.0, 1.0);
-                    let t = if t.is_finite() { t } else { 0.0 };
-                    (h1 - (h0 + t * (h2 - h0))).abs() <= EDGE
-                })
-            };
-            if level(DVec3::ZERO) {
+            let by = foot::off_edge(&soles, ground);
+            if by == DVec3::ZERO {
                 continue;
             }
-            let step = length / f64::from(EDGE_STEPS);
-            let Some(by) = (1..=EDGE_STEPS)
-                .flat_map(|k| [-f64::from(k), f64::from(k)])
-                .map(|k| along * (k * step))
-                .find(|&by| level(by))
-            else {
-                continue;
-            };
             for (f, shift) in shifts.iter_mut().enumerate() {
                 let distance = if f < a { a - f } else { f.saturating_sub(b) };
                 let w = contacts::blend_weight(distance, blend);
@@ -514,29 +474,6 @@ fn edge_shifts(
         }
     }
     shifts
-}
-
-/// How far (metres) the ground under the ball of a planted foot may be off the line from the
-/// ground under its ankle to the ground under its toe tip before the foot counts as across a
-/// step's edge and is moved off it ([`edge_shifts`]). The shared terrains: an 18 cm step
-/// puts the ball 5–13 cm off the line, ±8 cm bumps under 1 cm.
-const EDGE: f64 = 0.02;
-/// The moves tried each way off a step's edge: a twentieth of the foot's length apart, up to
-/// its length.
-const EDGE_STEPS: u32 = 20;
-
-/// Every joint of `joint`'s subtree moved by `by` in `model` (rigid frames only: a subtree
-/// with a scaled frame is left as it is).
-fn translate_subtree(skeleton: &Skeleton, model: &mut ModelPose, joint: JointId, by: DVec3) {
-    let range = skeleton.subtree(joint);
-    let joints = || range.clone().map(JointId::from_index);
-    if !joints().all(|j| model.is_rigid(j)) {
-        return;
-    }
-    for j in joints() {
-        let (rotation, position) = (model.rotation(j), model.position(j));
-        model.set_rigid(j, rotation, position + by);
-    }
 }
 
 /// The pelvis's move along +Y per frame for the feet's `goals` (see the module docs): the
