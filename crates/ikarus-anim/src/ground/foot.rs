@@ -442,7 +442,7 @@ const EDGE_STEPS: u32 = 20;
 
 /// Whether no step's edge is under the sole `[ankle, ball, tip]` moved by `by` (see
 /// [`off_edge`]); false where the ground has no sample under a point.
-pub(super) fn off_every_edge(sole: [DVec3; 3], by: DVec3, ground: &dyn Ground) -> bool {
+fn off_every_edge(sole: [DVec3; 3], by: DVec3, ground: &dyn Ground) -> bool {
     let [p0, p1, p2] = sole.map(|p| p + by);
     let heights = [p0, p1, p2].map(|p| ground.sample(p.x, p.z).map(|(h, _)| h));
     let [Some(h0), Some(h1), Some(h2)] = heights else {
