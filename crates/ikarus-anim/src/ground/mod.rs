@@ -238,9 +238,10 @@ pub fn ground_motion(
         legs: leg_bounds,
         terrain: (ground, floor),
     };
-    // The whole clip solved, and solved once more with the pelvis raised where a foot ended
-    // below its goal (a leg the hip's or knee's limit kept from lifting its foot onto a
-    // higher step): that raise joins the knees' fold as a bound the pelvis stays above.
+    // The whole clip solved, and solved again (at most `RAISE_ATTEMPTS` times) with the
+    // pelvis raised where a foot ended below its goal (a leg the hip's or knee's limit kept
+    // from lifting its foot onto a higher step): that raise joins the knees' fold as a bound
+    // the pelvis stays above.
     let mut raised: Option<Vec<f64>> = None;
     let mut attempts = 0;
     let (out, offsets, unreached) = loop {
