@@ -309,8 +309,8 @@ impl Foot {
         let short = |angle: f64| {
             let at = pivot + DQuat::from_axis_angle(axis, angle) * reach;
             ground
-                .sample(at.x, at.z)
-                .map_or(0.0, |(height, _)| at.y - (height + (tip.y - floor)))
+                .height(at.x, at.z)
+                .map_or(0.0, |height| at.y - (height + (tip.y - floor)))
         };
         let turned = (tilt * model.rotation(joint)).normalize();
         let local = |angle: f64| {
@@ -444,7 +444,7 @@ const EDGE_STEPS: u32 = 20;
 /// [`off_edge`]); false where the ground has no sample under a point.
 fn off_every_edge(sole: [DVec3; 3], by: DVec3, ground: &dyn Ground) -> bool {
     let [p0, p1, p2] = sole.map(|p| p + by);
-    let heights = [p0, p1, p2].map(|p| ground.sample(p.x, p.z).map(|(h, _)| h));
+    let heights = [p0, p1, p2].map(|p| ground.height(p.x, p.z));
     let [Some(h0), Some(h1), Some(h2)] = heights else {
         return false;
     };
@@ -495,7 +495,7 @@ fn need(
     (ground, floor): (&dyn Ground, f64),
 ) -> Option<f64> {
     let at = placed(p, placement);
-    let (height, _) = ground.sample(at.x, at.z)?;
+    let height = ground.height(at.x, at.z)?;
     Some(height + (p.y - floor) - at.y)
 }
 

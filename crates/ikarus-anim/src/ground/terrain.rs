@@ -9,6 +9,13 @@ use glam::DVec3;
 pub trait Ground {
     /// The ground's height and unit normal at `(x, z)`.
     fn sample(&self, x: f64, z: f64) -> Option<(f64, DVec3)>;
+
+    /// The ground's height at `(x, z)`: [`sample`](Self::sample)'s height, `None` where it
+    /// has none. A ground may answer it faster (a heightfield skips its normal); the
+    /// grounding asks only this for most of its points.
+    fn height(&self, x: f64, z: f64) -> Option<f64> {
+        self.sample(x, z).map(|(height, _)| height)
+    }
 }
 
 /// A plane through `point` with normal `normal` (any length; pointing up).
@@ -117,19 +124,14 @@ impl Heightfield {
             heights,
         })
     }
-
-    /// The sample `(i, j)`, clamped into the grid.
-    fn at(&self, i: isize, j: isize) -> f64 {
-        let rows = self.heights.len();
-        let columns = self.heights[0].len();
-        let clamp = |k: isize, n: usize| usize::try_from(k.max(0)).unwrap_or(0).min(n - 1);
-        self.heights[clamp(i, rows)][clamp(j, columns)]
-    }
 }
 
-impl Ground for Heightfield {
+impl Heightfield {
+    /// The bilinear patch under `(x, z)`: its height and its slopes along +X and +Z (zero
+    /// along an axis clamped at the edge); `None` for an empty grid or a point that is not
+    /// finite.
     #[allow(clippy::cast_possible_truncation)] // grid indices of a grid that fits in memory
-    fn sample(&self, x: f64, z: f64) -> Option<(f64, DVec3)> {
+    fn patch(&self, x: f64, z: f64) -> Option<(f64, f64, f64)> {
         if self.heights.first().is_none_or(Vec::is_empty) || !(x.is_finite() && z.is_finite()) {
             return None;
         }
@@ -138,18 +140,24 @@ impl Ground for Heightfield {
         #[allow(clippy::cast_precision_loss)] // grid sizes
         let (max_u, max_v) = ((columns - 1) as f64, (rows - 1) as f64);
         // Outside the grid: the nearest edge value (flat, normal up).
-        let u = ((x - self.origin[0]) / self.cell).clamp(0.0, max_u);
-        let v = ((z - self.origin[1]) / self.cell).clamp(0.0, max_v);
+        let (inside_u, inside_v) = (
+            (x - self.origin[0]) / self.cell,
+            (z - self.origin[1]) / self.cell,
+        );
+        let (u, v) = (inside_u.clamp(0.0, max_u), inside_v.clamp(0.0, max_v));
         let (j, i) = (u.floor(), v.floor());
         let (fu, fv) = (u - j, v - i);
-        let (j, i) = (j as isize, i as isize);
-        let (h00, h01) = (self.at(i, j), self.at(i, j + 1));
-        let (h10, h11) = (self.at(i + 1, j), self.at(i + 1, j + 1));
+        // u and v are clamped into the grid: the cell's corners, the far ones clamped too.
+        #[allow(clippy::cast_sign_loss)] // floor of a value ≥ 0
+        let (j, i) = (j as usize, i as usize);
+        let (j1, i1) = ((j + 1).min(columns - 1), (i + 1).min(rows - 1));
+        // (A grid built without `new` may have short rows: no ground there, no panic.)
+        let (near, far) = (&self.heights[i], &self.heights[i1]);
+        let (h00, h01) = (*near.get(j)?, *near.get(j1)?);
+        let (h10, h11) = (*far.get(j)?, *far.get(j1)?);
         let height =
             (h00 * (1.0 - fu) + h01 * fu) * (1.0 - fv) + (h10 * (1.0 - fu) + h11 * fu) * fv;
         // The bilinear patch's slopes (zero along an axis clamped at the edge).
-        let inside_u = (x - self.origin[0]) / self.cell;
-        let inside_v = (z - self.origin[1]) / self.cell;
         let dx = if (0.0..=max_u).contains(&inside_u) && columns > 1 {
             ((h01 - h00) * (1.0 - fv) + (h11 - h10) * fv) / self.cell
         } else {
@@ -160,9 +168,23 @@ impl Ground for Heightfield {
         } else {
             0.0
         };
+        Some((height, dx, dz))
+    }
+}
+
+impl Ground for Heightfield {
+    fn sample(&self, x: f64, z: f64) -> Option<(f64, DVec3)> {
+        let (height, dx, dz) = self.patch(x, z)?;
         // Heights far apart can overflow the slopes: no ground there rather than a NaN.
         let normal = DVec3::new(-dx, 1.0, -dz).try_normalize()?;
         height.is_finite().then_some((height, normal))
+    }
+
+    fn height(&self, x: f64, z: f64) -> Option<f64> {
+        // The same answer as `sample`'s, whose normal fails only where the slopes overflow.
+        let (height, dx, dz) = self.patch(x, z)?;
+        let normal = DVec3::new(-dx, 1.0, -dz).length_squared();
+        (height.is_finite() && normal.is_finite()).then_some(height)
     }
 }
 
@@ -180,6 +202,24 @@ impl<F: Fn(f64, f64) -> Option<(f64, DVec3)>> Ground for GroundFn<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ragged_grid_built_by_hand_has_no_ground_where_a_row_is_short() {
+        // `new` refuses it; built field by field, sampling it answers `None`, never a panic.
+        let field = Heightfield {
+            origin: [0.0, 0.0],
+            cell: 1.0,
+            heights: vec![vec![0.0, 1.0, 2.0], vec![0.0]],
+        };
+        assert_eq!(field.sample(1.5, 0.5), None);
+        assert_eq!(field.height(1.5, 0.5), None);
+        // Height and sample agree wherever there is ground.
+        let whole =
+            Heightfield::new([1.0, 2.0], 0.5, vec![vec![0.0, 1.0], vec![2.0, 5.0]]).unwrap();
+        for (x, z) in [(1.1, 2.2), (0.0, 0.0), (1.4, 2.45), (9.0, 9.0)] {
+            assert_eq!(whole.height(x, z), whole.sample(x, z).map(|(h, _)| h));
+        }
+    }
 
     #[test]
     fn a_heightfield_is_bilinear_inside_and_flat_outside() {
