@@ -39,7 +39,9 @@ fn a_raised_plane_raises_the_whole_walk() {
         let bvh = out.join(format!("{name}.bvh"));
         let text = ok(&ground(&walk, &terrain, &["--scale", "0.01"], &bvh));
         assert!(
-            text.contains("contacts") && text.contains("0 frames with a foot out of reach"),
+            text.contains("contacts")
+                && text.contains("0 frames with a foot out of reach")
+                && text.contains("0 contacts moved off a step's edge"),
             "{text}"
         );
         read.push(ikarus_formats::open(bvh.to_str().unwrap(), 1.0).unwrap());
@@ -92,4 +94,61 @@ fn bad_terrain_files_are_refused() {
             "{body}: {error}"
         );
     }
+}
+
+/// On terraces 18 cm high and 30 cm deep each way (a heightfield of 2 cm cells, each step's
+/// edge a 2 cm ramp), feet the walk plants across an edge are moved off it, and the report
+/// says how many contacts and how far.
+#[test]
+fn the_report_counts_feet_moved_off_steps_edges() {
+    let Some(walk) = data_file(
+        "bvh",
+        "ground_steps_edges",
+        "bandainamco_ds1_walk_normal_002.bvh",
+    ) else {
+        return;
+    };
+    let out = temp_dir("ground_edges");
+    let (cell, n) = (0.02, 300_i32);
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            let z = -3.0 + f64::from(i) * cell;
+            let row: Vec<String> = (0..n)
+                .map(|j| {
+                    let x = -3.0 + f64::from(j) * cell;
+                    format!("{:.2}", 0.18 * ((x / 0.3).floor() + (z / 0.3).floor()))
+                })
+                .collect();
+            format!("[{}]", row.join(","))
+        })
+        .collect();
+    let terrain = out.join("terraces.json");
+    std::fs::write(
+        &terrain,
+        format!(
+            r#"{{"heightfield": {{"origin": [-3, -3], "cell": {cell}, "heights": [{}]}}}}"#,
+            rows.join(",")
+        ),
+    )
+    .unwrap();
+    let text = ok(&ground(
+        &walk,
+        &terrain,
+        &["--scale", "0.01"],
+        &out.join("g.bvh"),
+    ));
+    // "…, N contacts moved off a step's edge (up to X cm)"
+    let tail = text
+        .split(", ")
+        .find(|part| part.contains("moved off a step's edge"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let moved: usize = tail.split(' ').next().unwrap().parse().unwrap();
+    let up_to: f64 = tail
+        .split("up to ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(moved > 0 && up_to > 0.0 && up_to < 30.0, "{text}");
 }

@@ -16,7 +16,8 @@ use crate::{no_panic, value_error};
 
 /// Grounds `motion` on `terrain` and returns `(motion, report)`: the motion on the same
 /// skeleton and a dict (`frames`, `contacts` per foot `[[start, end], ...]`,
-/// `pelvis_offsets` m per frame, `floor` m, `unreached` frames).
+/// `pelvis_offsets` m per frame, `floor` m, `unreached` frames, `shifts`: per frame the left
+/// and right foot's horizontal move off a step's edge `[[x, y, z], [x, y, z]]`, m).
 ///
 /// `motion`: a `(Skeleton, Motion)` pair (what `read` returns; the humanoid map recognised
 /// from joint names) in metres. `terrain`: a terrain file name (JSON) or a dict
@@ -79,6 +80,14 @@ pub fn ground<'py>(
     report.set_item("pelvis_offsets", grounded.pelvis_offsets.clone())?;
     report.set_item("floor", grounded.floor)?;
     report.set_item("unreached", grounded.unreached)?;
+    report.set_item(
+        "shifts",
+        grounded
+            .shifts
+            .iter()
+            .map(|feet| feet.map(|v| v.to_array()))
+            .collect::<Vec<_>>(),
+    )?;
     Ok((
         Motion {
             inner: grounded.motion,

@@ -31,6 +31,25 @@ def test_a_raised_plane_raises_every_joint(walk):
     np.testing.assert_allclose(b[:, 1:] - a[:, 1:], np.broadcast_to([0.0, 0.1, 0.0], a[:, 1:].shape), atol=1e-9)
 
 
+def test_feet_planted_across_steps_edges_are_moved_along_the_ground(walk):
+    # Terraces 18 cm high and 30 cm deep each way (2 cm cells): the report's shifts say, per
+    # frame and foot, how far a foot was moved off an edge; horizontal, shorter than a foot,
+    # one move per contact (the same in each of its frames), none on a plane.
+    heights = [[0.18 * (np.floor((-3.0 + 0.02 * j) / 0.3) + np.floor((-3.0 + 0.02 * i) / 0.3)) for j in range(300)] for i in range(300)]
+    _, report = ikarus.ground(walk, {"heightfield": {"origin": [-3.0, -3.0], "cell": 0.02, "heights": heights}})
+    shifts = np.asarray(report["shifts"])
+    assert shifts.shape == (report["frames"], 2, 3)
+    assert np.all(shifts[:, :, 1] == 0.0)
+    lengths = np.linalg.norm(shifts, axis=2)
+    assert lengths.max() > 0.0 and lengths.max() < 0.3
+    for foot, contacts in enumerate(report["contacts"]):
+        for start, end in contacts:
+            moves = shifts[start:end + 1, foot]
+            np.testing.assert_array_equal(moves, np.broadcast_to(moves[0], moves.shape))
+    _, flat = ikarus.ground(walk, plane(0.0))
+    assert np.all(np.asarray(flat["shifts"]) == 0.0)
+
+
 def test_a_terrain_file_reads_as_its_dict(walk, tmp_path):
     terrain = {"heightfield": {"origin": [-3.0, -3.0], "cell": 0.5, "heights": [[0.02 * (i + j) for j in range(13)] for i in range(13)]}}
     path = tmp_path / "terrain.json"

@@ -80,12 +80,24 @@ fn ground_one(args: &Args, source: &Path, output: &Path, terrain: &Terrain) -> R
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &o| {
             (l.min(o), h.max(o))
         });
+    // Contacts whose foot was moved off a step's edge, and the largest move.
+    let shifts = &grounded.shifts;
+    let moved: Vec<f64> = (0..2)
+        .flat_map(|s| {
+            grounded.contacts[s]
+                .iter()
+                .map(move |&(a, b)| shifts[usize::midpoint(a, b)][s].length())
+        })
+        .filter(|&d| d > 0.0)
+        .collect();
     Ok(format!(
-        "{} frames, {} contacts, pelvis moved {:+.1} to {:+.1} cm, {} frames with a foot out of reach",
+        "{} frames, {} contacts, pelvis moved {:+.1} to {:+.1} cm, {} frames with a foot out of reach, {} contacts moved off a step's edge (up to {:.1} cm)",
         grounded.motion.len(),
         grounded.contacts[0].len() + grounded.contacts[1].len(),
         low * 100.0,
         high * 100.0,
-        grounded.unreached
+        grounded.unreached,
+        moved.len(),
+        moved.iter().copied().fold(0.0, f64::max) * 100.0
     ))
 }
