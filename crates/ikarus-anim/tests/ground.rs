@@ -27,6 +27,13 @@ const LEG: f64 = 0.85;
 /// before the cuts restarted the springs and the reach limit was bent smoothly).
 const POP_MARGIN: f64 = 10.0;
 
+/// The walks and the run every grounding test stands on its terrains.
+const CLIPS: [&str; 3] = [
+    "cmu_02_01_walk_cgspeed_crlf.bvh",
+    "bandainamco_ds1_walk_normal_002.bvh",
+    "bandainamco_ds1_run_normal_001.bvh",
+];
+
 fn open(file: &str) -> Option<(Skeleton, HumanoidMap, Motion)> {
     let document = common::open_with_leg(file, "grounding", LEG)?;
     let map = HumanoidMap::recognise(&document.skeleton);
@@ -68,6 +75,20 @@ struct Measured {
     /// Planted frames of a foot across the edge of a step (the ground under its heel, ball
     /// and toe tip more than 1 cm apart): it stands on the higher part.
     across: usize,
+}
+
+impl Measured {
+    /// The soles during contacts, the most below, the contacts across an edge and the slide.
+    fn summary(&self) -> String {
+        format!(
+            "soles {:.1}, {:.1} mm during contacts, {:.1} mm below at most, {} across an edge, slide {:.1} mm",
+            self.contact.0 * 1e3,
+            self.contact.1 * 1e3,
+            self.below * 1e3,
+            self.across,
+            self.slide * 1e3
+        )
+    }
 }
 
 #[allow(clippy::too_many_lines)] // one measurement pass over every frame
@@ -228,11 +249,7 @@ fn walks_and_runs_stand_on_slopes_stairs_and_bumps() {
         "| clip | terrain | contacts | sole on ground mm (min, max) | planted across an edge | below mm | slide mm | hips accel m/s² (ours / clip) | unreached |"
     );
     println!("|---|---|---:|---|---:|---:|---:|---|---:|");
-    for file in [
-        "cmu_02_01_walk_cgspeed_crlf.bvh",
-        "bandainamco_ds1_walk_normal_002.bvh",
-        "bandainamco_ds1_run_normal_001.bvh",
-    ] {
+    for file in CLIPS {
         let Some((skeleton, map, motion)) = open(file) else {
             return;
         };
@@ -443,11 +460,7 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
         return;
     };
     let mut failures = Vec::new();
-    for file in [
-        "cmu_02_01_walk_cgspeed_crlf.bvh",
-        "bandainamco_ds1_walk_normal_002.bvh",
-        "bandainamco_ds1_run_normal_001.bvh",
-    ] {
+    for file in CLIPS {
         let character = Character { skeleton, map };
         let Some(motion) = common::retargeted(file, "grounding a limited humanoid", character)
         else {
@@ -460,12 +473,8 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
             assert!(skeleton.limit_violation(&out.motion.frames()[0]).is_none());
             let m = measure(skeleton, map, &motion, &out, (ground, stepped));
             println!(
-                "{file} onto the built-in humanoid, {name}: soles {:.1}, {:.1} mm during contacts, {:.1} mm below at most, {} across an edge, slide {:.1} mm, hips {:.1} / {:.1} m/s², {} unreached",
-                m.contact.0 * 1e3,
-                m.contact.1 * 1e3,
-                m.below * 1e3,
-                m.across,
-                m.slide * 1e3,
+                "{file} onto the built-in humanoid, {name}: {}, hips {:.1} / {:.1} m/s², {} unreached",
+                m.summary(),
                 m.acceleration.0,
                 m.acceleration.1,
                 out.unreached
@@ -501,6 +510,55 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The built-in humanoid standing still for a second (30 frames of its rest pose), its rest
+/// pose's model frames and its lowest joint's height (the floor).
+struct Still {
+    skeleton: Skeleton,
+    map: HumanoidMap,
+    motion: Motion,
+    rest: ModelPose,
+    lowest: f64,
+}
+
+fn standing_still() -> Still {
+    let skeleton = ikarus_core::humanoid::builtin_humanoid();
+    let map = HumanoidMap::recognise(&skeleton);
+    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
+    for _ in 0..30 {
+        motion.push(skeleton.rest_pose()).unwrap();
+    }
+    let mut rest = ModelPose::new(&skeleton);
+    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
+    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    Still {
+        skeleton,
+        map,
+        motion,
+        rest,
+        lowest,
+    }
+}
+
+/// A foot's sole points (its `soles` joints and, when known, its toe tip) in `m` beside the
+/// same points in `rest`.
+fn sole_points(
+    soles: &[JointId],
+    toe_tip: Option<(JointId, DVec3)>,
+    (m, rest): (&ModelPose, &ModelPose),
+) -> Vec<(DVec3, DVec3)> {
+    let mut points: Vec<(DVec3, DVec3)> = soles
+        .iter()
+        .map(|&j| (m.position(j), rest.position(j)))
+        .collect();
+    if let Some((toes, tip)) = toe_tip {
+        points.push((
+            m.position(toes) + m.rotation(toes) * tip,
+            rest.position(toes) + rest.rotation(toes) * tip,
+        ));
+    }
+    points
+}
+
 /// One foot on a box higher than the knee folds to: the built-in humanoid (its knees hinge
 /// 0–150°, which keeps the ankle at least 21 cm from the hip) standing still, its left foot on
 /// a 65 cm box, its right on the floor. The pelvis followed the lower foot, so the left leg
@@ -511,41 +569,22 @@ fn a_limited_humanoid_stands_on_slopes_and_bumps() {
 /// the terrain at every sole point (ankle, ball, toe tip).
 #[test]
 fn a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it() {
-    let skeleton = ikarus_core::humanoid::builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
-    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
-    for _ in 0..30 {
-        motion.push(skeleton.rest_pose()).unwrap();
-    }
-    let mut rest = ModelPose::new(&skeleton);
-    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
-    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let still = standing_still();
+    let (skeleton, map, rest, lowest) = (&still.skeleton, &still.map, &still.rest, still.lowest);
+    let character = Character { skeleton, map };
     // The left foot is at +X; the box's edge halfway between the feet.
     let top = lowest + 0.65;
     let terrain =
         GroundFn(move |x: f64, _z: f64| Some((if x > 0.0 { top } else { lowest }, DVec3::Y)));
-    let out = ground_motion(character, &motion, &terrain, &GroundConfig::default()).unwrap();
+    let out = ground_motion(character, &still.motion, &terrain, &GroundConfig::default()).unwrap();
     assert!((out.floor - lowest).abs() < 1e-9, "{}", out.floor);
-    let soles = soles(&map);
-    let b = models(&skeleton, &out.motion);
+    let soles = soles(map);
+    let b = models(skeleton, &out.motion);
     for (f, m) in b.iter().enumerate() {
         // Per foot, its sole points' heights above the ground under them less their heights
         // above the floor at rest: the lowest is 0 on a foot resting on the ground.
         let rests = [0, 1].map(|s| {
-            let mut points: Vec<(DVec3, DVec3)> = soles[s]
-                .iter()
-                .map(|&j| (m.position(j), rest.position(j)))
-                .collect();
-            if let Some((toes, tip)) = out.toe_tips[s] {
-                points.push((
-                    m.position(toes) + m.rotation(toes) * tip,
-                    rest.position(toes) + rest.rotation(toes) * tip,
-                ));
-            }
+            let points = sole_points(&soles[s], out.toe_tips[s], (m, rest));
             points
                 .iter()
                 .map(|(p, r)| {
@@ -584,39 +623,22 @@ fn a_foot_on_a_box_above_the_knees_fold_is_not_pushed_into_it() {
 /// stairs, 12 of the Bandai walk's; now none). Checked by FK against the terrain.
 #[test]
 fn a_foot_planted_across_a_steps_edge_is_moved_onto_one_step() {
-    let skeleton = ikarus_core::humanoid::builtin_humanoid();
-    let map = HumanoidMap::recognise(&skeleton);
-    let character = Character {
-        skeleton: &skeleton,
-        map: &map,
-    };
-    let mut motion = Motion::for_skeleton(&skeleton, 1.0 / 30.0).unwrap();
-    for _ in 0..30 {
-        motion.push(skeleton.rest_pose()).unwrap();
-    }
-    let mut rest = ModelPose::new(&skeleton);
-    fk::forward_kinematics(&skeleton, &skeleton.rest_pose(), &mut rest);
-    let lowest = rest.positions().map(|p| p.y).fold(f64::INFINITY, f64::min);
-    let soles = soles(&map);
+    let still = standing_still();
+    let (skeleton, map, rest, lowest) = (&still.skeleton, &still.map, &still.rest, still.lowest);
+    let character = Character { skeleton, map };
+    let soles = soles(map);
     let edge = rest.position(soles[0][0]).z + 0.06;
     let terrain = GroundFn(move |_x: f64, z: f64| {
         Some((lowest + if z > edge { 0.18 } else { 0.0 }, DVec3::Y))
     });
-    let out = ground_motion(character, &motion, &terrain, &GroundConfig::default()).unwrap();
-    let b = models(&skeleton, &out.motion);
+    let out = ground_motion(character, &still.motion, &terrain, &GroundConfig::default()).unwrap();
+    let b = models(skeleton, &out.motion);
     #[allow(clippy::needless_range_loop)] // one index into soles, shifts and tips
     for s in 0..2 {
         let shift = out.shifts[0][s];
         for (f, m) in b.iter().enumerate() {
-            let mut points: Vec<(DVec3, DVec3)> = soles[s]
-                .iter()
-                .map(|&j| (m.position(j), rest.position(j)))
-                .collect();
-            let (toes, tip) = out.toe_tips[s].unwrap();
-            points.push((
-                m.position(toes) + m.rotation(toes) * tip,
-                rest.position(toes) + rest.rotation(toes) * tip,
-            ));
+            assert!(out.toe_tips[s].is_some());
+            let points = sole_points(&soles[s], out.toe_tips[s], (m, rest));
             // The whole sole on one step, resting on it as it stood on the floor.
             let grounds: Vec<f64> = points
                 .iter()
@@ -654,11 +676,7 @@ fn frame_by_frame_soles_stand_on_the_stairs() {
     use ikarus_solve::body::{BodyConfig, BodyRig, BodyScratch};
     use ikarus_solve::{Effector, Goal, IkTask};
     let mut failures = Vec::new();
-    for file in [
-        "cmu_02_01_walk_cgspeed_crlf.bvh",
-        "bandainamco_ds1_walk_normal_002.bvh",
-        "bandainamco_ds1_run_normal_001.bvh",
-    ] {
+    for file in CLIPS {
         let Some((skeleton, map, motion)) = open(file) else {
             return;
         };
@@ -718,12 +736,8 @@ fn frame_by_frame_soles_stand_on_the_stairs() {
         };
         let m = measure(&skeleton, &map, &motion, &out, (stairs, true));
         println!(
-            "{file} frame by frame on the stairs: soles {:.1}, {:.1} mm during contacts, {:.1} mm below at most, {} across an edge, slide {:.1} mm, {} unreached",
-            m.contact.0 * 1e3,
-            m.contact.1 * 1e3,
-            m.below * 1e3,
-            m.across,
-            m.slide * 1e3,
+            "{file} frame by frame on the stairs: {}, {} unreached",
+            m.summary(),
             out.unreached
         );
         if !(m.contact.0 > -1e-3 && m.contact.1 < 5e-3) || m.below >= 1e-3 {

@@ -296,6 +296,16 @@ mod tests {
         (skeleton, map, pose, model)
     }
 
+    /// A grounder for `skeleton` with no pelvis spring (the pelvis at its target at once).
+    fn unsprung(skeleton: &ikarus_core::Skeleton, map: &HumanoidMap) -> FrameGrounder {
+        let character = Character { skeleton, map };
+        let config = FrameGroundConfig {
+            time_constant: 0.0,
+            ..FrameGroundConfig::default()
+        };
+        FrameGrounder::new(character, &config).unwrap()
+    }
+
     /// One foot on a box higher than the knee folds to (the built-in humanoid's knees hinge
     /// 0–150°): the pelvis rises until the left ankle's goal is no nearer the hip than the
     /// folded leg (law of cosines on the bone lengths), and the right foot, which cannot
@@ -305,15 +315,7 @@ mod tests {
     #[test]
     fn a_foot_on_a_box_above_the_knees_fold_lifts_the_pelvis() {
         let (skeleton, map, _, model) = standing();
-        let character = Character {
-            skeleton: &skeleton,
-            map: &map,
-        };
-        let config = FrameGroundConfig {
-            time_constant: 0.0,
-            ..FrameGroundConfig::default()
-        };
-        let mut grounder = FrameGrounder::new(character, &config).unwrap();
+        let mut grounder = unsprung(&skeleton, &map);
         let top = 0.65;
         let terrain = crate::ground::GroundFn(move |x: f64, _: f64| {
             Some((if x > 0.0 { top } else { 0.0 }, DVec3::Y))
@@ -343,15 +345,7 @@ mod tests {
     #[test]
     fn feet_on_a_slope_keep_their_sole_offset_and_face_its_normal() {
         let (skeleton, map, pose, model) = standing();
-        let character = Character {
-            skeleton: &skeleton,
-            map: &map,
-        };
-        let config = FrameGroundConfig {
-            time_constant: 0.0,
-            ..FrameGroundConfig::default()
-        };
-        let mut grounder = FrameGrounder::new(character, &config).unwrap();
+        let mut grounder = unsprung(&skeleton, &map);
         let angle = 10f64.to_radians();
         let slope = Plane::slope(angle);
         let goals = grounder.goals(&model, &slope, 1.0 / 60.0);
