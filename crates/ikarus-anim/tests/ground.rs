@@ -8,7 +8,7 @@
 //! limit was bent smoothly (a foot goal on bumps kinks it). Toe tips over a step's edge bend
 //! the toes up since the same day: the contacts across an edge fell from 132 / 17 / 3 to
 //! 61 / 12 / 0 (CMU walk, Bandai walk, Bandai run), and to none once a foot planted across
-//! an edge was moved onto one step (the hips then 62.4 → 62.7 and 7.3 → 11.6 m/s² on the
+//! an edge was moved onto one step (the hips then 62.4 → 62.7 and 7.3 → 11.5 m/s² on the
 //! stairs, the feet landing a step higher or lower).
 
 mod common;

@@ -38,7 +38,9 @@
 //!
 //! [`FrameGrounder`] does the same one frame at a time for a game's frame loop (the Bevy
 //! plugin, the C API): contacts from the sole's height, the pelvis's spring forwards only, no
-//! foot moved off a step's edge and no second solve (it sees no later frame).
+//! foot moved off a step's edge and no clip solved again (it sees no later frame); a foot the
+//! ankle's limit leaves tilted into the ground is settled by [`FrameGrounder::settle`]'s rounds
+//! where a game pays a solve for each.
 
 mod foot;
 mod frame;
@@ -373,51 +375,26 @@ impl FrameSolver<'_> {
             // stands, and solved again.
             for round in 0..=SINK_ROUNDS {
                 let solved = self.scratch.model();
-                // Only a foot on its goal's place is raised (one the leg cannot reach would
-                // only go further from it).
-                let settled = [0, 1].map(|s| {
-                    let (raise, bent) = feet[s].settle((m, shifts[s], solved), self.terrain);
-                    let placed = self.task.effectors[1 + s].goal.position.is_some_and(|p| {
-                        solved.position(feet[s].ankle).distance(p) <= SINK_TOLERANCE
-                    });
-                    (if placed { raise } else { 0.0 }, bent)
-                });
-                toes = settled.map(|(_, bent)| bent);
-                if round == SINK_ROUNDS || settled.iter().all(|&(d, _)| d <= SINK_TOLERANCE) {
+                let [h, l, r] = &mut self.task.effectors[..] else {
+                    unreachable!("three effectors: hips and feet");
+                };
+                let (Some(hips), Some(left), Some(right)) = (
+                    h.goal.position.as_mut(),
+                    l.goal.position.as_mut(),
+                    r.goal.position.as_mut(),
+                ) else {
                     break;
-                }
-                for (effector, (d, _)) in self.task.effectors[1..].iter_mut().zip(settled) {
-                    if let (Some(p), true) = (&mut effector.goal.position, d > SINK_TOLERANCE) {
-                        p.y += d;
-                    }
-                }
-                // A foot raised nearer its hip than the knee folds lifts the pelvis with it
-                // (the other foot hangs at its reach if it must): it would otherwise stop
-                // short inside the ground it was raised out of.
-                let deficit = (0..2)
-                    .filter_map(|s| {
-                        let hip = m.position(self.legs[s].joints[0]) + DVec3::Y * pelvis;
-                        let goal = self.task.effectors[1 + s].goal.position?;
-                        let (lowest, _) = self.legs[s].hip_heights(m, hip, goal);
-                        Some(lowest - hip.y)
-                    })
-                    .fold(0.0, f64::max);
-                if deficit > SINK_TOLERANCE {
-                    pelvis += deficit;
-                    if let Some(p) = &mut self.task.effectors[0].goal.position {
-                        p.y += deficit;
-                    }
-                    let ends = self.task.effectors[1..].iter_mut();
-                    for ((effector, leg), &goal) in ends.zip(&self.legs).zip(goals) {
-                        if let Some(p) = effector.goal.position {
-                            let mut goal = FootGoal {
-                                position: p,
-                                ..goal
-                            };
-                            hang(leg, m, DVec3::Y * pelvis, &mut goal);
-                            effector.goal.position = Some(goal.position);
-                        }
-                    }
+                };
+                let (bent, sinking) = settle_round(
+                    (feet, &self.legs),
+                    (m, shifts, solved),
+                    self.terrain,
+                    (hips, [left, right], &mut pelvis),
+                    round < SINK_ROUNDS,
+                );
+                toes = bent;
+                if round == SINK_ROUNDS || !sinking {
+                    break;
                 }
                 report =
                     self.rig
@@ -612,12 +589,73 @@ fn lift_corners(values: &mut [f64], bend: f64, dt: f64) {
 /// `goal` raised to where the leg (animated in `model`, its hip moved by `shift`) reaches
 /// when it is further below the hip than that (the foot hangs at full reach).
 fn hang(leg: &Leg, model: &ModelPose, shift: DVec3, goal: &mut FootGoal) {
+    goal.lift += hang_position(leg, model, shift, &mut goal.position);
+}
+
+/// [`hang`] on an ankle's goal position alone: how far it was raised.
+fn hang_position(leg: &Leg, model: &ModelPose, shift: DVec3, position: &mut DVec3) -> f64 {
     let hip = model.position(leg.joints[0]) + shift;
-    let (_, highest) = leg.hip_heights(model, hip, goal.position);
+    let (_, highest) = leg.hip_heights(model, hip, *position);
     if highest.is_finite() && hip.y > highest {
-        goal.lift += hip.y - highest;
-        goal.position.y += hip.y - highest;
+        position.y += hip.y - highest;
+        hip.y - highest
+    } else {
+        0.0
     }
+}
+
+/// One round of settling feet after a solve (see [`ground_motion`] and
+/// [`FrameGrounder::settle`]): per foot the solve put on its goal's place, how far it must
+/// still go up for no sole point to be in the ground (the ankle's limit left it tilted;
+/// `animated`: the animated frames, `shifts`: the feet's moves off edges, `solved`: the
+/// solve's frames) and its toes bent for it as it stands. With `apply`, the feet's goal
+/// positions (`ends`) are raised by that and, where a raised foot comes nearer its hip than
+/// the knee folds, the pelvis's (`hips`, and its offset `pelvis`) with it, the other foot
+/// hanging at its reach if it must. The toes, and whether any foot must still go up.
+fn settle_round(
+    (feet, legs): (&[Foot; 2], &[Leg; 2]),
+    (animated, shifts, solved): (&ModelPose, [DVec3; 2], &ModelPose),
+    terrain: (&dyn Ground, f64),
+    (hips, ends, pelvis): (&mut DVec3, [&mut DVec3; 2], &mut f64),
+    apply: bool,
+) -> ([Option<DQuat>; 2], bool) {
+    let m = animated;
+    let settled = [0, 1].map(|s| {
+        let (raise, bent) = feet[s].settle((m, shifts[s], solved), terrain);
+        let placed = solved.position(feet[s].ankle).distance(*ends[s]) <= SINK_TOLERANCE;
+        (if placed { raise } else { 0.0 }, bent)
+    });
+    let toes = settled.map(|(_, bent)| bent);
+    let sinking = settled.iter().any(|&(d, _)| d > SINK_TOLERANCE);
+    if !(apply && sinking) {
+        return (toes, sinking);
+    }
+    let [left, right] = ends;
+    for (end, (d, _)) in [&mut *left, &mut *right].into_iter().zip(settled) {
+        if d > SINK_TOLERANCE {
+            end.y += d;
+        }
+    }
+    // A foot raised nearer its hip than the knee folds lifts the pelvis with it (the other
+    // foot hangs at its reach if it must): it would otherwise stop short inside the ground
+    // it was raised out of.
+    let deficit = [&*left, &*right]
+        .into_iter()
+        .zip(legs)
+        .map(|(end, leg)| {
+            let hip = m.position(leg.joints[0]) + DVec3::Y * *pelvis;
+            let (lowest, _) = leg.hip_heights(m, hip, *end);
+            lowest - hip.y
+        })
+        .fold(0.0, f64::max);
+    if deficit > SINK_TOLERANCE {
+        *pelvis += deficit;
+        hips.y += deficit;
+        for (end, leg) in [left, right].into_iter().zip(legs) {
+            hang_position(leg, m, DVec3::Y * *pelvis, end);
+        }
+    }
+    (toes, sinking)
 }
 
 /// A leg, `[hip, knee, ankle]`, and the largest bend its knee allows ([`fold_bend`]).
