@@ -46,42 +46,30 @@ fn crouch_on_bumps(settle: bool) -> (f64, usize, usize) {
         let mut pose = motions::crouch(&skeleton, frame, FRAMES);
         fk::forward_kinematics(&skeleton, &pose, &mut model);
         let animated = model.clone();
-        let frame_goals = grounder.goals(&model, &ground, 1.0 / 60.0);
-        for (effector, &end) in task.effectors.iter_mut().zip(&ends[frame]) {
-            effector.goal = grounded::goal(&frame_goals, joints, end, DVec3::ZERO);
-        }
-        let report = rig.solve_in(
-            &skeleton,
-            &task,
-            &config,
-            &mut pose,
-            &mut model,
-            &mut scratch,
-        );
-        let mut report = report;
-        if settle {
-            let solved_goals = |goals: &ikarus_anim::ground::FrameGoals, task: &mut IkTask| {
-                for (effector, &end) in task.effectors.iter_mut().zip(&ends[frame]) {
-                    effector.goal = grounded::goal(goals, joints, end, DVec3::ZERO);
-                }
-            };
-            let mut frame_goals = frame_goals;
-            for _ in 0..8 {
-                if !grounder.settle((&animated, &model), &ground, &mut frame_goals) {
-                    break;
-                }
-                solved_goals(&frame_goals, &mut task);
-                report = rig.solve_in(
-                    &skeleton,
-                    &task,
-                    &config,
-                    &mut pose,
-                    &mut model,
-                    &mut scratch,
-                );
-                extra += 1;
+        let mut frame_goals = grounder.goals(&model, &ground, 1.0 / 60.0);
+        // Solved, then (with `settle`) solved again while a round raises a foot.
+        let mut rounds = 0;
+        let report = loop {
+            for (effector, &end) in task.effectors.iter_mut().zip(&ends[frame]) {
+                effector.goal = grounded::goal(&frame_goals, joints, end, DVec3::ZERO);
             }
-        }
+            let report = rig.solve_in(
+                &skeleton,
+                &task,
+                &config,
+                &mut pose,
+                &mut model,
+                &mut scratch,
+            );
+            if !settle
+                || rounds == 8
+                || !grounder.settle((&animated, &model), &ground, &mut frame_goals)
+            {
+                break report;
+            }
+            rounds += 1;
+        };
+        extra += rounds;
         unconverged += usize::from(!report.converged());
         assert!(
             skeleton
