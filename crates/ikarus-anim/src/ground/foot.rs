@@ -359,8 +359,8 @@ impl Foot {
     /// The solved foot (`solved`'s frames) checked against the ground: how far it must still
     /// go up for no sole point to be below where it belongs (the ground under the point plus
     /// the point's height above `floor` in the animation, `animated`'s frames, as
-    /// [`goal_with`](Self::goal_with) places them), and the toes bent over an edge for the foot as it
-    /// now stands (`None`: as animated). A foot the ankle's limit keeps from turning to its
+    /// [`goal_with`](Self::goal_with) places them), and the toes bent over an edge for the
+    /// foot as it now stands (`None`: as animated). A foot the ankle's limit keeps from turning to its
     /// goal's rotation sits tilted: its lowest point must rest on the ground, not in it, and
     /// toes bent for the goal's rotation would miss. The solve must have met the foot's
     /// position goal (straight above the animated ankle moved by `shift`).
