@@ -26,7 +26,7 @@ use ikarus_core::{JointId, ModelPose};
 use ikarus_solve::Goal;
 
 use super::foot::{Foot, hips_and_legs};
-use super::{Ground, GroundError, Leg, hang, settle_round};
+use super::{Ground, GroundError, Leg, hang, pelvis_band, settle_round, within};
 use crate::retarget::Character;
 
 /// Options of [`FrameGrounder`]. Lengths in the skeleton's unit (metres).
@@ -211,21 +211,8 @@ impl FrameGrounder {
         // goal, by the leg's length as the frame poses it), and never so low that a foot is
         // nearer its hip than its knee folds; where the two cross, the fold wins and the
         // other foot hangs at its reach (a foot above the ground rather than in it).
-        let (mut lowest, mut highest) = (f64::NEG_INFINITY, f64::INFINITY);
-        for (leg, (goal, _)) in self.legs.iter().zip(&feet) {
-            let hip = model.position(leg.joints[0]);
-            let (lo, hi) = leg.hip_heights(model, hip, goal.position);
-            lowest = lowest.max(lo - hip.y);
-            highest = highest.min(hi - hip.y);
-        }
-        let bounded = |x: f64| {
-            let x = if highest.is_finite() {
-                x.min(highest)
-            } else {
-                x
-            };
-            if lowest.is_finite() { x.max(lowest) } else { x }
-        };
+        let band = pelvis_band(&self.legs, model, feet.map(|(goal, _)| goal.position));
+        let bounded = |x: f64| within(x, band);
         let target = bounded(target);
         let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
         let (x, v) = match self.spring {

@@ -474,13 +474,7 @@ fn pelvis_offsets(
     // two bounds cross, the fold wins: a foot above the ground rather than in it.
     let (mut reach_limits, mut fold_limits) = (Vec::with_capacity(frames), Vec::new());
     for (f, m) in models.iter().enumerate() {
-        let (mut highest, mut lowest) = (f64::INFINITY, f64::NEG_INFINITY);
-        for s in 0..2 {
-            let hip = m.position(legs[s].joints[0]);
-            let (lo, hi) = legs[s].hip_heights(m, hip, goals[f][s].position);
-            highest = highest.min(hi - hip.y);
-            lowest = lowest.max(lo - hip.y);
-        }
+        let (lowest, highest) = pelvis_band(&legs, m, goals[f].map(|g| g.position));
         reach_limits.push(highest);
         fold_limits.push(raised.map_or(lowest, |r| lowest.max(r[f])));
     }
@@ -495,18 +489,7 @@ fn pelvis_offsets(
     .into_iter()
     .map(|l| -l)
     .collect();
-    let bounded = |f: usize, x: f64| {
-        let x = if highest[f].is_finite() {
-            x.min(highest[f])
-        } else {
-            x
-        };
-        if lowest[f].is_finite() {
-            x.max(lowest[f])
-        } else {
-            x
-        }
-    };
+    let bounded = |f: usize, x: f64| within(x, (lowest[f], highest[f]));
     // Per frame the lower foot's lift, within what both legs reach from.
     let targets: Vec<f64> = (0..frames)
         .map(|f| bounded(f, goals[f][0].lift.min(goals[f][1].lift)))
@@ -584,6 +567,32 @@ fn lift_corners(values: &mut [f64], bend: f64, dt: f64) {
     for (v, l) in values.iter_mut().zip(lifted) {
         *v = v.max(l);
     }
+}
+
+/// The band of pelvis moves along +Y (metres, from the animated frames `model`) that lets
+/// both `legs` reach their `ankles` goals: `(lowest, highest)`, the highest from the legs'
+/// reach, the lowest from their knees' fold ([`Leg::hip_heights`]); −∞ / +∞ where a bound
+/// does not exist.
+fn pelvis_band(legs: &[Leg; 2], model: &ModelPose, ankles: [DVec3; 2]) -> (f64, f64) {
+    let (mut lowest, mut highest) = (f64::NEG_INFINITY, f64::INFINITY);
+    for (leg, ankle) in legs.iter().zip(ankles) {
+        let hip = model.position(leg.joints[0]);
+        let (lo, hi) = leg.hip_heights(model, hip, ankle);
+        lowest = lowest.max(lo - hip.y);
+        highest = highest.min(hi - hip.y);
+    }
+    (lowest, highest)
+}
+
+/// `x` held within `(lowest, highest)` where they are finite, the lowest winning where the
+/// two cross (a foot above the ground rather than in it).
+fn within(x: f64, (lowest, highest): (f64, f64)) -> f64 {
+    let x = if highest.is_finite() {
+        x.min(highest)
+    } else {
+        x
+    };
+    if lowest.is_finite() { x.max(lowest) } else { x }
 }
 
 /// `goal` raised to where the leg (animated in `model`, its hip moved by `shift`) reaches
